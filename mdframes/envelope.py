@@ -1,0 +1,111 @@
+"""Response bodies -> payloads or errors.
+
+v2 wraps everything in ``{success, data, meta}`` / ``{success: false, error: {code, message}}``;
+v1 returns bare objects and flat ``{error, message}`` errors. Anything else is a
+:class:`ResponseFormatError`: a body we cannot read must never turn into an empty frame.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .errors import ApiError, ResponseFormatError, error_for_status, redact
+
+__all__ = ["decode"]
+
+_V1_ERROR_STATUS = {
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not found": 404,
+    "too many requests": 429,
+    "bad request": 400,
+}
+
+
+def _snippet(content: bytes, secret: str | None) -> str:
+    text = content[:120].decode("utf-8", "replace").replace("\n", " ").strip()
+    return redact(text, secret) or "<empty>"
+
+
+def decode(
+    response: Any,
+    *,
+    version: str,
+    url: str,
+    dataset: str | None = None,
+    secret: str | None = None,
+) -> Any:
+    """Decode a ``requests.Response`` into a :class:`~mdframes.client.Payload`."""
+    from .client import Payload, reset_from_headers
+
+    status = response.status_code
+    content = response.content or b""
+    reset = reset_from_headers(response.headers) if status == 429 else None
+
+    if 300 <= status < 400:
+        raise ApiError(
+            f"redirect to {redact(response.headers.get('Location', '?'), secret)} not followed "
+            "(a redirect could carry the key to another host)",
+            status=status,
+            url=url,
+        )
+    try:
+        body = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        if status >= 400:
+            raise error_for_status(
+                status, f"non-JSON error body: {_snippet(content, secret)}", url=url, reset_at=reset
+            ) from None
+        kind = response.headers.get("Content-Type", "unknown content type")
+        raise ResponseFormatError(
+            f"body is not JSON ({kind}, {len(content)} bytes: {_snippet(content, secret)!r})",
+            url=url,
+            dataset=dataset,
+        ) from None
+
+    if version == "v1":
+        return _decode_v1(body, status, url, dataset, reset, Payload)
+
+    if not isinstance(body, dict) or "success" not in body:
+        if status >= 400:
+            raise error_for_status(status, f"error body without envelope: {str(body)[:120]}", url=url, reset_at=reset)
+        raise ResponseFormatError(
+            "body lacks the v2 envelope ({success, data, meta})", url=url, dataset=dataset
+        )
+    if body.get("success") is not True or status >= 400:
+        err = body.get("error")
+        if isinstance(err, dict):
+            code, message = err.get("code"), err.get("message") or "no message"
+        else:
+            code, message = None, str(err or body.get("message") or "request failed")
+        raise error_for_status(
+            status if status >= 400 else None,
+            redact(str(message), secret),
+            code=code,
+            url=url,
+            reset_at=reset,
+        )
+    if "data" not in body or not isinstance(body["data"], (dict, list)):
+        raise ResponseFormatError("envelope has no `data` object", url=url, dataset=dataset)
+    meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
+    return Payload(body["data"], meta, url, bool(getattr(response, "from_cache", False)))
+
+
+def _decode_v1(body: Any, status: int, url: str, dataset: str | None, reset: Any, payload: Any) -> Any:
+    is_error = isinstance(body, dict) and set(body) <= {"error", "message"} and "error" in body
+    if status >= 400 or is_error:
+        err = body if isinstance(body, dict) else {}
+        label = str(err.get("error") or "")
+        code_status = status if status >= 400 else _V1_ERROR_STATUS.get(label.lower())
+        raise error_for_status(
+            code_status,
+            str(err.get("message") or label or "request failed"),
+            code=label or None,
+            url=url,
+            reset_at=reset,
+        )
+    if isinstance(body, dict) and "success" in body and "data" in body:
+        raise ResponseFormatError("a v2 envelope came from a v1 path", url=url, dataset=dataset)
+    return payload(body, {}, url)

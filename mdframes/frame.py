@@ -1,0 +1,275 @@
+"""Records -> a typed DataFrame, built column by column.
+
+Declared fields get the dtype their spec words call for (see ``Field.kind``); fields the
+spec does not show are snake_cased and typed by value. Nothing is coerced silently: a value
+that cannot take its column's type is a :class:`ResponseFormatError` naming the column, and an
+enumeration value outside its closed set is a :class:`DataValidationError` (or, with
+``validate=False``, a new category — never a silent NaN).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataValidationError, ResponseFormatError
+from .records import Chunk
+from .registry import Dataset, Field, snake
+
+__all__ = ["build_frame", "empty_frame", "cast_column", "typed_by_value"]
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
+_V1_DATE_FORMATS = ("%b %d '%y", "%b %d, %Y", "%m/%d/%Y")
+DATE_DTYPE = "datetime64[ns]"
+TS_DTYPE = "datetime64[ns, UTC]"
+
+
+def _bad(ds_name: str, column: str, message: str, samples: Sequence[Any]) -> ResponseFormatError:
+    shown = ", ".join(repr(s) for s in list(samples)[:5])
+    return ResponseFormatError(f"column {column!r}: {message} (e.g. {shown})", dataset=ds_name)
+
+
+def _nulls(values: list[Any]) -> list[Any]:
+    # "" is how the service writes an absent date (contracts' endDate); treat it as null.
+    return [None if v == "" else v for v in values]
+
+
+def _parse_dates(values: list[Any], column: str, ds_name: str) -> pd.Series:
+    values = _nulls(values)
+    raw = pd.Series(values, dtype=object)
+    present = raw.notna()
+    try:
+        out = pd.to_datetime(raw, format="%Y-%m-%d")
+    except (ValueError, TypeError):
+        out = None
+        for fmt in _V1_DATE_FORMATS:
+            try:
+                out = pd.to_datetime(raw, format=fmt)
+                break
+            except (ValueError, TypeError):
+                continue
+        if out is None:
+            try:  # full timestamps where a date was promised: keep the UTC calendar date
+                out = pd.to_datetime(raw, utc=True, format="ISO8601").dt.tz_convert(None).dt.normalize()
+            except (ValueError, TypeError):
+                bad = [v for v in values if v is not None and not _DATE.match(str(v))]
+                raise _bad(ds_name, column, "unparsable date", bad or values) from None
+    if (out.isna() & present).any():
+        raise _bad(ds_name, column, "unparsable date", raw[out.isna() & present].tolist())
+    return out.astype(DATE_DTYPE)
+
+
+def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series:
+    raw = pd.Series(_nulls(values), dtype=object)
+    try:
+        out = pd.to_datetime(raw, utc=True, format="ISO8601")
+    except (ValueError, TypeError):
+        raise _bad(ds_name, column, "unparsable timestamp", raw.dropna().tolist()) from None
+    return out.astype(TS_DTYPE)
+
+
+def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:
+    try:
+        if dtype == "float64":
+            return np.array(values, dtype="float64")
+        return pd.array(values, dtype="Int64")
+    except (TypeError, ValueError):
+        pass
+    # Numbers sent as text (v1), or "" for absent.
+    series = pd.Series(_nulls(values), dtype=object)
+    if series.map(lambda v: isinstance(v, str)).any():
+        series = series.map(lambda v: v.replace(",", "").strip() if isinstance(v, str) else v)
+    try:
+        numeric = pd.to_numeric(series, errors="raise")
+    except (TypeError, ValueError):
+        bad = [v for v in values if v is not None and not _is_number(v)]
+        raise _bad(ds_name, column, f"not a number ({dtype})", bad or values) from None
+    if dtype == "float64":
+        return numeric.astype("float64").to_numpy()
+    try:
+        return pd.array(numeric, dtype="Int64")
+    except (TypeError, ValueError):
+        raise _bad(ds_name, column, "not an integer", [v for v in numeric.dropna() if v != int(v)]) from None
+
+
+def _is_number(v: Any) -> bool:
+    try:
+        float(str(v).replace(",", ""))
+        return True
+    except ValueError:
+        return False
+
+
+def _strings(values: list[Any]) -> Any:
+    if any(v is not None and not isinstance(v, str) for v in values):
+        values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+    return pd.array(values, dtype="string")
+
+
+def _cik(values: list[Any]) -> Any:
+    # A number-typed cik would lose its zero padding; restore it.
+    out = [
+        str(v).zfill(10) if isinstance(v, int) and not isinstance(v, bool) else (None if v == "" else v)
+        for v in values
+    ]
+    return _strings(out)
+
+
+def _categorical(values: list[Any], f: Field, ds_name: str, strict: bool) -> pd.Categorical:
+    present = {v for v in values if v is not None}
+    if f.categories:
+        unknown = sorted(map(str, present - set(f.categories)))
+        if unknown and strict:
+            raise DataValidationError(
+                f"{ds_name}: column {f.name!r} holds values outside its set "
+                f"{list(f.categories)}: {unknown[:10]} (check isin)",
+                dataset=ds_name,
+            )
+        categories = list(f.categories) + unknown
+    else:
+        categories = sorted(map(str, present))
+    return pd.Categorical(values, categories=categories)
+
+
+def cast_column(values: list[Any], f: Field, ds_name: str, *, strict: bool = True) -> Any:
+    """Cast raw values to the dtype of a declared field."""
+    kind = f.kind
+    if kind == "str":
+        return _strings(values)
+    if kind == "cik":
+        return _cik(values)
+    if kind == "date":
+        return _parse_dates(values, f.name, ds_name)
+    if kind == "ts":
+        return _parse_timestamps(values, f.name, ds_name)
+    if kind == "int":
+        return _numbers(values, f.name, ds_name, "Int64")
+    if kind == "float":
+        return _numbers(values, f.name, ds_name, "float64")
+    if kind == "bool":
+        return pd.array(values, dtype="boolean")
+    if kind == "cat":
+        return _categorical(values, f, ds_name, strict)
+    return _objects(values)
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def typed_by_value(values: list[Any], column: str, ds_name: str) -> Any:
+    """Type a column the spec does not describe, from what its values look like."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return _objects(values)
+    kinds = {type(v) for v in present}
+    if kinds == {bool}:
+        return pd.array(values, dtype="boolean")
+    if kinds == {int}:
+        return pd.array(values, dtype="Int64")
+    if kinds <= {int, float}:
+        return np.array(values, dtype="float64")
+    if kinds == {str}:
+        if all(_DATE.match(v) for v in present):
+            return _parse_dates(values, column, ds_name)
+        if all(_TIMESTAMP.match(v) for v in present):
+            try:
+                return _parse_timestamps(values, column, ds_name)
+            except ResponseFormatError:
+                return _strings(values)
+        return _strings(values)
+    return _objects(values)
+
+
+def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in record.items():
+        key = f"{prefix}_{k}" if prefix else k
+        if isinstance(v, dict) and v:
+            out.update(_flatten(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+def _unique_name(name: str, taken: set[str]) -> str:
+    candidate, n = name, 2
+    while candidate in taken:
+        candidate, n = f"{name}_{n}", n + 1
+    return candidate
+
+
+def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) -> pd.DataFrame:
+    """Typed frame from the chunks of one or many responses, in chunk order."""
+    sizes = [len(c.records) for c in chunks]
+    total = sum(sizes)
+
+    def header_values(key: str) -> list[Any]:
+        out: list[Any] = []
+        for c, n in zip(chunks, sizes):
+            out.extend([c.header.get(key)] * n)
+        return out
+
+    def record_values(key: str) -> list[Any]:
+        return [r.get(key) for c in chunks for r in c.records]
+
+    header_wires = {f.wire for f in ds.header}
+    declared = {f.wire for f in ds.all_fields}
+    columns: dict[str, Any] = {}
+    taken: set[str] = set()
+
+    def put(name: str, values: Any) -> None:
+        columns[name] = values
+        taken.add(name)
+
+    for f in ds.header:
+        in_records = any(f.wire in r for c in chunks for r in c.records[:1])
+        values = record_values(f.wire) if in_records else header_values(f.wire)
+        put(f.name, cast_column(values, f, ds.name, strict=strict))
+
+    # Top-level fields the service sends that the registry does not declare.
+    extra_header: dict[str, None] = {}
+    for c in chunks:
+        if c.records:
+            extra_header.update(dict.fromkeys(k for k in c.header if k not in header_wires))
+    for key in extra_header:
+        if key in declared:
+            continue
+        put(_unique_name(snake(key), taken), typed_by_value(header_values(key), key, ds.name))
+
+    for f in ds.fields:
+        put(f.name, cast_column(record_values(f.wire), f, ds.name, strict=strict))
+
+    # Record fields the registry does not declare: kept, flattened, snake_cased, typed by value.
+    seen: dict[str, None] = {}
+    for c in chunks:
+        for r in c.records:
+            if len(seen) == 0 or not r.keys() <= seen.keys():
+                seen.update(dict.fromkeys(r))
+    unknown = [k for k in seen if k not in declared and k not in extra_header]
+    if unknown:
+        values_by_key = {k: record_values(k) for k in unknown}
+        for key, values in values_by_key.items():
+            if any(isinstance(v, dict) for v in values):
+                flat = [_flatten(v, key) if isinstance(v, dict) else {key: v} for v in values]
+                subkeys = list(dict.fromkeys(k for row in flat for k in row))
+                for sub in subkeys:
+                    name = _unique_name(snake(sub), taken)
+                    put(name, typed_by_value([row.get(sub) for row in flat], sub, ds.name))
+            else:
+                put(_unique_name(snake(key), taken), typed_by_value(values, key, ds.name))
+
+    frame = pd.DataFrame(columns, index=pd.RangeIndex(total), copy=False)
+    return frame
+
+
+def empty_frame(ds: Dataset) -> pd.DataFrame:
+    """The dataset's declared columns with their dtypes and no rows."""
+    return build_frame(ds, [Chunk({}, [])])

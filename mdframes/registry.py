@@ -1,0 +1,756 @@
+"""The dataset registry: everything mdframes knows about each endpoint, in one table.
+
+Loaders, the sandbox, the schemas, the docs and the parametrised tests all read this
+module; adding a dataset is one entry here. Field kinds follow the spec's words
+("integer" -> ``int``, "number" -> ``float``, "string" -> ``str``, dates and timestamps),
+with closed enumerations as ``cat``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "Field",
+    "Param",
+    "Dataset",
+    "REGISTRY",
+    "get",
+    "snake",
+    "SCREENER_DATASETS",
+    "RECENT_DATASETS",
+    "INSIDER_TYPES",
+    "INSIDER_GROUPS",
+    "MARKETS",
+    "APP_RATINGS_HISTORY_START",
+]
+
+Kind = Literal["str", "date", "ts", "int", "float", "bool", "cat", "list", "cik", "obj"]
+
+_CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_CAMEL_2 = re.compile(r"([a-z\d])([A-Z])")
+_NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
+
+
+def snake(name: str) -> str:
+    """snake_case an API field name: ``pricePerShare`` -> ``price_per_share``,
+    ``SECForm4Date`` -> ``sec_form4_date``, ``USDValue`` -> ``usd_value``."""
+    s = _CAMEL_1.sub(r"\1_\2", name)
+    s = _CAMEL_2.sub(r"\1_\2", s)
+    s = _NON_WORD.sub("_", s).strip("_")
+    return s.lower()
+
+
+@dataclass(frozen=True)
+class Field:
+    """One record field as the spec states it."""
+
+    wire: str
+    kind: Kind = "str"
+    # Allowed values. For kind "cat" also the fixed categories (empty: an open set whose
+    # categories are whatever arrives); for kind "str" a membership rule only.
+    categories: tuple[str, ...] = ()
+    ge: float | None = None
+    le: float | None = None
+    nullable: bool = True
+    column: str = ""  # snake_case name; derived from ``wire`` when empty
+
+    @property
+    def name(self) -> str:
+        return self.column or snake(self.wire)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One user-facing parameter and where it goes on the wire."""
+
+    name: str  # Python argument name
+    wire: str  # query-string name, or "{placeholder}" for a path part
+    kind: Literal["date", "int", "choice", "str"] = "str"
+    lo: int | None = None
+    hi: int | None = None
+    choices: tuple[str, ...] = ()
+    default: object = None
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One endpoint family and how its payload becomes a frame."""
+
+    name: str
+    path: str
+    version: Literal["v1", "v2"] = "v2"
+    scope: Literal["symbol", "screener", "recent", "discovery"] = "symbol"
+    params: tuple[Param, ...] = ()
+    shape: str = "records"  # record extractor, see mdframes.records
+    records: str | None = None  # key of the record list inside ``data``; None: find it
+    header: tuple[Field, ...] = ()  # top-level fields repeated on every row
+    fields: tuple[Field, ...] = ()  # record fields the spec states, in column order
+    record_id: tuple[str, ...] = ()  # columns that identify a record (dedupe on paging)
+    anchor: str | None = None  # point-in-time column
+    window: str | None = None  # wire field the server filters startDate/endDate on
+    paged: bool = False  # limit-capped: walk the window when a page is full
+    needs_market_or_region: bool = False
+    ttl: int = 3600  # cache lifetime in seconds
+    checks: tuple[str, ...] = ()  # frame-level rules, see mdframes.schemas
+    description: str = ""
+    caveats: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> list[str]:
+        """The contract's column order (header fields first)."""
+        return [f.name for f in self.header] + [f.name for f in self.fields]
+
+    @property
+    def all_fields(self) -> tuple[Field, ...]:
+        return self.header + self.fields
+
+    def param(self, name: str) -> Param | None:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+    @property
+    def limit_bounds(self) -> tuple[int | None, int | None]:
+        p = self.param("limit")
+        return (p.lo, p.hi) if p else (None, None)
+
+
+# --- vocabularies from the spec -------------------------------------------------------------
+
+INSIDER_TYPES = (
+    "Purchase",
+    "Sale",
+    "Derivative_Purchase",
+    "Derivative_Sale",
+    "Exercise",
+    "Award",
+    "Gift",
+    "Tax",
+    "Conversion",
+    "Other_Acquisition",
+    "Other_Disposition",
+)
+INSIDER_GROUPS = {
+    "acquisition": ("Purchase", "Derivative_Purchase", "Exercise", "Award", "Other_Acquisition"),
+    "disposition": ("Sale", "Derivative_Sale", "Tax", "Gift", "Other_Disposition"),
+    "neutral": ("Conversion",),
+}
+CHAMBERS = ("house", "senate")
+PLATFORMS = ("ios", "android")
+QUARTERS = ("Q1", "Q2", "Q3", "Q4")
+PATENT_TYPES = ("utility", "design", "plant", "reissue")
+FORECAST_TYPES = ("daily", "monthly")
+CONGRESS_TYPES = ("Purchase", "Sale")
+AMOUNT_FLAGS = ("review", "ambiguous")
+APP_RATINGS_HISTORY_START = "2026-09-03"
+
+MARKETS: tuple[tuple[str, str], ...] = (
+    ("DOW 30", "US"),
+    ("S&P 500", "US"),
+    ("NASDAQ", "US"),
+    ("NYSE", "US"),
+    ("ETFs", "US"),
+    ("OTC Market", "US"),
+    ("UK FTSE 100", "UK"),
+    ("Germany DAX", "DE"),
+    ("Canada TSX", "Canada"),
+    ("Australia ASX", "Australia"),
+    ("HK Hang Seng", "Hong Kong"),
+    ("Mexico BMV", "Mexico"),
+    ("Foreign Exchange", "Global"),
+    ("Commodities", "Global"),
+    ("Crypto Currencies", "Global"),
+    ("Index Futures", "Global"),
+    ("Tadawul TASI", "Saudi Arabia"),
+    ("Russia MOEX", "Russia"),
+    ("Brazil BOVESPA", "Brazil"),
+    ("Tel Aviv TASE", "Israel"),
+)
+
+# --- building blocks --------------------------------------------------------------------------
+
+MINUTE, HOUR, DAY = 60, 3600, 86400
+
+SYMBOL = Field("symbol", nullable=False)
+NAME = Field("name")
+CIK = Field("cik", "cik")
+V1_SYMBOL = Field("ticker", nullable=False, column="symbol")
+START = Param("start", "startDate", "date")
+END = Param("end", "endDate", "date")
+
+
+def _limit(lo: int | None = 1, hi: int | None = None) -> Param:
+    return Param("limit", "limit", "int", lo=lo, hi=hi)
+
+
+WINDOW = (START, END, _limit())
+CAPPED = (START, END, _limit(1, 500))
+SCREEN = (Param("market", "market"), Param("region", "region"), _limit(1, 20_000))
+
+INSIDER_FIELDS = (
+    Field("date", "date"),
+    Field("insider"),
+    Field("relationship"),
+    Field("transactionType", "cat", INSIDER_TYPES),
+    Field("shares", "int", ge=0),
+    Field("pricePerShare", "float", ge=0),
+    Field("totalValue", "int", ge=0),
+    Field("sharesOwned", "int", ge=0),
+    Field("filingDate", "date"),
+    Field("filingUrl"),
+    CIK,
+)
+CONGRESS_FIELDS = (
+    Field("date", "date"),
+    Field("politician"),
+    Field("transactionType", "cat", CONGRESS_TYPES),
+    Field("amount"),
+    Field("owner", "cat"),  # SELF, SP, DC, JT, UNKNOWN or a member-specific code: open set
+    Field("amountRaw"),
+    Field("amountFlag", "str", AMOUNT_FLAGS),
+    Field("disclosureDate", "date"),
+)
+NEWS_FIELDS = (
+    Field("date", "date"),
+    Field("headline"),
+    Field("source"),
+    Field("url"),
+    Field("sentiment", "float", ge=-1, le=1),
+)
+APP_OBS_FIELDS = (
+    Field("platform", "cat", PLATFORMS),
+    Field("appId"),
+    Field("appName"),
+    Field("date", "date"),
+    Field("score", "float", ge=1, le=5),
+    Field("ratingsCount", "int", ge=0),
+    Field("installCount", "int", ge=0),
+)
+
+
+def _per_symbol(name: str, tail: str, records: str, fields: tuple[Field, ...], **kw) -> Dataset:
+    kw.setdefault("params", WINDOW)
+    kw.setdefault("anchor", "date")
+    kw.setdefault("window", "date")
+    return Dataset(
+        name=name,
+        path=f"/v2/{tail}/{{symbol}}",
+        records=records,
+        header=(SYMBOL, NAME) + kw.pop("extra_header", ()),
+        fields=fields,
+        **kw,
+    )
+
+
+_DATASETS: list[Dataset] = [
+    Dataset(
+        name="forecast",
+        path="/v2/predictions/{type}/{symbol}",
+        params=(Param("type", "{type}", "choice", choices=FORECAST_TYPES, default="daily"),),
+        shape="forecast",
+        records="predictions",
+        header=(SYMBOL, NAME, Field("type", "cat", FORECAST_TYPES)),
+        fields=(
+            Field("date", "date", nullable=False),
+            Field("mid", "float"),
+            Field("lower", "float"),
+            Field("upper", "float"),
+        ),
+        anchor=None,  # forecasts are forward-looking; they carry no publication date
+        ttl=15 * MINUTE,
+        checks=("forecast_band",),
+        description="Forward price forecasts: 10 trading days (daily) or 12 months (monthly).",
+        caveats=("Only forward forecasts exist; historical forecasts are unavailable.",),
+    ),
+    _per_symbol(
+        "sentiment",
+        "sentiment",
+        "data",
+        (Field("date", "date"), Field("score", "float", ge=-1, le=1)),
+        description="Daily news-sentiment score in [-1, 1].",
+    ),
+    _per_symbol(
+        "news",
+        "news",
+        "articles",
+        NEWS_FIELDS,
+        shape="auto",
+        description="News articles for one symbol.",
+        caveats=("Record fields are not shown in the spec; every returned field is kept.",),
+    ),
+    _per_symbol(
+        "analyst_ratings",
+        "analyst-ratings",
+        "ratings",
+        (
+            Field("date", "date"),
+            Field("institution"),
+            Field("action"),
+            Field("rating"),
+            Field("targetPrice"),
+        ),
+        description="Analyst rating actions with price targets (as currency text).",
+    ),
+    _per_symbol(
+        "put_call_ratio",
+        "put-call-ratio",
+        "data",
+        (
+            Field("date", "date"),
+            Field("ratio", "float", ge=0),
+            Field("callVolume", "int", ge=0),
+            Field("putVolume", "int", ge=0),
+            Field("totalVolume", "int", ge=0),
+            Field("price", "float", ge=0),
+        ),
+        checks=("total_volume",),
+        description="Daily put/call ratio with options volumes and closing price.",
+    ),
+    _per_symbol(
+        "insider_trading",
+        "insider-trading",
+        "transactions",
+        INSIDER_FIELDS,
+        anchor="filing_date",
+        description="Insider transactions from Form 4 filings.",
+        caveats=("`filing_date` is when the filing became public: the point-in-time anchor.",),
+    ),
+    Dataset(
+        name="congress_trades",
+        path="/v2/congress/{chamber}/{symbol}",
+        params=(
+            Param("chamber", "{chamber}", "choice", choices=("both",) + CHAMBERS, default="both"),
+        )
+        + WINDOW,
+        shape="congress",
+        records="trades",
+        header=(SYMBOL, NAME, Field("chamber", "cat", CHAMBERS)),
+        fields=CONGRESS_FIELDS,
+        anchor="disclosure_date",
+        window="date",
+        checks=("disclosure_after_trade",),
+        description="US House and Senate member trades.",
+        caveats=(
+            "startDate/endDate filter on the trade date, not the disclosure date.",
+            "Older responses lack owner, amountRaw and amountFlag (loaded as NA).",
+            "A null disclosure_date counts as public 45 days after the trade.",
+        ),
+    ),
+    _per_symbol(
+        "lobbying",
+        "lobbying",
+        "filings",
+        (
+            Field("date", "date"),
+            Field("filingUuid"),
+            Field("filingYear", "int"),
+            Field("quarter", "cat", QUARTERS),
+            Field("clientName"),
+            Field("registrantName"),
+            Field("income", "float", ge=0),
+            Field("expenses", "float", ge=0),
+            Field("issueCodes", "list"),
+            Field("governmentEntities", "list"),
+        ),
+        params=CAPPED,
+        paged=True,
+        record_id=("filing_uuid",),
+        description="Corporate lobbying filings.",
+    ),
+    _per_symbol(
+        "government_contracts",
+        "government-contracts",
+        "contracts",
+        (
+            Field("awardId"),
+            Field("awardAmount", "float"),
+            Field("awardType"),
+            Field("awardingAgency"),
+            Field("awardingSubAgency"),
+            Field("recipientName"),
+            Field("startDate", "date"),
+            Field("endDate", "date"),
+            Field("description"),
+            Field("naicsCode"),
+            Field("naicsDescription"),
+            Field("contractAwardType"),
+            CIK,
+        ),
+        params=CAPPED,
+        paged=True,
+        record_id=("award_id",),
+        anchor="start_date",
+        window="startDate",
+        description="Federal contract awards, latest reported state per award.",
+        caveats=("`end_date` may be empty for indefinite-delivery awards (loaded as NaT).",),
+    ),
+    _per_symbol(
+        "patent_filings",
+        "patent-filings",
+        "patents",
+        (
+            Field("patentId"),
+            Field("patentDate", "date"),
+            Field("title"),
+            Field("type", "cat", PATENT_TYPES),
+            Field("kind"),
+            Field("numClaims", "float", ge=0),
+            Field("numCitedBy", "float", ge=0),
+            Field("assigneeOrganization"),
+            Field("assigneeType"),
+            Field("applicationFilingDate", "date"),
+            Field("filingToGrantDays", "float"),
+            Field("inventors", "list"),
+            Field("numInventors", "float", ge=0),
+            Field("cpcSections", "list"),
+            Field("cpcSubsections", "list"),
+            Field("primaryCpcSection"),
+            CIK,
+        ),
+        params=CAPPED,
+        paged=True,
+        record_id=("patent_id",),
+        anchor="patent_date",
+        window="patentDate",
+        description="Granted patents; the window filters on the grant date.",
+    ),
+    _per_symbol(
+        "app_ratings",
+        "app-ratings",
+        "apps",
+        APP_OBS_FIELDS,
+        extra_header=(CIK,),
+        shape="app_ratings_apps",
+        params=CAPPED,
+        paged=True,
+        record_id=("platform", "app_id", "date"),
+        description="Mobile app ratings, one row per app per platform per date.",
+        caveats=(
+            "History begins 2026-09-03; apps added later are never backfilled.",
+            "`limit` counts app-date records.",
+            "Older responses (weekly, no `apps`) load with NA app_id/app_name.",
+        ),
+    ),
+    _per_symbol(
+        "app_ratings_daily",
+        "app-ratings",
+        "data",
+        (
+            Field("date", "date"),
+            Field("iosScore", "float", ge=1, le=5),
+            Field("iosRatingsCount", "int", ge=0),
+            Field("androidScore", "float", ge=1, le=5),
+            Field("androidRatingsCount", "int", ge=0),
+            Field("androidInstallCount", "int", ge=0),
+        ),
+        shape="app_ratings_daily",
+        params=CAPPED,
+        paged=True,
+        record_id=("date",),
+        description="Mobile app ratings, one row per date (biggest app per platform).",
+    ),
+    _per_symbol(
+        "professionalnet",
+        "professionalnet",
+        None,
+        (),
+        shape="auto",
+        description="Professional-network metrics (fields not shown in the spec).",
+    ),
+    _per_symbol(
+        "forum_mentions",
+        "forum-mentions",
+        None,
+        (),
+        shape="auto",
+        description="Forum mentions (fields not shown in the spec).",
+    ),
+    Dataset(
+        name="tickers",
+        path="/v2/tickers",
+        scope="discovery",
+        params=(
+            Param("type", "type", "choice", choices=FORECAST_TYPES),
+            Param("market", "market"),
+            Param("region", "region"),
+            _limit(1),
+        ),
+        records="tickers",
+        fields=(SYMBOL, NAME),
+        ttl=DAY,
+        description="Tickers with predictions available.",
+    ),
+    Dataset(
+        name="markets",
+        path="/v2/markets",
+        scope="discovery",
+        records="markets",
+        fields=(Field("name", nullable=False), Field("region")),
+        ttl=DAY,
+        description="Markets and their regions (the values of the `market` filter).",
+    ),
+    Dataset(
+        name="regions",
+        path="/v2/regions",
+        scope="discovery",
+        shape="auto",
+        ttl=DAY,
+        description="Markets grouped by region (payload not shown in the spec).",
+    ),
+]
+
+SCREENER_REQUIRED = ("sentiment", "professionalnet", "app-ratings")
+SCREENER_DATASETS = (
+    "sentiment",
+    "professionalnet",
+    "app-ratings",
+    "analyst-ratings",
+    "news",
+    "put-call-ratio",
+    "forum-mentions",
+    "predictions/daily",
+    "predictions/monthly",
+    "insider-trading",
+    "congress/house",
+    "congress/senate",
+    "lobbying",
+    "government-contracts",
+    "patent-filings",
+)
+_SCREENER_FIELDS: dict[str, tuple[Field, ...]] = {
+    "sentiment": (SYMBOL, NAME, Field("date", "date"), Field("score", "float", ge=-1, le=1)),
+    "insider-trading": (
+        SYMBOL,
+        NAME,
+        Field("date", "date"),
+        Field("insider"),
+        Field("relationship"),
+        Field("transactionType", "cat", INSIDER_TYPES + ("Buy",)),
+        Field("shares", "int", ge=0),
+        Field("totalValue", "int", ge=0),
+    ),
+}
+for _tail in SCREENER_DATASETS:
+    _DATASETS.append(
+        Dataset(
+            name=f"screener/{_tail}",
+            path=f"/v2/screener/{_tail}",
+            scope="screener",
+            params=SCREEN,
+            shape="auto" if _tail not in _SCREENER_FIELDS else "records",
+            records="data",
+            fields=_SCREENER_FIELDS.get(_tail, (SYMBOL,)),
+            anchor="date",
+            needs_market_or_region=_tail in SCREENER_REQUIRED,
+            ttl=5 * MINUTE,
+            description=f"Screener: {_tail} across tickers; summary in attrs['summary'].",
+        )
+    )
+
+RECENT_DATASETS = ("news", "analyst-ratings")
+_RECENT_FIELDS = {
+    "news": (SYMBOL, NAME) + NEWS_FIELDS,
+    "analyst-ratings": (
+        SYMBOL,
+        NAME,
+        Field("date", "date"),
+        Field("institution"),
+        Field("action"),
+        Field("rating"),
+        Field("targetPrice"),
+    ),
+}
+for _tail in RECENT_DATASETS:
+    _DATASETS.append(
+        Dataset(
+            name=f"recent/{_tail}",
+            path=f"/v2/recent/{_tail}",
+            scope="recent",
+            params=SCREEN,
+            records="data",
+            fields=_RECENT_FIELDS[_tail],
+            anchor="date",
+            ttl=5 * MINUTE,
+            description=f"Latest {_tail} across all tickers; summary in attrs['summary'].",
+        )
+    )
+
+# --- legacy v1 ---------------------------------------------------------------------------------
+
+V1_TYPE = Param("type", "{type}", "choice", choices=FORECAST_TYPES, default="daily")
+V1_MARKET = Param("market", "{market}", "str")
+V1_TICKER = Param("ticker", "{ticker}", "str")
+V1_WINDOW = (Param("date_from", "dateFrom", "date"), Param("date_to", "dateTo", "date"))
+V1_FORECAST_META = (
+    Field("expectedShort", "float"),
+    Field("expectedMid", "float"),
+    Field("expectedLong", "float"),
+)
+
+_DATASETS += [
+    Dataset(
+        name="v1/available_markets",
+        path="/v1/available/markets",
+        version="v1",
+        scope="discovery",
+        shape="v1_markets",
+        records="availableMarkets",
+        fields=(Field("market", nullable=False),),
+        ttl=DAY,
+        description="Market names the subscription covers.",
+    ),
+    Dataset(
+        name="v1/available_tickers",
+        path="/v1/available/tickers/{type}",
+        version="v1",
+        scope="discovery",
+        params=(V1_TYPE,),
+        shape="v1_list",
+        fields=(V1_SYMBOL, NAME, Field("market")),
+        ttl=DAY,
+        description="Tickers the subscription can access.",
+    ),
+    Dataset(
+        name="v1/market_forecasts",
+        path="/v1/market/{market}/predictions/{type}",
+        version="v1",
+        scope="discovery",
+        params=(V1_MARKET, V1_TYPE),
+        shape="v1_market_forecasts",
+        fields=(
+            V1_SYMBOL,
+            NAME,
+            Field("type", "cat", FORECAST_TYPES),
+            *V1_FORECAST_META,
+            Field("technicalAnalysis"),
+            Field("lastUpdate", "ts"),
+            Field("sentimentScore", "float", ge=-1, le=1),
+        ),
+        ttl=15 * MINUTE,
+        description="Forecast summary for every ticker of a market.",
+    ),
+    Dataset(
+        name="v1/ticker_forecast",
+        path="/v1/ticker/{ticker}/predictions/{type}",
+        version="v1",
+        params=(V1_TICKER, V1_TYPE),
+        shape="v1_ticker_forecast",
+        header=(V1_SYMBOL, NAME, Field("type", "cat", FORECAST_TYPES)),
+        fields=(
+            Field("date", "date", nullable=False),
+            Field("mid", "float"),
+            Field("lower", "float"),
+            Field("upper", "float"),
+        ),
+        ttl=15 * MINUTE,
+        checks=("forecast_band",),
+        description="One ticker's forecast, one row per date.",
+    ),
+    Dataset(
+        name="v1/sentiments",
+        path="/v1/sentiments/{market}/{ticker}",
+        version="v1",
+        params=(V1_MARKET, V1_TICKER) + V1_WINDOW,
+        shape="v1_sentiments",
+        records="sentimentAnalysis",
+        header=(V1_SYMBOL, NAME),
+        fields=(Field("date", "date"), Field("score", "float", ge=-1, le=1)),
+        anchor="date",
+        description="Daily sentiment scores (v1).",
+    ),
+    Dataset(
+        name="v1/app_ratings",
+        path="/v1/appratings/{market}/{ticker}",
+        version="v1",
+        params=(V1_MARKET, V1_TICKER) + V1_WINDOW,
+        records="appRatings",
+        header=(V1_SYMBOL, NAME),
+        fields=(
+            Field("date", "date"),
+            Field("appStoreScore", "float", ge=1, le=5, column="ios_score"),
+            Field("appStoreRatingsCount", "int", ge=0, column="ios_ratings_count"),
+            Field("playStoreScore", "float", ge=1, le=5, column="android_score"),
+            Field("playStoreRatingsCount", "int", ge=0, column="android_ratings_count"),
+            Field("playStoreInstallCount", "int", ge=0, column="android_install_count"),
+        ),
+        anchor="date",
+        description="App ratings (v1), in the v2 daily-view column names.",
+    ),
+    Dataset(
+        name="v1/analyst_ratings",
+        path="/v1/analystratings/{market}/{ticker}",
+        version="v1",
+        params=(V1_MARKET, V1_TICKER) + V1_WINDOW,
+        records="analystRatings",
+        header=(V1_SYMBOL, NAME),
+        fields=(
+            Field("date", "date"),
+            Field("institution"),
+            Field("type", column="action"),
+            Field("signal", column="rating"),
+            Field("targetPrice"),
+        ),
+        anchor="date",
+        description="Analyst ratings (v1), in v2 column names.",
+    ),
+    Dataset(
+        name="v1/house_trades",
+        path="/v1/housetrades/{market}/{ticker}",
+        version="v1",
+        params=(V1_MARKET, V1_TICKER) + V1_WINDOW,
+        records="houseTrades",
+        header=(V1_SYMBOL, NAME),
+        fields=(
+            Field("date", "date"),
+            Field("representative", column="politician"),
+            Field("type", "cat", CONGRESS_TYPES, column="transaction_type"),
+            Field("amount"),
+        ),
+        anchor="date",
+        caveats=("v1 carries no disclosure date; the trade date is the only anchor.",),
+        description="US House member trades (v1), amounts as filed.",
+    ),
+    Dataset(
+        name="v1/insider_transactions",
+        path="/v1/insidertransactions/{market}/{ticker}",
+        version="v1",
+        params=(V1_MARKET, V1_TICKER),
+        records="insiderTransactions",
+        header=(V1_SYMBOL, NAME),
+        fields=(
+            Field("date", "date"),
+            Field("insiderTradings", column="insider"),
+            Field("relationship"),
+            Field("transaction", column="transaction_type"),
+            Field("cost", "float", ge=0, column="price_per_share"),
+            Field("shares", "int", ge=0),
+            Field("USDValue", "int", ge=0, column="total_value"),
+            Field("totalShares", "int", ge=0, column="shares_owned"),
+            Field("SECForm4Date", "ts", column="filing_date"),
+            Field("SECForm4Link", column="filing_url"),
+        ),
+        anchor="filing_date",
+        description="Insider transactions (v1), in v2 column names.",
+    ),
+]
+
+REGISTRY: dict[str, Dataset] = {d.name: d for d in _DATASETS}
+
+
+def get(name: str) -> Dataset:
+    """Look a dataset up by registry name (``insider_trading``, ``screener/sentiment``, ...);
+    ``-`` and ``_`` are interchangeable for the per-symbol names."""
+    if name in REGISTRY:
+        return REGISTRY[name]
+    alt = name.replace("-", "_")
+    if alt in REGISTRY:
+        return REGISTRY[alt]
+    from .errors import InvalidParameterError
+
+    raise InvalidParameterError(
+        f"unknown dataset {name!r}; known: {', '.join(sorted(REGISTRY))}", parameter="dataset"
+    )
