@@ -1,0 +1,565 @@
+"""Write frames to Excel, CSV and Parquet.
+
+Spreadsheet exports (Excel and CSV) go through one sanitiser, :func:`spreadsheet_frame`, so
+that a file opened by a spreadsheet program shows the data and never runs it:
+
+- aware timestamps become naive UTC (spreadsheets have no time zones);
+- list cells become ``"; "``-joined text, dict cells compact JSON text;
+- text that starts with ``=``, ``+``, ``-``, ``@``, tab or carriage return (or their
+  full-width forms, which some spreadsheet locales fold to ASCII) is prefixed with a single
+  quote ``'`` (the OWASP recommendation against formula injection); so are Excel's error
+  literals such as ``#N/A``, which would otherwise be stored as error cells;
+- numbers stay numbers (a negative score is the number -0.4, not text);
+- NA becomes an empty cell; control characters that XML cannot carry are dropped.
+
+Parquet keeps every dtype instead (see :func:`to_parquet`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+import warnings
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "to_excel",
+    "to_csv",
+    "to_parquet",
+    "read_parquet",
+    "spreadsheet_frame",
+    "spreadsheet_cell",
+    "neutralise",
+    "sheet_names",
+]
+
+# Leading characters that make a spreadsheet read a cell as a formula.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+# Text openpyxl (and Excel) would store as an error value rather than as text.
+_ERROR_LITERALS = frozenset(
+    {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"}
+)
+# Characters XML 1.0 cannot hold; openpyxl raises on them, so they are dropped everywhere.
+_ILLEGAL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+EXCEL_MAX_ROWS = 1_048_576
+EXCEL_MAX_COLUMNS = 16_384
+EXCEL_MAX_TEXT = 32_767
+_SHEET_MAX = 31
+_SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
+_SUMMARY_SUFFIX = " summary"
+_MAX_WIDTH = 60
+_MIN_WIDTH = 6
+
+# Key under which to_parquet stores typed attrs and list columns in the file's metadata.
+_PARQUET_KEY = b"mdframes"
+
+
+# --- the shared cell sanitiser ----------------------------------------------------------------
+
+
+def neutralise(text: str) -> str:
+    """Make one text cell safe to open in a spreadsheet.
+
+    Drops control characters XML cannot carry and prefixes ``'`` when the text would
+    otherwise be read as a formula or an error value.
+
+    Examples
+    --------
+    >>> neutralise("=HYPERLINK(\\"http://x\\")")
+    '\\'=HYPERLINK("http://x")'
+    >>> neutralise("Buy")
+    'Buy'
+    """
+    text = _ILLEGAL_CHARS.sub("", text)
+    if text.startswith(_FORMULA_START) or text in _ERROR_LITERALS:
+        return "'" + text
+    return text
+
+
+def _naive_utc(value: dt.datetime) -> dt.datetime:
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (set, frozenset, tuple, np.ndarray)):
+        return list(value)
+    return str(value)
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+def _is_list_like(value: Any) -> bool:
+    return isinstance(value, (list, tuple, set, frozenset, np.ndarray, pd.Series, pd.Index))
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
+def _item_text(value: Any) -> str:
+    """One element of a list cell, as text (before neutralising)."""
+    if _is_missing(value):
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Mapping, list, tuple, np.ndarray)):
+        return _compact_json(value)
+    if isinstance(value, dt.datetime):
+        return _naive_utc(value).isoformat()
+    if isinstance(value, np.generic):
+        return str(value.item())
+    return str(value)
+
+
+def _number(value: float) -> float | str | None:
+    if math.isnan(value):
+        return None
+    if math.isinf(value):  # no spreadsheet number holds infinity: keep it readable as text
+        return neutralise("inf" if value > 0 else "-inf")
+    return value
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """One value as a spreadsheet can hold it: ``None``, ``bool``, ``int``, ``float``,
+    naive ``datetime``/``date``/``time``, or neutralised ``str``.
+
+    Examples
+    --------
+    >>> spreadsheet_cell(["=1+1", "b"])
+    "'=1+1; b"
+    >>> spreadsheet_cell(-0.4)
+    -0.4
+    """
+    if _is_list_like(value):
+        # Each item is neutralised (a ';'-splitting CSV reader must not meet "=..." either),
+        # then the joined text, whose first item might be a bare number such as -1.
+        return neutralise("; ".join(neutralise(_item_text(v)) for v in value))
+    if _is_missing(value):
+        return None
+    if isinstance(value, str):
+        return neutralise(value)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating, Decimal)):
+        return _number(float(value))
+    if isinstance(value, pd.Timestamp):
+        return _naive_utc(value.floor("us").to_pydatetime())
+    if isinstance(value, dt.datetime):
+        return _naive_utc(value)
+    if isinstance(value, (dt.date, dt.time)):
+        return value
+    if isinstance(value, Mapping):
+        return neutralise(_compact_json(value))
+    if isinstance(value, bytes):
+        return neutralise(value.decode("utf-8", errors="replace"))
+    return neutralise(str(value))
+
+
+def _datetime_column(s: pd.Series) -> list[Any]:
+    aware = getattr(s.dt, "tz", None) is not None
+    if aware:
+        s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+    s = s.dt.floor("us")  # spreadsheets (and datetime) stop at microseconds
+    present = s.notna()
+    # A naive column of midnights is a date column: write dates, not "00:00:00" times.
+    if not aware and (s[present] == s[present].dt.normalize()).all():
+        return [v.date() if ok else None for v, ok in zip(s, present, strict=True)]
+    return [v.to_pydatetime() if ok else None for v, ok in zip(s, present, strict=True)]
+
+
+def _safe_column(s: pd.Series) -> list[Any]:
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        # Map the (few) categories once instead of every cell.
+        safe_categories = [spreadsheet_cell(c) for c in s.cat.categories]
+        return [None if code < 0 else safe_categories[code] for code in s.cat.codes]
+    if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
+        return _datetime_column(s)
+    if pd.api.types.is_float_dtype(s.dtype):
+        return [None if pd.isna(v) else _number(float(v)) for v in s.astype(object)]
+    if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        present = s.notna().to_numpy()
+        values = s.astype(object).tolist()
+        return [v if ok else None for v, ok in zip(values, present, strict=True)]
+    return [spreadsheet_cell(v) for v in s.astype(object)]
+
+
+def _header_text(column: Any) -> str:
+    if isinstance(column, tuple):  # MultiIndex columns
+        column = " / ".join(str(part) for part in column)
+    return neutralise(str(column))
+
+
+def _with_named_index(df: pd.DataFrame) -> pd.DataFrame:
+    # A positional index is noise in a spreadsheet; a named one (set_index("date")) is data.
+    if any(name is not None for name in df.index.names):
+        return df.reset_index(allow_duplicates=True)
+    return df
+
+
+def spreadsheet_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` that any spreadsheet program opens safely (the rules in the module
+    docstring), as object columns of plain Python values, with a fresh ``RangeIndex``.
+
+    This is the single sanitiser behind :func:`to_excel` and :func:`to_csv`. A positional
+    index is dropped; named index levels become ordinary leading columns.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"note": ["=cmd|' /c calc'!A1", "ok"], "score": [-0.4, 0.2]})
+    >>> spreadsheet_frame(df)["note"].tolist()
+    ["'=cmd|' /c calc'!A1", 'ok']
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    source = _with_named_index(df)
+    columns = [_header_text(c) for c in source.columns]
+    data = {
+        i: pd.Series(_safe_column(source.iloc[:, i]), dtype=object) for i in range(source.shape[1])
+    }
+    out = pd.DataFrame(data, index=pd.RangeIndex(len(source)))
+    out.columns = pd.Index(columns, dtype=object)
+    return out
+
+
+# --- Excel ------------------------------------------------------------------------------------
+
+
+def _openpyxl() -> Any:
+    try:
+        import openpyxl
+    except ImportError as exc:
+        raise ImportError('Excel export needs openpyxl: pip install "mdframes[excel]"') from exc
+    return openpyxl
+
+
+def _fit_sheet_name(text: str, limit: int = _SHEET_MAX) -> str:
+    # Excel forbids []:*?/\ , a leading or trailing apostrophe, empty names and "History".
+    name = _ILLEGAL_CHARS.sub("", _SHEET_FORBIDDEN.sub("_", text))
+    name = name[:limit].strip().strip("'").strip()
+    if not name:
+        return "Sheet"
+    return name + "_" if name.casefold() == "history" else name
+
+
+def sheet_names(names: Iterable[Any]) -> list[str]:
+    """Excel-valid, case-insensitively unique sheet names, in order.
+
+    Examples
+    --------
+    >>> sheet_names(["a/b", "A_B", "x" * 40])
+    ['a_b', 'A_B (2)', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx']
+    """
+    used: set[str] = set()
+    out: list[str] = []
+    for raw in names:
+        base = _fit_sheet_name(str(raw))
+        name, n = base, 2
+        while name.casefold() in used:  # Excel compares sheet names case-insensitively
+            suffix = f" ({n})"
+            name = _fit_sheet_name(base, _SHEET_MAX - len(suffix)) + suffix
+            n += 1
+        used.add(name.casefold())
+        out.append(name)
+    return out
+
+
+def _summary_frame(summary: Mapping[Any, Any]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"key": [str(k) for k in summary], "value": pd.Series(list(summary.values()), dtype=object)}
+    )
+
+
+def _display_width(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, dt.datetime):
+        return 19
+    if isinstance(value, dt.date):
+        return 10
+    if isinstance(value, str):
+        return max((len(line) for line in value.splitlines()), default=0)
+    return len(str(value))
+
+
+def _column_widths(frame: pd.DataFrame) -> list[float]:
+    widths = []
+    for i, header in enumerate(frame.columns):
+        longest = max([len(header), *map(_display_width, frame.iloc[:, i])])
+        widths.append(float(min(max(longest + 2, _MIN_WIDTH), _MAX_WIDTH)))
+    return widths
+
+
+def _truncate_text(frame: pd.DataFrame) -> pd.DataFrame:
+    # Excel refuses cells longer than 32,767 characters; the rare long text is cut.
+    def cut(v: Any) -> Any:
+        return v[:EXCEL_MAX_TEXT] if isinstance(v, str) and len(v) > EXCEL_MAX_TEXT else v
+
+    return frame.map(cut) if frame.size else frame
+
+
+def _write_sheet(wb: Any, title: str, frame: pd.DataFrame) -> None:
+    from openpyxl.cell import WriteOnlyCell
+    from openpyxl.styles import Font
+    from openpyxl.utils import get_column_letter
+
+    n_rows, n_cols = frame.shape
+    ws = wb.create_sheet(title)
+    # Write-only sheets need their layout before the first row is streamed.
+    ws.freeze_panes = "A2"
+    for i, width in enumerate(_column_widths(frame), start=1):
+        ws.column_dimensions[get_column_letter(i)].width = width
+    if n_cols:
+        ws.auto_filter.ref = f"A1:{get_column_letter(n_cols)}{n_rows + 1}"
+    bold = Font(bold=True)
+    header = []
+    for name in frame.columns:
+        cell = WriteOnlyCell(ws, value=name)
+        cell.font = bold
+        header.append(cell)
+    ws.append(header)
+    for row in _truncate_text(frame).itertuples(index=False, name=None):
+        ws.append(row)
+
+
+def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path) -> Path:
+    """Write one frame or a dict of sheet name -> frame to an ``.xlsx`` workbook.
+
+    One sheet per frame, without the index column, header row frozen and filterable,
+    columns sized to their content (capped). A frame's ``attrs["summary"]`` goes to its
+    own ``"<sheet> summary"`` sheet of key/value rows. Cells follow the spreadsheet rules
+    of :func:`spreadsheet_frame`; no cell is ever stored as a formula. Sheet names are cut to
+    Excel's 31 characters, stripped of ``[]:*?/\\`` and de-duplicated case-insensitively. A
+    single frame's sheet is named after ``attrs["dataset"]`` (or ``data``).
+
+    Parameters
+    ----------
+    frames : DataFrame or mapping of str to DataFrame
+    path : str or Path
+        Target file; overwritten if it exists.
+
+    Returns
+    -------
+    Path
+        ``path`` as a :class:`pathlib.Path`.
+
+    Examples
+    --------
+    >>> md.to_excel({"AAPL insiders": df}, "insiders.xlsx")   # doctest: +SKIP
+    PosixPath('insiders.xlsx')
+    """
+    openpyxl = _openpyxl()
+    if isinstance(frames, pd.DataFrame):
+        frames = {frames.attrs.get("dataset") or "data": frames}
+    if not isinstance(frames, Mapping):
+        raise TypeError("frames must be a DataFrame or a dict of sheet name -> DataFrame")
+    if not frames:
+        raise ValueError("to_excel needs at least one frame")
+
+    labels: list[str] = []
+    sheets: list[pd.DataFrame] = []
+    for raw_name, df in frames.items():
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"sheet {raw_name!r}: expected a DataFrame, got {type(df).__name__}")
+        n_rows, n_cols = df.shape  # checked before any work: such a sheet cannot be opened
+        if n_rows + 1 > EXCEL_MAX_ROWS or n_cols > EXCEL_MAX_COLUMNS:
+            raise ValueError(
+                f"sheet {raw_name!r}: {n_rows} rows x {n_cols} columns exceeds Excel's limit of "
+                f"{EXCEL_MAX_ROWS - 1} rows x {EXCEL_MAX_COLUMNS} columns; use to_parquet or to_csv"
+            )
+        name = _fit_sheet_name(str(raw_name))
+        labels.append(name)
+        sheets.append(spreadsheet_frame(df))
+        summary = df.attrs.get("summary")
+        if isinstance(summary, Mapping) and summary:
+            # Keep room for the suffix so "<name> summary" stays recognisable.
+            short = _fit_sheet_name(name, _SHEET_MAX - len(_SUMMARY_SUFFIX))
+            labels.append(short + _SUMMARY_SUFFIX)
+            sheets.append(spreadsheet_frame(_summary_frame(summary)))
+
+    wb = openpyxl.Workbook(write_only=True)
+    for title, frame in zip(sheet_names(labels), sheets, strict=True):
+        _write_sheet(wb, title, frame)
+    out = Path(path)
+    wb.save(out)
+    return out
+
+
+# --- CSV --------------------------------------------------------------------------------------
+
+
+def to_csv(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``df`` to a UTF-8 CSV file (RFC 4180: comma, CRLF, minimal quoting) that
+    spreadsheet programs open safely.
+
+    Same cell rules as :func:`to_excel` (formula neutralising, ``"; "``-joined lists,
+    naive UTC times, NA as an empty field); no index column; date columns as
+    ``YYYY-MM-DD``, timestamps as ``YYYY-MM-DD HH:MM:SS``.
+
+    Examples
+    --------
+    >>> md.to_csv(df, "sentiment.csv")   # doctest: +SKIP
+    PosixPath('sentiment.csv')
+    """
+    out = Path(path)
+    # CRLF rows (RFC 4180) also make the writer quote any field holding a bare CR or LF.
+    spreadsheet_frame(df).to_csv(out, index=False, encoding="utf-8", lineterminator="\r\n")
+    return out
+
+
+# --- Parquet ----------------------------------------------------------------------------------
+
+
+def _pyarrow() -> tuple[Any, Any]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise ImportError('Parquet export needs pyarrow: pip install "mdframes[parquet]"') from exc
+    return pa, pq
+
+
+class _Unstorable(Exception):
+    pass
+
+
+def _encode(value: Any, *, tagged: bool) -> Any:
+    """attrs value -> JSON data. ``tagged`` keeps times recognisable (``{"$timestamp": ...}``)
+    so :func:`read_parquet` can restore them; untagged, they are ISO text."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, pd.Timestamp) and value is not pd.NaT:
+        return {"$timestamp": value.isoformat()} if tagged else value.isoformat()
+    if isinstance(value, (dt.datetime, dt.date)):
+        stamp = pd.Timestamp(value)
+        return {"$timestamp": stamp.isoformat()} if tagged else stamp.isoformat()
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise _Unstorable
+        return {k: _encode(v, tagged=tagged) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v, tagged=tagged) for v in value]
+    raise _Unstorable
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"$timestamp"}:
+            return pd.Timestamp(value["$timestamp"])
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+def _storable_attrs(attrs: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    plain: dict[str, Any] = {}
+    tagged: dict[str, Any] = {}
+    dropped = []
+    for key, value in attrs.items():
+        try:
+            if not isinstance(key, str):
+                raise _Unstorable
+            plain[key] = _encode(value, tagged=False)
+            tagged[key] = _encode(value, tagged=True)
+        except _Unstorable:
+            dropped.append(str(key))
+    if dropped:
+        warnings.warn(
+            f"attrs {', '.join(dropped)} cannot be stored as JSON; left out of the Parquet file",
+            UserWarning,
+            stacklevel=3,
+        )
+    return plain, tagged
+
+
+def _list_columns(df: pd.DataFrame) -> list[str]:
+    found = []
+    for name in df.columns:
+        col = df[name]
+        if col.dtype == object:
+            present = col.dropna()
+            if len(present) and present.map(lambda v: isinstance(v, list)).all():
+                found.append(str(name))
+    return found
+
+
+def to_parquet(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``df`` to Parquet with every dtype kept.
+
+    ``pd.read_parquet(path)`` gives back an equal frame (``category``, ``Int64``, string,
+    naive and UTC-aware ``datetime64``, floats; list columns come back as arrays there, as
+    lists through :func:`read_parquet`). JSON-able ``df.attrs`` are stored in the file's
+    pandas metadata, so ``pd.read_parquet`` restores them too (timestamps such as
+    ``attrs["last_updated"]`` as ISO text there, as ``Timestamp`` through :func:`read_parquet`);
+    attrs that cannot be written as JSON are left out with a warning. Dict cells become
+    Parquet structs (keys unioned over the rows), so they read back with every key.
+
+    Examples
+    --------
+    >>> md.to_parquet(df, "forecast.parquet")   # doctest: +SKIP
+    PosixPath('forecast.parquet')
+    """
+    pa, pq = _pyarrow()
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    plain, tagged = _storable_attrs(df.attrs)
+    frame = df.copy(deep=False)
+    # pyarrow writes attrs into the pandas metadata itself; give it the JSON-able form.
+    frame.attrs.clear()
+    frame.attrs.update(plain)
+    table = pa.Table.from_pandas(frame)
+    extra = {"attrs": tagged, "list_columns": _list_columns(df)}
+    metadata = {**(table.schema.metadata or {}), _PARQUET_KEY: json.dumps(extra).encode()}
+    out = Path(path)
+    pq.write_table(table.replace_schema_metadata(metadata), out)
+    return out
+
+
+def read_parquet(path: str | Path) -> pd.DataFrame:
+    """Read a file written by :func:`to_parquet`: like ``pd.read_parquet``, plus list
+    columns as Python lists and attrs with their timestamps restored.
+
+    Examples
+    --------
+    >>> df = md.export.read_parquet("forecast.parquet")   # doctest: +SKIP
+    >>> df.attrs["last_updated"]                           # doctest: +SKIP
+    Timestamp('2026-09-03 12:00:00+0000', tz='UTC')
+    """
+    _, pq = _pyarrow()
+    df = pd.read_parquet(path)
+    raw = (pq.read_schema(path).metadata or {}).get(_PARQUET_KEY)
+    if raw is None:  # not written by mdframes: nothing more to restore
+        return df
+    extra = json.loads(raw)
+    for name in extra.get("list_columns", []):
+        if name in df.columns:
+            df[name] = pd.Series(
+                [v.tolist() if isinstance(v, np.ndarray) else v for v in df[name]],
+                index=df.index,
+                dtype=object,
+            )
+    df.attrs = _decode(extra.get("attrs", {}))
+    return df

@@ -1,0 +1,552 @@
+"""Pure helpers on loaded frames and raw payloads: no HTTP, inputs never mutated.
+
+- :func:`congress_amount_bounds` turns congress amount text into whole-dollar bounds.
+- :func:`insider_groups` maps insider transaction types to the spec's three groups.
+- :func:`app_ratings_long` brings every app-ratings shape to the ``view="apps"`` columns.
+- :func:`expand_v1_forecast` expands a v1 ticker forecast into one row per date.
+
+Point-in-time helpers live in :mod:`mdframes.pit`.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import pandas_dtype
+
+from .errors import InvalidParameterError, ResponseFormatError
+from .registry import INSIDER_GROUPS, INSIDER_TYPES, PLATFORMS
+
+__all__ = [
+    "congress_amount_bounds",
+    "insider_groups",
+    "app_ratings_long",
+    "expand_v1_forecast",
+]
+
+# The loaders' date dtype (mdframes.frame.DATE_DTYPE), so helper output concatenates with theirs.
+DATE_DTYPE: Final = "datetime64[ns]"
+
+# --- congress amounts -------------------------------------------------------------------------
+
+# A dollar figure: properly grouped thousands (``1,001``) or plain digits (``1001``), optional
+# cents. ASCII digits only: str.isdigit() and ``\d`` accept other scripts, filings never do.
+_NUM = r"\$?\s*([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+_RANGE = re.compile(rf"(?:between\s+)?{_NUM}\s*(?:-+|to|and)\s*{_NUM}")
+_OVER = re.compile(rf"(?:over|more\s+than|greater\s+than|above|>)\s*{_NUM}")
+_UNDER = re.compile(rf"(?:under|less\s+than|below|<)\s*{_NUM}")
+_EXACT = re.compile(_NUM)
+_DASHES = re.compile(r"[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
+_SPACES = re.compile(r"\s+")
+# Larger figures are not amounts but noise; they must not overflow Int64 either.
+_MAX_AMOUNT = 10**15
+
+Bounds = tuple[int | None, int | None]
+_NA_BOUNDS: Bounds = (None, None)
+
+
+def _dollars(text: str) -> Decimal:
+    return Decimal(text.replace(",", ""))
+
+
+def _whole(value: Decimal) -> int:
+    # Cents round half up to whole dollars, the usual rule for dollar amounts on forms.
+    return int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def _checked(lo: int | None, hi: int | None) -> Bounds:
+    values = [v for v in (lo, hi) if v is not None]
+    if any(v < 0 or v > _MAX_AMOUNT for v in values):
+        return _NA_BOUNDS
+    # A range filed backwards has no single reading: NA, never a silent swap.
+    if lo is not None and hi is not None and lo > hi:
+        return _NA_BOUNDS
+    return lo, hi
+
+
+def _parse_amount(value: Any) -> Bounds:
+    """One amount (text as filed or normalised, or a bare number) -> (min, max)."""
+    if isinstance(value, bool) or value is None:
+        return _NA_BOUNDS
+    if isinstance(value, (int, float, np.integer, np.floating, Decimal)):
+        try:
+            exact = _whole(Decimal(str(value)))
+        except (InvalidOperation, ValueError, OverflowError):  # NaN, inf
+            return _NA_BOUNDS
+        return _checked(exact, exact)
+    if not isinstance(value, str):
+        return _NA_BOUNDS
+    text = _SPACES.sub(" ", _DASHES.sub("-", value)).strip().casefold()
+    try:
+        if m := _RANGE.fullmatch(text):
+            return _checked(_whole(_dollars(m[1])), _whole(_dollars(m[2])))
+        if m := _OVER.fullmatch(text):
+            # The smallest whole-dollar amount strictly above X.
+            return _checked(int(_dollars(m[1])) + 1, None)
+        if m := _UNDER.fullmatch(text):
+            # The largest whole-dollar amount strictly below X (ceil(X) - 1).
+            ceiling = _dollars(m[1]).to_integral_value(rounding=ROUND_CEILING)
+            return _checked(0, int(ceiling) - 1)
+        if m := _EXACT.fullmatch(text):
+            exact = _whole(_dollars(m[1]))
+            return _checked(exact, exact)
+    except (InvalidOperation, ValueError, OverflowError):
+        pass
+    return _NA_BOUNDS
+
+
+def _bounds_of(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Parse each distinct value once; return object arrays of min and max per row."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    parsed = [_parse_amount(u) for u in uniques]
+    # One extra slot at the end for the NA sentinel (-1 indexes it).
+    lo = np.array([p[0] for p in parsed] + [None], dtype=object)
+    hi = np.array([p[1] for p in parsed] + [None], dtype=object)
+    return lo[codes], hi[codes]
+
+
+def _has_value(values: np.ndarray) -> np.ndarray:
+    return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+
+
+def congress_amount_bounds(df: pd.DataFrame) -> pd.DataFrame:
+    """Add whole-dollar ``amount_min`` and ``amount_max`` (``Int64``) to a congress frame.
+
+    Rules, applied to ``amount``:
+
+    - a range (``$1,001 - $15,000``) gives its two ends; every bracket of the spec's table
+      and its formatting variants (no ``$`` or commas, spaces around the dash, en/em dashes,
+      ``to`` instead of the dash, any case or spacing) parse alike, so v1 house-trade text
+      works too;
+    - ``Over $X`` gives X+1 and NA (``Over $5,000,000`` -> 5,000,001 / NA);
+      ``Under $X`` gives 0 and X-1 (``Under $1,000`` -> 0 / 999);
+    - an exact value gives min = max, cents rounded half up (``$12,345.67`` -> 12,346);
+    - ``Unknown``, unreadable text, a range whose min exceeds its max, and rows whose
+      ``amount_flag`` is set (``review``, ``ambiguous``: the service doubted the amount) give
+      NA / NA.
+
+    ``amount_raw`` (the filed text) is used only when ``amount`` itself gives no bounds and the
+    row is not flagged; a rewritten bracket in ``amount`` is the authority.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A frame with an ``amount`` column (``load_congress_trades``, ``v1.load_house_trades``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``df`` with ``amount_min`` and ``amount_max`` appended.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"amount": ["$1,001 - $15,000", "Over $5,000,000", "Unknown"]})
+    >>> congress_amount_bounds(df)[["amount_min", "amount_max"]]
+       amount_min  amount_max
+    0        1001       15000
+    1     5000001        <NA>
+    2        <NA>        <NA>
+    """
+    if "amount" not in df.columns:
+        raise InvalidParameterError(
+            "congress_amount_bounds needs an 'amount' column", parameter="df"
+        )
+    lo, hi = _bounds_of(df["amount"])
+    if "amount_raw" in df.columns:
+        lo_raw, hi_raw = _bounds_of(df["amount_raw"])
+        fallback = ~(_has_value(lo) | _has_value(hi))
+        lo = np.where(fallback, lo_raw, lo)
+        hi = np.where(fallback, hi_raw, hi)
+    if "amount_flag" in df.columns:
+        flag = df["amount_flag"].astype("string").str.strip()
+        flagged = (flag.notna() & (flag != "")).to_numpy(dtype=bool)
+        lo, hi = lo.copy(), hi.copy()
+        lo[flagged] = None
+        hi[flagged] = None
+    out = df.copy()
+    out["amount_min"] = pd.array(lo, dtype="Int64")
+    out["amount_max"] = pd.array(hi, dtype="Int64")
+    return out
+
+
+# --- insider groups ---------------------------------------------------------------------------
+
+GROUPS = tuple(INSIDER_GROUPS)  # acquisition, disposition, neutral
+
+
+def _type_key(text: str) -> str:
+    return re.sub(r"[\s_\-/]+", "_", text.strip().casefold()).strip("_")
+
+
+_GROUP_OF: dict[str, str] = {
+    _type_key(t): group for group, types in INSIDER_GROUPS.items() for t in types
+}
+# Screener and v1 words for the v2 types (the keys are already normalised).
+_ALIASES = {
+    "buy": "Purchase",
+    "bought": "Purchase",
+    "sell": "Sale",
+    "sold": "Sale",
+    "option_exercise": "Exercise",
+    "options_exercise": "Exercise",
+    "grant": "Award",
+    "tax_withholding": "Tax",
+}
+_GROUP_OF.update({alias: _GROUP_OF[_type_key(t)] for alias, t in _ALIASES.items()})
+assert set(_GROUP_OF.values()) == set(GROUPS) and len(INSIDER_TYPES) <= len(_GROUP_OF)
+
+
+def insider_groups(df: pd.DataFrame) -> pd.DataFrame:
+    """Add ``group`` (``category``: acquisition, disposition, neutral) from ``transaction_type``.
+
+    The spec's groupings: acquisitions are Purchase, Derivative_Purchase, Exercise, Award and
+    Other_Acquisition; dispositions are Sale, Derivative_Sale, Tax, Gift and
+    Other_Disposition; Conversion is neutral. Case, spaces, hyphens and underscores do not
+    matter (``Derivative Purchase``), and screener/v1 words map to their v2 counterparts
+    (``Buy`` -> Purchase, ``Option Exercise`` -> Exercise, ``Sell`` -> Sale, ``Grant`` ->
+    Award). Other types get NA and one ``UserWarning`` naming them; a missing type is NA
+    without a warning.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"transaction_type": ["Buy", "Sale", "Conversion"]})
+    >>> insider_groups(df)["group"].tolist()
+    ['acquisition', 'disposition', 'neutral']
+    """
+    if "transaction_type" not in df.columns:
+        raise InvalidParameterError(
+            "insider_groups needs a 'transaction_type' column", parameter="df"
+        )
+    codes, uniques = pd.factorize(df["transaction_type"], use_na_sentinel=True)
+    groups: list[str | None] = []
+    unknown: list[str] = []
+    for u in uniques:
+        group = _GROUP_OF.get(_type_key(u)) if isinstance(u, str) else None
+        groups.append(group)
+        if group is None:
+            unknown.append(str(u))
+    if unknown:
+        warnings.warn(
+            f"insider_groups: unknown transaction types get NA: {', '.join(sorted(unknown))}",
+            UserWarning,
+            stacklevel=2,
+        )
+    mapped = np.array(groups + [None], dtype=object)[codes]
+    out = df.copy()
+    out["group"] = pd.Categorical(mapped, categories=list(GROUPS))
+    return out
+
+
+# --- app ratings ------------------------------------------------------------------------------
+
+APP_COLUMNS = (
+    "symbol",
+    "name",
+    "cik",
+    "platform",
+    "app_id",
+    "app_name",
+    "date",
+    "score",
+    "ratings_count",
+    "install_count",
+)
+_TEXT = ("symbol", "name", "cik", "app_id", "app_name")
+# v1 record keys per platform: (score, ratings count, install count).
+_V1_KEYS = {
+    "ios": ("appStoreScore", "appStoreRatingsCount", None),
+    "android": ("playStoreScore", "playStoreRatingsCount", "playStoreInstallCount"),
+}
+_DAILY_PREFIX = {"ios": "ios_", "android": "android_"}
+
+
+def _unwrap(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    # The envelope's ``data`` is the data object; the data object's own ``data`` is a list.
+    inner = obj.get("data")
+    return inner if isinstance(inner, Mapping) else obj
+
+
+def _obs_row(
+    head: dict[str, Any],
+    platform: str,
+    date: Any,
+    score: Any,
+    count: Any,
+    installs: Any,
+    app_id: Any = None,
+    app_name: Any = None,
+) -> dict[str, Any] | None:
+    # An observation with neither score nor count is a null platform: no row, in every shape,
+    # so that the shapes agree.
+    if score is None and count is None:
+        return None
+    return {
+        **head,
+        "platform": platform,
+        "app_id": app_id,
+        "app_name": app_name,
+        "date": date,
+        "score": score,
+        "ratings_count": count,
+        "install_count": installs,
+    }
+
+
+def _rows_v2(data: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    head = {"symbol": data.get("symbol"), "name": data.get("name"), "cik": data.get("cik")}
+    rows: list[dict[str, Any] | None] = []
+    if "apps" in data:  # current shape: per-app observations
+        for app in data.get("apps") or []:
+            for obs in app.get("observations") or []:
+                rows.append(
+                    _obs_row(
+                        head,
+                        app.get("platform"),
+                        obs.get("date"),
+                        obs.get("score"),
+                        obs.get("ratingsCount"),
+                        obs.get("installCount"),
+                        app.get("appId"),
+                        app.get("appName"),
+                    )
+                )
+        return rows
+    for entry in data.get("data") or []:  # older weekly shape: one object per platform
+        for platform in PLATFORMS:
+            item = entry.get(platform)
+            if isinstance(item, Mapping):
+                rows.append(
+                    _obs_row(
+                        head,
+                        platform,
+                        entry.get("date"),
+                        item.get("score"),
+                        item.get("ratingsCount"),
+                        item.get("installCount"),
+                    )
+                )
+    return rows
+
+
+def _rows_v1(obj: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    head = {"symbol": obj.get("ticker"), "name": obj.get("name"), "cik": None}
+    rows: list[dict[str, Any] | None] = []
+    for rec in obj.get("appRatings") or []:
+        for platform, (score, count, installs) in _V1_KEYS.items():
+            rows.append(
+                _obs_row(
+                    head,
+                    platform,
+                    rec.get("date"),
+                    rec.get(score),
+                    rec.get(count),
+                    rec.get(installs) if installs else None,
+                )
+            )
+    return rows
+
+
+def _from_daily(frame: pd.DataFrame) -> pd.DataFrame:
+    parts = []
+    for platform, prefix in _DAILY_PREFIX.items():
+        score, count = frame.get(prefix + "score"), frame.get(prefix + "ratings_count")
+        if score is None or count is None:
+            raise InvalidParameterError(
+                f"a daily app-ratings frame needs {prefix}score and {prefix}ratings_count",
+                parameter="obj",
+            )
+        part = pd.DataFrame(
+            {
+                "symbol": frame.get("symbol"),
+                "name": frame.get("name"),
+                "cik": frame.get("cik"),
+                "platform": platform,
+                "app_id": None,
+                "app_name": None,
+                "date": frame.get("date"),
+                "score": score,
+                "ratings_count": count,
+                "install_count": frame.get(prefix + "install_count"),
+            },
+            index=frame.index,
+        )
+        parts.append(part[score.notna() | count.notna()])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _numbers(values: pd.Series, column: str, dtype: str) -> Any:
+    try:
+        numeric = pd.to_numeric(values.astype(object).where(values.notna(), None))
+        return numeric.astype(pandas_dtype(dtype))
+    except (TypeError, ValueError) as exc:
+        raise ResponseFormatError(f"app ratings: {column} holds a non-number ({exc})") from None
+
+
+def _dates(values: pd.Series) -> pd.Series:
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        values = values.dt.tz_convert(None)
+    elif not pd.api.types.is_datetime64_dtype(values.dtype):
+        try:
+            values = pd.to_datetime(values, format="ISO8601", utc=True).dt.tz_convert(None)
+        except (TypeError, ValueError) as exc:
+            raise ResponseFormatError(f"app ratings: unreadable date ({exc})") from None
+    return values.astype(DATE_DTYPE)
+
+
+def _typed_apps(frame: pd.DataFrame) -> pd.DataFrame:
+    out = pd.DataFrame(index=pd.RangeIndex(len(frame)))
+    frame = frame.reset_index(drop=True)
+    for col in APP_COLUMNS:
+        values = frame[col] if col in frame.columns else pd.Series(None, index=out.index)
+        if col in _TEXT:
+            out[col] = values.astype(object).where(values.notna(), None).astype("string")
+        elif col == "platform":
+            text = values.astype("string").str.strip().str.lower()
+            bad = sorted(set(text.dropna()) - set(PLATFORMS))
+            if bad:
+                raise ResponseFormatError(f"app ratings: unknown platform(s) {bad}")
+            out[col] = pd.Categorical(text, categories=list(PLATFORMS))
+        elif col == "date":
+            out[col] = _dates(values)
+        elif col == "score":
+            out[col] = _numbers(values, col, "float64")
+        else:
+            out[col] = _numbers(values, col, "Int64")
+    return out.sort_values(
+        ["symbol", "platform", "app_id", "date"],
+        ascending=[True, True, True, False],
+        na_position="last",
+        kind="stable",
+    ).reset_index(drop=True)
+
+
+def _apps_frame(obj: Any) -> pd.DataFrame:
+    if isinstance(obj, pd.DataFrame):
+        if "platform" in obj.columns:  # already long: retype and sort only
+            return obj
+        return _from_daily(obj)
+    if isinstance(obj, Mapping):
+        if "appRatings" in obj:
+            rows = _rows_v1(obj)
+        else:
+            data = _unwrap(obj)
+            if "apps" not in data and "data" not in data:
+                raise ResponseFormatError(
+                    "app ratings: expected a v2 payload (apps or data) or a v1 one (appRatings)"
+                )
+            rows = _rows_v2(data)
+        kept = [r for r in rows if r is not None]
+        return pd.DataFrame(kept, columns=list(APP_COLUMNS))
+    raise InvalidParameterError(
+        f"app_ratings_long takes a payload dict, a list of them or a frame, not "
+        f"{type(obj).__name__}",
+        parameter="obj",
+    )
+
+
+def app_ratings_long(obj: Any) -> pd.DataFrame:
+    """One row per app per platform per date, in the ``view="apps"`` columns.
+
+    Accepts a raw v2 app-ratings payload (the ``{success, data, meta}`` envelope or its
+    ``data`` object; the current shape with ``apps`` or the older weekly one without, whose
+    rows have NA ``app_id``/``app_name``), a v1 app-ratings payload (``appStore*`` -> ios,
+    ``playStore*`` -> android; NA ``cik``), a ``view="daily"`` frame, or a list of any of
+    these. An observation with neither a score nor a ratings count (a null platform) gives no
+    row, so equal observations give equal rows whatever the shape.
+
+    Columns: ``symbol, name, cik, platform, app_id, app_name, date, score, ratings_count,
+    install_count`` (string, string, string, category[ios, android], string, string, naive
+    datetime64, float64, Int64, Int64). Rows are sorted by symbol, platform (ios first),
+    app_id (NA last), then date newest first, as the service lists observations.
+
+    Examples
+    --------
+    >>> payload = {"ticker": "AAPL", "name": "Apple", "appRatings": [
+    ...     {"date": "2026-09-03", "appStoreScore": 4.7, "appStoreRatingsCount": 100,
+    ...      "playStoreScore": None, "playStoreRatingsCount": None}]}
+    >>> app_ratings_long(payload)[["symbol", "platform", "score", "ratings_count"]]
+      symbol platform  score  ratings_count
+    0   AAPL      ios    4.7            100
+    """
+    items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+    frames = [_apps_frame(item) for item in items]
+    frames = [f for f in frames if len(f)] or frames[:1] or [pd.DataFrame(columns=APP_COLUMNS)]
+    out = _typed_apps(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0])
+    base = obj.attrs if isinstance(obj, pd.DataFrame) else {}
+    out.attrs = {**base, "dataset": "app_ratings"}
+    return out
+
+
+# --- v1 forecast ------------------------------------------------------------------------------
+
+_FORECAST_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+FORECAST_COLUMNS = ("date", "main", "lower", "upper")
+
+
+def _forecast_triple(date: str, value: Any) -> list[float]:
+    parts = value.split(",") if isinstance(value, str) else value
+    try:
+        if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence) or len(parts) != 3:
+            raise ValueError
+        numbers = [float(p.strip() if isinstance(p, str) else p) for p in parts]
+    except (TypeError, ValueError):
+        raise ResponseFormatError(
+            f"v1 forecast value for {date} is not 'main,lower,upper': {value!r}",
+            dataset="v1/ticker_forecast",
+        ) from None
+    return numbers
+
+
+def expand_v1_forecast(obj: Mapping[str, Any]) -> pd.DataFrame:
+    """Expand a v1 ticker forecast into one row per forecast date: ``date, main, lower, upper``.
+
+    ``obj`` is the v1 ticker-forecast object (``{ticker, name, prediction: {...}}``) or its
+    ``prediction`` dict, whose date keys (``YYYY-MM-DD``) hold ``"main,lower,upper"`` strings.
+    Every other key (``expectedShort``, ``type``, ``lastUpdate``, ...) is ignored. ``date`` is a
+    naive datetime64, the rest float64; rows are sorted by date.
+
+    Raises
+    ------
+    ResponseFormatError
+        When a date's value is not three numbers, naming the date.
+
+    Examples
+    --------
+    >>> expand_v1_forecast({"2024-03-06": "101.5,99.0,104.0", "type": "daily"})
+            date   main  lower  upper
+    0 2024-03-06  101.5   99.0  104.0
+    """
+    if not isinstance(obj, Mapping):
+        raise ResponseFormatError(
+            f"v1 forecast must be an object, got {type(obj).__name__}", dataset="v1/ticker_forecast"
+        )
+    prediction = obj.get("prediction", obj)
+    if not isinstance(prediction, Mapping):
+        raise ResponseFormatError(
+            "v1 forecast 'prediction' is not an object", dataset="v1/ticker_forecast"
+        )
+    dates: list[str] = []
+    rows: list[list[float]] = []
+    for key, value in prediction.items():
+        if isinstance(key, str) and _FORECAST_DATE.fullmatch(key):
+            dates.append(key)
+            rows.append(_forecast_triple(key, value))
+    try:
+        parsed = pd.to_datetime(pd.Series(dates, dtype=object), format="%Y-%m-%d").astype(
+            DATE_DTYPE
+        )
+    except (TypeError, ValueError):
+        raise ResponseFormatError(
+            f"v1 forecast has an impossible date among {dates}", dataset="v1/ticker_forecast"
+        ) from None
+    values = np.array(rows, dtype="float64").reshape(len(rows), 3)
+    out = pd.DataFrame(
+        {"date": parsed, **{c: values[:, i] for i, c in enumerate(FORECAST_COLUMNS[1:])}}
+    )
+    return out.sort_values("date", kind="stable").reset_index(drop=True)

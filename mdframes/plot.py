@@ -1,0 +1,470 @@
+"""Quick-look charts of loaded frames, with the spec's interpretation bands drawn in.
+
+Each function takes a frame in the loader's columns, draws on ``ax`` (a new figure when
+omitted) and returns the matplotlib ``Axes``. Nothing here picks a backend: under a
+headless interpreter matplotlib falls back to Agg, and ``matplotlib.use("Agg")`` before the
+first call makes that explicit. Requires ``pip install "mdframes[plot]"``.
+
+>>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT"]))   # doctest: +SKIP
+>>> ax.figure.savefig("sentiment.png")                              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import InvalidParameterError
+
+__all__ = [
+    "forecast_fan",
+    "sentiment",
+    "put_call",
+    "insider_activity",
+    "congress_trades",
+    "app_ratings",
+    "SENTIMENT_BANDS",
+    "PUT_CALL_LEVELS",
+    "APP_RATING_BANDS",
+]
+
+# The spec's interpretation bands: (low, high, label, colour).
+SENTIMENT_BANDS: tuple[tuple[float, float, str, str], ...] = (
+    (0.5, 1.0, "strong bullish", "#1a9850"),
+    (0.2, 0.5, "moderate bullish", "#91cf60"),
+    (-0.2, 0.2, "neutral", "#bdbdbd"),
+    (-0.5, -0.2, "moderate bearish", "#fc8d59"),
+    (-1.0, -0.5, "strong bearish", "#d73027"),
+)
+# Above 1.2 heavy put activity; below 0.7 heavy call activity.
+PUT_CALL_LEVELS: tuple[tuple[float, str], ...] = (
+    (0.7, "heavy calls below 0.7"),
+    (1.2, "heavy puts above 1.2"),
+)
+APP_RATING_BANDS: tuple[tuple[float, float, str, str], ...] = (
+    (4.5, 5.0, "excellent", "#1a9850"),
+    (4.0, 4.5, "good", "#91cf60"),
+    (3.5, 4.0, "average", "#bdbdbd"),
+    (3.0, 3.5, "below average", "#fc8d59"),
+    (1.0, 3.0, "poor", "#d73027"),
+)
+_GROUP_COLOURS = {"acquisition": "#1a9850", "disposition": "#d73027", "neutral": "#969696"}
+_TRADE_COLOURS = {"Purchase": "#1a9850", "Sale": "#d73027"}
+_BAND_ALPHA = 0.15
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError('plotting needs matplotlib: pip install "mdframes[plot]"') from exc
+    return plt
+
+
+def _axes(ax: Any) -> Any:
+    if ax is not None:
+        return ax
+    _, new_ax = _pyplot().subplots(figsize=(10, 5))
+    return new_ax
+
+
+def _require(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
+    """Every chart starts here: matplotlib present, a frame with the columns and rows."""
+    _pyplot()
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{what} expects a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InvalidParameterError(
+            f"{what} needs column(s) {', '.join(missing)}; the frame has {', '.join(map(str, df.columns))}",
+            parameter="df",
+        )
+    if df.empty:
+        raise InvalidParameterError(f"{what}: the frame has no rows to plot", parameter="df")
+
+
+def _symbols(df: pd.DataFrame) -> list[str]:
+    if "symbol" not in df.columns:
+        return []
+    return [str(s) for s in pd.unique(df["symbol"].dropna())]
+
+
+def _one_symbol(df: pd.DataFrame, what: str) -> str:
+    symbols = _symbols(df)
+    if len(symbols) > 1:
+        first = symbols[0]
+        raise InvalidParameterError(
+            f"{what} draws one symbol; the frame holds {len(symbols)} ({', '.join(symbols)}). "
+            f"Select one first, e.g. df[df['symbol'] == {first!r}]",
+            parameter="df",
+        )
+    return symbols[0] if symbols else ""
+
+
+def _by_symbol(df: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
+    """(symbol, rows sorted by date) for each symbol, in order of first appearance."""
+    if "symbol" not in df.columns:
+        yield "", df.sort_values("date")
+        return
+    for symbol in _symbols(df):
+        yield symbol, df[df["symbol"] == symbol].sort_values("date")
+
+
+def _date_axis(ax: Any) -> None:
+    import matplotlib.dates as mdates
+
+    locator = mdates.AutoDateLocator()
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+
+
+def _bands(ax: Any, bands: Iterable[tuple[float, float, str, str]]) -> None:
+    import matplotlib.transforms as mtransforms
+
+    # Band names sit just right of the plot area, in data y and axes x coordinates.
+    trans = mtransforms.blended_transform_factory(ax.transAxes, ax.transData)
+    for low, high, label, colour in bands:
+        ax.axhspan(low, high, color=colour, alpha=_BAND_ALPHA, linewidth=0, zorder=0)
+        ax.text(
+            1.01, (low + high) / 2, label, transform=trans, va="center", fontsize=8, color=colour
+        )
+
+
+def _dollars(ax: Any) -> None:
+    import matplotlib.ticker as mticker
+
+    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: _money(v)))
+
+
+def _money(value: float) -> str:
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if value >= size:
+            return f"{sign}${value / size:g}{unit}"
+    return f"{sign}${value:g}"
+
+
+def _title(symbols: list[str], text: str) -> str:
+    return f"{', '.join(symbols)} {text}".strip()
+
+
+# --- per-dataset charts -----------------------------------------------------------------------
+
+
+def forecast_fan(df: pd.DataFrame, ax: Any = None) -> Any:
+    """Forecast mid line with its lower..upper band, one fan per symbol (and type).
+
+    Parameters
+    ----------
+    df : DataFrame
+        ``load_forecast`` output: ``symbol, date, mid, lower, upper`` (``type`` optional).
+    ax : matplotlib Axes, optional
+
+    Examples
+    --------
+    >>> ax = md.plot.forecast_fan(md.load_forecast(["AAPL", "MSFT"]))   # doctest: +SKIP
+    """
+    _require(df, ("symbol", "date", "mid", "lower", "upper"), "forecast_fan")
+    ax = _axes(ax)
+    keys = ["symbol", "type"] if "type" in df.columns and df["type"].nunique() > 1 else ["symbol"]
+    for key, rows in df.groupby(keys, observed=True, sort=False):
+        label = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        rows = rows.sort_values("date")
+        (line,) = ax.plot(rows["date"], rows["mid"].astype(float), marker=".", label=f"{label} mid")
+        ax.fill_between(
+            rows["date"],
+            rows["lower"].astype(float),
+            rows["upper"].astype(float),
+            color=line.get_color(),
+            alpha=0.2,
+            label=f"{label} lower..upper",
+        )
+    kind = ""
+    if "type" in df.columns and df["type"].nunique() == 1:
+        kind = f" ({df['type'].dropna().iloc[0]})"
+    ax.set_title(_title(_symbols(df), f"forecast{kind}"))
+    ax.set_ylabel("price")
+    _date_axis(ax)
+    ax.legend(loc="best", fontsize=8)
+    return ax
+
+
+def sentiment(df: pd.DataFrame, ax: Any = None) -> Any:
+    """Sentiment score over time, one line per symbol, over the spec's five shaded bands
+    (strong/moderate bullish, neutral, moderate/strong bearish).
+
+    Examples
+    --------
+    >>> ax = md.plot.sentiment(md.load_sentiment("AAPL"))   # doctest: +SKIP
+    """
+    _require(df, ("date", "score"), "sentiment")
+    ax = _axes(ax)
+    _bands(ax, SENTIMENT_BANDS)
+    for symbol, rows in _by_symbol(df):
+        ax.plot(rows["date"], rows["score"].astype(float), marker=".", label=symbol or "score")
+    ax.set_ylim(-1.0, 1.0)
+    ax.axhline(0.0, color="black", linewidth=0.5)
+    ax.set_title(_title(_symbols(df), "sentiment"))
+    ax.set_ylabel("score (-1 bearish .. 1 bullish)")
+    _date_axis(ax)
+    ax.legend(loc="upper left", fontsize=8)
+    return ax
+
+
+def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
+    """Put/call ratio per symbol with the 0.7 and 1.2 reference lines; the closing price,
+    when present, on a twin y axis (dashed, same colour).
+
+    Returns the ratio Axes; the price Axes is its twin,
+    ``ax.get_shared_x_axes().get_siblings(ax)``.
+
+    Examples
+    --------
+    >>> ax = md.plot.put_call(md.load_put_call_ratio("AAPL"))   # doctest: +SKIP
+    """
+    _require(df, ("date", "ratio"), "put_call")
+    ax = _axes(ax)
+    has_price = "price" in df.columns and df["price"].notna().any()
+    price_ax = ax.twinx() if has_price else None
+    for symbol, rows in _by_symbol(df):
+        (line,) = ax.plot(
+            rows["date"], rows["ratio"].astype(float), label=f"{symbol} ratio".strip()
+        )
+        if price_ax is not None:
+            price_ax.plot(
+                rows["date"],
+                rows["price"].astype(float),
+                linestyle="--",
+                linewidth=1,
+                color=line.get_color(),
+                label=f"{symbol} price".strip(),
+            )
+    for level, label in PUT_CALL_LEVELS:
+        ax.axhline(level, color="grey", linestyle=":", linewidth=1, label=label)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("put/call ratio")
+    handles, labels = ax.get_legend_handles_labels()
+    if price_ax is not None:
+        price_ax.set_ylabel("price")
+        more_handles, more_labels = price_ax.get_legend_handles_labels()
+        handles, labels = handles + more_handles, labels + more_labels
+    ax.legend(handles, labels, loc="upper left", fontsize=8)
+    ax.set_title(_title(_symbols(df), "put/call ratio"))
+    _date_axis(ax)
+    return ax
+
+
+# Frequencies whose resampling bins are labelled by their end (pandas' own rule).
+_END_LABELLED = {"ME", "YE", "QE", "BME", "BYE", "BQE", "W"}
+
+
+def _bar_widths(index: pd.Index, freq: str) -> np.ndarray:
+    """Signed bar widths in days, 80% of each period: bars sit inside their period, left of
+    an end label (``"ME"``: the Jan 31 bar covers January) and right of a start label."""
+    offset = pd.tseries.frequencies.to_offset(freq)
+    days = np.array([(t - (t - offset)) / pd.Timedelta(days=1) * 0.8 for t in index], dtype=float)
+    rule = offset.rule_code
+    end = rule in _END_LABELLED or rule.split("-")[0] in _END_LABELLED
+    return -days if end else days
+
+
+def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
+    """Summed ``total_value`` per group (acquisition, disposition, neutral) per period.
+
+    Acquisitions (and neutral transactions, stacked on them) rise above zero, dispositions
+    hang below it, so net buying and selling read at a glance. Groups come from the
+    ``group`` column, or from :func:`mdframes.helpers.insider_groups` when it is missing.
+    One symbol per chart.
+
+    Parameters
+    ----------
+    df : DataFrame
+        ``load_insider_trading`` output (``date``, ``total_value``, ``transaction_type``).
+    ax : matplotlib Axes, optional
+    freq : str
+        pandas period alias: ``"ME"`` month ends (default), ``"W"``, ``"QE"``, ``"YE"``.
+
+    Examples
+    --------
+    >>> ax = md.plot.insider_activity(md.load_insider_trading("AAPL"), freq="QE")   # doctest: +SKIP
+    """
+    _require(df, ("date", "total_value"), "insider_activity")
+    if "group" not in df.columns:
+        _require(df, ("transaction_type",), "insider_activity")
+        from .helpers import insider_groups
+
+        df = insider_groups(df)
+    symbol = _one_symbol(df, "insider_activity")
+    values = df.assign(total_value=df["total_value"].astype("Float64").fillna(0.0))
+    values = values[values["group"].notna() & values["date"].notna()]
+    if values.empty:
+        raise InvalidParameterError(
+            "insider_activity: no dated rows with a known group", parameter="df"
+        )
+    sums = (
+        values.pivot_table(
+            index=pd.Grouper(key="date", freq=freq),
+            columns="group",
+            values="total_value",
+            aggfunc="sum",
+            observed=True,
+        )
+        .astype(float)
+        .fillna(0.0)
+    )
+    ax = _axes(ax)
+    width = _bar_widths(sums.index, freq)
+    acquired = sums["acquisition"].to_numpy() if "acquisition" in sums else np.zeros(len(sums))
+    # (group, heights, bottoms, label): neutral stacks on acquisitions, dispositions hang down.
+    layers = [
+        ("acquisition", acquired, 0.0, "acquisition"),
+        ("neutral", sums.get("neutral"), acquired, "neutral"),
+        ("disposition", -sums.get("disposition", 0.0), 0.0, "disposition (below zero)"),
+    ]
+    for group, heights, bottom, label in layers:
+        if group in sums:
+            ax.bar(
+                sums.index,
+                np.asarray(heights, dtype=float),
+                width,
+                bottom=bottom,
+                align="edge",
+                color=_GROUP_COLOURS[group],
+                label=label,
+            )
+    ax.axhline(0.0, color="black", linewidth=0.5)
+    ax.set_ylabel("total value (USD)")
+    _dollars(ax)
+    ax.set_title(_title([symbol] if symbol else [], f"insider activity per period ({freq})"))
+    _date_axis(ax)
+    ax.legend(loc="best", fontsize=8)
+    return ax
+
+
+def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
+    """Each congress trade at its date as a vertical line from ``amount_min`` to
+    ``amount_max`` (log scale), coloured by purchase/sale; open-ended amounts (``Over $X``)
+    get an upward marker at their minimum. Bounds come from
+    :func:`mdframes.helpers.congress_amount_bounds` when the columns are missing; trades
+    with no known bound are left out. One symbol per chart.
+
+    Examples
+    --------
+    >>> ax = md.plot.congress_trades(md.load_congress_trades("NVDA"))   # doctest: +SKIP
+    """
+    _require(df, ("date",), "congress_trades")
+    if "amount_min" not in df.columns or "amount_max" not in df.columns:
+        _require(df, ("amount",), "congress_trades")
+        from .helpers import congress_amount_bounds
+
+        df = congress_amount_bounds(df)
+    symbol = _one_symbol(df, "congress_trades")
+    ax = _axes(ax)
+    lo = df["amount_min"].astype("Float64")
+    hi = df["amount_max"].astype("Float64")
+    known = df["date"].notna() & lo.notna()
+    # Log scale: "Under $1,000" starts at 0, drawn from $1.
+    lo = lo.clip(lower=1.0)
+    kinds = (
+        df["transaction_type"].astype("string").fillna("other")
+        if "transaction_type" in df.columns
+        else pd.Series("trade", index=df.index, dtype="string")
+    )
+    for kind in pd.unique(kinds[known]):
+        rows = known & (kinds == kind)
+        colour = _TRADE_COLOURS.get(str(kind), "#4575b4")
+        bounded = rows & hi.notna()
+        open_ended = rows & hi.isna()
+        dates = df.loc[bounded, "date"]
+        ax.vlines(
+            dates,
+            lo[bounded].to_numpy(dtype=float),
+            hi[bounded].to_numpy(dtype=float),
+            colors=colour,
+            linewidth=2,
+            label=str(kind),
+        )
+        ax.scatter(dates, lo[bounded].to_numpy(dtype=float), color=colour, marker="_", s=30)
+        if open_ended.any():
+            ax.scatter(
+                df.loc[open_ended, "date"],
+                lo[open_ended].to_numpy(dtype=float),
+                color=colour,
+                marker="^",
+                s=40,
+                label=f"{kind} (open-ended)",
+            )
+    ax.set_yscale("log")
+    _dollars(ax)
+    ax.set_ylabel("amount (USD, min..max)")
+    ax.set_title(_title([symbol] if symbol else [], "congress trades"))
+    _date_axis(ax)
+    ax.legend(loc="best", fontsize=8)
+    return ax
+
+
+def _biggest_apps(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each platform's most-rated app (by its latest ratings count)."""
+    app = df.groupby(["platform", "app_id"], dropna=False, observed=True).ngroup()
+    if "ratings_count" in df.columns:
+        count = df["ratings_count"].astype("Float64").fillna(-1.0)
+    else:
+        count = pd.Series(0.0, index=df.index)
+    latest = (
+        pd.DataFrame({"platform": df["platform"], "app": app, "date": df["date"], "n": count})
+        .sort_values("date")
+        .groupby("app")
+        .tail(1)
+    )
+    chosen = latest.sort_values("n", ascending=False, kind="stable").drop_duplicates("platform")
+    return df[app.isin(chosen["app"])]
+
+
+def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
+    """App score over time over the spec's rating-quality bands: one line per platform's
+    biggest app (most ratings), or per app with ``per_app=True``. One symbol per chart.
+
+    Parameters
+    ----------
+    df : DataFrame
+        ``load_app_ratings(view="apps")`` output; a ``view="daily"`` frame is converted with
+        :func:`mdframes.helpers.app_ratings_long`.
+    ax : matplotlib Axes, optional
+    per_app : bool
+        Draw every app instead of the biggest one per platform.
+
+    Examples
+    --------
+    >>> ax = md.plot.app_ratings(md.load_app_ratings("AAPL"), per_app=True)   # doctest: +SKIP
+    """
+    if isinstance(df, pd.DataFrame) and "platform" not in df.columns and "ios_score" in df.columns:
+        from .helpers import app_ratings_long
+
+        df = app_ratings_long(df)
+    _require(df, ("platform", "date", "score"), "app_ratings")
+    symbol = _one_symbol(df, "app_ratings")
+    if "app_id" not in df.columns:
+        df = df.assign(app_id=pd.Series(pd.NA, index=df.index, dtype="string"))
+    rows = df if per_app else _biggest_apps(df)
+    ax = _axes(ax)
+    _bands(ax, APP_RATING_BANDS)
+    for (platform, app_id), app in rows.groupby(
+        ["platform", "app_id"], dropna=False, observed=True, sort=True
+    ):
+        app = app.sort_values("date")
+        names = (
+            app["app_name"].dropna() if "app_name" in app.columns else pd.Series([], dtype=object)
+        )
+        title = names.iloc[-1] if len(names) else (app_id if isinstance(app_id, str) else "")
+        label = f"{platform}: {title}" if title else str(platform)
+        ax.plot(app["date"], app["score"].astype(float), marker=".", label=label)
+    ax.set_ylim(1.0, 5.0)
+    ax.set_ylabel("score (1..5)")
+    ax.set_title(_title([symbol] if symbol else [], "app ratings"))
+    _date_axis(ax)
+    ax.legend(loc="lower left", fontsize=8)
+    return ax
