@@ -78,7 +78,7 @@ def _plan(ds: Dataset, symbols: Any, params: dict[str, Any]) -> list[tuple[Reque
             )
         chambers = ("house", "senate") if value == "both" else (value,)
         variants = [dict(params, chamber=c) for c in chambers]
-    if ds.scope != "symbol":
+    if "{symbol}" not in ds.path:
         return [(build_request(ds, v), _context(ds, v)) for v in variants]
     checked = check_symbols(symbols, dataset=ds.name)
     return [(build_request(ds, v, symbol=s), _context(ds, v)) for s in checked for v in variants]
@@ -86,11 +86,12 @@ def _plan(ds: Dataset, symbols: Any, params: dict[str, Any]) -> list[tuple[Reque
 
 def _context(ds: Dataset, values: dict[str, Any]) -> dict[str, Any]:
     """Header values known from the request, used when a payload omits them."""
-    ctx = {}
-    for key in ("chamber", "type"):
-        if ds.param(key) is not None:
-            ctx[key] = values.get(key, ds.param(key).default)  # type: ignore[union-attr]
-    return ctx
+    header = {f.wire for f in ds.header}
+    return {
+        p.name: values.get(p.name, p.default)
+        for p in ds.params
+        if p.wire.startswith("{") and p.name in header
+    }
 
 
 # --- fetching ------------------------------------------------------------------------------------
@@ -144,9 +145,9 @@ def _walk(client: Client, ds: Dataset, req: Request, context: dict[str, Any], pa
             query["endDate"] = min(dates)
         else:
             query["startDate"] = max(dates)
-    ordered = sorted(
-        merged.values(), key=lambda r: str(r.get(date_wire) or ""), reverse=True
-    ) if len(id_wires) and requests_made > 1 else list(merged.values())
+    ordered = list(merged.values())
+    if requests_made > 1:  # pages overlap on their boundary date: restore newest-first order
+        ordered.sort(key=lambda r: str(r.get(date_wire) or ""), reverse=True)
     attrs["requests"] = requests_made
     return Chunk(header, ordered, attrs)
 
@@ -280,7 +281,7 @@ def load(
     ds = get(dataset)
     if errors not in ("raise", "skip"):
         raise InvalidParameterError(f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors")
-    if ds.scope == "symbol" and symbols is None:
+    if "{symbol}" in ds.path and symbols is None:
         raise InvalidParameterError("no symbol given", parameter="symbols", dataset=ds.name)
     params = {k: v for k, v in params.items() if v is not None}
     plan = _plan(ds, symbols, params)

@@ -134,8 +134,10 @@ def _forecast(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
             }
         except (TypeError, ValueError):
             raise _fail(ds, f"forecast metadata holds a non-number: {meta!r}", url) from None
-    if data.get("lastUpdated") is not None:
-        chunk.attrs["last_updated"] = data["lastUpdated"]
+    # lastUpdated describes the whole forecast: it belongs in attrs, not on every row.
+    last = chunk.header.pop("lastUpdated", None)
+    if last is not None:
+        chunk.attrs["last_updated"] = last
     return chunk
 
 
@@ -222,11 +224,15 @@ def _v1_ticker_forecast(ds: Dataset, data: Any, context: dict[str, Any], url: st
     ]
     header = _scalars(data)
     header.setdefault("type", pred.get("type"))
-    attrs: dict[str, Any] = {
-        "metadata": {
-            snake(k): float(pred[k]) for k in ("expectedShort", "expectedMid", "expectedLong") if pred.get(k) not in (None, "")
+    from .registry import V1_FORECAST_META
+
+    try:
+        metadata = {
+            f.name: float(pred[f.wire]) for f in V1_FORECAST_META if pred.get(f.wire) not in (None, "")
         }
-    }
+    except (TypeError, ValueError):
+        raise _fail(ds, "forecast expected-move values are not numbers", url) from None
+    attrs: dict[str, Any] = {"metadata": metadata}
     if pred.get("lastUpdate"):
         attrs["last_updated"] = pred["lastUpdate"]
     if pred.get("technicalAnalysis"):

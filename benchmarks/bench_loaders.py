@@ -1,0 +1,145 @@
+"""Side-by-side timings: the floor, the official SDK and mdframes, in one run.
+
+    pip install finbrain-python==0.3.1      # only for this benchmark; not a dependency
+    python benchmarks/bench_loaders.py [--repeat 7]
+
+Prints medians and ratios (this machine is noisy; only the ratios mean something):
+
+- floor: requests + orjson + DataFrame.from_records (no typing, no validation);
+- sdk: finbrain-python 0.3.1 with as_dataframe=True, pointed at the sandbox's /v2/;
+- mdframes: the loader, typed and validated, cache off (the SDK has none).
+
+Goals: 20k screener <= 0.8x the SDK; 500-row insider <= 1.0x the SDK; 100 symbols with 20 ms
+latency >= 6x faster than the SDK (called sequentially, as its users do) and within 1.3x of
+the ideal (requests x latency / workers); `import mdframes` within 0.15 s of `import pandas`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import orjson
+import pandas as pd
+import requests
+
+import mdframes as md
+from mdframes.sandbox import SANDBOX_KEY, Sandbox
+
+SYMBOLS_100 = [f"B{i:03d}" for i in range(100)]
+LATENCY = 0.02
+
+
+def median_time(fn: Callable[[], object], repeat: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def floor_get(session: requests.Session, url: str, params: dict, key: str) -> pd.DataFrame:
+    body = orjson.loads(session.get(url, params=params, headers={"Authorization": f"Bearer {SANDBOX_KEY}"}).content)
+    return pd.DataFrame.from_records(body["data"][key])
+
+
+def sdk_client(base: str):  # type: ignore[no-untyped-def]
+    try:
+        from finbrain import FinBrainClient
+    except ImportError:
+        sys.exit("install the SDK for this benchmark: pip install finbrain-python==0.3.1")
+    return FinBrainClient(api_key=SANDBOX_KEY, base_url=base + "/v2/")
+
+
+def import_time(module: str, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        out = subprocess.run(
+            [sys.executable, "-c", f"import time; t=time.perf_counter(); import {module}; print(time.perf_counter()-t)"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        times.append(float(out.stdout))
+    return statistics.median(times)
+
+
+def row(label: str, floor: float | None, sdk: float, ours: float, extra: str = "") -> None:
+    floor_txt = f"{floor * 1000:8.1f}" if floor is not None else " " * 8
+    print(
+        f"{label:<34}{floor_txt} {sdk * 1000:9.1f} {ours * 1000:9.1f}   "
+        f"{ours / sdk:5.2f}x SDK  {'' if floor is None else f'{ours / floor:5.2f}x floor'} {extra}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    repeat = args.repeat
+
+    print(f"{'case (median ms)':<34}{'floor':>8} {'sdk':>9} {'mdframes':>9}   ratios")
+    with Sandbox(record_counts={"BENCH500": 500}) as server:
+        session = requests.Session()
+        sdk = sdk_client(server.url)
+        client = md.Client(api_key=SANDBOX_KEY, base_url=server.url, cache=False)
+
+        # 1. 20,000-record sentiment screener
+        url = server.url + "/v2/screener/sentiment"
+        q = {"region": "US", "limit": 20000}
+        check = md.load_screener("sentiment", region="US", limit=20000, client=client)
+        assert len(check) == 20000, len(check)
+        f = median_time(lambda: floor_get(session, url, q, "data"), repeat)
+        s = median_time(lambda: sdk.screener.sentiment(region="US", limit=20000, as_dataframe=True), repeat)
+        o = median_time(lambda: md.load_screener("sentiment", region="US", limit=20000, client=client), repeat)
+        row("screener sentiment 20,000 rows", f, s, o, "(goal <= 0.80x SDK)")
+
+        # 2. one symbol, 500 insider transactions
+        url = server.url + "/v2/insider-trading/BENCH500"
+        assert len(md.load_insider_trading("BENCH500", client=client)) == 500
+        f = median_time(lambda: floor_get(session, url, {}, "transactions"), repeat)
+        s = median_time(lambda: sdk.insider_transactions.ticker("BENCH500", as_dataframe=True), repeat)
+        o = median_time(lambda: md.load_insider_trading("BENCH500", client=client), repeat)
+        row("insider 500 transactions", f, s, o, "(goal <= 1.00x SDK)")
+        client.close()
+
+    with Sandbox(latency=LATENCY) as server:
+        sdk = sdk_client(server.url)
+        client = md.Client(api_key=SANDBOX_KEY, base_url=server.url, cache=False, progress=False)
+        workers = client.max_workers
+        ideal = len(SYMBOLS_100) * LATENCY / workers
+
+        def sdk_sequential() -> None:
+            for sym in SYMBOLS_100:
+                sdk.insider_transactions.ticker(sym, as_dataframe=True)
+
+        few = max(3, repeat // 2)
+        s = median_time(sdk_sequential, few)
+        o = median_time(lambda: md.load_insider_trading(SYMBOLS_100, client=client), few)
+        row(
+            f"100 symbols, {LATENCY * 1000:.0f} ms latency",
+            None,
+            s,
+            o,
+            f"| {s / o:4.1f}x faster than SDK (goal >= 6x); {o / ideal:4.2f}x ideal "
+            f"{ideal * 1000:.0f} ms (goal <= 1.30x)",
+        )
+        client.close()
+
+    pandas_t = import_time("pandas", 5)
+    ours_t = import_time("mdframes", 5)
+    print(
+        f"{'import time':<34}pandas {pandas_t * 1000:.0f} ms, mdframes {ours_t * 1000:.0f} ms: "
+        f"+{(ours_t - pandas_t) * 1000:.0f} ms (goal <= +150 ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()
