@@ -585,10 +585,11 @@ V1_TYPE = Param("type", "{type}", "choice", choices=FORECAST_TYPES, default="dai
 V1_MARKET = Param("market", "{market}", "str")
 V1_TICKER = Param("ticker", "{ticker}", "str")
 V1_WINDOW = (Param("date_from", "dateFrom", "date"), Param("date_to", "dateTo", "date"))
+# v1 words -> the v2 names of the same meaning (forecast metadata, lastUpdated).
 V1_FORECAST_META = (
-    Field("expectedShort", "float"),
-    Field("expectedMid", "float"),
-    Field("expectedLong", "float"),
+    Field("expectedShort", "float", column="expected_short_term"),
+    Field("expectedMid", "float", column="expected_mid_term"),
+    Field("expectedLong", "float", column="expected_long_term"),
 )
 
 _DATASETS += [
@@ -627,7 +628,7 @@ _DATASETS += [
             Field("type", "cat", FORECAST_TYPES),
             *V1_FORECAST_META,
             Field("technicalAnalysis"),
-            Field("lastUpdate", "ts"),
+            Field("lastUpdate", "ts", column="last_updated"),
             Field("sentimentScore", "float", ge=-1, le=1),
         ),
         ttl=15 * MINUTE,

@@ -1,0 +1,294 @@
+"""``mdframes demo``: every dataset, end to end, against the offline sandbox.
+
+The list of datasets is the registry itself, so a dataset added there is exercised here
+without edits. Each entry's arguments are filled from its declared parameters: symbols for
+per-symbol paths, a market or region where a screener needs one, and for v1 a ticker and the
+market the sandbox lists it under.
+
+>>> from mdframes.demo import run_demo
+>>> result = run_demo("demo-output")          # doctest: +SKIP
+>>> result["summary"].head()                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+import pandas as pd
+
+from .errors import MdframesError
+from .registry import REGISTRY, Dataset
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Client
+
+__all__ = ["run_demo", "DEFAULT_SYMBOLS", "EXCEL_NAME", "CHART_NAME", "sheet_name"]
+
+DEFAULT_SYMBOLS = ("AAPL", "MSFT", "NVDA", "TSLA", "BTC-USD")
+DEMO_REGION = "US"  # for screeners that need a market or region
+EXCEL_NAME = "mdframes-demo.xlsx"
+CHART_NAME = "mdframes-demo.png"
+SUMMARY_COLUMNS = ["dataset", "rows", "columns", "seconds", "error"]
+# Writing cells is by far the slowest step (openpyxl: ~1 s per 10,000 rows); the workbook is a
+# showcase, so long sheets keep their first rows and the summary keeps the full counts.
+SHEET_ROWS = 2_000
+
+
+def sheet_name(dataset: str) -> str:
+    """The sheet a dataset goes to: ``/`` is not allowed in Excel sheet names.
+
+    Examples
+    --------
+    >>> sheet_name("screener/congress/house")
+    'screener.congress.house'
+    """
+    return dataset.replace("/", ".")
+
+
+# --- arguments from the registry ---------------------------------------------------------------
+
+
+def _v1_market(frames: dict[str, pd.DataFrame], ticker: str, client: Client) -> str:
+    """The market the service lists ``ticker`` under (v1 paths need both)."""
+    from .loaders import load
+
+    tickers = frames.get("v1/available_tickers")
+    if tickers is None:
+        tickers = load("v1/available_tickers", client=client)
+    match = tickers.loc[tickers["symbol"] == ticker, "market"]
+    if len(match):
+        return str(match.iloc[0])
+    markets = frames.get("v1/available_markets")
+    if markets is not None and len(markets):
+        return str(markets["market"].iloc[0])
+    return str(tickers["market"].dropna().iloc[0])
+
+
+def _arguments(
+    ds: Dataset, symbols: Sequence[str], frames: dict[str, pd.DataFrame], client: Client
+) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    if "{symbol}" in ds.path:
+        kwargs["symbols"] = list(symbols)
+        kwargs["errors"] = "skip"  # one symbol the service lacks should not hide the rest
+    names = {p.name for p in ds.params}
+    if "ticker" in names:
+        kwargs["ticker"] = symbols[0]
+    if ds.version == "v1" and "market" in names:
+        kwargs["market"] = _v1_market(frames, kwargs.get("ticker", symbols[0]), client)
+    if ds.needs_market_or_region:
+        kwargs["region"] = DEMO_REGION
+    return kwargs
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+def _load_all(
+    client: Client, symbols: Sequence[str], progress: bool | None
+) -> tuple[dict[str, pd.DataFrame], list[dict[str, Any]]]:
+    from tqdm import tqdm
+
+    from .loaders import load
+
+    frames: dict[str, pd.DataFrame] = {}
+    rows: list[dict[str, Any]] = []
+    bar = tqdm(
+        list(REGISTRY.values()),
+        desc="mdframes demo",
+        unit="dataset",
+        file=sys.stderr,
+        disable=None if progress is None else not progress,
+    )
+    for ds in bar:
+        bar.set_postfix_str(ds.name)
+        started = time.perf_counter()
+        error = ""
+        try:
+            with warnings.catch_warnings():
+                # Skipped symbols are reported in the summary's error column instead.
+                warnings.simplefilter("ignore")
+                df = load(ds.name, client=client, **_arguments(ds, symbols, frames, client))
+            frames[ds.name] = df
+            failed = df.attrs.get("failed")
+            if failed:
+                error = "skipped " + ", ".join(sorted(failed))
+        except MdframesError as exc:
+            df, error = pd.DataFrame(), str(exc)
+        rows.append(
+            {
+                "dataset": ds.name,
+                "rows": len(df),
+                "columns": df.shape[1],
+                "seconds": time.perf_counter() - started,
+                "error": error,
+            }
+        )
+    return frames, rows
+
+
+def _apply_helpers(frames: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFrame], list[dict]]:
+    """The helpers on the loaded frames: amount bounds, insider groups, a point-in-time cut."""
+    from .helpers import congress_amount_bounds, insider_groups
+    from .pit import point_in_time
+
+    derived: dict[str, pd.DataFrame] = {}
+    rows: list[dict[str, Any]] = []
+
+    def step(name: str, make: Any, needs: str) -> None:
+        if needs not in frames:
+            return
+        started = time.perf_counter()
+        error = ""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                derived[name] = out = make(frames[needs])
+        except MdframesError as exc:
+            out, error = pd.DataFrame(), str(exc)
+        rows.append(
+            {
+                "dataset": name,
+                "rows": len(out),
+                "columns": out.shape[1],
+                "seconds": time.perf_counter() - started,
+                "error": error,
+            }
+        )
+
+    def groups(df: pd.DataFrame) -> pd.DataFrame:
+        grouped = insider_groups(df).groupby(["symbol", "group"], observed=True)
+        return grouped.agg(
+            transactions=("group", "size"), total_value=("total_value", "sum")
+        ).reset_index()
+
+    def public_mid_window(df: pd.DataFrame) -> pd.DataFrame:
+        # As of the median filing date, about half the rows were public: a visible cut.
+        as_of = pd.Series(df["filing_date"]).dropna().median()
+        out = point_in_time(df, as_of)
+        out.attrs["as_of"] = as_of
+        return out
+
+    step("helpers.congress_amount_bounds", congress_amount_bounds, "congress_trades")
+    step("helpers.insider_groups", groups, "insider_trading")
+    step("helpers.point_in_time", public_mid_window, "insider_trading")
+    return derived, rows
+
+
+def _chart(frames: dict[str, pd.DataFrame], path: Path, symbol: str) -> None:
+    """A 2x2 figure: forecast fan, sentiment, insider activity, put/call."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from . import plot
+
+    # A bare Figure on the Agg canvas: no pyplot state, no GUI backend, nothing left open.
+    fig = Figure(figsize=(14, 9), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(2, 2).ravel()
+
+    def one(name: str, days: int | None = None) -> pd.DataFrame:
+        df = frames.get(name, pd.DataFrame())
+        if "symbol" in df.columns and (df["symbol"] == symbol).any():
+            df = df[df["symbol"] == symbol]
+        if days is not None and len(df):
+            # Two years of daily points are a solid smear; the recent months read better.
+            df = df[df["date"] >= df["date"].max() - pd.Timedelta(days=days)]
+        return df
+
+    panels = [
+        (plot.forecast_fan, one("forecast")),
+        (plot.sentiment, one("sentiment", days=180)),
+        (plot.insider_activity, one("insider_trading")),
+        (plot.put_call, one("put_call_ratio", days=180)),
+    ]
+    for (draw, df), ax in zip(panels, axes, strict=True):
+        if len(df):
+            draw(df, ax=ax)
+        else:
+            ax.set_axis_off()
+    fig.suptitle(f"mdframes demo (offline sandbox) - {symbol}")
+    fig.savefig(path, dpi=100)
+
+
+def run_demo(
+    out_dir: str | Path = ".",
+    symbols: Sequence[str] | None = None,
+    stream: TextIO | None = None,
+    *,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """Load every registry dataset from a fresh sandbox, apply the helpers, write a workbook
+    and a chart.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Folder for ``mdframes-demo.xlsx`` and ``mdframes-demo.png`` (created if missing).
+    symbols : list of str, optional
+        Symbols for the per-symbol datasets (default: AAPL, MSFT, NVDA, TSLA, BTC-USD); the
+        first is the v1 ticker and the chart's subject.
+    stream : file-like, optional
+        Where the summary table is printed (default: ``sys.stdout``).
+    progress : bool, optional
+        The tqdm bar over datasets; ``None``: only on a terminal.
+
+    Returns
+    -------
+    dict
+        ``excel`` and ``chart`` (paths), ``summary`` (a frame of dataset, rows, columns,
+        seconds, error) and ``frames`` (dataset name -> DataFrame).
+
+    Examples
+    --------
+    >>> result = run_demo("out", symbols=["AAPL", "MSFT"])  # doctest: +SKIP
+    >>> result["excel"]                                      # doctest: +SKIP
+    PosixPath('out/mdframes-demo.xlsx')
+    """
+    from .export import to_excel
+    from .params import check_symbols
+    from .sandbox import running
+
+    stream = sys.stdout if stream is None else stream
+    symbols = check_symbols(list(symbols) if symbols else list(DEFAULT_SYMBOLS), dataset="demo")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with running() as client:
+        frames, rows = _load_all(client, symbols, progress)
+    derived, helper_rows = _apply_helpers(frames)
+    frames.update(derived)
+    summary = pd.DataFrame(rows + helper_rows, columns=SUMMARY_COLUMNS)
+    summary["rows"] = summary["rows"].astype("Int64")
+    summary["columns"] = summary["columns"].astype("Int64")
+    summary["seconds"] = summary["seconds"].round(3)
+
+    excel = out / EXCEL_NAME
+    chart = out / CHART_NAME
+    sheets = {sheet_name(k): v.head(SHEET_ROWS) for k, v in frames.items()}
+    to_excel({"summary": summary, **sheets}, excel)
+    _chart(frames, chart, symbols[0])
+
+    ok = summary[summary["error"] == ""]
+    print(summary.to_string(index=False), file=stream)
+    print(
+        f"\n{len(ok)} of {len(summary)} steps succeeded, {int(ok['rows'].sum())} rows, "
+        f"{time.perf_counter() - started:.1f} s",
+        file=stream,
+    )
+    if (summary["rows"] > SHEET_ROWS).any():
+        print(f"(sheets hold at most the first {SHEET_ROWS:,} rows of each frame)", file=stream)
+    pit = derived.get("helpers.point_in_time")
+    if pit is not None and "insider_trading" in frames:
+        as_of = pd.Timestamp(pit.attrs["as_of"]).date()
+        print(
+            f"point_in_time: {len(pit)} of {len(frames['insider_trading'])} insider "
+            f"transactions were public on {as_of}",
+            file=stream,
+        )
+    return {"excel": excel, "chart": chart, "summary": summary, "frames": frames}

@@ -1,0 +1,332 @@
+"""Deterministic building blocks shared by the sandbox's data generators.
+
+Every random choice is seeded from ``hashlib`` digests of stable strings (never Python's
+salted ``hash()``), so the same request gives the same bytes in every process. Values that
+screeners and per-symbol endpoints must agree on (price, sentiment, put/call) are pure
+functions of ``(symbol, date)``; event histories are seeded per dataset and symbol and laid
+out backwards from ``today``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+import random
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+__all__ = [
+    "Profile",
+    "profile",
+    "seed_of",
+    "rng",
+    "unit",
+    "history_start",
+    "history_days",
+    "trading_days",
+    "price_on",
+    "sentiment_on",
+    "put_call_on",
+    "iso_day",
+    "stamp",
+    "business_days_after",
+]
+
+_MASK = (1 << 64) - 1
+
+
+def seed_of(*parts: object) -> int:
+    """A 64-bit seed from the parts' text (stable across processes and platforms)."""
+    digest = hashlib.blake2b("|".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def rng(*parts: object) -> random.Random:
+    """A ``random.Random`` seeded from ``parts``.
+
+    >>> rng("lobbying", "AAPL").random() == rng("lobbying", "AAPL").random()
+    True
+    """
+    return random.Random(seed_of(*parts))
+
+
+def unit(seed: int, k: int) -> float:
+    """A uniform number in [0, 1) from ``(seed, k)`` via splitmix64: cheap enough to call
+    once per symbol per day without building a generator."""
+    z = (seed + (k + 1) * 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return ((z ^ (z >> 31)) >> 11) / float(1 << 53)
+
+
+# --- calendar ----------------------------------------------------------------------------------
+
+
+def history_start(today: dt.date) -> dt.date:
+    """The first day of the trailing 24 months that end on ``today``."""
+    try:
+        first = today.replace(year=today.year - 2)
+    except ValueError:  # 29 February
+        first = today.replace(year=today.year - 2, day=28)
+    return first + dt.timedelta(days=1)
+
+
+@lru_cache(maxsize=64)
+def history_days(today: dt.date, count: int | None = None) -> tuple[dt.date, ...]:
+    """Calendar days of the history, newest first. ``count`` overrides the 24 months (a
+    daily series asked for more records than days simply reaches further back)."""
+    n = (today - history_start(today)).days + 1 if count is None else count
+    return tuple(today - dt.timedelta(days=i) for i in range(n))
+
+
+@lru_cache(maxsize=64)
+def trading_days(today: dt.date, count: int | None = None) -> tuple[dt.date, ...]:
+    """Weekdays of the history (or the newest ``count`` weekdays), newest first."""
+    if count is None:
+        return tuple(d for d in history_days(today) if d.weekday() < 5)
+    out: list[dt.date] = []
+    day = today
+    while len(out) < count:
+        if day.weekday() < 5:
+            out.append(day)
+        day -= dt.timedelta(days=1)
+    return tuple(out)
+
+
+def business_days_after(day: dt.date, n: int) -> dt.date:
+    """``day`` moved forward by ``n`` weekdays."""
+    while n > 0:
+        day += dt.timedelta(days=1)
+        if day.weekday() < 5:
+            n -= 1
+    return day
+
+
+def iso_day(day: dt.date) -> str:
+    return day.isoformat()
+
+
+def stamp(today: dt.date, hour: int = 23, minute: int = 59) -> str:
+    """An ISO 8601 UTC timestamp on ``today`` (used for meta.timestamp and lastUpdated)."""
+    return f"{today.isoformat()}T{hour:02d}:{minute:02d}:00Z"
+
+
+# --- symbols -----------------------------------------------------------------------------------
+
+_KNOWN: dict[str, tuple[str, float, str | None, str]] = {
+    # symbol: (name, base price, cik, exchange)
+    "AAPL": ("Apple Inc.", 228.0, "0000320193", "NASDAQ"),
+    "MSFT": ("Microsoft Corporation", 425.0, "0000789019", "NASDAQ"),
+    "TSLA": ("Tesla, Inc.", 255.0, "0001318605", "NASDAQ"),
+    "NVDA": ("NVIDIA Corporation", 138.0, "0001045810", "NASDAQ"),
+    "AMZN": ("Amazon.com, Inc.", 198.0, "0001018724", "NASDAQ"),
+    "GOOGL": ("Alphabet Inc.", 172.0, "0001652044", "NASDAQ"),
+    "META": ("Meta Platforms, Inc.", 565.0, "0001326801", "NASDAQ"),
+    "BTC-USD": ("Bitcoin USD", 67500.0, None, "Crypto Currencies"),
+    "BRK.B": ("Berkshire Hathaway Inc.", 455.0, "0001067983", "NYSE"),
+    "^GSPC": ("S&P 500 Index", 5850.0, None, "Index Futures"),
+}
+KNOWN_SYMBOLS = tuple(_KNOWN)
+
+# Suffix conventions of non-US listings -> market name (from the registry's MARKETS).
+SUFFIX_MARKETS = {
+    ".L": "UK FTSE 100",
+    ".DE": "Germany DAX",
+    ".TO": "Canada TSX",
+    ".AX": "Australia ASX",
+    ".HK": "HK Hang Seng",
+    ".MX": "Mexico BMV",
+    ".SR": "Tadawul TASI",
+    ".ME": "Russia MOEX",
+    ".SA": "Brazil BOVESPA",
+    ".TA": "Tel Aviv TASE",
+}
+_COMPANY_SUFFIXES = (
+    "Inc.",
+    "Corp.",
+    "Holdings Inc.",
+    "Group Inc.",
+    "Technologies Inc.",
+    "Therapeutics Inc.",
+    "Industries Corp.",
+    "Systems Inc.",
+    "Financial Corp.",
+    "Energy Inc.",
+    "Brands Inc.",
+    "Pharmaceuticals Inc.",
+)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What every generator needs to know about a symbol."""
+
+    symbol: str
+    name: str
+    kind: str  # equity, foreign, crypto, index, fx, future
+    exchange: str  # a market name; NASDAQ/NYSE for plain US symbols
+    base_price: float
+    cik: str | None
+    seed: int
+    # Per-symbol constants of the value series, drawn once (series cost one draw per day).
+    phase: float = 0.0
+    drift: float = 0.0
+    bias: float = 0.0
+    swing: float = 0.0
+    scale: int = 0
+
+    @property
+    def has_filings(self) -> bool:
+        """Only companies file Form 4s, get patents, lobby and win contracts."""
+        return self.kind in ("equity", "foreign")
+
+
+def _kind_of(symbol: str) -> tuple[str, str]:
+    if symbol.startswith("^"):
+        return "index", "Index Futures"
+    if symbol.endswith("=X"):
+        return "fx", "Foreign Exchange"
+    if symbol.endswith("=F"):
+        return "future", "Commodities"
+    if "-" in symbol and not symbol.startswith("-"):
+        return "crypto", "Crypto Currencies"
+    for suffix, market in SUFFIX_MARKETS.items():
+        if symbol.endswith(suffix):
+            return "foreign", market
+    return "equity", ""
+
+
+def _name_for(symbol: str, kind: str, seed: int) -> str:
+    if kind == "index":
+        return f"{symbol[1:]} Index"
+    if kind == "fx":
+        pair = symbol[:-2]
+        return f"{pair[:3]}/{pair[3:]}" if len(pair) == 6 else pair
+    if kind == "future":
+        return f"{symbol[:-2]} Futures"
+    if kind == "crypto":
+        return symbol.replace("-", " ")
+    stem = symbol.split(".")[0] if kind == "foreign" else symbol.replace(".", " ")
+    word = stem.capitalize() if stem.isalpha() else stem
+    if kind == "foreign":
+        return f"{word} {('plc', 'AG', 'Ltd', 'SA', 'Corp')[seed % 5]}"
+    return f"{word} {_COMPANY_SUFFIXES[seed % len(_COMPANY_SUFFIXES)]}"
+
+
+@lru_cache(maxsize=65536)
+def profile(symbol: str) -> Profile:
+    """The deterministic identity of any symbol.
+
+    >>> profile("AAPL").name
+    'Apple Inc.'
+    """
+    seed = seed_of("profile", symbol)
+    kind, market = _kind_of(symbol)
+    consts: dict[str, Any] = {
+        "phase": unit(seed, 10) * 6.283,
+        "drift": (unit(seed, 11) - 0.4) * 0.0004,
+        "bias": (unit(seed, 20) - 0.45) * 0.5,
+        "swing": unit(seed, 21) * 6.283,
+        "scale": 2_000 + int(unit(seed, 30) * 400_000),
+    }
+    if symbol in _KNOWN:
+        name, price, cik, exchange = _KNOWN[symbol]
+        return Profile(symbol, name, kind, exchange, price, cik, seed, **consts)
+    if kind == "equity":
+        market = "NASDAQ" if seed % 2 else "NYSE"
+    # Log-uniform prices: a few dollars to a few hundred (crypto and indices far higher).
+    price = math.exp(math.log(4.0) + unit(seed, 1) * math.log(120.0))
+    if kind == "crypto":
+        price *= 20
+    elif kind == "index":
+        price = 1000 + unit(seed, 2) * 30000
+    elif kind == "fx":
+        price = 0.5 + unit(seed, 2) * 1.5
+    cik = f"{int(unit(seed, 3) * 1_999_999) + 1_000_000:010d}" if kind == "equity" else None
+    name = _name_for(symbol, kind, seed)
+    return Profile(symbol, name, kind, market, round(price, 2), cik, seed, **consts)
+
+
+# --- value series that screeners and per-symbol endpoints share ---------------------------------
+
+
+def price_on(p: Profile, day: dt.date) -> float:
+    """A smooth, deterministic closing price on ``day``."""
+    t = day.toordinal()
+    wave = 0.12 * math.sin(t / 58.0 + p.phase) + 0.05 * math.sin(t / 9.0 + 2 * p.phase)
+    noise = (unit(p.seed, t) - 0.5) * 0.02
+    level = p.base_price * math.exp(p.drift * (t - 739_000) + wave + noise)
+    return round(level, 6 if level < 1 else 2)
+
+
+def sentiment_on(p: Profile, day: dt.date) -> float:
+    """Sentiment score in [-1, 1] on ``day``: a slow swing plus daily noise."""
+    t = day.toordinal()
+    swing = 0.35 * math.sin(t / 23.0 + p.swing)
+    noise = (unit(p.seed ^ 0x5E47, t) - 0.5) * 0.7
+    return round(max(-1.0, min(1.0, p.bias + swing + noise)), 4)
+
+
+def put_call_on(p: Profile, day: dt.date) -> dict[str, object]:
+    """One put/call datapoint: ``totalVolume = callVolume + putVolume``, ratio = put/call."""
+    t = day.toordinal()
+    calls = 100 + int(p.scale * (0.6 + unit(p.seed ^ 0xCA11, t)))
+    ratio_target = 0.35 + 1.3 * unit(p.seed ^ 0x9017, t) ** 1.4
+    puts = max(1, int(calls * ratio_target))
+    return {
+        "date": day.isoformat(),
+        "ratio": round(puts / calls, 4),
+        "callVolume": calls,
+        "putVolume": puts,
+        "totalVolume": calls + puts,
+        "price": price_on(p, day),
+    }
+
+
+# --- request context and errors ----------------------------------------------------------------
+
+
+class HttpError(Exception):
+    """An error response: the server renders it as the v2 envelope or the v1 flat object."""
+
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+        self.code = code or _CODES.get(status, "ERROR")
+
+
+_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    429: "RATE_LIMIT_EXCEEDED",
+    500: "INTERNAL_ERROR",
+    502: "BAD_GATEWAY",
+    503: "SERVICE_UNAVAILABLE",
+}
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """One validated request as the data builders see it (hashable: bodies are memoised)."""
+
+    dataset: str  # registry name
+    parts: tuple[tuple[str, str], ...]  # decoded path placeholders
+    start: dt.date | None
+    end: dt.date | None
+    limit: int | None
+    market: str | None
+    region: str | None
+    type: str | None  # the /v2/tickers ``type`` filter
+    today: dt.date
+    counts: tuple[tuple[str, int], ...]
+    legacy: frozenset[str]
+
+    def part(self, name: str) -> str:
+        return dict(self.parts)[name]
+
+    def count_for(self, symbol: str) -> int | None:
+        return dict(self.counts).get(symbol)

@@ -1,0 +1,474 @@
+"""The sandbox HTTP server: auth, rate limits, fault injection and the request log.
+
+Stdlib only (plus orjson): a ``ThreadingHTTPServer`` on 127.0.0.1 speaking HTTP/1.1 with
+keep-alive, so a client's connection pool is exercised as against the real service.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import math
+import socket
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import orjson
+
+from .common import HttpError
+from .routes import error_body, make_ctx, match, render
+
+__all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS"]
+
+FAULT_KINDS = (
+    500,
+    502,
+    503,
+    "html500",
+    "drop",
+    "truncate",
+    "html",
+    "no_envelope",
+    "success_false",
+    "429",
+    "retry_after",
+    "redirect",
+    "remaining0",
+)
+_SECRET_QUERY = ("apiKey", "token")
+_HTML = b"<!DOCTYPE html><html><head><title>Service</title></head><body><h1>%s</h1></body></html>"
+_REASONS = {
+    200: "OK",
+    302: "Found",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
+_MESSAGES = {
+    401: "Invalid or missing API key",
+    403: "Access denied for this resource",
+    429: "Rate limit exceeded, slow down",
+}
+
+
+@dataclass
+class LoggedRequest:
+    """One request as the sandbox saw it (key values are never stored)."""
+
+    method: str
+    path: str  # decoded path
+    query: dict[str, str]  # key-bearing parameters show as "***"
+    auth: str | None  # bearer, header, apiKey, token, or None
+    status: int = 0  # 0: the connection was dropped
+    raw_path: str = ""
+
+
+@dataclass
+class _Fault:
+    kind: Any
+    path: str | None
+
+
+@dataclass
+class _Window:
+    reset: int  # epoch seconds
+    used: int = 0
+
+
+@dataclass
+class _Outcome:
+    status: int
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    drop: bool = False
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+    sandbox: Sandbox
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        self.open_sockets: set[socket.socket] = set()
+        self.sockets_lock = threading.Lock()
+        super().__init__(*args, **kw)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.sockets_lock:
+            self.open_sockets.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.sockets_lock:
+            self.open_sockets.discard(request)
+        super().shutdown_request(request)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # TCP_NODELAY on every accepted socket
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass  # silent: request lines may carry a key in the query string
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        outcome = self.server.sandbox._handle("GET", self.path, self.headers)
+        self._send(outcome)
+
+    def _not_allowed(self) -> None:
+        outcome = self.server.sandbox._handle(self.command, self.path, self.headers)
+        self._send(outcome)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = _not_allowed  # noqa: N815
+
+    def _send(self, out: _Outcome) -> None:
+        if out.drop:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        head = [f"HTTP/1.1 {out.status} {_REASONS.get(out.status, 'Status')}"]
+        head.append(f"Content-Type: {out.content_type}")
+        head.append(f"Content-Length: {len(out.body)}")
+        head.extend(f"{k}: {v}" for k, v in out.headers.items())
+        if self.close_connection:
+            head.append("Connection: close")
+        # One write for head and body: with TCP_NODELAY, fewer packets.
+        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + out.body)
+
+
+class Sandbox:
+    """A local, deterministic implementation of the service's v1 and v2 interface.
+
+    Parameters
+    ----------
+    port : int
+        0 picks a free port; ``.url`` tells which.
+    api_keys, forbidden_keys : iterable of str
+        Valid keys; valid keys that get 403 on everything.
+    today : datetime.date, optional
+        Anchors all generated data and ``meta.timestamp`` (default: today's UTC date).
+    latency : float
+        Seconds slept per request.
+    rate_limit, rate_window, reset_format, reset_seconds
+        Requests per window per key, window length in seconds, ``"iso"`` or ``"unix"`` for
+        ``X-RateLimit-Reset``, and how far ahead a ``"remaining0"`` fault puts the reset.
+    record_counts : dict
+        Symbol -> number of records over the whole history of every dated per-symbol dataset.
+    missing_symbols : iterable of str
+        Symbols that answer 404.
+    legacy_shapes : iterable of str
+        ``"app_ratings"`` and/or ``"congress"``: serve the older response shapes.
+    max_log : int
+        The request log keeps at most this many entries (oldest dropped first), so a long
+        benchmark does not grow memory without bound.
+
+    All options are also attributes that may be changed while the server runs.
+
+    Examples
+    --------
+    >>> with Sandbox() as server:                                   # doctest: +SKIP
+    ...     requests.get(server.url + "/v2/markets", headers={"X-API-Key": "sandbox-key"})
+    """
+
+    def __init__(
+        self,
+        port: int = 0,
+        *,
+        api_keys: Iterable[str] = ("sandbox-key",),
+        forbidden_keys: Iterable[str] = ("forbidden-key",),
+        today: dt.date | None = None,
+        latency: float = 0.0,
+        rate_limit: int = 1_000_000,
+        rate_window: float = 3600,
+        reset_format: str = "iso",
+        reset_seconds: float = 1.0,
+        record_counts: dict[str, int] | None = None,
+        missing_symbols: Iterable[str] = ("NOTFOUND", "NOSUCH", "ZZZZ"),
+        legacy_shapes: Iterable[str] = (),
+        max_log: int = 200_000,
+    ) -> None:
+        self.port = port
+        self.api_keys = tuple(api_keys)
+        self.forbidden_keys = tuple(forbidden_keys)
+        self.today = today
+        self.latency = latency
+        self.rate_limit = rate_limit
+        self.rate_window = rate_window
+        self.reset_format = reset_format
+        self.reset_seconds = reset_seconds
+        self.record_counts = dict(record_counts or {})
+        self.missing_symbols = set(missing_symbols)
+        self.legacy_shapes = set(legacy_shapes)
+        self.max_log = max_log
+        self.requests: list[LoggedRequest] = []
+        self._lock = threading.Lock()
+        self._faults: list[_Fault] = []
+        self._windows: dict[str, _Window] = {}
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> Sandbox:
+        """Bind 127.0.0.1 and serve in a daemon thread."""
+        if self._server is not None:
+            return self
+        server = _Server(("127.0.0.1", self.port), _Handler)
+        server.sandbox = self
+        self._server = server
+        self.port = server.server_address[1]
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"sandbox:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every open connection."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        with server.sockets_lock:
+            sockets = list(server.open_sockets)
+        for sock in sockets:  # idle keep-alive connections would otherwise live on
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The service root, e.g. ``http://127.0.0.1:8765``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def __repr__(self) -> str:
+        state = "running" if self._server is not None else "stopped"
+        return f"Sandbox(url={self.url!r}, {state})"
+
+    # -- log and faults ----------------------------------------------------------------------
+    def count(self, path_prefix: str | None = None) -> int:
+        """Requests received (whose path starts with ``path_prefix``)."""
+        with self._lock:
+            if path_prefix is None:
+                return len(self.requests)
+            return sum(
+                r.path.startswith(path_prefix) or r.raw_path.startswith(path_prefix)
+                for r in self.requests
+            )
+
+    def clear_log(self) -> None:
+        with self._lock:
+            self.requests.clear()
+
+    def inject(self, *faults: Any, path: str | None = None) -> None:
+        """Queue faults for the next requests whose path starts with ``path`` (any if None).
+
+        Kinds: 500/502/503, ``"html500"``, ``"drop"``, ``"truncate"``, ``"html"``,
+        ``"no_envelope"``, ``"success_false"``, ``("429", seconds)``,
+        ``("retry_after", seconds)``, ``"redirect"``, ``"remaining0"``.
+
+        >>> server.inject(500, "drop", path="/v2/markets")   # doctest: +SKIP
+        """
+        for fault in faults:
+            kind = fault[0] if isinstance(fault, tuple) else fault
+            if kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault {fault!r}; known: {FAULT_KINDS}")
+        with self._lock:
+            self._faults.extend(_Fault(f, path) for f in faults)
+
+    def _take_fault(self, path: str, raw: str) -> Any:
+        with self._lock:
+            for i, fault in enumerate(self._faults):
+                if fault.path is None or path.startswith(fault.path) or raw.startswith(fault.path):
+                    return self._faults.pop(i).kind
+        return None
+
+    # -- time --------------------------------------------------------------------------------
+    def _today(self) -> dt.date:
+        return self.today or dt.datetime.now(dt.timezone.utc).date()
+
+    def _reset_text(self, epoch: float) -> str:
+        seconds = math.ceil(epoch)  # never announce a reset earlier than it happens
+        if self.reset_format == "unix":
+            return str(seconds)
+        return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def _rate_headers(self, remaining: int, reset: float) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.rate_limit),
+            "X-RateLimit-Remaining": str(max(0, remaining)),
+            "X-RateLimit-Reset": self._reset_text(reset),
+        }
+
+    def _spend(self, key: str, consume: bool) -> tuple[bool, dict[str, str]]:
+        """Charge one request to ``key``'s window: (allowed, rate headers)."""
+        now = time.time()
+        with self._lock:
+            window = self._windows.get(key)
+            if window is None or now >= window.reset:
+                window = _Window(math.ceil(now + self.rate_window))
+                self._windows[key] = window
+            allowed = window.used < self.rate_limit
+            if allowed and consume:
+                window.used += 1
+            return allowed, self._rate_headers(self.rate_limit - window.used, window.reset)
+
+    # -- auth --------------------------------------------------------------------------------
+    @staticmethod
+    def _credentials(
+        version: str, headers: Any, query: dict[str, str]
+    ) -> tuple[str | None, str | None]:
+        """(placement, key) of the first key present in the spec's order."""
+        if version == "v1":
+            return ("token", query["token"]) if "token" in query else (None, None)
+        auth = headers.get("Authorization")
+        if auth is not None:
+            scheme, _, value = auth.strip().partition(" ")
+            return "bearer", value.strip() if scheme.lower() == "bearer" else ""
+        if headers.get("X-API-Key") is not None:
+            return "header", headers.get("X-API-Key").strip()
+        for name in ("apiKey", "token"):
+            if name in query:
+                return name, query[name]
+        return None, None
+
+    # -- one request -------------------------------------------------------------------------
+    def _handle(self, method: str, target: str, headers: Any) -> _Outcome:
+        if self.latency:
+            time.sleep(self.latency)
+        parts = urlsplit(target)
+        raw_path = parts.path
+        path = unquote(raw_path)
+        query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        version = "v1" if path.startswith("/v1/") else "v2"
+        placement, key = self._credentials(version, headers, query)
+        shown = {k: ("***" if k in _SECRET_QUERY else v) for k, v in query.items()}
+        entry = LoggedRequest(method, path, shown, placement, 0, raw_path)
+        with self._lock:
+            self.requests.append(entry)
+            if len(self.requests) > self.max_log:
+                del self.requests[: len(self.requests) - self.max_log]
+        outcome = self._respond(method, version, raw_path, target, query, key, headers)
+        entry.status = 0 if outcome.drop else outcome.status
+        return outcome
+
+    def _error(
+        self, version: str, status: int, message: str | None = None, **headers: str
+    ) -> _Outcome:
+        text = message or _MESSAGES.get(status, _REASONS.get(status, "Error"))
+        return _Outcome(status, error_body(version, status, text), headers=dict(headers))
+
+    def _respond(
+        self,
+        method: str,
+        version: str,
+        raw_path: str,
+        target: str,
+        query: dict[str, str],
+        key: str | None,
+        headers: Any,
+        *,
+        faults: bool = True,
+    ) -> _Outcome:
+        fault = self._take_fault(unquote(raw_path), raw_path) if faults else None
+        if fault is not None and fault != "remaining0":
+            return self._fault(fault, version, target, key or "", headers)
+        if key is None or key not in self.api_keys + self.forbidden_keys:
+            _, rate = self._spend(key or "", consume=False)
+            return self._error(version, 401, **rate)
+        if key in self.forbidden_keys:
+            _, rate = self._spend(key, consume=False)
+            return self._error(version, 403, **rate)
+        allowed, rate = self._spend(key, consume=True)
+        if not allowed:
+            return self._error(version, 429, **rate)
+        if fault == "remaining0":
+            rate = self._rate_headers(0, time.time() + self.reset_seconds)
+        if method != "GET":
+            return self._error(version, 405, "only GET is supported", Allow="GET", **rate)
+        found = match(raw_path)
+        if found is None:
+            return self._error(version, 404, f"no endpoint at {unquote(raw_path)}", **rate)
+        route, parts = found
+        try:
+            ctx = make_ctx(
+                route,
+                parts,
+                query,
+                today=self._today(),
+                counts=tuple(sorted(self.record_counts.items())),
+                legacy=frozenset(self.legacy_shapes),
+                missing=frozenset(s.upper() for s in self.missing_symbols),
+            )
+            body = render(route, ctx)
+        except HttpError as exc:
+            return self._error(version, exc.status, exc.message, **rate)
+        return _Outcome(200, body, headers=rate)
+
+    def _fault(self, fault: Any, version: str, target: str, key: str, headers: Any) -> _Outcome:
+        kind, arg = (fault[0], float(fault[1])) if isinstance(fault, tuple) else (fault, 0.0)
+        _, rate = self._spend(key, consume=False)
+        if isinstance(kind, int):
+            return self._error(version, kind, "injected server error", **rate)
+        if kind == "html500":
+            return _Outcome(500, _HTML % b"500 Internal Server Error", "text/html", rate)
+        if kind == "drop":
+            return _Outcome(0, drop=True)
+        if kind == "html":
+            return _Outcome(200, _HTML % b"Maintenance", "text/html; charset=utf-8", rate)
+        if kind == "success_false":
+            body = orjson.dumps(
+                {"success": False, "error": {"code": "FORBIDDEN", "message": _MESSAGES[403]}}
+            )
+            return _Outcome(200, body, headers=rate)
+        if kind == "429":
+            return self._error(version, 429, **self._rate_headers(0, time.time() + arg))
+        if kind == "retry_after":
+            return self._error(version, 429, **{"Retry-After": str(math.ceil(arg))})
+        if kind == "redirect":
+            return _Outcome(302, b"", headers={**rate, "Location": self.url + target})
+        # truncate / no_envelope: a real body, damaged.
+        real = self._respond(
+            "GET",
+            version,
+            urlsplit(target).path,
+            target,
+            _query(target),
+            key,
+            headers,
+            faults=False,
+        )
+        if kind == "truncate":
+            return _Outcome(200, real.body[: max(1, len(real.body) // 2)], headers=rate)
+        data = orjson.loads(real.body)
+        if isinstance(data, dict) and "data" in data:
+            data = data["data"]
+        return _Outcome(200, orjson.dumps(data), headers=rate)
+
+
+def _query(target: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(target).query, keep_blank_values=True).items()}

@@ -1,0 +1,580 @@
+"""The cross-ticker side of the sandbox: the ticker universe, discovery, screeners, recent.
+
+The universe is synthetic but shaped like the real one: every market of the registry's
+``MARKETS`` has members, US markets overlap (DOW 30 within the S&P 500 within NASDAQ/NYSE),
+and the US region alone holds more than 20,000 tickers so that the largest screener page
+can be served. Screener records are cheap per-ticker snapshots (hash-derived, no history
+generation); the values shared with per-symbol endpoints (sentiment, put/call, price,
+forecast) come from the same functions and therefore agree.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from ..registry import APP_RATINGS_HISTORY_START, MARKETS, RECENT_DATASETS, SCREENER_DATASETS
+from .common import (
+    KNOWN_SYMBOLS,
+    SUFFIX_MARKETS,
+    Ctx,
+    HttpError,
+    profile,
+    put_call_on,
+    rng,
+    sentiment_on,
+    unit,
+)
+from .data import (
+    BRACKETS,
+    INSTITUTIONS,
+    RATING_LADDER,
+    REGISTRANTS,
+    forecast,
+    members,
+    news_entry,
+    person,
+)
+
+__all__ = [
+    "universe",
+    "select",
+    "MARKET_REGION",
+    "REGIONS",
+    "DISCOVERY",
+    "SCREENER",
+    "RECENT",
+    "screener_records",
+    "DEFAULT_CROSS_LIMIT",
+]
+
+MARKET_REGION = dict(MARKETS)
+REGIONS = tuple(dict.fromkeys(region for _, region in MARKETS))
+DEFAULT_CROSS_LIMIT = 100  # screener and recent endpoints without ``limit``
+
+# Members per market (primary listings). US sums to 20,600 unique tickers.
+_SIZES = {
+    "NASDAQ": 3300,
+    "NYSE": 2700,
+    "ETFs": 2600,
+    "OTC Market": 12000,
+    "UK FTSE 100": 100,
+    "Germany DAX": 40,
+    "Canada TSX": 600,
+    "Australia ASX": 800,
+    "HK Hang Seng": 80,
+    "Mexico BMV": 150,
+    "Foreign Exchange": 60,
+    "Commodities": 40,
+    "Crypto Currencies": 300,
+    "Index Futures": 30,
+    "Tadawul TASI": 250,
+    "Russia MOEX": 200,
+    "Brazil BOVESPA": 400,
+    "Tel Aviv TASE": 500,
+}
+_ALPHA = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_SUFFIX_OF = {market: suffix for suffix, market in SUFFIX_MARKETS.items()}
+_CURRENCIES = ("USD", "EUR", "JPY", "GBP", "CHF", "CAD", "AUD", "NZD", "SEK", "NOK", "MXN", "HKD")
+
+
+def _letters(i: int, width: int, salt: int) -> str:
+    # 7919 is coprime to 26, so i -> 7919 * i + salt is a bijection mod 26**width:
+    # scattered-looking codes, unique within a market.
+    n = (i * 7_919 + salt) % 26**width
+    out = []
+    for _ in range(width):
+        n, d = divmod(n, 26)
+        out.append(_ALPHA[d])
+    return "".join(out)
+
+
+def _member_symbols(market: str, n: int) -> list[str]:
+    if market == "NASDAQ":
+        return [_letters(i, 4, 11) for i in range(n)]
+    if market == "NYSE":
+        return [_letters(i, 3, 5) for i in range(n)]
+    if market == "ETFs":
+        return [_letters(i, 4, 300_001) for i in range(n)]
+    if market == "OTC Market":
+        return [_letters(i, 4, 150_007) + "F" for i in range(n)]
+    if market == "Foreign Exchange":
+        pairs = [f"{a}{b}=X" for a in _CURRENCIES for b in _CURRENCIES if a != b]
+        return pairs[:n]
+    if market == "Commodities":
+        return [_letters(i, 2, 3) + "=F" for i in range(n)]
+    if market == "Crypto Currencies":
+        return [_letters(i, 3, 17) + "-USD" for i in range(n)]
+    if market == "Index Futures":
+        return ["^" + _letters(i, 3, 29) for i in range(n)]
+    suffix = _SUFFIX_OF[market]
+    if market in ("HK Hang Seng", "Tadawul TASI"):
+        return [f"{1000 + i * 7:04d}{suffix}" for i in range(n)]
+    return [_letters(i, 3, 41 + len(market)) + suffix for i in range(n)]
+
+
+@lru_cache(maxsize=1)
+def universe() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """``(symbol, name, markets)`` for every ticker, primary market first in ``markets``."""
+    entries: dict[str, list[str]] = {}
+    famous = [s for s in KNOWN_SYMBOLS]
+    for market in (m for m, _ in MARKETS if m in _SIZES):
+        own = [s for s in famous if profile(s).exchange == market]
+        for symbol in own + _member_symbols(market, _SIZES[market] - len(own)):
+            entries.setdefault(symbol, [market])
+    # Index memberships on top of the primary listings.
+    us_large = [s for s, ms in entries.items() if ms[0] in ("NASDAQ", "NYSE")]
+    sp500 = [s for s in famous if s in entries and entries[s][0] in ("NASDAQ", "NYSE")]
+    sp500 += [s for s in us_large if s not in sp500][: 500 - len(sp500)]
+    for i, symbol in enumerate(sp500):
+        entries[symbol].append("S&P 500")
+        if i < 30:
+            entries[symbol].append("DOW 30")
+    return tuple((s, profile(s).name, tuple(ms)) for s, ms in entries.items())
+
+
+@lru_cache(maxsize=256)
+def select(market: str | None, region: str | None, type: str | None = None) -> tuple[int, ...]:
+    """Indexes into :func:`universe` of the tickers matching the filters."""
+    out = []
+    for i, (_, _, markets) in enumerate(universe()):
+        if market and market not in markets:
+            continue
+        if region and not any(MARKET_REGION[m] == region for m in markets):
+            continue
+        # Monthly forecasts are not published for currency pairs and index futures.
+        if type == "monthly" and markets[0] in ("Foreign Exchange", "Index Futures"):
+            continue
+        out.append(i)
+    return tuple(out)
+
+
+def check_market(value: str | None) -> None:
+    if value and value not in MARKET_REGION:
+        raise HttpError(400, f"unknown market {value!r}; see /v2/markets")
+
+
+def check_region(value: str | None) -> None:
+    if value and value not in REGIONS:
+        raise HttpError(400, f"unknown region {value!r}; see /v2/regions")
+
+
+# --- discovery ---------------------------------------------------------------------------------
+
+
+def _tickers(ctx: Ctx) -> dict[str, Any]:
+    rows = universe()
+    picked = select(ctx.market, ctx.region, ctx.type)
+    if ctx.limit is not None:
+        picked = picked[: ctx.limit]
+    return {"tickers": [{"symbol": rows[i][0], "name": rows[i][1]} for i in picked]}
+
+
+def _markets(ctx: Ctx) -> dict[str, Any]:
+    return {"markets": [{"name": name, "region": region} for name, region in MARKETS]}
+
+
+def _regions(ctx: Ctx) -> dict[str, Any]:
+    return {
+        "regions": [
+            {"region": region, "markets": [m for m, r in MARKETS if r == region]}
+            for region in REGIONS
+        ]
+    }
+
+
+DISCOVERY: dict[str, Callable[[Ctx], Any]] = {
+    "tickers": _tickers,
+    "markets": _markets,
+    "regions": _regions,
+}
+
+
+# --- screener records: one snapshot per ticker ---------------------------------------------------
+
+_APP_START = dt.date.fromisoformat(APP_RATINGS_HISTORY_START)
+
+
+def _recent_day(seed: int, today: dt.date, k: int, span: int) -> dt.date:
+    return today - dt.timedelta(days=int(unit(seed, k) * span))
+
+
+def _sentiment(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    return {
+        "symbol": symbol,
+        "name": name,
+        "date": today.isoformat(),
+        "score": sentiment_on(profile(symbol), today),
+    }
+
+
+def _professionalnet(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    s = profile(symbol).seed
+    employees = 50 + int(unit(s, 40) ** 3 * 200_000)
+    return {
+        "symbol": symbol,
+        "name": name,
+        "date": today.isoformat(),
+        "employeeCount": employees,
+        "followerCount": employees * (3 + int(unit(s, 41) * 37)),
+        "jobCount": int(unit(s, 42) * employees / 40),
+    }
+
+
+def _app_ratings(symbol: str, name: str, today: dt.date) -> dict[str, Any] | None:
+    s = profile(symbol).seed
+    if today < _APP_START:
+        return None
+    ios = unit(s, 50) < 0.85
+    android = unit(s, 51) < 0.85 or not ios
+    count = int(unit(s, 52) ** 2 * 3_000_000) + 50
+    return {
+        "symbol": symbol,
+        "name": name,
+        "date": today.isoformat(),
+        "iosScore": round(3.0 + unit(s, 53) * 2.0, 2) if ios else None,
+        "iosRatingsCount": count if ios else None,
+        "androidScore": round(3.0 + unit(s, 54) * 2.0, 2) if android else None,
+        "androidRatingsCount": count * 2 if android else None,
+    }
+
+
+def _analyst(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    p = profile(symbol)
+    r = rng("screener-analyst", symbol, today)
+    day = _DATE_OF["analyst-ratings"](p.seed, today)
+    action = r.choices(
+        ("Reiterated", "Resumed", "Upgrade", "Downgrade", "Initiated"), (50, 5, 15, 12, 10)
+    )[0]
+    before, after = r.sample(RATING_LADDER, 2)
+    if action in ("Upgrade", "Downgrade"):
+        low, high = sorted((before, after), key=RATING_LADDER.index)
+        rating = f"{low} -> {high}" if action == "Upgrade" else f"{high} -> {low}"
+    else:
+        rating = after
+    price = p.base_price * (0.9 + r.random() * 0.4)
+    return {
+        "symbol": symbol,
+        "name": name,
+        "date": day.isoformat(),
+        "institution": r.choice(INSTITUTIONS),
+        "action": action,
+        "rating": rating,
+        "targetPrice": f"${price:,.2f}" if r.random() > 0.15 else None,
+    }
+
+
+def _news(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    p = profile(symbol)
+    day = _DATE_OF["news"](p.seed, today)
+    return {"symbol": symbol, "name": name, **news_entry(rng("screener-news", symbol), p, day, 0)}
+
+
+def _put_call(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    day = today
+    while day.weekday() >= 5:
+        day -= dt.timedelta(days=1)
+    return {"symbol": symbol, "name": name, **put_call_on(profile(symbol), day)}
+
+
+def _forum(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    s = profile(symbol).seed
+    return {
+        "symbol": symbol,
+        "name": name,
+        "date": f"{today.isoformat()}T20:00:00Z",
+        "subforum": ("wallstreetbets", "stocks", "investing", "options")[s % 4],
+        "mentions": 1 + int(unit(s, 70) ** 3 * 2_000),
+    }
+
+
+def _predictions(type: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
+    def record(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+        f = forecast(symbol, type, today)
+        return {
+            "symbol": symbol,
+            "name": name,
+            "type": type,
+            "date": today.isoformat(),
+            **f["metadata"],
+            "lastUpdated": f["lastUpdated"],
+        }
+
+    return record
+
+
+def _insider(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    p = profile(symbol)
+    r = rng("screener-insider", symbol, today)
+    kind = r.choices(("Sale", "Buy", "Award", "Tax", "Exercise", "Gift"), (45, 20, 12, 12, 8, 3))[0]
+    shares = r.randint(100, 80_000)
+    return {
+        "symbol": symbol,
+        "name": name,
+        "date": _recent_day(p.seed, today, 80, 60).isoformat(),
+        "insider": person(r),
+        "relationship": r.choice(("CEO", "CFO", "Director", "10% Owner", "COO")),
+        "transactionType": kind,
+        "shares": shares,
+        "totalValue": 0 if kind in ("Award", "Gift") else round(shares * p.base_price),
+    }
+
+
+def _congress(chamber: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
+    pool = members(chamber)
+
+    def record(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+        p = profile(symbol)
+        r = rng("screener-congress", chamber, symbol, today)
+        day = _recent_day(p.seed, today, 90, 120) - dt.timedelta(days=1)
+        return {
+            "symbol": symbol,
+            "name": name,
+            "chamber": chamber,
+            "date": day.isoformat(),
+            "politician": r.choice(pool),
+            "transactionType": "Purchase" if r.random() < 0.5 else "Sale",
+            "amount": r.choice(BRACKETS[:5]),
+            "owner": r.choice(("SELF", "SP", "JT")),
+            "disclosureDate": min(day + dt.timedelta(days=r.randint(1, 45)), today).isoformat(),
+        }
+
+    return record
+
+
+def _lobbying(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    p = profile(symbol)
+    day = _recent_day(p.seed, today, 100, 90)
+    return {
+        "symbol": symbol,
+        "name": name,
+        "date": day.isoformat(),
+        "filingYear": day.year,
+        "quarter": f"Q{(day.month - 1) // 3 + 1}",
+        "registrantName": REGISTRANTS[p.seed % len(REGISTRANTS)],
+        "income": float(int(1 + unit(p.seed, 101) * 60) * 10_000),
+    }
+
+
+def _contracts(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    p = profile(symbol)
+    day = _recent_day(p.seed, today, 110, 180)
+    return {
+        "symbol": symbol,
+        "name": name,
+        "date": day.isoformat(),
+        "awardId": f"SB{p.seed % 999_983:06d}{day:%y%m%d}",
+        "awardAmount": round(25_000 + unit(p.seed, 111) ** 2 * 40_000_000, 2),
+        "awardingAgency": ("Department of Defense", "General Services Administration")[p.seed % 2],
+        "startDate": day.isoformat(),
+    }
+
+
+def _patents(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    p = profile(symbol)
+    day = _recent_day(p.seed, today, 120, 60)
+    day -= dt.timedelta(days=(day.weekday() - 1) % 7)
+    return {
+        "symbol": symbol,
+        "name": name,
+        "date": day.isoformat(),
+        "patentId": str(10_000_000 + p.seed % 89_000_000),
+        "patentDate": day.isoformat(),
+        "title": "System and method for data processing",
+        "type": "utility",
+    }
+
+
+_RECORDS: dict[str, Callable[[str, str, dt.date], dict[str, Any] | None]] = {
+    "sentiment": _sentiment,
+    "professionalnet": _professionalnet,
+    "app-ratings": _app_ratings,
+    "analyst-ratings": _analyst,
+    "news": _news,
+    "put-call-ratio": _put_call,
+    "forum-mentions": _forum,
+    "predictions/daily": _predictions("daily"),
+    "predictions/monthly": _predictions("monthly"),
+    "insider-trading": _insider,
+    "congress/house": _congress("house"),
+    "congress/senate": _congress("senate"),
+    "lobbying": _lobbying,
+    "government-contracts": _contracts,
+    "patent-filings": _patents,
+}
+if set(SCREENER_DATASETS) - set(_RECORDS):  # a registry addition needs a builder here
+    raise RuntimeError(
+        f"screeners without a sandbox builder: {set(SCREENER_DATASETS) - set(_RECORDS)}"
+    )
+
+
+_BUILT: dict[tuple[str, dt.date], list[Any]] = {}
+_UNBUILT = object()
+
+
+def _record(tail: str, today: dt.date, i: int) -> dict[str, Any] | None:
+    """The screener record of universe ticker ``i``, built on first use: a page of 100 costs
+    100 records, not the whole universe."""
+    cache = _BUILT.get((tail, today))
+    if cache is None:
+        if len(_BUILT) > 64:  # many ``today`` values over a long session
+            _BUILT.clear()
+        cache = _BUILT.setdefault((tail, today), [_UNBUILT] * len(universe()))
+    rec = cache[i]
+    if rec is _UNBUILT:
+        symbol, name, _ = universe()[i]
+        rec = cache[i] = _RECORDS[tail](symbol, name, today)
+    return rec  # type: ignore[return-value]
+
+
+def screener_records(
+    tail: str, today: dt.date, market: str | None, region: str | None, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Up to ``limit`` records, one per ticker of the filtered universe, in universe order."""
+    out: list[dict[str, Any]] = []
+    for i in select(market, region):
+        rec = _record(tail, today, i)
+        if rec is not None:
+            out.append(rec)
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+# Recent endpoints sort the whole filtered universe by date: these give each ticker's date
+# without building its record (the builders above use the same draws).
+_DATE_OF: dict[str, Callable[[int, dt.date], dt.date]] = {
+    "news": lambda seed, today: _recent_day(seed, today, 61, 7),
+    "analyst-ratings": lambda seed, today: _recent_day(seed, today, 60, 30),
+}
+
+
+@lru_cache(maxsize=64)
+def _recent_order(
+    tail: str, today: dt.date, market: str | None, region: str | None
+) -> tuple[int, ...]:
+    rows = universe()
+    date_of = _DATE_OF[tail]
+    by_symbol = sorted(select(market, region), key=lambda i: rows[i][0])
+    # Newest first; Python's sort is stable (also with reverse=True), so symbols stay A-Z.
+    return tuple(
+        sorted(by_symbol, key=lambda i: date_of(profile(rows[i][0]).seed, today), reverse=True)
+    )
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def _tickers_in(records: list[dict]) -> int:
+    return len({r["symbol"] for r in records})
+
+
+def _summary(tail: str, records: list[dict]) -> dict[str, Any]:
+    n, tickers = len(records), _tickers_in(records)
+    if tail == "sentiment":
+        scores = [r["score"] for r in records]
+        return {
+            "totalTickers": tickers,
+            "averageScore": _mean(scores),
+            "bullishCount": sum(s > 0.2 for s in scores),
+            "bearishCount": sum(s < -0.2 for s in scores),
+            "neutralCount": sum(-0.2 <= s <= 0.2 for s in scores),
+        }
+    if tail == "insider-trading":
+        return {
+            "totalTransactions": n,
+            "totalTickers": tickers,
+            "buyCount": sum(r["transactionType"] == "Buy" for r in records),
+            "sellCount": sum(r["transactionType"] == "Sale" for r in records),
+        }
+    if tail in ("analyst-ratings",):
+        return {
+            "totalRatings": n,
+            "totalTickers": tickers,
+            "upgradeCount": sum(r["action"] == "Upgrade" for r in records),
+            "downgradeCount": sum(r["action"] == "Downgrade" for r in records),
+        }
+    if tail == "news":
+        return {
+            "totalArticles": n,
+            "totalTickers": tickers,
+            "averageSentiment": _mean([r["sentiment"] for r in records]),
+        }
+    if tail == "put-call-ratio":
+        ratios = [r["ratio"] for r in records]
+        return {
+            "totalTickers": tickers,
+            "averageRatio": _mean(ratios),
+            "highPutCount": sum(x > 1.2 for x in ratios),
+            "highCallCount": sum(x < 0.7 for x in ratios),
+        }
+    if tail.startswith("predictions/"):
+        moves = [r["expectedMidTerm"] for r in records]
+        return {
+            "totalTickers": tickers,
+            "averageExpectedMidTerm": _mean(moves),
+            "positiveCount": sum(m > 0 for m in moves),
+            "negativeCount": sum(m < 0 for m in moves),
+        }
+    if tail.startswith("congress/"):
+        return {
+            "totalTrades": n,
+            "totalTickers": tickers,
+            "purchaseCount": sum(r["transactionType"] == "Purchase" for r in records),
+            "saleCount": sum(r["transactionType"] == "Sale" for r in records),
+        }
+    if tail == "app-ratings":
+        return {
+            "totalTickers": tickers,
+            "averageIosScore": _mean([r["iosScore"] for r in records if r["iosScore"] is not None]),
+            "averageAndroidScore": _mean(
+                [r["androidScore"] for r in records if r["androidScore"] is not None]
+            ),
+        }
+    if tail == "forum-mentions":
+        return {"totalTickers": tickers, "totalMentions": sum(r["mentions"] for r in records)}
+    if tail == "professionalnet":
+        return {"totalTickers": tickers, "totalEmployees": sum(r["employeeCount"] for r in records)}
+    if tail == "lobbying":
+        return {
+            "totalFilings": n,
+            "totalTickers": tickers,
+            "totalIncome": sum(r["income"] for r in records),
+        }
+    if tail == "government-contracts":
+        return {
+            "totalContracts": n,
+            "totalTickers": tickers,
+            "totalAmount": round(sum(r["awardAmount"] for r in records), 2),
+        }
+    return {"totalRecords": n, "totalTickers": tickers}
+
+
+def _tail(ctx: Ctx) -> str:
+    return ctx.dataset.split("/", 1)[1]
+
+
+def _screener(ctx: Ctx) -> dict[str, Any]:
+    tail = _tail(ctx)
+    limit = ctx.limit if ctx.limit is not None else DEFAULT_CROSS_LIMIT
+    page = screener_records(tail, ctx.today, ctx.market, ctx.region, limit)
+    return {"data": page, "summary": _summary(tail, page)}
+
+
+def _recent(ctx: Ctx) -> dict[str, Any]:
+    tail = _tail(ctx)
+    limit = ctx.limit if ctx.limit is not None else DEFAULT_CROSS_LIMIT
+    order = _recent_order(tail, ctx.today, ctx.market, ctx.region)[:limit]
+    page = [rec for i in order if (rec := _record(tail, ctx.today, i)) is not None]
+    return {"data": page, "summary": _summary(tail, page)}
+
+
+SCREENER = _screener
+RECENT = _recent
+if set(RECENT_DATASETS) - set(_DATE_OF):
+    raise RuntimeError(
+        f"recent datasets without a sandbox builder: {set(RECENT_DATASETS) - set(_DATE_OF)}"
+    )

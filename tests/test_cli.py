@@ -1,0 +1,474 @@
+"""The ``mdframes`` command line, in-process and through the real entry points, against a
+sandbox server on loopback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import openpyxl
+import pandas as pd
+import pytest
+import requests
+
+import mdframes as md
+from mdframes.cli import build_parser, load_names, main
+from mdframes.demo import CHART_NAME, EXCEL_NAME, run_demo, sheet_name
+from mdframes.registry import REGISTRY
+from mdframes.sandbox import Sandbox
+
+KEY = "sandbox-key"
+
+
+@pytest.fixture
+def env(shared_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+    monkeypatch.setenv("MDFRAMES_BASE_URL", shared_sandbox.url)
+    monkeypatch.setenv("MDFRAMES_API_KEY", KEY)
+    return shared_sandbox
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    # Whatever happened, the key never reaches the terminal and no traceback is shown.
+    assert KEY not in out and KEY not in err
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def direct(dataset: str, symbols: object = None, **params: object) -> pd.DataFrame:
+    """The same load through the library, to compare the CLI's output with."""
+    with md.Client(cache=False) as client:
+        return md.load(dataset, symbols, client=client, **params)
+
+
+# --- help and parser ----------------------------------------------------------------------------
+
+
+def test_help_shows_every_command_and_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for command in ("demo", "load", "screen", "recent", "sandbox", "cache"):
+        assert command in out
+    assert "examples:" in out and "mdframes load insider_trading" in out
+    assert "MDFRAMES_API_KEY" in out and "MDFRAMES_BASE_URL" in out
+
+
+def test_load_help_lists_datasets_and_options_from_the_loaders(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "load", "--help")
+    assert code == 0
+    for name in load_names():
+        assert name in out
+    for flag in ("--start", "--end", "--limit", "--chamber", "--type", "--view", "--out"):
+        assert flag in out
+
+
+def test_load_names_are_the_loader_names() -> None:
+    from mdframes import loaders
+
+    expected = {n[5:] for n in loaders.__all__ if n.startswith("load_")}
+    assert set(load_names()) == expected - {"screener", "recent"}
+    assert set(load_names()) <= set(REGISTRY)
+
+
+def test_parser_types_limit_as_int() -> None:
+    args = build_parser().parse_args(["load", "lobbying", "AAPL", "--limit", "7"])
+    assert args.limit == 7 and args.symbols == ["AAPL"]
+
+
+# --- load ----------------------------------------------------------------------------------------
+
+
+def test_load_prints_a_table_with_rows_and_dtypes(
+    env: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = direct("insider_trading", "AAPL", limit=5)
+    code, out, err = run(capsys, "load", "insider_trading", "AAPL", "--limit", "5")
+    assert code == 0, err
+    assert f"insider_trading: {len(expected)} rows x {expected.shape[1]} columns" in out
+    assert "dtypes:" in out and "Int64" in out
+    assert "transaction_type" in out and "AAPL" in out
+
+
+def test_load_accepts_dashes_and_comma_separated_symbols(
+    env: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "x.csv"
+    code, _, err = run(
+        capsys, "load", "insider-trading", "AAPL,MSFT", "NVDA", "--limit", "3", "--out", str(target)
+    )
+    assert code == 0, err
+    back = pd.read_csv(target)
+    assert list(dict.fromkeys(back["symbol"])) == ["AAPL", "MSFT", "NVDA"]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".parquet"])
+def test_load_out_writes_the_format_of_the_suffix(
+    env: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
+) -> None:
+    target = tmp_path / f"insider{suffix}"
+    code, out, err = run(
+        capsys,
+        "load",
+        "insider_trading",
+        "AAPL",
+        "MSFT",
+        "--start",
+        "2025-01-01",
+        "--out",
+        str(target),
+    )
+    assert code == 0, err
+    expected = direct("insider_trading", ["AAPL", "MSFT"], start="2025-01-01")
+    assert f"wrote {len(expected)} rows" in out
+    if suffix == ".csv":
+        back = pd.read_csv(target)
+    elif suffix == ".xlsx":
+        back = pd.read_excel(target, sheet_name=0)
+    else:
+        back = pd.read_parquet(target)
+    assert len(back) == len(expected) > 0
+    assert list(back["symbol"]) == list(expected["symbol"])
+    assert list(back["insider"]) == list(expected["insider"].astype(object))
+    if suffix == ".parquet":  # the typed frame survives the round trip
+        assert str(back["shares"].dtype) == "Int64"
+
+
+def test_load_passes_chamber(
+    env: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "senate.parquet"
+    code, _, err = run(
+        capsys, "load", "congress_trades", "NVDA", "--chamber", "senate", "--out", str(target)
+    )
+    assert code == 0, err
+    back = pd.read_parquet(target)
+    assert len(back) > 0 and set(back["chamber"].astype(str)) == {"senate"}
+
+
+def test_load_passes_view_and_type(
+    env: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    daily = tmp_path / "daily.parquet"
+    code, _, err = run(
+        capsys, "load", "app_ratings", "AAPL", "--view", "daily", "--out", str(daily)
+    )
+    assert code == 0, err
+    assert "ios_score" in pd.read_parquet(daily).columns
+    monthly = tmp_path / "monthly.parquet"
+    code, _, err = run(
+        capsys, "load", "forecast", "AAPL", "--type", "monthly", "--out", str(monthly)
+    )
+    assert code == 0, err
+    assert set(pd.read_parquet(monthly)["type"].astype(str)) == {"monthly"}
+
+
+def test_load_discovery_dataset_without_symbols(
+    env: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "load", "markets")
+    assert code == 0, err
+    assert "markets: 20 rows" in out and "S&P 500" in out
+
+
+# --- screen and recent ---------------------------------------------------------------------------
+
+
+def test_screen_with_region_prints_the_summary(
+    env: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "screen", "sentiment", "--region", "US", "--limit", "10")
+    assert code == 0, err
+    assert "screener/sentiment:" in out and "summary:" in out and "score" in out
+
+
+def test_screen_nested_dataset_to_xlsx(
+    env: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "house.xlsx"
+    code, _, err = run(capsys, "screen", "congress/house", "--limit", "25", "--out", str(target))
+    assert code == 0, err
+    book = openpyxl.load_workbook(target)
+    assert book.worksheets[0].max_row > 1
+
+
+@pytest.mark.parametrize("dataset", ["news", "analyst-ratings"])
+def test_recent(env: Sandbox, capsys: pytest.CaptureFixture[str], dataset: str) -> None:
+    code, out, err = run(capsys, "recent", dataset, "--limit", "5")
+    assert code == 0, err
+    assert f"recent/{dataset}: 5 rows" in out
+
+
+# --- bad input: exit 2, one line, nothing sent ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["load", "lobbying", "AAPL", "--limit", "501"], "limit=501"),
+        (["load", "sentiment", "AAPL", "--limit", "0"], "limit=0"),
+        (["load", "no_such_data", "AAPL"], "unknown dataset 'no_such_data'"),
+        (["load", "sentiment", "A/B"], "invalid symbol 'A/B'"),
+        (["load", "sentiment", "AAPL", "--start", "2026-02-01", "--end", "2026-01-01"], "after"),
+        (["load", "sentiment", "AAPL", "--start", "yesterday"], "not a date"),
+        (["load", "sentiment", "AAPL", "--chamber", "house"], "--chamber does not apply"),
+        (["load", "congress_trades", "AAPL", "--chamber", "moon"], "chamber='moon'"),
+        (["load", "app_ratings", "AAPL", "--view", "weekly"], "view='weekly'"),
+        (["load", "sentiment"], "needs at least one SYMBOL"),
+        (["load", "markets", "AAPL"], "takes no SYMBOL"),
+        (["load", "sentiment", "AAPL", "--out", "x.json"], "suffix"),
+        (["screen", "no-such-screen"], "unknown screener dataset"),
+        (["screen", "sentiment"], "needs market= or region="),
+        (["recent", "patents"], "unknown recent dataset"),
+        (["sandbox", "--port", "70000"], "not a TCP port"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], words: str
+) -> None:
+    # No env: bad input is caught before any configuration or network is needed.
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert words in err
+    assert len(err.strip().splitlines()) == 1 and out == ""
+
+
+@pytest.mark.parametrize(
+    "argv", [["load", "sentiment", "AAPL", "--limit", "abc"], ["nonsense"], []]
+)
+def test_argparse_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "usage:" in err
+
+
+# --- configuration and service errors: exit 1 ----------------------------------------------------
+
+
+def test_missing_key_names_the_variable(
+    shared_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MDFRAMES_BASE_URL", shared_sandbox.url)
+    code, _, err = run(capsys, "load", "sentiment", "AAPL")
+    assert code == 1 and "MDFRAMES_API_KEY" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_missing_base_url_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MDFRAMES_API_KEY", KEY)
+    code, _, err = run(capsys, "screen", "insider-trading")
+    assert code == 1 and "MDFRAMES_BASE_URL" in err
+
+
+def test_not_found_symbol_is_an_api_error(env: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "load", "sentiment", "NOTFOUND")
+    assert code == 1 and out == ""
+    assert err.startswith("mdframes load: error: 404")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_skip_errors_reports_the_failed_symbol(
+    env: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "load", "sentiment", "AAPL", "NOTFOUND", "--errors", "skip")
+    assert code == 0
+    assert "failed: NOTFOUND" in out
+    assert "mdframes: warning:" in err and "NOTFOUND" in err
+
+
+def test_wrong_key_is_never_echoed(
+    shared_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = "wrong-key-7f3a9c1e5b"
+    monkeypatch.setenv("MDFRAMES_BASE_URL", shared_sandbox.url)
+    monkeypatch.setenv("MDFRAMES_API_KEY", wrong)
+    for argv in (
+        ["load", "sentiment", "AAPL"],
+        ["load", "v1_not_a_loader", "X"],
+        ["recent", "news"],
+    ):
+        code, out, err = run(capsys, *argv)
+        assert code in (1, 2)
+        assert wrong not in out + err
+    code, _, err = run(capsys, "load", "sentiment", "AAPL")
+    assert code == 1 and "401" in err
+
+
+# --- cache ---------------------------------------------------------------------------------------
+
+
+def test_cache_info_and_clear(env: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    path = os.environ["MDFRAMES_CACHE"]
+    code, out, _ = run(capsys, "cache", "info")
+    assert code == 0 and path in out and "entries: 0" in out
+    assert run(capsys, "load", "sentiment", "AAPL", "MSFT")[0] == 0
+    code, out, _ = run(capsys, "cache", "info")
+    assert code == 0 and "entries: 2 " in out
+    assert "size:    " in out and Path(path).stat().st_size > 0
+    code, out, _ = run(capsys, "cache", "clear")
+    assert code == 0 and "removed 2 entries" in out
+    code, out, _ = run(capsys, "cache", "info")
+    assert "entries: 0 " in out
+
+
+def test_no_cache_leaves_the_cache_empty(env: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "load", "markets", "--no-cache")[0] == 0
+    assert not Path(os.environ["MDFRAMES_CACHE"]).exists()
+
+
+# --- demo ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("demo")
+    return run_demo(out, stream=open(os.devnull, "w"))  # noqa: SIM115
+
+
+def test_demo_exercises_every_registry_dataset(demo: dict) -> None:
+    summary = demo["summary"]
+    assert set(REGISTRY) <= set(summary["dataset"])
+    assert list(summary.columns[:4]) == ["dataset", "rows", "columns", "seconds"]
+    failures = summary[summary["error"] != ""]
+    assert failures.empty, failures.to_string()
+    assert (summary.set_index("dataset").loc[list(REGISTRY), "rows"] > 0).all()
+
+
+def test_demo_applies_the_helpers(demo: dict) -> None:
+    frames = demo["frames"]
+    bounds = frames["helpers.congress_amount_bounds"]
+    assert {"amount_min", "amount_max"} <= set(bounds.columns) and bounds[
+        "amount_min"
+    ].notna().any()
+    assert set(frames["helpers.insider_groups"]["group"].astype(str)) <= {
+        "acquisition",
+        "disposition",
+        "neutral",
+    }
+    pit = frames["helpers.point_in_time"]
+    assert 0 < len(pit) < len(frames["insider_trading"])
+    assert (pit["filing_date"] <= pit.attrs["as_of"]).all()
+
+
+def test_demo_workbook_is_safe_and_complete(demo: dict) -> None:
+    book = openpyxl.load_workbook(demo["excel"])
+    names = set(book.sheetnames)
+    assert "summary" in names
+    assert {sheet_name(d) for d in REGISTRY} <= names
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows():
+            for cell in row:
+                assert cell.data_type != "f", (sheet.title, cell.coordinate, cell.value)
+    header = [c.value for c in book["summary"][1]]
+    assert header[:4] == ["dataset", "rows", "columns", "seconds"]
+
+
+def test_demo_chart_is_a_png(demo: dict) -> None:
+    data = Path(demo["chart"]).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_demo_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "demo", "--out-dir", str(tmp_path / "d"), "--symbols", "MSFT")
+    assert code == 0, err
+    assert (tmp_path / "d" / EXCEL_NAME).is_file() and (tmp_path / "d" / CHART_NAME).is_file()
+    for name in REGISTRY:
+        assert name in out
+    assert f"wrote {tmp_path / 'd' / EXCEL_NAME}" in out
+
+
+# --- the real entry points -----------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _subprocess_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MDFRAMES_")}
+    env["PYTHONPATH"] = str(Path(md.__file__).resolve().parent.parent)
+    env.update(extra)
+    return env
+
+
+def test_module_entry_point_loads_and_fails_cleanly(
+    shared_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    env = _subprocess_env(
+        MDFRAMES_BASE_URL=shared_sandbox.url,
+        MDFRAMES_API_KEY=KEY,
+        MDFRAMES_CACHE=str(tmp_path / "c.sqlite"),
+    )
+    ok = subprocess.run(
+        [sys.executable, "-m", "mdframes", "load", "markets"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "markets: 20 rows" in ok.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "mdframes.cli", "load", "sentiment", "NOTFOUND"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 1
+    assert "404" in bad.stderr and "Traceback" not in bad.stderr
+    assert KEY not in bad.stdout + bad.stderr
+
+
+def test_sandbox_command_serves_until_stopped(tmp_path: Path) -> None:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mdframes", "sandbox", "--port", str(port)],
+        env=_subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        response = None
+        for _ in range(200):
+            try:
+                response = requests.get(
+                    f"http://127.0.0.1:{port}/v2/markets",
+                    headers={"Authorization": f"Bearer {KEY}"},
+                    timeout=2,
+                )
+                break
+            except requests.ConnectionError:
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.05)
+        assert response is not None and response.status_code == 200
+        assert response.json()["data"]["markets"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_console_script_runs(tmp_path: Path) -> None:
+    script = shutil.which("mdframes", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the mdframes console script is not installed beside this interpreter")
+    result = subprocess.run(
+        [script, "cache", "info"],
+        env=_subprocess_env(MDFRAMES_CACHE=str(tmp_path / "c.sqlite")),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert str(tmp_path / "c.sqlite") in result.stdout and "entries: 0" in result.stdout
