@@ -89,7 +89,7 @@ def decode(
         )
     if "data" not in body or not isinstance(body["data"], (dict, list)):
         raise ResponseFormatError("envelope has no `data` object", url=url, dataset=dataset)
-    meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
+    meta = body["meta"] if isinstance(body.get("meta"), dict) else {}
     return Payload(body["data"], meta, url, bool(getattr(response, "from_cache", False)))
 
 

@@ -10,7 +10,9 @@ enumeration value outside its closed set is a :class:`DataValidationError` (or, 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -39,29 +41,34 @@ def _nulls(values: list[Any]) -> list[Any]:
     return [None if v == "" else v for v in values]
 
 
-def _parse_dates(values: list[Any], column: str, ds_name: str) -> pd.Series:
+def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
     values = _nulls(values)
+    # Fast path: numpy parses ISO dates in C. A timestamp where a date was promised makes
+    # numpy warn (it would drop the time zone); that goes to the slow path instead.
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return np.array(values, dtype="datetime64[D]").astype(DATE_DTYPE)
+    except (ValueError, TypeError, UserWarning, DeprecationWarning):
+        pass
     raw = pd.Series(values, dtype=object)
     present = raw.notna()
-    try:
-        out = pd.to_datetime(raw, format="%Y-%m-%d")
-    except (ValueError, TypeError):
-        out = None
-        for fmt in _V1_DATE_FORMATS:
-            try:
-                out = pd.to_datetime(raw, format=fmt)
-                break
-            except (ValueError, TypeError):
-                continue
-        if out is None:
-            try:  # full timestamps where a date was promised: keep the UTC calendar date
-                out = pd.to_datetime(raw, utc=True, format="ISO8601").dt.tz_convert(None).dt.normalize()
-            except (ValueError, TypeError):
-                bad = [v for v in values if v is not None and not _DATE.match(str(v))]
-                raise _bad(ds_name, column, "unparsable date", bad or values) from None
+    out: Any = None
+    for fmt in _V1_DATE_FORMATS:
+        try:
+            out = pd.to_datetime(raw, format=fmt)
+            break
+        except (ValueError, TypeError):
+            continue
+    if out is None:
+        try:  # full timestamps where a date was promised: keep the UTC calendar date
+            out = pd.to_datetime(raw, utc=True, format="ISO8601").dt.tz_convert(None).dt.normalize()
+        except (ValueError, TypeError):
+            bad = [v for v in values if v is not None and not _DATE.match(str(v))]
+            raise _bad(ds_name, column, "unparsable date", bad or values) from None
     if (out.isna() & present).any():
         raise _bad(ds_name, column, "unparsable date", raw[out.isna() & present].tolist())
-    return out.astype(DATE_DTYPE)
+    return out.astype(DATE_DTYPE).to_numpy()
 
 
 def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series:
@@ -70,7 +77,7 @@ def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series
         out = pd.to_datetime(raw, utc=True, format="ISO8601")
     except (ValueError, TypeError):
         raise _bad(ds_name, column, "unparsable timestamp", raw.dropna().tolist()) from None
-    return out.astype(TS_DTYPE)
+    return out.astype(TS_DTYPE).array  # type: ignore[call-overload]
 
 
 def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:
@@ -92,7 +99,7 @@ def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:
     if dtype == "float64":
         return numeric.astype("float64").to_numpy()
     try:
-        return pd.array(numeric, dtype="Int64")
+        return pd.array(numeric.to_numpy(), dtype="Int64")
     except (TypeError, ValueError):
         raise _bad(ds_name, column, "not an integer", [v for v in numeric.dropna() if v != int(v)]) from None
 
@@ -106,8 +113,7 @@ def _is_number(v: Any) -> bool:
 
 
 def _strings(values: list[Any]) -> Any:
-    if any(v is not None and not isinstance(v, str) for v in values):
-        values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+    # pandas turns numbers into their text; NA stays NA.
     return pd.array(values, dtype="string")
 
 
@@ -213,11 +219,13 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
 
     def header_values(key: str) -> list[Any]:
         out: list[Any] = []
-        for c, n in zip(chunks, sizes):
+        for c, n in zip(chunks, sizes, strict=True):
             out.extend([c.header.get(key)] * n)
         return out
 
     def record_values(key: str) -> list[Any]:
+        if len(chunks) == 1:
+            return list(map(dict.get, chunks[0].records, repeat(key)))
         return [r.get(key) for c in chunks for r in c.records]
 
     header_wires = {f.wire for f in ds.header}
@@ -250,9 +258,12 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
     # Record fields the registry does not declare: kept, flattened, snake_cased, typed by value.
     seen: dict[str, None] = {}
     for c in chunks:
-        for r in c.records:
-            if len(seen) == 0 or not r.keys() <= seen.keys():
-                seen.update(dict.fromkeys(r))
+        if c.records:
+            seen.update(dict.fromkeys(c.records[0]))
+            # set().union runs in C; only a record with new keys costs a Python-level pass.
+            if set().union(*c.records) - seen.keys():
+                for r in c.records:
+                    seen.update(dict.fromkeys(r))
     unknown = [k for k in seen if k not in declared and k not in extra_header]
     if unknown:
         values_by_key = {k: record_values(k) for k in unknown}

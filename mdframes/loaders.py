@@ -134,7 +134,7 @@ def _walk(client: Client, ds: Dataset, req: Request, context: dict[str, Any], pa
             merged[tuple(record.get(w) for w in id_wires)] = record
         if count_records(ds, payload.data) < page:
             break
-        dates = [r.get(date_wire) for r in chunk.records if r.get(date_wire)]
+        dates: list[str] = [str(r[date_wire]) for r in chunk.records if r.get(date_wire)]
         if not dates or len(merged) == before:
             raise MdframesError(
                 f"{ds.name}: cannot walk the window past {query.get('endDate') or 'the newest date'}: "
@@ -231,7 +231,7 @@ def _assemble(ds: Dataset, chunks: list[Chunk], labels: list[str], validate: boo
 def _attrs(ds: Dataset, chunks: list[Chunk], labels: list[str]) -> dict[str, Any]:
     attrs: dict[str, Any] = {"dataset": ds.name}
     keyed: dict[str, dict[str, Any]] = {}
-    for chunk, label in zip(chunks, labels):
+    for chunk, label in zip(chunks, labels, strict=True):
         for key, value in chunk.attrs.items():
             if key == "requests":
                 attrs["requests"] = attrs.get("requests", 0) + value
@@ -291,7 +291,7 @@ def load(
 
     chunks: list[Chunk] = []
     labels: list[str] = []
-    for (req, _), got in zip(plan, results):
+    for (req, _), got in zip(plan, results, strict=True):
         if got is None:
             continue
         chunks.extend(got)
@@ -319,7 +319,7 @@ def _drop_unreadable(
     except ResponseFormatError:
         pass
     keep_c, keep_l = [], []
-    for chunk, label in zip(chunks, labels):
+    for chunk, label in zip(chunks, labels, strict=True):
         try:
             build_frame(ds, [chunk], strict=False)
         except ResponseFormatError as exc:

@@ -220,7 +220,7 @@ def _v1_ticker_forecast(ds: Dataset, data: Any, context: dict[str, Any], url: st
     frame = expand_v1_forecast(pred)
     rows = [
         {"date": d.strftime("%Y-%m-%d"), "mid": m, "lower": lo, "upper": hi}
-        for d, m, lo, hi in zip(frame["date"], frame["main"], frame["lower"], frame["upper"])
+        for d, m, lo, hi in zip(frame["date"], frame["main"], frame["lower"], frame["upper"], strict=True)
     ]
     header = _scalars(data)
     header.setdefault("type", pred.get("type"))

@@ -232,7 +232,7 @@ APP_OBS_FIELDS = (
 )
 
 
-def _per_symbol(name: str, tail: str, records: str, fields: tuple[Field, ...], **kw) -> Dataset:
+def _per_symbol(name: str, tail: str, records: str | None, fields: tuple[Field, ...], **kw) -> Dataset:
     kw.setdefault("params", WINDOW)
     kw.setdefault("anchor", "date")
     kw.setdefault("window", "date")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from .errors import DataValidationError
@@ -35,7 +36,7 @@ _KIND_TEST = {
     "float": lambda d: d == "float64",
     "bool": lambda d: isinstance(d, pd.BooleanDtype),
     "cat": lambda d: isinstance(d, pd.CategoricalDtype),
-    "list": lambda d: d == object,
+    "list": lambda d: d == np.dtype(object),
     "obj": lambda d: True,
 }
 

@@ -54,7 +54,7 @@ def expected_dtype_ok(f: Field, series: pd.Series) -> bool:
             return False
         return not f.categories or list(d.categories) == list(f.categories)
     if f.kind == "list":
-        return d == object and series.dropna().map(lambda v: isinstance(v, list)).all()
+        return d == np.dtype(object) and series.dropna().map(lambda v: isinstance(v, list)).all()
     return True
 
 
