@@ -10,6 +10,7 @@ allowed (``strict=False``): fields the service adds later pass through.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +27,11 @@ __all__ = ["get", "validate", "SCHEMA_NAMES"]
 
 SCHEMA_NAMES = tuple(REGISTRY)
 CIK_PATTERN = r"^\d{10}$"
+_CIK = re.compile(r"\d{10}")
 
 _KIND_TEST = {
-    "str": pd.api.types.is_string_dtype,
-    "cik": pd.api.types.is_string_dtype,
+    "str": lambda d: isinstance(d, pd.StringDtype),
+    "cik": lambda d: isinstance(d, pd.StringDtype),
     "date": lambda d: pd.api.types.is_datetime64_dtype(d) and getattr(d, "tz", None) is None,
     "ts": lambda d: isinstance(d, pd.DatetimeTZDtype) and str(d.tz) == "UTC",
     "int": lambda d: isinstance(d, pd.Int64Dtype),
@@ -92,6 +94,12 @@ _FRAME_RULES = {
     "disclosure_after_trade": ("disclosure_not_before_trade", _disclosure_after_trade),
     "forecast_band": ("lower_le_mid_le_upper", _forecast_band),
 }
+# The columns each frame-level rule reads, to name them in errors.
+_RULE_COLUMNS = {
+    "total_volume_is_call_plus_put": ("total_volume", "call_volume", "put_volume"),
+    "disclosure_not_before_trade": ("disclosure_date", "date"),
+    "lower_le_mid_le_upper": ("lower", "mid", "upper"),
+}
 
 
 def _frame_rules(ds: Dataset) -> list:
@@ -132,7 +140,13 @@ def get(name: str) -> pa.DataFrameSchema:
 
 def _describe(failures: pd.DataFrame, limit: int = 6) -> str:
     lines = []
-    grouped = failures.groupby(["column", "check"], dropna=False, sort=False)
+    rules = failures[failures["check"].isin(list(_RULE_COLUMNS))]
+    for check, group in rules.groupby("check", sort=False):
+        columns = list(_RULE_COLUMNS[str(check)])
+        rows = sorted(set(group["index"].dropna().astype(int)))[:5]
+        lines.append(f"  columns {columns} check {check!r}: fails at rows {rows}")
+    cells = failures[~failures["check"].isin(list(_RULE_COLUMNS))]
+    grouped = cells.groupby(["column", "check"], dropna=False, sort=False)
     for (column, check), group in list(grouped)[:limit]:
         values = group["failure_case"].head(5).tolist()
         rows = group["index"].head(5).tolist()
@@ -141,28 +155,46 @@ def _describe(failures: pd.DataFrame, limit: int = 6) -> str:
     return "\n".join(lines)
 
 
-def _rule_masks(ds: Dataset, df: pd.DataFrame) -> bool:
-    """Every rule of the detailed schema, as one vectorised pass: True when all hold."""
+def _below(col: pd.Series, bound: float) -> bool:
+    low = col.min()  # NA-skipping; NA/NaN when nothing is present
+    return bool(pd.notna(low) and low < bound)
+
+
+def _above(col: pd.Series, bound: float) -> bool:
+    high = col.max()
+    return bool(pd.notna(high) and high > bound)
+
+
+def _rules_hold(ds: Dataset, df: pd.DataFrame) -> bool:
+    """Every rule of the detailed schema in one pass, using column summaries (min, max,
+    the distinct values) rather than per-row masks: True when all hold."""
     for f in ds.all_fields:
         if f.name not in df.columns:
             return False
         col = df[f.name]
-        if not _KIND_TEST[f.kind](col.dtype):
+        dtype = col.dtype
+        if not _KIND_TEST[f.kind](dtype):
             return False
-        present = col.notna()
-        if not f.nullable and not present.all():
+        if not f.nullable and col.isna().any():
             return False
-        if f.ge is not None and (col < f.ge).fillna(False).to_numpy(bool).any():
+        if f.ge is not None and _below(col, f.ge):
             return False
-        if f.le is not None and (col > f.le).fillna(False).to_numpy(bool).any():
+        if f.le is not None and _above(col, f.le):
             return False
-        if f.categories and not col[present].isin(f.categories).all():
+        if f.categories or f.kind == "cik":
+            if isinstance(dtype, pd.CategoricalDtype):
+                # Unused categories do not matter; values outside the set do.
+                extra = set(dtype.categories) - set(f.categories)
+                distinct = set(col.dropna().unique()) & extra if extra else set()
+            else:
+                distinct = set(col.dropna().unique())
+            if f.categories and not distinct <= set(f.categories):
+                return False
+            if f.kind == "cik" and not all(_CIK.fullmatch(str(v)) for v in distinct):
+                return False
+        if f.kind == "list" and not col.map(lambda v: v is None or isinstance(v, list)).all():
             return False
-        if f.kind == "cik" and not col[present].str.fullmatch(r"\d{10}").all():
-            return False
-        if f.kind == "list" and not col[present].map(lambda v: isinstance(v, list)).all():
-            return False
-    return all(check(df).all() for check in _frame_rules(ds))
+    return all(bool(check(df).all()) for check in _frame_rules(ds))
 
 
 @cache
@@ -178,7 +210,7 @@ def _fast(name: str) -> pa.DataFrameSchema:
 
     ds = REGISTRY[name]
     return pa.DataFrameSchema(
-        checks=[pa.Check(lambda df: _rule_masks(ds, df), name=f"{name}_rules")],
+        checks=[pa.Check(lambda df: _rules_hold(ds, df), name=f"{name}_rules")],
         strict=False,
         coerce=False,
         name=name,
