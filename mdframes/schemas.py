@@ -141,10 +141,10 @@ def get(name: str) -> pa.DataFrameSchema:
 def _describe(failures: pd.DataFrame, limit: int = 6) -> str:
     lines = []
     rules = failures[failures["check"].isin(list(_RULE_COLUMNS))]
-    for check, group in rules.groupby("check", sort=False):
-        columns = list(_RULE_COLUMNS[str(check)])
-        rows = sorted(set(group["index"].dropna().astype(int)))[:5]
-        lines.append(f"  columns {columns} check {check!r}: fails at rows {rows}")
+    for rule, group in rules.groupby("check", sort=False):
+        columns = list(_RULE_COLUMNS[str(rule)])
+        at = sorted(set(group["index"].dropna().astype(int)))[:5]
+        lines.append(f"  columns {columns} check {rule!r}: fails at rows {at}")
     cells = failures[~failures["check"].isin(list(_RULE_COLUMNS))]
     grouped = cells.groupby(["column", "check"], dropna=False, sort=False)
     for (column, check), group in list(grouped)[:limit]:
