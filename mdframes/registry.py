@@ -146,6 +146,17 @@ PATENT_TYPES = ("utility", "design", "plant", "reissue")
 FORECAST_TYPES = ("daily", "monthly")
 CONGRESS_TYPES = ("Purchase", "Sale")
 AMOUNT_FLAGS = ("review", "ambiguous")
+# The spec's amount brackets, in order; amounts are normalised to these where possible.
+CONGRESS_BRACKETS = (
+    "$1,001 - $15,000",
+    "$15,001 - $50,000",
+    "$50,001 - $100,000",
+    "$100,001 - $250,000",
+    "$250,001 - $500,000",
+    "$500,001 - $1,000,000",
+    "$1,000,001 - $5,000,000",
+    "Over $5,000,000",
+)
 APP_RATINGS_HISTORY_START = "2026-09-03"
 
 MARKETS: tuple[tuple[str, str], ...] = (

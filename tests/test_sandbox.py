@@ -15,6 +15,7 @@ import requests
 
 from mdframes.registry import (
     APP_RATINGS_HISTORY_START,
+    CONGRESS_BRACKETS,
     INSIDER_TYPES,
     MARKETS,
     REGISTRY,
@@ -28,16 +29,7 @@ KEY = "sandbox-key"
 BEARER = {"Authorization": f"Bearer {KEY}"}
 TODAY = dt.date(2026, 11, 20)  # a Friday: daily forecasts must skip the weekend
 APP_START = dt.date.fromisoformat(APP_RATINGS_HISTORY_START)
-BRACKETS = {
-    "$1,001 - $15,000",
-    "$15,001 - $50,000",
-    "$50,001 - $100,000",
-    "$100,001 - $250,000",
-    "$250,001 - $500,000",
-    "$500,001 - $1,000,000",
-    "$1,000,001 - $5,000,000",
-    "Over $5,000,000",
-}
+BRACKETS = set(CONGRESS_BRACKETS)
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from typing import Any
 from ..registry import (
     APP_RATINGS_HISTORY_START,
     CHAMBERS,
+    CONGRESS_BRACKETS,
     INSIDER_GROUPS,
     INSIDER_TYPES,
     PATENT_TYPES,
@@ -312,16 +313,7 @@ _ACQUIRE = set(INSIDER_GROUPS["acquisition"])
 
 # --- congress ----------------------------------------------------------------------------------
 
-BRACKETS = (
-    "$1,001 - $15,000",
-    "$15,001 - $50,000",
-    "$50,001 - $100,000",
-    "$100,001 - $250,000",
-    "$250,001 - $500,000",
-    "$500,001 - $1,000,000",
-    "$1,000,001 - $5,000,000",
-    "Over $5,000,000",
-)
+BRACKETS = CONGRESS_BRACKETS
 _BRACKET_WEIGHTS = (40, 22, 12, 10, 6, 5, 3, 2)
 
 
