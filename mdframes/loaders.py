@@ -19,7 +19,14 @@ from typing import Any, Literal
 import pandas as pd
 
 from .client import Client, resolve_client
-from .errors import InvalidParameterError, MdframesError, ResponseFormatError
+from .errors import (
+    AuthenticationError,
+    ConfigurationError,
+    InvalidParameterError,
+    MdframesError,
+    RateLimitError,
+    ResponseFormatError,
+)
 from .frame import build_frame
 from .params import Request, build_request, check_symbols
 from .records import Chunk, count_records, extract
@@ -162,48 +169,45 @@ def _want_progress(client: Client, n: int) -> bool:
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
+# Errors about the account or the service as a whole: skipping a symbol cannot help.
+_FATAL = (AuthenticationError, RateLimitError, ConfigurationError)
+
+
 def _run(
     client: Client,
     ds: Dataset,
     plan: Sequence[tuple[Request, dict[str, Any]]],
     errors: Errors,
-) -> tuple[list[list[Chunk] | None], dict[str, str]]:
+) -> tuple[list[list[Chunk] | None], dict[str, MdframesError]]:
     results: list[list[Chunk] | None] = [None] * len(plan)
-    failed: dict[str, str] = {}
-    if len(plan) == 1:
-        req, ctx = plan[0]
-        try:
-            results[0] = _fetch(client, ds, req, ctx)
-        except MdframesError as exc:
-            if errors == "raise" or not req.label:
-                raise
-            failed[req.label] = str(exc)
-        return results, failed
-
+    failed: dict[str, MdframesError] = {}
+    lock = threading.Lock()
     bar = None
-    if _want_progress(client, len(plan)):
+    if len(plan) > 1 and _want_progress(client, len(plan)):
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(plan), desc=ds.name, unit="req", leave=False)
-    lock = threading.Lock()
 
-    def task(i: int) -> None:
+    def attempt(i: int) -> None:
         req, ctx = plan[i]
         try:
             results[i] = _fetch(client, ds, req, ctx)
         except MdframesError as exc:
-            if errors == "raise":
+            if errors == "raise" or isinstance(exc, _FATAL) or not req.label:
                 raise
             with lock:
-                failed.setdefault(req.label, str(exc))
+                failed.setdefault(req.label, exc)
         finally:
             if bar is not None:
                 bar.update(1)
 
+    if len(plan) == 1:  # no thread for a single request
+        attempt(0)
+        return results, failed
     pool = ThreadPoolExecutor(max_workers=min(client.max_workers, len(plan)), thread_name_prefix="mdframes")
     try:
-        futures = [pool.submit(task, i) for i in range(len(plan))]
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        futures = [pool.submit(attempt, i) for i in range(len(plan))]
+        wait(futures, return_when=FIRST_EXCEPTION)
         for fut in futures:
             if fut.done() and fut.exception() is not None:
                 for other in futures:
@@ -298,10 +302,13 @@ def load(
         labels.extend([req.label] * len(got))
     if errors == "skip":
         chunks, labels = _drop_unreadable(ds, chunks, labels, failed)
+        if failed and not chunks:
+            # Every symbol failed: an empty frame would hide it. Raise the first error.
+            raise next(iter(failed.values()))
     frame = _assemble(ds, chunks, labels, validate)
     frame.attrs.update(_attrs(ds, chunks, labels))
     if failed:
-        frame.attrs["failed"] = failed
+        frame.attrs["failed"] = {label: str(exc) for label, exc in failed.items()}
         warnings.warn(
             f"{ds.name}: {len(failed)} symbol(s) failed and were skipped: {', '.join(failed)}",
             stacklevel=2,
@@ -310,7 +317,7 @@ def load(
 
 
 def _drop_unreadable(
-    ds: Dataset, chunks: list[Chunk], labels: list[str], failed: dict[str, str]
+    ds: Dataset, chunks: list[Chunk], labels: list[str], failed: dict[str, MdframesError]
 ) -> tuple[list[Chunk], list[str]]:
     """With errors="skip", a symbol whose records cannot be typed is skipped, not fatal."""
     try:
@@ -323,7 +330,7 @@ def _drop_unreadable(
         try:
             build_frame(ds, [chunk], strict=False)
         except ResponseFormatError as exc:
-            failed[label] = str(exc)
+            failed[label] = exc
             continue
         keep_c.append(chunk)
         keep_l.append(label)

@@ -424,3 +424,14 @@ def test_validate_false_skips_the_schema(client: md.Client) -> None:
 def test_default_client_is_used(shared_sandbox: Sandbox) -> None:
     md.set_default_client(md.Client(api_key=KEY, base_url=shared_sandbox.url, cache=False))
     assert len(md.load_markets()) == 20
+
+
+def test_skip_never_hides_a_total_failure(fresh_client: md.Client) -> None:
+    with pytest.raises(md.NotFoundError):
+        md.load_sentiment(["NOTFOUND", "NOSUCH"], client=fresh_client, errors="skip")
+
+
+def test_skip_does_not_swallow_account_errors(sandbox: Sandbox) -> None:
+    client = md.Client(api_key="not-a-valid-key", base_url=sandbox.url, cache=False)
+    with pytest.raises(md.AuthenticationError):
+        md.load_sentiment(["AAPL", "MSFT"], client=client, errors="skip")
