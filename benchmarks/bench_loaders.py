@@ -17,21 +17,43 @@ the ideal (requests x latency / workers); `import mdframes` within 0.15 s of `im
 from __future__ import annotations
 
 import argparse
+import contextlib
+import socket
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import orjson
 import pandas as pd
 import requests
 
 import mdframes as md
-from mdframes.sandbox import SANDBOX_KEY, Sandbox
+from mdframes.sandbox import SANDBOX_KEY
 
 SYMBOLS_100 = [f"B{i:03d}" for i in range(100)]
 LATENCY = 0.02
+
+
+@contextlib.contextmanager
+def sandbox_process(**options: object) -> Iterator[str]:
+    """The sandbox in its own process, as a real service would be: its threads must not
+    compete with the client's for this interpreter's GIL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = f"from mdframes.sandbox import serve; serve({port}, **{options!r})"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def median_time(fn: Callable[[], object], repeat: int, warmup: int = 1) -> float:
@@ -58,11 +80,11 @@ def sdk_client(base: str):  # type: ignore[no-untyped-def]
     return FinBrainClient(api_key=SANDBOX_KEY, base_url=base + "/v2/")
 
 
-def import_time(module: str, repeat: int) -> float:
+def import_time(statement: str, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, "-c", f"import time; t=time.perf_counter(); import {module}; print(time.perf_counter()-t)"],
+            [sys.executable, "-c", f"import time; t=time.perf_counter(); {statement}; print(time.perf_counter()-t)"],
             capture_output=True,
             text=True,
             check=True,
@@ -86,13 +108,13 @@ def main() -> None:
     repeat = args.repeat
 
     print(f"{'case (median ms)':<34}{'floor':>8} {'sdk':>9} {'mdframes':>9}   ratios")
-    with Sandbox(record_counts={"BENCH500": 500}) as server:
+    with sandbox_process(record_counts={"BENCH500": 500}) as base:
         session = requests.Session()
-        sdk = sdk_client(server.url)
-        client = md.Client(api_key=SANDBOX_KEY, base_url=server.url, cache=False)
+        sdk = sdk_client(base)
+        client = md.Client(api_key=SANDBOX_KEY, base_url=base, cache=False)
 
         # 1. 20,000-record sentiment screener
-        url = server.url + "/v2/screener/sentiment"
+        url = base + "/v2/screener/sentiment"
         q = {"region": "US", "limit": 20000}
         check = md.load_screener("sentiment", region="US", limit=20000, client=client)
         assert len(check) == 20000, len(check)
@@ -102,7 +124,7 @@ def main() -> None:
         row("screener sentiment 20,000 rows", f, s, o, "(goal <= 0.80x SDK)")
 
         # 2. one symbol, 500 insider transactions
-        url = server.url + "/v2/insider-trading/BENCH500"
+        url = base + "/v2/insider-trading/BENCH500"
         assert len(md.load_insider_trading("BENCH500", client=client)) == 500
         f = median_time(lambda: floor_get(session, url, {}, "transactions"), repeat)
         s = median_time(lambda: sdk.insider_transactions.ticker("BENCH500", as_dataframe=True), repeat)
@@ -110,9 +132,9 @@ def main() -> None:
         row("insider 500 transactions", f, s, o, "(goal <= 1.00x SDK)")
         client.close()
 
-    with Sandbox(latency=LATENCY) as server:
-        sdk = sdk_client(server.url)
-        client = md.Client(api_key=SANDBOX_KEY, base_url=server.url, cache=False, progress=False)
+    with sandbox_process(latency=LATENCY) as base:
+        sdk = sdk_client(base)
+        client = md.Client(api_key=SANDBOX_KEY, base_url=base, cache=False, progress=False)
         workers = client.max_workers
         ideal = len(SYMBOLS_100) * LATENCY / workers
 
@@ -133,11 +155,13 @@ def main() -> None:
         )
         client.close()
 
-    pandas_t = import_time("pandas", 5)
-    ours_t = import_time("mdframes", 5)
+    # `import mdframes` is lazy; touching a loader pulls in pandas, requests and the pipeline
+    # (pandera and requests-cache still wait for the first validation / cached session).
+    pandas_t = import_time("import pandas", 7)
+    ours_t = import_time("import mdframes; mdframes.load_insider_trading", 7)
     print(
-        f"{'import time':<34}pandas {pandas_t * 1000:.0f} ms, mdframes {ours_t * 1000:.0f} ms: "
-        f"+{(ours_t - pandas_t) * 1000:.0f} ms (goal <= +150 ms)"
+        f"{'import time':<34}pandas {pandas_t * 1000:.0f} ms, mdframes + a loader "
+        f"{ours_t * 1000:.0f} ms: +{(ours_t - pandas_t) * 1000:.0f} ms (goal <= +150 ms)"
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -233,10 +233,10 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
             out.extend([c.header.get(key)] * n)
         return out
 
+    all_records = chunks[0].records if len(chunks) == 1 else list(chain.from_iterable(c.records for c in chunks))
+
     def record_values(key: str) -> list[Any]:
-        if len(chunks) == 1:
-            return list(map(dict.get, chunks[0].records, repeat(key)))
-        return [r.get(key) for c in chunks for r in c.records]
+        return list(map(dict.get, all_records, repeat(key)))  # C-level loop
 
     header_wires = {f.wire for f in ds.header}
     declared = {f.wire for f in ds.all_fields}
@@ -267,13 +267,12 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
 
     # Record fields the registry does not declare: kept, flattened, snake_cased, typed by value.
     seen: dict[str, None] = {}
-    for c in chunks:
-        if c.records:
-            seen.update(dict.fromkeys(c.records[0]))
-            # set().union runs in C; only a record with new keys costs a Python-level pass.
-            if set().union(*c.records) - seen.keys():
-                for r in c.records:
-                    seen.update(dict.fromkeys(r))
+    if all_records:
+        seen.update(dict.fromkeys(all_records[0]))
+        # set().union runs in C; only a record with new keys costs a Python-level pass.
+        if set().union(*all_records) - seen.keys():
+            for r in all_records:
+                seen.update(dict.fromkeys(r))
     unknown = [k for k in seen if k not in declared and k not in extra_header]
     if unknown:
         values_by_key = {k: record_values(k) for k in unknown}
