@@ -8,6 +8,7 @@ import sqlite3
 import time
 from datetime import datetime, timezone
 
+import pandas as pd
 import pytest
 import requests
 
@@ -334,3 +335,13 @@ def test_shared_session_pool_is_wide_enough() -> None:
     adapter = client.session.get_adapter("https://api.example.com")
     assert adapter._pool_maxsize >= 24  # type: ignore[attr-defined]
     assert isinstance(client.session, requests.Session)
+
+
+def test_concurrent_loads_share_one_cached_session(sandbox: Sandbox, tmp_path) -> None:
+    symbols = [f"C{i:02d}" for i in range(24)]
+    with _client(sandbox, cache=tmp_path / "c.sqlite", max_workers=8) as client:
+        first = md.load_insider_trading(symbols, client=client)
+        assert sandbox.count("/v2/insider-trading") == 24
+        second = md.load_insider_trading(symbols, client=client)
+    assert sandbox.count("/v2/insider-trading") == 24  # every response came from the cache
+    pd.testing.assert_frame_equal(first, second)
