@@ -10,7 +10,6 @@ enumeration value outside its closed set is a :class:`DataValidationError` (or, 
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Sequence
 from itertools import chain, repeat
 from typing import Any
@@ -43,29 +42,35 @@ def _nulls(values: list[Any]) -> list[Any]:
 
 def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
     values = _nulls(values)
-    # Fast path: numpy parses ISO dates in C. A timestamp where a date was promised makes
-    # numpy warn (it would drop the time zone); that goes to the slow path instead.
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
+    # Fast path: numpy parses ISO dates in C. It also reads "2026-01", "today" and integers
+    # (as days since 1970), so it only gets columns whose distinct values are all YYYY-MM-DD.
+    distinct = set(values)
+    distinct.discard(None)
+    if all(isinstance(v, str) and _DATE.match(v) for v in distinct):
+        try:
             return np.array(values, dtype="datetime64[D]").astype(DATE_DTYPE)
-    except (ValueError, TypeError, UserWarning, DeprecationWarning):
-        pass
+        except ValueError:  # e.g. 2026-02-30
+            pass
     raw = pd.Series(values, dtype=object)
     present = raw.notna()
     out: Any = None
-    for fmt in _V1_DATE_FORMATS:
+    # pandas reads "today" and "now" whatever the format: not a date the service sends.
+    relative = [v for v in distinct if isinstance(v, str) and v.strip().lower() in ("today", "now")]
+    if relative:
+        raise _bad(ds_name, column, "unparsable date", relative)
+    texts_only = all(isinstance(v, str) for v in distinct)
+    for fmt in _V1_DATE_FORMATS if texts_only else ():
         try:
             out = pd.to_datetime(raw, format=fmt)
             break
         except (ValueError, TypeError):
             continue
+    if out is None and all(isinstance(v, str) and _TIMESTAMP.match(v) for v in distinct):
+        # Full timestamps where a date was promised: keep the UTC calendar date.
+        out = pd.to_datetime(raw, utc=True, format="ISO8601").dt.tz_convert(None).dt.normalize()
     if out is None:
-        try:  # full timestamps where a date was promised: keep the UTC calendar date
-            out = pd.to_datetime(raw, utc=True, format="ISO8601").dt.tz_convert(None).dt.normalize()
-        except (ValueError, TypeError):
-            bad = [v for v in values if v is not None and not _DATE.match(str(v))]
-            raise _bad(ds_name, column, "unparsable date", bad or values) from None
+        bad = [v for v in distinct if not (isinstance(v, str) and _DATE.match(v))]
+        raise _bad(ds_name, column, "unparsable date", bad or sorted(map(str, distinct)))
     if (out.isna() & present).any():
         raise _bad(ds_name, column, "unparsable date", raw[out.isna() & present].tolist())
     return out.astype(DATE_DTYPE).to_numpy()

@@ -435,3 +435,19 @@ def test_skip_does_not_swallow_account_errors(sandbox: Sandbox) -> None:
     client = md.Client(api_key="not-a-valid-key", base_url=sandbox.url, cache=False)
     with pytest.raises(md.AuthenticationError):
         md.load_sentiment(["AAPL", "MSFT"], client=client, errors="skip")
+
+
+@pytest.mark.parametrize("bad", ["today", "2026-01", 20260101, "2026-02-30", "junk"])
+def test_dates_are_parsed_strictly(bad: Any) -> None:
+    # numpy and pandas both accept some of these; none of them is a date the service sends.
+    with pytest.raises(md.ResponseFormatError, match="filing_date"):
+        build_frame(INSIDER, [extract(INSIDER, _insider_payload(filingDate=bad))])
+
+
+def test_date_forms_the_service_uses() -> None:
+    ok = ["2026-01-07", "", None, "Jan 07 '26"]
+    for value in ok:
+        df = build_frame(INSIDER, [extract(INSIDER, _insider_payload(filingDate=value))])
+        expected = pd.NaT if value in ("", None) else pd.Timestamp("2026-01-07")
+        got = df.loc[0, "filing_date"]
+        assert (pd.isna(got) and pd.isna(expected)) or got == expected
