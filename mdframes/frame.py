@@ -78,10 +78,14 @@ def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
 
 def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series:
     raw = pd.Series(_nulls(values), dtype=object)
+    # ISO 8601 only: pandas would also take "now" and epoch numbers.
+    bad = [v for v in set(raw.dropna()) if not (isinstance(v, str) and (_TIMESTAMP.match(v) or _DATE.match(v)))]
     try:
+        if bad:
+            raise ValueError
         out = pd.to_datetime(raw, utc=True, format="ISO8601")
     except (ValueError, TypeError):
-        raise _bad(ds_name, column, "unparsable timestamp", raw.dropna().tolist()) from None
+        raise _bad(ds_name, column, "unparsable timestamp", bad or raw.dropna().tolist()) from None
     return out.astype(TS_DTYPE).array  # type: ignore[call-overload]
 
 
