@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, Literal
 
+import orjson
 import pandas as pd
 
 from .client import Client, resolve_client
@@ -119,6 +120,14 @@ def _fetch(client: Client, ds: Dataset, req: Request, context: dict[str, Any]) -
     return [extract(ds, payload.data, context, payload.url)]
 
 
+def _record_key(record: dict[str, Any], id_wires: Sequence[str]) -> tuple:
+    key = tuple(record.get(w) for w in id_wires)
+    if id_wires and None not in key:
+        return key
+    # No usable id (older shapes carry no app id): only an identical record is a duplicate.
+    return ("record", orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
+
+
 def _walk(client: Client, ds: Dataset, req: Request, context: dict[str, Any], page: int) -> Chunk:
     """Fetch the whole window of a limit-capped dataset: while a page comes back full, ask
     again for the part of the window it did not reach, and merge by record id."""
@@ -138,7 +147,7 @@ def _walk(client: Client, ds: Dataset, req: Request, context: dict[str, Any], pa
         before = len(merged)
         for record in chunk.records:
             # A later page repeats the boundary date in full; its copy replaces the first.
-            merged[tuple(record.get(w) for w in id_wires)] = record
+            merged[_record_key(record, id_wires)] = record
         if count_records(ds, payload.data) < page:
             break
         dates: list[str] = [str(r[date_wire]) for r in chunk.records if r.get(date_wire)]

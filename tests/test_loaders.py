@@ -451,3 +451,20 @@ def test_date_forms_the_service_uses() -> None:
         expected = pd.NaT if value in ("", None) else pd.Timestamp("2026-01-07")
         got = df.loc[0, "filing_date"]
         assert (pd.isna(got) and pd.isna(expected)) or got == expected
+
+
+def test_paging_never_merges_records_that_lack_an_id() -> None:
+    from mdframes.loaders import _record_key
+
+    a = {"filingUuid": None, "date": "2026-01-02", "clientName": "A"}
+    b = {"filingUuid": None, "date": "2026-01-02", "clientName": "B"}
+    assert _record_key(a, ["filingUuid"]) != _record_key(b, ["filingUuid"])
+    assert _record_key(a, ["filingUuid"]) == _record_key(dict(a), ["filingUuid"])
+    with_id = {"filingUuid": "u-1", "date": "2026-01-02"}
+    assert _record_key(with_id, ["filingUuid"]) == ("u-1",)
+
+
+def test_legacy_app_ratings_with_many_apps_load_without_duplicates() -> None:
+    with md.sandbox.running(record_counts={"BIGCO": 1100}, legacy_shapes={"app_ratings"}) as client:
+        df = md.load_app_ratings("BIGCO", start="2026-09-03", client=client)
+        assert len(df) > 0 and not df.duplicated().any()
