@@ -507,7 +507,18 @@ class Client:
         except requests.RequestException as exc:
             raise NetworkError(f"{type(exc).__name__}: {self.redact(str(exc))}") from None
         log.debug("GET %s -> %s", shown, response.status_code)
-        return decode(response, version=version, url=shown, dataset=dataset, secret=key)
+        try:
+            return decode(response, version=version, url=shown, dataset=dataset, secret=key)
+        except MdframesError:
+            # requests-cache stored this 200 before we could read it (a truncated body,
+            # success:false): evict it, or every later call would replay the failure.
+            self._evict(response)
+            raise
+
+    def _evict(self, response: Any) -> None:
+        cache = getattr(self.session, "cache", None)
+        if cache is not None and response.status_code == 200 and response.request is not None:
+            cache.delete(requests=[response.request])
 
 
 def _with_query(url: str, query: dict[str, Any]) -> str:

@@ -345,3 +345,14 @@ def test_concurrent_loads_share_one_cached_session(sandbox: Sandbox, tmp_path) -
         second = md.load_insider_trading(symbols, client=client)
     assert sandbox.count("/v2/insider-trading") == 24  # every response came from the cache
     pd.testing.assert_frame_equal(first, second)
+
+
+@pytest.mark.parametrize("fault", ["truncate", "success_false", "no_envelope"])
+def test_unreadable_200_is_not_replayed_from_the_cache(sandbox: Sandbox, tmp_path, fault: str) -> None:
+    sandbox.inject(fault)
+    with _client(sandbox, cache=tmp_path / "c.sqlite") as client:
+        with pytest.raises(md.MdframesError):
+            md.load_markets(client=client)
+        assert len(md.load_markets(client=client)) == 20
+        assert len(md.load_markets(client=client)) == 20  # now from the cache
+    assert sandbox.count("/v2/markets") == 2
