@@ -66,6 +66,7 @@ class Payload:
     meta: dict
     url: str  # redacted
     from_cache: bool = False
+    request: Any = None  # the PreparedRequest, to evict the cached response if unusable
 
 
 # --- rate-limit arithmetic ---------------------------------------------------------------------
@@ -508,17 +509,21 @@ class Client:
             raise NetworkError(f"{type(exc).__name__}: {self.redact(str(exc))}") from None
         log.debug("GET %s -> %s", shown, response.status_code)
         try:
-            return decode(response, version=version, url=shown, dataset=dataset, secret=key)
+            payload = decode(response, version=version, url=shown, dataset=dataset, secret=key)
         except MdframesError:
             # requests-cache stored this 200 before we could read it (a truncated body,
             # success:false): evict it, or every later call would replay the failure.
-            self._evict(response)
+            self.evict([response.request])
             raise
+        payload.request = response.request
+        return payload
 
-    def _evict(self, response: Any) -> None:
-        cache = getattr(self.session, "cache", None)
-        if cache is not None and response.status_code == 200 and response.request is not None:
-            cache.delete(requests=[response.request])
+    def evict(self, requests: Any) -> None:
+        """Drop the cached responses of these requests (no-op without a cache)."""
+        cache = getattr(self._session, "cache", None)
+        wanted = [r for r in requests if r is not None]
+        if cache is not None and wanted:
+            cache.delete(requests=wanted)
 
 
 def _with_query(url: str, query: dict[str, Any]) -> str:

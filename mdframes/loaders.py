@@ -23,6 +23,7 @@ from .client import Client, resolve_client
 from .errors import (
     AuthenticationError,
     ConfigurationError,
+    DataValidationError,
     InvalidParameterError,
     MdframesError,
     RateLimitError,
@@ -117,7 +118,17 @@ def _fetch(client: Client, ds: Dataset, req: Request, context: dict[str, Any]) -
     if ds.paged and req.query.get("limit") is None and hi is not None:
         return [_walk(client, ds, req, context, hi)]
     payload = client.get(req.path, req.query, version=ds.version, ttl=ds.ttl, dataset=ds.name)
-    return [extract(ds, payload.data, context, payload.url)]
+    chunk = _extract(client, ds, payload, context)
+    chunk.sources.append(payload.request)
+    return [chunk]
+
+
+def _extract(client: Client, ds: Dataset, payload: Any, context: dict[str, Any]) -> Chunk:
+    try:
+        return extract(ds, payload.data, context, payload.url)
+    except ResponseFormatError:
+        client.evict([payload.request])  # a wrong-shape body must not be replayed from cache
+        raise
 
 
 def _record_key(record: dict[str, Any], id_wires: Sequence[str]) -> tuple:
@@ -138,10 +149,12 @@ def _walk(client: Client, ds: Dataset, req: Request, context: dict[str, Any], pa
     header: dict[str, Any] = {}
     attrs: dict[str, Any] = {}
     requests_made = 0
+    sources: list[Any] = []
     while True:
         payload = client.get(req.path, query, version=ds.version, ttl=ds.ttl, dataset=ds.name)
         requests_made += 1
-        chunk = extract(ds, payload.data, context, payload.url)
+        chunk = _extract(client, ds, payload, context)
+        sources.append(payload.request)
         header = header or chunk.header
         attrs.update(chunk.attrs)
         before = len(merged)
@@ -165,7 +178,7 @@ def _walk(client: Client, ds: Dataset, req: Request, context: dict[str, Any], pa
     if requests_made > 1:  # pages overlap on their boundary date: restore newest-first order
         ordered.sort(key=lambda r: str(r.get(date_wire) or ""), reverse=True)
     attrs["requests"] = requests_made
-    return Chunk(header, ordered, attrs)
+    return Chunk(header, ordered, attrs, sources)
 
 
 def _want_progress(client: Client, n: int) -> bool:
@@ -314,7 +327,12 @@ def load(
         if failed and not chunks:
             # Every symbol failed: an empty frame would hide it. Raise the first error.
             raise next(iter(failed.values()))
-    frame = _assemble(ds, chunks, labels, validate)
+    try:
+        frame = _assemble(ds, chunks, labels, validate)
+    except (ResponseFormatError, DataValidationError):
+        # Bad data stays an error, but not a cached one: the next call asks the service again.
+        client.evict([r for c in chunks for r in c.sources])
+        raise
     frame.attrs.update(_attrs(ds, chunks, labels))
     if failed:
         frame.attrs["failed"] = {label: str(exc) for label, exc in failed.items()}

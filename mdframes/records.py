@@ -30,6 +30,7 @@ class Chunk:
     header: dict[str, Any]
     records: list[dict[str, Any]]
     attrs: dict[str, Any] = field(default_factory=dict)
+    sources: list[Any] = field(default_factory=list)  # requests behind it (cache eviction)
 
 
 def _fail(ds: Dataset, message: str, url: str | None = None) -> ResponseFormatError:

@@ -356,3 +356,21 @@ def test_unreadable_200_is_not_replayed_from_the_cache(sandbox: Sandbox, tmp_pat
         assert len(md.load_markets(client=client)) == 20
         assert len(md.load_markets(client=client)) == 20  # now from the cache
     assert sandbox.count("/v2/markets") == 2
+
+
+def test_invalid_data_is_not_replayed_from_the_cache(sandbox: Sandbox, tmp_path) -> None:
+    from mdframes.loaders import _extract, _fetch
+    from mdframes.params import build_request
+    from mdframes.registry import REGISTRY
+
+    ds = REGISTRY["insider_trading"]
+    req = build_request(ds, {}, symbol="AAPL")
+    with _client(sandbox, cache=tmp_path / "c.sqlite") as client:
+        payload = client.get(req.path, req.query)
+        assert not payload.from_cache and client.get(req.path, req.query).from_cache
+        # The same response, read as if its records were missing (a wrong-shape body).
+        broken = type(payload)({"symbol": "AAPL"}, payload.meta, payload.url, False, payload.request)
+        with pytest.raises(md.ResponseFormatError):
+            _extract(client, ds, broken, {})
+        assert not client.get(req.path, req.query).from_cache  # evicted: asked again
+        assert len(_fetch(client, ds, req, {})[0].sources) == 1
