@@ -40,13 +40,20 @@ def _nulls(values: list[Any]) -> list[Any]:
     return [None if v == "" else v for v in values]
 
 
+def _all_iso_dates(distinct: set[Any]) -> bool:
+    try:
+        return all(map(_DATE.match, distinct))  # C-level loop; non-text raises TypeError
+    except TypeError:
+        return False
+
+
 def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
     values = _nulls(values)
     # Fast path: numpy parses ISO dates in C. It also reads "2026-01", "today" and integers
     # (as days since 1970), so it only gets columns whose distinct values are all YYYY-MM-DD.
     distinct = set(values)
     distinct.discard(None)
-    if all(isinstance(v, str) and _DATE.match(v) for v in distinct):
+    if _all_iso_dates(distinct):
         try:
             return np.array(values, dtype="datetime64[D]").astype(DATE_DTYPE)
         except ValueError:  # e.g. 2026-02-30
@@ -231,6 +238,17 @@ def _unique_name(name: str, taken: set[str]) -> str:
     return candidate
 
 
+def gather(ds: Dataset, chunk: Chunk) -> Chunk:
+    """Pull the declared record fields of one chunk into value lists.
+
+    Called in the fetching threads: while other threads wait on the network this work is
+    free, and :func:`build_frame` then only chains the lists.
+    """
+    records = chunk.records
+    chunk.columns = {f.wire: list(map(dict.get, records, repeat(f.wire))) for f in ds.fields}
+    return chunk
+
+
 def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) -> pd.DataFrame:
     """Typed frame from the chunks of one or many responses, in chunk order."""
     sizes = [len(c.records) for c in chunks]
@@ -245,6 +263,8 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
     all_records = chunks[0].records if len(chunks) == 1 else list(chain.from_iterable(c.records for c in chunks))
 
     def record_values(key: str) -> list[Any]:
+        if len(chunks) > 1 and all(key in c.columns for c in chunks):
+            return list(chain.from_iterable(c.columns[key] for c in chunks))
         return list(map(dict.get, all_records, repeat(key)))  # C-level loop
 
     header_wires = {f.wire for f in ds.header}

@@ -29,7 +29,7 @@ from .errors import (
     RateLimitError,
     ResponseFormatError,
 )
-from .frame import build_frame
+from .frame import build_frame, gather
 from .params import Request, build_request, check_symbols
 from .records import Chunk, count_records, extract
 from .registry import (
@@ -213,7 +213,10 @@ def _run(
     def attempt(i: int) -> None:
         req, ctx = plan[i]
         try:
-            results[i] = _fetch(client, ds, req, ctx)
+            got = _fetch(client, ds, req, ctx)
+            if len(plan) > 1:
+                got = [gather(ds, chunk) for chunk in got]
+            results[i] = got
         except MdframesError as exc:
             if errors == "raise" or isinstance(exc, _FATAL) or not req.label:
                 raise

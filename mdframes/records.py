@@ -31,6 +31,7 @@ class Chunk:
     records: list[dict[str, Any]]
     attrs: dict[str, Any] = field(default_factory=dict)
     sources: list[Any] = field(default_factory=list)  # requests behind it (cache eviction)
+    columns: dict[str, list[Any]] = field(default_factory=dict)  # pre-gathered, see frame.gather
 
 
 def _fail(ds: Dataset, message: str, url: str | None = None) -> ResponseFormatError:

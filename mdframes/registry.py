@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 __all__ = [
@@ -34,6 +35,7 @@ _CAMEL_2 = re.compile(r"([a-z\d])([A-Z])")
 _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 
 
+@lru_cache(maxsize=4096)
 def snake(name: str) -> str:
     """snake_case an API field name: ``pricePerShare`` -> ``price_per_share``,
     ``SECForm4Date`` -> ``sec_form4_date``, ``USDValue`` -> ``usd_value``."""
