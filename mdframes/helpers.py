@@ -258,11 +258,6 @@ APP_COLUMNS = (
     "install_count",
 )
 _TEXT = ("symbol", "name", "cik", "app_id", "app_name")
-# v1 record keys per platform: (score, ratings count, install count).
-_V1_KEYS = {
-    "ios": ("appStoreScore", "appStoreRatingsCount", None),
-    "android": ("playStoreScore", "playStoreRatingsCount", "playStoreInstallCount"),
-}
 _DAILY_PREFIX = {"ios": "ios_", "android": "android_"}
 
 
@@ -270,86 +265,6 @@ def _unwrap(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     # The envelope's ``data`` is the data object; the data object's own ``data`` is a list.
     inner = obj.get("data")
     return inner if isinstance(inner, Mapping) else obj
-
-
-def _obs_row(
-    head: dict[str, Any],
-    platform: str,
-    date: Any,
-    score: Any,
-    count: Any,
-    installs: Any,
-    app_id: Any = None,
-    app_name: Any = None,
-) -> dict[str, Any] | None:
-    # An observation with neither score nor count is a null platform: no row, in every shape,
-    # so that the shapes agree.
-    if score is None and count is None:
-        return None
-    return {
-        **head,
-        "platform": platform,
-        "app_id": app_id,
-        "app_name": app_name,
-        "date": date,
-        "score": score,
-        "ratings_count": count,
-        "install_count": installs,
-    }
-
-
-def _rows_v2(data: Mapping[str, Any]) -> list[dict[str, Any] | None]:
-    head = {"symbol": data.get("symbol"), "name": data.get("name"), "cik": data.get("cik")}
-    rows: list[dict[str, Any] | None] = []
-    if "apps" in data:  # current shape: per-app observations
-        for app in data.get("apps") or []:
-            for obs in app.get("observations") or []:
-                rows.append(
-                    _obs_row(
-                        head,
-                        app.get("platform"),
-                        obs.get("date"),
-                        obs.get("score"),
-                        obs.get("ratingsCount"),
-                        obs.get("installCount"),
-                        app.get("appId"),
-                        app.get("appName"),
-                    )
-                )
-        return rows
-    for entry in data.get("data") or []:  # older weekly shape: one object per platform
-        for platform in PLATFORMS:
-            item = entry.get(platform)
-            if isinstance(item, Mapping):
-                rows.append(
-                    _obs_row(
-                        head,
-                        platform,
-                        entry.get("date"),
-                        item.get("score"),
-                        item.get("ratingsCount"),
-                        item.get("installCount"),
-                    )
-                )
-    return rows
-
-
-def _rows_v1(obj: Mapping[str, Any]) -> list[dict[str, Any] | None]:
-    head = {"symbol": obj.get("ticker"), "name": obj.get("name"), "cik": None}
-    rows: list[dict[str, Any] | None] = []
-    for rec in obj.get("appRatings") or []:
-        for platform, (score, count, installs) in _V1_KEYS.items():
-            rows.append(
-                _obs_row(
-                    head,
-                    platform,
-                    rec.get("date"),
-                    rec.get(score),
-                    rec.get(count),
-                    rec.get(installs) if installs else None,
-                )
-            )
-    return rows
 
 
 def _from_daily(frame: pd.DataFrame) -> pd.DataFrame:
@@ -426,23 +341,30 @@ def _typed_apps(frame: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
+def _payload_frame(obj: Mapping[str, Any]) -> pd.DataFrame:
+    """A raw payload through the loaders' own records and typing steps (validation off:
+    this is a reshaping helper, and the caller's payload may be partial)."""
+    from .frame import build_frame
+    from .records import extract
+    from .registry import REGISTRY
+
+    if "appRatings" in obj:  # v1: daily-view columns first, then long
+        ds = REGISTRY["v1/app_ratings"]
+        return _from_daily(build_frame(ds, [extract(ds, obj)], strict=False))
+    ds = REGISTRY["app_ratings"]
+    return build_frame(ds, [extract(ds, _unwrap(obj))], strict=False)
+
+
 def _apps_frame(obj: Any) -> pd.DataFrame:
     if isinstance(obj, pd.DataFrame):
         if "platform" in obj.columns:  # already long: retype and sort only
             return obj
         return _from_daily(obj)
     if isinstance(obj, Mapping):
-        if "appRatings" in obj:
-            rows = _rows_v1(obj)
-        else:
-            data = _unwrap(obj)
-            if "apps" not in data and "data" not in data:
-                raise ResponseFormatError(
-                    "app ratings: expected a v2 payload (apps or data) or a v1 one (appRatings)"
-                )
-            rows = _rows_v2(data)
-        kept = [r for r in rows if r is not None]
-        return pd.DataFrame(kept, columns=list(APP_COLUMNS))
+        frame = _payload_frame(obj)
+        # An observation with neither score nor count is a null platform: no row, in every
+        # shape, so that the shapes agree.
+        return frame[frame["score"].notna() | frame["ratings_count"].notna()]
     raise InvalidParameterError(
         f"app_ratings_long takes a payload dict, a list of them or a frame, not "
         f"{type(obj).__name__}",
