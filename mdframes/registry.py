@@ -234,6 +234,13 @@ NEWS_FIELDS = (
     Field("url"),
     Field("sentiment", "float", ge=-1, le=1),
 )
+ANALYST_FIELDS = (
+    Field("date", "date"),
+    Field("institution"),
+    Field("action"),  # seen values only (Reiterated, Upgrade, ...): not a closed set
+    Field("rating"),
+    Field("targetPrice"),  # currency text, or null
+)
 APP_OBS_FIELDS = (
     Field("platform", "cat", PLATFORMS),
     Field("appId"),
@@ -299,13 +306,7 @@ _DATASETS: list[Dataset] = [
         "analyst_ratings",
         "analyst-ratings",
         "ratings",
-        (
-            Field("date", "date"),
-            Field("institution"),
-            Field("action"),
-            Field("rating"),
-            Field("targetPrice"),
-        ),
+        ANALYST_FIELDS,
         description="Analyst rating actions with price targets (as currency text).",
     ),
     _per_symbol(
@@ -567,15 +568,7 @@ for _tail in SCREENER_DATASETS:
 RECENT_DATASETS = ("news", "analyst-ratings")
 _RECENT_FIELDS = {
     "news": (SYMBOL, NAME) + NEWS_FIELDS,
-    "analyst-ratings": (
-        SYMBOL,
-        NAME,
-        Field("date", "date"),
-        Field("institution"),
-        Field("action"),
-        Field("rating"),
-        Field("targetPrice"),
-    ),
+    "analyst-ratings": (SYMBOL, NAME) + ANALYST_FIELDS,
 }
 for _tail in RECENT_DATASETS:
     _DATASETS.append(
@@ -604,6 +597,24 @@ V1_FORECAST_META = (
     Field("expectedMid", "float", column="expected_mid_term"),
     Field("expectedLong", "float", column="expected_long_term"),
 )
+
+
+
+def _v1_ticker(
+    name: str, tail: str, records: str, fields: tuple[Field, ...], *, window: bool = True, **kw
+) -> Dataset:
+    kw.setdefault("anchor", "date")
+    return Dataset(
+        name=f"v1/{name}",
+        path=f"/v1/{tail}/{{market}}/{{ticker}}",
+        version="v1",
+        params=(V1_MARKET, V1_TICKER) + (V1_WINDOW if window else ()),
+        records=records,
+        header=(V1_SYMBOL, NAME),
+        fields=fields,
+        **kw,
+    )
+
 
 _DATASETS += [
     Dataset(
@@ -664,26 +675,19 @@ _DATASETS += [
         checks=("forecast_band",),
         description="One ticker's forecast, one row per date.",
     ),
-    Dataset(
-        name="v1/sentiments",
-        path="/v1/sentiments/{market}/{ticker}",
-        version="v1",
-        params=(V1_MARKET, V1_TICKER) + V1_WINDOW,
+    _v1_ticker(
+        "sentiments",
+        "sentiments",
+        "sentimentAnalysis",
+        (Field("date", "date"), Field("score", "float", ge=-1, le=1)),
         shape="v1_sentiments",
-        records="sentimentAnalysis",
-        header=(V1_SYMBOL, NAME),
-        fields=(Field("date", "date"), Field("score", "float", ge=-1, le=1)),
-        anchor="date",
         description="Daily sentiment scores (v1).",
     ),
-    Dataset(
-        name="v1/app_ratings",
-        path="/v1/appratings/{market}/{ticker}",
-        version="v1",
-        params=(V1_MARKET, V1_TICKER) + V1_WINDOW,
-        records="appRatings",
-        header=(V1_SYMBOL, NAME),
-        fields=(
+    _v1_ticker(
+        "app_ratings",
+        "appratings",
+        "appRatings",
+        (
             Field("date", "date"),
             Field("appStoreScore", "float", ge=1, le=5, column="ios_score"),
             Field("appStoreRatingsCount", "int", ge=0, column="ios_ratings_count"),
@@ -691,51 +695,39 @@ _DATASETS += [
             Field("playStoreRatingsCount", "int", ge=0, column="android_ratings_count"),
             Field("playStoreInstallCount", "int", ge=0, column="android_install_count"),
         ),
-        anchor="date",
         description="App ratings (v1), in the v2 daily-view column names.",
     ),
-    Dataset(
-        name="v1/analyst_ratings",
-        path="/v1/analystratings/{market}/{ticker}",
-        version="v1",
-        params=(V1_MARKET, V1_TICKER) + V1_WINDOW,
-        records="analystRatings",
-        header=(V1_SYMBOL, NAME),
-        fields=(
+    _v1_ticker(
+        "analyst_ratings",
+        "analystratings",
+        "analystRatings",
+        (
             Field("date", "date"),
             Field("institution"),
             Field("type", column="action"),
             Field("signal", column="rating"),
             Field("targetPrice"),
         ),
-        anchor="date",
         description="Analyst ratings (v1), in v2 column names.",
     ),
-    Dataset(
-        name="v1/house_trades",
-        path="/v1/housetrades/{market}/{ticker}",
-        version="v1",
-        params=(V1_MARKET, V1_TICKER) + V1_WINDOW,
-        records="houseTrades",
-        header=(V1_SYMBOL, NAME),
-        fields=(
+    _v1_ticker(
+        "house_trades",
+        "housetrades",
+        "houseTrades",
+        (
             Field("date", "date"),
             Field("representative", column="politician"),
             Field("type", "cat", CONGRESS_TYPES, column="transaction_type"),
             Field("amount"),
         ),
-        anchor="date",
         caveats=("v1 carries no disclosure date; the trade date is the only anchor.",),
         description="US House member trades (v1), amounts as filed.",
     ),
-    Dataset(
-        name="v1/insider_transactions",
-        path="/v1/insidertransactions/{market}/{ticker}",
-        version="v1",
-        params=(V1_MARKET, V1_TICKER),
-        records="insiderTransactions",
-        header=(V1_SYMBOL, NAME),
-        fields=(
+    _v1_ticker(
+        "insider_transactions",
+        "insidertransactions",
+        "insiderTransactions",
+        (
             Field("date", "date"),
             Field("insiderTradings", column="insider"),
             Field("relationship"),
@@ -747,6 +739,7 @@ _DATASETS += [
             Field("SECForm4Date", "ts", column="filing_date"),
             Field("SECForm4Link", column="filing_url"),
         ),
+        window=False,  # the spec shows no query parameters for this endpoint
         anchor="filing_date",
         description="Insider transactions (v1), in v2 column names.",
     ),
