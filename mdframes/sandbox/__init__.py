@@ -22,12 +22,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .server import FAULT_KINDS, LoggedRequest, Sandbox
+from .server import FAULT_KINDS, MISSING_SYMBOLS, LoggedRequest, Sandbox
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
 
-__all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS", "running", "serve", "SANDBOX_KEY"]
+__all__ = [
+    "Sandbox",
+    "LoggedRequest",
+    "FAULT_KINDS",
+    "MISSING_SYMBOLS",
+    "running",
+    "serve",
+    "SANDBOX_KEY",
+]
 
 SANDBOX_KEY = "sandbox-key"  # the sandbox's own well-known key; not a secret
 _CLIENT_OPTIONS = {

@@ -62,6 +62,22 @@ _MESSAGES = {
 }
 
 
+# Symbols the sandbox does not know (404), for tests of unknown tickers. Every other
+# well-formed symbol exists, with deterministic synthetic data.
+MISSING_SYMBOLS = (
+    "NOTFOUND",
+    "NOSUCH",
+    "ZZZZ",
+    "XXXX",
+    "UNKNOWN",
+    "INVALID",
+    "FAKE",
+    "DOESNOTEXIST",
+    "NONEXISTENT",
+    "NOTATICKER",
+)
+
+
 @dataclass
 class LoggedRequest:
     """One request as the sandbox saw it (key values are never stored)."""
@@ -197,7 +213,7 @@ class Sandbox:
         reset_format: str = "iso",
         reset_seconds: float = 1.0,
         record_counts: dict[str, int] | None = None,
-        missing_symbols: Iterable[str] = ("NOTFOUND", "NOSUCH", "ZZZZ"),
+        missing_symbols: Iterable[str] = MISSING_SYMBOLS,
         legacy_shapes: Iterable[str] = (),
         max_log: int = 200_000,
     ) -> None:
