@@ -69,7 +69,9 @@ def median_time(fn: Callable[[], object], repeat: int, warmup: int = 1) -> float
 
 
 def floor_get(session: requests.Session, url: str, params: dict, key: str) -> pd.DataFrame:
-    body = orjson.loads(session.get(url, params=params, headers={"Authorization": f"Bearer {SANDBOX_KEY}"}).content)
+    body = orjson.loads(
+        session.get(url, params=params, headers={"Authorization": f"Bearer {SANDBOX_KEY}"}).content
+    )
     return pd.DataFrame.from_records(body["data"][key])
 
 
@@ -85,7 +87,11 @@ def import_time(statement: str, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, "-c", f"import time; t=time.perf_counter(); {statement}; print(time.perf_counter()-t)"],
+            [
+                sys.executable,
+                "-c",
+                f"import time; t=time.perf_counter(); {statement}; print(time.perf_counter()-t)",
+            ],
             capture_output=True,
             text=True,
             check=True,
@@ -103,7 +109,9 @@ def row(label: str, floor: float | None, sdk: float, ours: float, extra: str = "
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     repeat = args.repeat
@@ -120,15 +128,21 @@ def main() -> None:
         check = md.load_screener("sentiment", region="US", limit=20000, client=client)
         assert len(check) == 20000, len(check)
         f = median_time(lambda: floor_get(session, url, q, "data"), repeat)
-        s = median_time(lambda: sdk.screener.sentiment(region="US", limit=20000, as_dataframe=True), repeat)
-        o = median_time(lambda: md.load_screener("sentiment", region="US", limit=20000, client=client), repeat)
+        s = median_time(
+            lambda: sdk.screener.sentiment(region="US", limit=20000, as_dataframe=True), repeat
+        )
+        o = median_time(
+            lambda: md.load_screener("sentiment", region="US", limit=20000, client=client), repeat
+        )
         row("screener sentiment 20,000 rows", f, s, o, "(goal <= 0.80x SDK)")
 
         # 2. one symbol, 500 insider transactions
         url = base + "/v2/insider-trading/BENCH500"
         assert len(md.load_insider_trading("BENCH500", client=client)) == 500
         f = median_time(lambda: floor_get(session, url, {}, "transactions"), repeat)
-        s = median_time(lambda: sdk.insider_transactions.ticker("BENCH500", as_dataframe=True), repeat)
+        s = median_time(
+            lambda: sdk.insider_transactions.ticker("BENCH500", as_dataframe=True), repeat
+        )
         o = median_time(lambda: md.load_insider_trading("BENCH500", client=client), repeat)
         row("insider 500 transactions", f, s, o, "(goal <= 1.00x SDK)")
         client.close()
@@ -149,7 +163,12 @@ def main() -> None:
         def floor_threaded() -> None:
             # The floor for this case: same workers, no typing, no validation.
             with ThreadPoolExecutor(workers) as pool:
-                frames = list(pool.map(lambda sym: floor_get(session, url.format(sym), {}, "transactions"), SYMBOLS_100))
+                frames = list(
+                    pool.map(
+                        lambda sym: floor_get(session, url.format(sym), {}, "transactions"),
+                        SYMBOLS_100,
+                    )
+                )
             pd.concat(frames)
 
         few = max(3, repeat // 2)

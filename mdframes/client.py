@@ -184,7 +184,9 @@ def _make_retry_class() -> type:
                     return max(wait, 0.001)
             return super().get_retry_after(response)
 
-        def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):  # type: ignore[no-untyped-def,override]
+        def increment(
+            self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None
+        ):  # type: ignore[no-untyped-def,override]
             if response is not None and response.status == 429:
                 reset = reset_from_headers(response.headers)
                 if self.gate is not None:

@@ -70,7 +70,9 @@ def decode(
 
     if not isinstance(body, dict) or "success" not in body:
         if status >= 400:
-            raise error_for_status(status, f"error body without envelope: {str(body)[:120]}", url=url, reset_at=reset)
+            raise error_for_status(
+                status, f"error body without envelope: {str(body)[:120]}", url=url, reset_at=reset
+            )
         raise ResponseFormatError(
             "body lacks the v2 envelope ({success, data, meta})", url=url, dataset=dataset
         )
@@ -93,7 +95,9 @@ def decode(
     return Payload(body["data"], meta, url, bool(getattr(response, "from_cache", False)))
 
 
-def _decode_v1(body: Any, status: int, url: str, dataset: str | None, reset: Any, payload: Any) -> Any:
+def _decode_v1(
+    body: Any, status: int, url: str, dataset: str | None, reset: Any, payload: Any
+) -> Any:
     is_error = isinstance(body, dict) and set(body) <= {"error", "message"} and "error" in body
     if status >= 400 or is_error:
         err = body if isinstance(body, dict) else {}

@@ -86,7 +86,11 @@ def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
 def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series:
     raw = pd.Series(_nulls(values), dtype=object)
     # ISO 8601 only: pandas would also take "now" and epoch numbers.
-    bad = [v for v in set(raw.dropna()) if not (isinstance(v, str) and (_TIMESTAMP.match(v) or _DATE.match(v)))]
+    bad = [
+        v
+        for v in set(raw.dropna())
+        if not (isinstance(v, str) and (_TIMESTAMP.match(v) or _DATE.match(v)))
+    ]
     try:
         if bad:
             raise ValueError
@@ -117,7 +121,9 @@ def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:
     try:
         return pd.array(numeric.to_numpy(), dtype="Int64")
     except (TypeError, ValueError):
-        raise _bad(ds_name, column, "not an integer", [v for v in numeric.dropna() if v != int(v)]) from None
+        raise _bad(
+            ds_name, column, "not an integer", [v for v in numeric.dropna() if v != int(v)]
+        ) from None
 
 
 def _is_number(v: Any) -> bool:
@@ -146,7 +152,9 @@ def _strings(values: list[Any]) -> Any:
 def _cik(values: list[Any]) -> Any:
     # A number-typed cik would lose its zero padding; restore it.
     out = [
-        str(v).zfill(10) if isinstance(v, int) and not isinstance(v, bool) else (None if v == "" else v)
+        str(v).zfill(10)
+        if isinstance(v, int) and not isinstance(v, bool)
+        else (None if v == "" else v)
         for v in values
     ]
     return _strings(out)
@@ -260,7 +268,11 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
             out.extend([c.header.get(key)] * n)
         return out
 
-    all_records = chunks[0].records if len(chunks) == 1 else list(chain.from_iterable(c.records for c in chunks))
+    all_records = (
+        chunks[0].records
+        if len(chunks) == 1
+        else list(chain.from_iterable(c.records for c in chunks))
+    )
 
     def record_values(key: str) -> list[Any]:
         if len(chunks) > 1 and all(key in c.columns for c in chunks):

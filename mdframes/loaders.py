@@ -70,7 +70,9 @@ PROGRESS_THRESHOLD = 10
 # --- planning ------------------------------------------------------------------------------------
 
 
-def _plan(ds: Dataset, symbols: Any, params: dict[str, Any]) -> list[tuple[Request, dict[str, Any]]]:
+def _plan(
+    ds: Dataset, symbols: Any, params: dict[str, Any]
+) -> list[tuple[Request, dict[str, Any]]]:
     """Check everything and list the requests, before any of them is sent."""
     unknown = set(params) - {p.name for p in ds.params}
     if unknown:
@@ -229,7 +231,9 @@ def _run(
     if len(plan) == 1:  # no thread for a single request
         attempt(0)
         return results, failed
-    pool = ThreadPoolExecutor(max_workers=min(client.max_workers, len(plan)), thread_name_prefix="mdframes")
+    pool = ThreadPoolExecutor(
+        max_workers=min(client.max_workers, len(plan)), thread_name_prefix="mdframes"
+    )
     try:
         futures = [pool.submit(attempt, i) for i in range(len(plan))]
         wait(futures, return_when=FIRST_EXCEPTION)
@@ -267,7 +271,9 @@ def _attrs(ds: Dataset, chunks: list[Chunk], labels: list[str]) -> dict[str, Any
                 continue
             if key == "last_updated":
                 value = pd.Timestamp(value)
-                value = value.tz_localize("UTC") if value.tzinfo is None else value.tz_convert("UTC")
+                value = (
+                    value.tz_localize("UTC") if value.tzinfo is None else value.tz_convert("UTC")
+                )
             keyed.setdefault(key, {})[label] = value
     for key, by_label in keyed.items():
         distinct = list(by_label)
@@ -309,7 +315,9 @@ def load(
     """
     ds = get(dataset)
     if errors not in ("raise", "skip"):
-        raise InvalidParameterError(f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors")
+        raise InvalidParameterError(
+            f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors"
+        )
     if "{symbol}" in ds.path and symbols is None:
         raise InvalidParameterError("no symbol given", parameter="symbols", dataset=ds.name)
     params = {k: v for k, v in params.items() if v is not None}
@@ -392,8 +400,14 @@ def _window_loader(name: str, example: str) -> Any:
         errors: Errors = "raise",
     ) -> pd.DataFrame:
         return load(
-            name, symbols, start=start, end=end, limit=limit,
-            client=client, validate=validate, errors=errors,
+            name,
+            symbols,
+            start=start,
+            end=end,
+            limit=limit,
+            client=client,
+            validate=validate,
+            errors=errors,
         )
 
     loader.__name__ = loader.__qualname__ = f"load_{name}"
@@ -425,11 +439,19 @@ def _window_loader(name: str, example: str) -> Any:
 load_sentiment = _window_loader("sentiment", 'md.load_sentiment("AAPL", start="2026-01-01")')
 load_news = _window_loader("news", 'md.load_news(["AAPL", "MSFT"], limit=50)')
 load_analyst_ratings = _window_loader("analyst_ratings", 'md.load_analyst_ratings("AAPL")')
-load_put_call_ratio = _window_loader("put_call_ratio", 'md.load_put_call_ratio("TSLA", end="2026-06-30")')
-load_insider_trading = _window_loader("insider_trading", 'md.load_insider_trading(["AAPL", "NVDA"])')
+load_put_call_ratio = _window_loader(
+    "put_call_ratio", 'md.load_put_call_ratio("TSLA", end="2026-06-30")'
+)
+load_insider_trading = _window_loader(
+    "insider_trading", 'md.load_insider_trading(["AAPL", "NVDA"])'
+)
 load_lobbying = _window_loader("lobbying", 'md.load_lobbying("MSFT", start="2024-01-01")')
-load_government_contracts = _window_loader("government_contracts", 'md.load_government_contracts("LMT")')
-load_patent_filings = _window_loader("patent_filings", 'md.load_patent_filings("AAPL", start="2025-01-01")')
+load_government_contracts = _window_loader(
+    "government_contracts", 'md.load_government_contracts("LMT")'
+)
+load_patent_filings = _window_loader(
+    "patent_filings", 'md.load_patent_filings("AAPL", start="2025-01-01")'
+)
 load_professionalnet = _window_loader("professionalnet", 'md.load_professionalnet("AAPL")')
 load_forum_mentions = _window_loader("forum_mentions", 'md.load_forum_mentions("GME")')
 
@@ -478,8 +500,15 @@ def load_congress_trades(
     >>> md.congress_amount_bounds(df)                            # doctest: +SKIP
     """
     return load(
-        "congress_trades", symbols, chamber=chamber, start=start, end=end, limit=limit,
-        client=client, validate=validate, errors=errors,
+        "congress_trades",
+        symbols,
+        chamber=chamber,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
     )
 
 
@@ -511,8 +540,14 @@ def load_app_ratings(
             f"view={view!r} is not one of 'apps', 'daily'", parameter="view", dataset="app_ratings"
         )
     return load(
-        views[view], symbols, start=start, end=end, limit=limit,
-        client=client, validate=validate, errors=errors,
+        views[view],
+        symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
     )
 
 
@@ -531,7 +566,15 @@ def load_tickers(
     --------
     >>> md.load_tickers(market="S&P 500")  # doctest: +SKIP
     """
-    return load("tickers", type=type, market=market, region=region, limit=limit, client=client, validate=validate)
+    return load(
+        "tickers",
+        type=type,
+        market=market,
+        region=region,
+        limit=limit,
+        client=client,
+        validate=validate,
+    )
 
 
 def load_markets(*, client: Client | None = None, validate: bool = True) -> pd.DataFrame:

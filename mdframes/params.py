@@ -29,7 +29,9 @@ def check_symbol(symbol: Any, *, dataset: str | None = None) -> str:
     """
     if not isinstance(symbol, str):
         raise InvalidParameterError(
-            f"symbol must be a string, got {type(symbol).__name__}", parameter="symbol", dataset=dataset
+            f"symbol must be a string, got {type(symbol).__name__}",
+            parameter="symbol",
+            dataset=dataset,
         )
     if not symbol or _BAD_SYMBOL.search(symbol):
         raise InvalidParameterError(
@@ -118,7 +120,9 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
                     value = int(value)
                 else:
                     raise InvalidParameterError(
-                        f"{p.name} must be an integer, got {value!r}", parameter=p.name, dataset=ds.name
+                        f"{p.name} must be an integer, got {value!r}",
+                        parameter=p.name,
+                        dataset=ds.name,
                     )
             if (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi):
                 bounds = f"{p.lo} to {p.hi}" if p.hi is not None else f">= {p.lo}"
@@ -137,7 +141,9 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
         else:
             if not isinstance(value, str) or not value.strip():
                 raise InvalidParameterError(
-                    f"{p.name} must be a non-empty string, got {value!r}", parameter=p.name, dataset=ds.name
+                    f"{p.name} must be a non-empty string, got {value!r}",
+                    parameter=p.name,
+                    dataset=ds.name,
                 )
         if p.wire.startswith("{"):
             path_parts[p.wire[1:-1]] = quote(str(value), safe="")
@@ -160,5 +166,7 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
     try:
         path = ds.path.format(**path_parts)
     except KeyError as missing:
-        raise InvalidParameterError(f"missing {missing.args[0]}", parameter=missing.args[0], dataset=ds.name) from None
+        raise InvalidParameterError(
+            f"missing {missing.args[0]}", parameter=missing.args[0], dataset=ds.name
+        ) from None
     return Request(path, query, symbol or "")

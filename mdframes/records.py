@@ -54,7 +54,9 @@ def _as_dict(ds: Dataset, data: Any, url: str | None) -> dict[str, Any]:
 
 def _record_list(ds: Dataset, data: dict[str, Any], key: str, url: str | None) -> list[dict]:
     if key not in data:
-        raise _fail(ds, f"payload has no `{key}` list (keys: {', '.join(map(str, data)) or 'none'})", url)
+        raise _fail(
+            ds, f"payload has no `{key}` list (keys: {', '.join(map(str, data)) or 'none'})", url
+        )
     records = data[key]
     if records is None:
         return []
@@ -156,7 +158,11 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
         if not isinstance(apps, list):
             raise _fail(ds, "`apps` is not a list", url)
         for app in apps:
-            base = {"platform": app.get("platform"), "appId": app.get("appId"), "appName": app.get("appName")}
+            base = {
+                "platform": app.get("platform"),
+                "appId": app.get("appId"),
+                "appName": app.get("appName"),
+            }
             extra = {k: v for k, v in app.items() if k not in base and k != "observations"}
             for obs in app.get("observations") or ():
                 rows.append({**base, **extra, **obs})
@@ -167,7 +173,13 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
                 if not isinstance(obj, dict):
                     continue
                 rows.append(
-                    {"platform": platform, "appId": None, "appName": None, "date": entry.get("date"), **obj}
+                    {
+                        "platform": platform,
+                        "appId": None,
+                        "appName": None,
+                        "date": entry.get("date"),
+                        **obj,
+                    }
                 )
     else:
         raise _fail(ds, "app-ratings payload has neither `apps` nor `data`", url)
@@ -222,7 +234,9 @@ def _v1_ticker_forecast(ds: Dataset, data: Any, context: dict[str, Any], url: st
     frame = expand_v1_forecast(pred)
     rows = [
         {"date": d.strftime("%Y-%m-%d"), "mid": m, "lower": lo, "upper": hi}
-        for d, m, lo, hi in zip(frame["date"], frame["main"], frame["lower"], frame["upper"], strict=True)
+        for d, m, lo, hi in zip(
+            frame["date"], frame["main"], frame["lower"], frame["upper"], strict=True
+        )
     ]
     header = _scalars(data)
     header.setdefault("type", pred.get("type"))
@@ -230,7 +244,9 @@ def _v1_ticker_forecast(ds: Dataset, data: Any, context: dict[str, Any], url: st
 
     try:
         metadata = {
-            f.name: float(pred[f.wire]) for f in V1_FORECAST_META if pred.get(f.wire) not in (None, "")
+            f.name: float(pred[f.wire])
+            for f in V1_FORECAST_META
+            if pred.get(f.wire) not in (None, "")
         }
     except (TypeError, ValueError):
         raise _fail(ds, "forecast expected-move values are not numbers", url) from None
@@ -270,7 +286,9 @@ EXTRACTORS: dict[str, Extractor] = {
 }
 
 
-def extract(ds: Dataset, data: Any, context: dict[str, Any] | None = None, url: str | None = None) -> Chunk:
+def extract(
+    ds: Dataset, data: Any, context: dict[str, Any] | None = None, url: str | None = None
+) -> Chunk:
     """Apply the dataset's extractor to one payload."""
     return EXTRACTORS[ds.shape](ds, data, context or {}, url)
 
@@ -281,7 +299,8 @@ def count_records(ds: Dataset, data: Any) -> int:
         if "apps" in data:
             return sum(len(a.get("observations") or ()) for a in data["apps"] or ())
         return sum(
-            sum(1 for p in _APP_PLATFORMS if isinstance(e.get(p), dict)) for e in data.get("data") or ()
+            sum(1 for p in _APP_PLATFORMS if isinstance(e.get(p), dict))
+            for e in data.get("data") or ()
         )
     if isinstance(data, dict) and isinstance(data.get(ds.records or ""), list):
         return len(data[ds.records or ""])

@@ -252,7 +252,9 @@ APP_OBS_FIELDS = (
 )
 
 
-def _per_symbol(name: str, tail: str, records: str | None, fields: tuple[Field, ...], **kw) -> Dataset:
+def _per_symbol(
+    name: str, tail: str, records: str | None, fields: tuple[Field, ...], **kw
+) -> Dataset:
     kw.setdefault("params", WINDOW)
     kw.setdefault("anchor", "date")
     kw.setdefault("window", "date")
@@ -597,7 +599,6 @@ V1_FORECAST_META = (
     Field("expectedMid", "float", column="expected_mid_term"),
     Field("expectedLong", "float", column="expected_long_term"),
 )
-
 
 
 def _v1_ticker(

@@ -78,7 +78,9 @@ def load_ticker_forecast(
     return load("v1/ticker_forecast", ticker=ticker, type=type, client=client, validate=validate)
 
 
-def _dated(name: str, market: str, ticker: str, date_from: Any, date_to: Any, **kw: Any) -> pd.DataFrame:
+def _dated(
+    name: str, market: str, ticker: str, date_from: Any, date_to: Any, **kw: Any
+) -> pd.DataFrame:
     return load(name, market=market, ticker=ticker, date_from=date_from, date_to=date_to, **kw)
 
 
@@ -97,7 +99,9 @@ def load_sentiments(
     --------
     >>> v1.load_sentiments("S&P 500", "AAPL", date_from="2026-01-01")  # doctest: +SKIP
     """
-    return _dated("v1/sentiments", market, ticker, date_from, date_to, client=client, validate=validate)
+    return _dated(
+        "v1/sentiments", market, ticker, date_from, date_to, client=client, validate=validate
+    )
 
 
 def load_app_ratings(
@@ -116,7 +120,9 @@ def load_app_ratings(
     --------
     >>> v1.load_app_ratings("S&P 500", "AAPL")  # doctest: +SKIP
     """
-    return _dated("v1/app_ratings", market, ticker, date_from, date_to, client=client, validate=validate)
+    return _dated(
+        "v1/app_ratings", market, ticker, date_from, date_to, client=client, validate=validate
+    )
 
 
 def load_analyst_ratings(
@@ -134,7 +140,9 @@ def load_analyst_ratings(
     --------
     >>> v1.load_analyst_ratings("S&P 500", "AAPL")  # doctest: +SKIP
     """
-    return _dated("v1/analyst_ratings", market, ticker, date_from, date_to, client=client, validate=validate)
+    return _dated(
+        "v1/analyst_ratings", market, ticker, date_from, date_to, client=client, validate=validate
+    )
 
 
 def load_house_trades(
@@ -153,7 +161,9 @@ def load_house_trades(
     --------
     >>> md.congress_amount_bounds(v1.load_house_trades("S&P 500", "NVDA"))  # doctest: +SKIP
     """
-    return _dated("v1/house_trades", market, ticker, date_from, date_to, client=client, validate=validate)
+    return _dated(
+        "v1/house_trades", market, ticker, date_from, date_to, client=client, validate=validate
+    )
 
 
 def load_insider_transactions(
@@ -166,4 +176,6 @@ def load_insider_transactions(
     --------
     >>> v1.load_insider_transactions("S&P 500", "AAPL")  # doctest: +SKIP
     """
-    return load("v1/insider_transactions", market=market, ticker=ticker, client=client, validate=validate)
+    return load(
+        "v1/insider_transactions", market=market, ticker=ticker, client=client, validate=validate
+    )

@@ -14,7 +14,9 @@ KEY = "sandbox-key"
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _isolated_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     # Tests never read a developer's real key or write to the real user cache dir.
     monkeypatch.delenv("MDFRAMES_API_KEY", raising=False)
     monkeypatch.delenv("MDFRAMES_BASE_URL", raising=False)

@@ -56,7 +56,14 @@ def test_plain_http_refused_for_non_loopback(url: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["http://localhost:1", "http://127.0.0.1:1", "http://127.8.9.10", "http://[::1]:80", "https://api.example.com"]
+    "url",
+    [
+        "http://localhost:1",
+        "http://127.0.0.1:1",
+        "http://127.8.9.10",
+        "http://[::1]:80",
+        "https://api.example.com",
+    ],
 )
 def test_loopback_and_https_accepted(url: str) -> None:
     assert md.Client(api_key=SECRET, base_url=url).base_url
@@ -317,13 +324,21 @@ def test_key_not_in_error_text_or_logs(caplog: pytest.LogCaptureFixture) -> None
             server.inject("drop")
             with pytest.raises(NetworkError) as info2:
                 md.v1.load_available_markets(client=client)
-    for text in (str(info.value), repr(info.value), info.value.url or "", str(info2.value), caplog.text):
+    for text in (
+        str(info.value),
+        repr(info.value),
+        info.value.url or "",
+        str(info2.value),
+        caplog.text,
+    ):
         assert SECRET not in text
     assert "token=" in caplog.text  # the query was logged, redacted
 
 
 def test_network_error_for_a_closed_port() -> None:
-    client = md.Client(api_key=SECRET, base_url="http://127.0.0.1:9", cache=False, max_retries=0, timeout=2)
+    client = md.Client(
+        api_key=SECRET, base_url="http://127.0.0.1:9", cache=False, max_retries=0, timeout=2
+    )
     with pytest.raises(NetworkError) as info:
         md.v1.load_available_markets(client=client)
     assert SECRET not in str(info.value)
@@ -331,7 +346,9 @@ def test_network_error_for_a_closed_port() -> None:
 
 
 def test_shared_session_pool_is_wide_enough() -> None:
-    client = md.Client(api_key=SECRET, base_url="https://api.example.com", cache=False, max_workers=24)
+    client = md.Client(
+        api_key=SECRET, base_url="https://api.example.com", cache=False, max_workers=24
+    )
     adapter = client.session.get_adapter("https://api.example.com")
     assert adapter._pool_maxsize >= 24  # type: ignore[attr-defined]
     assert isinstance(client.session, requests.Session)
@@ -348,7 +365,9 @@ def test_concurrent_loads_share_one_cached_session(sandbox: Sandbox, tmp_path) -
 
 
 @pytest.mark.parametrize("fault", ["truncate", "success_false", "no_envelope"])
-def test_unreadable_200_is_not_replayed_from_the_cache(sandbox: Sandbox, tmp_path, fault: str) -> None:
+def test_unreadable_200_is_not_replayed_from_the_cache(
+    sandbox: Sandbox, tmp_path, fault: str
+) -> None:
     sandbox.inject(fault)
     with _client(sandbox, cache=tmp_path / "c.sqlite") as client:
         with pytest.raises(md.MdframesError):
@@ -369,7 +388,9 @@ def test_invalid_data_is_not_replayed_from_the_cache(sandbox: Sandbox, tmp_path)
         payload = client.get(req.path, req.query)
         assert not payload.from_cache and client.get(req.path, req.query).from_cache
         # The same response, read as if its records were missing (a wrong-shape body).
-        broken = type(payload)({"symbol": "AAPL"}, payload.meta, payload.url, False, payload.request)
+        broken = type(payload)(
+            {"symbol": "AAPL"}, payload.meta, payload.url, False, payload.request
+        )
         with pytest.raises(md.ResponseFormatError):
             _extract(client, ds, broken, {})
         assert not client.get(req.path, req.query).from_cache  # evicted: asked again

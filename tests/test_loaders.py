@@ -92,7 +92,12 @@ def test_empty_window_gives_a_typed_empty_frame(name: str, client: md.Client) ->
 
 def _same(raw: Any, value: Any, f: Field) -> bool:
     if raw is None or (raw == "" and f.kind in ("date", "ts")):
-        return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT
+        return (
+            value is None
+            or value is pd.NA
+            or (isinstance(value, float) and math.isnan(value))
+            or value is pd.NaT
+        )
     if f.kind == "date":
         return value == pd.Timestamp(raw)
     if f.kind == "ts":
@@ -140,7 +145,9 @@ def test_values_match_the_raw_payload(name: str, client: md.Client) -> None:
         else:
             row = df.iloc[i]
         for f in ds.fields:
-            assert _same(rec.get(f.wire), row[f.name], f), f"{name}.{f.name}: {rec.get(f.wire)!r} vs {row[f.name]!r}"
+            assert _same(rec.get(f.wire), row[f.name], f), (
+                f"{name}.{f.name}: {rec.get(f.wire)!r} vs {row[f.name]!r}"
+            )
 
 
 def test_forecast_metadata_and_last_updated(client: md.Client) -> None:
@@ -246,9 +253,13 @@ def test_app_ratings_walks_past_500_records() -> None:
 
 def test_app_ratings_views_agree(client: md.Client) -> None:
     apps = md.load_app_ratings("AAPL", start="2026-10-01", end="2026-10-31", client=client)
-    daily = md.load_app_ratings("AAPL", start="2026-10-01", end="2026-10-31", view="daily", client=client)
+    daily = md.load_app_ratings(
+        "AAPL", start="2026-10-01", end="2026-10-31", view="daily", client=client
+    )
     assert list(daily.columns) == REGISTRY["app_ratings_daily"].columns
-    biggest = apps.sort_values("ratings_count", ascending=False).drop_duplicates(["platform", "date"])
+    biggest = apps.sort_values("ratings_count", ascending=False).drop_duplicates(
+        ["platform", "date"]
+    )
     ios = biggest[biggest["platform"] == "ios"].set_index("date")["ratings_count"].sort_index()
     got = daily.set_index("date")["ios_ratings_count"].dropna().sort_index()
     pd.testing.assert_series_equal(ios, got, check_names=False, check_dtype=False)
@@ -301,7 +312,10 @@ def _insider_payload(**overrides: Any) -> dict:
 
 def test_unknown_fields_pass_through_snake_cased_and_typed() -> None:
     payload = _insider_payload(
-        footnoteCount=3, isAmended=False, filedAt="2026-01-07T21:05:00Z", issuer={"tickerSymbol": "AAPL", "sharesOut": 15}
+        footnoteCount=3,
+        isAmended=False,
+        filedAt="2026-01-07T21:05:00Z",
+        issuer={"tickerSymbol": "AAPL", "sharesOut": 15},
     )
     payload["sectorName"] = "Technology"
     df = build_frame(INSIDER, [extract(INSIDER, payload)])
@@ -324,7 +338,12 @@ def test_schema_violation_names_column_and_value() -> None:
     sentiment = REGISTRY["sentiment"]
     df = build_frame(
         sentiment,
-        [extract(sentiment, {"symbol": "X", "name": "X", "data": [{"date": "2026-01-01", "score": 1.7}]})],
+        [
+            extract(
+                sentiment,
+                {"symbol": "X", "name": "X", "data": [{"date": "2026-01-01", "score": 1.7}]},
+            )
+        ],
     )
     with pytest.raises(md.DataValidationError) as info:
         schemas.validate(df, "sentiment")
@@ -363,7 +382,10 @@ BAD_CALLS = [
     ("limit 20001", lambda c: md.load_screener("news", limit=20001, client=c)),
     ("limit 0 recent", lambda c: md.load_recent("news", limit=0, client=c)),
     ("limit float", lambda c: md.load_sentiment("AAPL", limit=2.5, client=c)),
-    ("start after end", lambda c: md.load_sentiment("AAPL", start="2026-02-01", end="2026-01-01", client=c)),
+    (
+        "start after end",
+        lambda c: md.load_sentiment("AAPL", start="2026-02-01", end="2026-01-01", client=c),
+    ),
     ("bad date", lambda c: md.load_news("AAPL", start="yesterday", client=c)),
     ("bad month", lambda c: md.load_news("AAPL", start="2026-13-01", client=c)),
     ("type", lambda c: md.load_forecast("AAPL", type="weekly", client=c)),
@@ -389,7 +411,9 @@ BAD_CALLS = [
 
 
 @pytest.mark.parametrize("label,call", BAD_CALLS, ids=[b[0] for b in BAD_CALLS])
-def test_bad_parameters_rejected_before_any_request(label: str, call, sandbox: Sandbox, fresh_client: md.Client) -> None:
+def test_bad_parameters_rejected_before_any_request(
+    label: str, call, sandbox: Sandbox, fresh_client: md.Client
+) -> None:
     with pytest.raises(md.InvalidParameterError) as info:
         call(fresh_client)
     assert isinstance(info.value, ValueError)
@@ -397,17 +421,26 @@ def test_bad_parameters_rejected_before_any_request(label: str, call, sandbox: S
 
 
 @pytest.mark.parametrize("symbol", ["BTC-USD", "BRK.B", "^GSPC"])
-def test_special_symbols_are_valid_and_encoded(symbol: str, sandbox: Sandbox, fresh_client: md.Client) -> None:
+def test_special_symbols_are_valid_and_encoded(
+    symbol: str, sandbox: Sandbox, fresh_client: md.Client
+) -> None:
     df = md.load_sentiment(symbol, client=fresh_client)
     assert set(df["symbol"]) == {symbol}
     from urllib.parse import quote
 
-    assert [r.raw_path.split("?")[0] for r in sandbox.requests] == [f"/v2/sentiment/{quote(symbol, safe='')}"]
+    assert [r.raw_path.split("?")[0] for r in sandbox.requests] == [
+        f"/v2/sentiment/{quote(symbol, safe='')}"
+    ]
 
 
 @pytest.mark.parametrize(
     "start",
-    ["2026-01-01", pd.Timestamp("2026-01-01"), pd.Timestamp("2026-01-01").date(), pd.Timestamp("2026-01-01").to_pydatetime()],
+    [
+        "2026-01-01",
+        pd.Timestamp("2026-01-01"),
+        pd.Timestamp("2026-01-01").date(),
+        pd.Timestamp("2026-01-01").to_pydatetime(),
+    ],
 )
 def test_dates_accept_str_date_datetime_timestamp(start: Any, client: md.Client) -> None:
     df = md.load_sentiment("AAPL", start=start, end="2026-01-10", client=client)

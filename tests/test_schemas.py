@@ -52,9 +52,13 @@ def violations(name: str, df: pd.DataFrame) -> list[Violation]:
         if f.kind == "list":
             out.append((col, "is_list", setter(col, "not a list")))
         else:
-            out.append((col, "dtype", lambda frame, c=col: frame.__setitem__(c, frame[c].astype(object))))
+            out.append(
+                (col, "dtype", lambda frame, c=col: frame.__setitem__(c, frame[c].astype(object)))
+            )
     if "total_volume" in ds.checks:
-        out.append(("total_volume", "sum", setter("total_volume", int(df["total_volume"].iloc[0]) + 1)))
+        out.append(
+            ("total_volume", "sum", setter("total_volume", int(df["total_volume"].iloc[0]) + 1))
+        )
     if "disclosure_after_trade" in ds.checks:
 
         def early(frame: pd.DataFrame) -> None:

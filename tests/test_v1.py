@@ -18,12 +18,26 @@ SECRET = "v1-secret-token-abcdef0123456789"
 
 def test_insider_transactions_use_v2_names_and_types(client: md.Client) -> None:
     df = v1.load_insider_transactions(MARKET, "AAPL", client=client)
-    expected = ["symbol", "name", "date", "insider", "relationship", "transaction_type",
-                "price_per_share", "shares", "total_value", "shares_owned", "filing_date", "filing_url"]
+    expected = [
+        "symbol",
+        "name",
+        "date",
+        "insider",
+        "relationship",
+        "transaction_type",
+        "price_per_share",
+        "shares",
+        "total_value",
+        "shares_owned",
+        "filing_date",
+        "filing_url",
+    ]
     assert list(df.columns[: len(expected)]) == expected
     assert df["date"].dtype == "datetime64[ns]"  # from "Mar 05 '24"
     assert isinstance(df["filing_date"].dtype, pd.DatetimeTZDtype)
-    assert isinstance(df["shares"].dtype, pd.Int64Dtype) and df["price_per_share"].dtype == "float64"
+    assert (
+        isinstance(df["shares"].dtype, pd.Int64Dtype) and df["price_per_share"].dtype == "float64"
+    )
     # Every v1 transaction matches its v2 twin (same sandbox histories): dates parsed right.
     v2 = md.load_insider_trading("AAPL", client=client)
     assert set(df["date"]) <= set(v2["date"])
@@ -33,7 +47,11 @@ def test_ticker_forecast_is_expanded_with_mid(client: md.Client) -> None:
     df = v1.load_ticker_forecast("AAPL", client=client)
     assert list(df.columns) == ["symbol", "name", "type", "date", "mid", "lower", "upper"]
     assert len(df) == 10 and (df["lower"] <= df["mid"]).all() and (df["mid"] <= df["upper"]).all()
-    assert set(df.attrs["metadata"]) == {"expected_short_term", "expected_mid_term", "expected_long_term"}
+    assert set(df.attrs["metadata"]) == {
+        "expected_short_term",
+        "expected_mid_term",
+        "expected_long_term",
+    }
     monthly = v1.load_ticker_forecast("AAPL", "monthly", client=client)
     assert len(monthly) == 12
 
@@ -55,7 +73,9 @@ def test_house_trades_feed_amount_bounds(client: md.Client) -> None:
 
 
 def test_sentiments_window(client: md.Client) -> None:
-    df = v1.load_sentiments(MARKET, "AAPL", date_from="2026-01-01", date_to="2026-01-31", client=client)
+    df = v1.load_sentiments(
+        MARKET, "AAPL", date_from="2026-01-01", date_to="2026-01-31", client=client
+    )
     assert len(df) == 31 and df["score"].between(-1, 1).all()
     assert df["date"].is_monotonic_decreasing
 
@@ -80,7 +100,9 @@ def test_v1_errors_map_to_the_same_classes_without_the_key(tmp_path) -> None:
         forbidden = md.Client(api_key="v1-forbidden-key-000000", base_url=server.url, cache=False)
         with pytest.raises(md.PermissionDeniedError) as e403:
             v1.load_available_markets(client=forbidden)
-        good = md.Client(api_key=SECRET, base_url=server.url, cache=tmp_path / "v1.sqlite", max_wait=1)
+        good = md.Client(
+            api_key=SECRET, base_url=server.url, cache=tmp_path / "v1.sqlite", max_wait=1
+        )
         assert len(v1.load_available_markets(client=good)) > 0  # cached, with the key in the URL
         server.inject(("429", 3600))
         with pytest.raises(md.RateLimitError) as e429:
