@@ -276,18 +276,23 @@ def _from_daily(frame: pd.DataFrame) -> pd.DataFrame:
                 f"a daily app-ratings frame needs {prefix}score and {prefix}ratings_count",
                 parameter="obj",
             )
+        # Typed NA columns (not all-None objects), so that the concat keeps their dtypes.
+        missing = pd.Series(pd.array([None] * len(frame), dtype="string"), index=frame.index)
+        installs = frame.get(prefix + "install_count")
         part = pd.DataFrame(
             {
                 "symbol": frame.get("symbol"),
                 "name": frame.get("name"),
-                "cik": frame.get("cik"),
+                "cik": frame.get("cik", missing),
                 "platform": platform,
-                "app_id": None,
-                "app_name": None,
+                "app_id": missing,
+                "app_name": missing,
                 "date": frame.get("date"),
                 "score": score,
                 "ratings_count": count,
-                "install_count": frame.get(prefix + "install_count"),
+                "install_count": installs
+                if installs is not None
+                else pd.Series(pd.array([None] * len(frame), dtype="Int64"), index=frame.index),
             },
             index=frame.index,
         )
