@@ -501,3 +501,16 @@ def test_legacy_app_ratings_with_many_apps_load_without_duplicates() -> None:
     with md.sandbox.running(record_counts={"BIGCO": 1100}, legacy_shapes={"app_ratings"}) as client:
         df = md.load_app_ratings("BIGCO", start="2026-09-03", client=client)
         assert len(df) > 0 and not df.duplicated().any()
+
+
+def test_categories_keep_every_value() -> None:
+    payloads = [_insider_payload(transactionType=t) for t in ("Sale", None, "Award", 7)]
+    for payload, expected in zip(payloads, ["Sale", None, "Award", "7"], strict=True):
+        df = build_frame(INSIDER, [extract(INSIDER, payload)], strict=False)
+        value = df.loc[0, "transaction_type"]
+        assert (pd.isna(value) and expected is None) or value == expected
+        assert list(df["transaction_type"].cat.categories[:11]) == list(
+            REGISTRY["insider_trading"].fields[3].categories
+        )
+    with pytest.raises(md.ResponseFormatError, match="transaction_type"):
+        build_frame(INSIDER, [extract(INSIDER, _insider_payload(transactionType=["Sale"]))])
