@@ -395,3 +395,19 @@ def test_invalid_data_is_not_replayed_from_the_cache(sandbox: Sandbox, tmp_path)
             _extract(client, ds, broken, {})
         assert not client.get(req.path, req.query).from_cache  # evicted: asked again
         assert len(_fetch(client, ds, req, {})[0].sources) == 1
+
+
+def test_timeouts_are_retried_then_raise(tmp_path) -> None:
+    with Sandbox(latency=0.6) as server:
+        client = md.Client(
+            api_key=KEY,
+            base_url=server.url,
+            cache=False,
+            timeout=0.15,
+            max_retries=1,
+            backoff_factor=0.01,
+        )
+        with pytest.raises(NetworkError, match="(?i)timed out|timeout"):
+            md.load_markets(client=client)
+        time.sleep(0.7)  # let the server finish the slow answers before counting
+        assert server.count("/v2/markets") == 2  # the first attempt and one retry
