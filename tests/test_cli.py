@@ -369,6 +369,9 @@ def test_demo_workbook_is_safe_and_complete(demo: dict) -> None:
                 assert cell.data_type != "f", (sheet.title, cell.coordinate, cell.value)
     header = [c.value for c in book["summary"][1]]
     assert header[:4] == ["dataset", "rows", "columns", "seconds"]
+    # Every sheet holds its whole frame (header row + one row per record): nothing is cut.
+    for dataset, frame in demo["frames"].items():
+        assert book[sheet_name(dataset)].max_row == len(frame) + 1, dataset
 
 
 def test_demo_chart_is_a_png(demo: dict) -> None:
