@@ -17,6 +17,7 @@ import pandas as pd
 
 from .client import Client
 from .loaders import load
+from .registry import REGISTRY
 
 __all__ = [
     "load_available_markets",
@@ -78,92 +79,63 @@ def load_ticker_forecast(
     return load("v1/ticker_forecast", ticker=ticker, type=type, client=client, validate=validate)
 
 
-def _dated(
-    name: str, market: str, ticker: str, date_from: Any, date_to: Any, **kw: Any
-) -> pd.DataFrame:
-    return load(name, market=market, ticker=ticker, date_from=date_from, date_to=date_to, **kw)
+def _dated_loader(name: str, summary: str, example: str) -> Any:
+    """A loader for one of the four v1 endpoints that take market, ticker and a date window."""
+    ds = REGISTRY[name]
 
+    def loader(
+        market: str,
+        ticker: str,
+        date_from: Any = None,
+        date_to: Any = None,
+        *,
+        client: Client | None = None,
+        validate: bool = True,
+    ) -> pd.DataFrame:
+        return load(
+            name,
+            market=market,
+            ticker=ticker,
+            date_from=date_from,
+            date_to=date_to,
+            client=client,
+            validate=validate,
+        )
 
-def load_sentiments(
-    market: str,
-    ticker: str,
-    date_from: Any = None,
-    date_to: Any = None,
-    *,
-    client: Client | None = None,
-    validate: bool = True,
-) -> pd.DataFrame:
-    """Daily sentiment scores: ``symbol, name, date, score``.
+    loader.__name__ = loader.__qualname__ = "load_" + name.split("/", 1)[1]
+    loader.__module__ = __name__
+    loader.__doc__ = f"""{summary}
 
-    Examples
-    --------
-    >>> v1.load_sentiments("S&P 500", "AAPL", date_from="2026-01-01")  # doctest: +SKIP
-    """
-    return _dated(
-        "v1/sentiments", market, ticker, date_from, date_to, client=client, validate=validate
-    )
-
-
-def load_app_ratings(
-    market: str,
-    ticker: str,
-    date_from: Any = None,
-    date_to: Any = None,
-    *,
-    client: Client | None = None,
-    validate: bool = True,
-) -> pd.DataFrame:
-    """App ratings in the v2 daily-view columns (``ios_score``, ``android_install_count``, ...);
-    :func:`mdframes.app_ratings_long` turns the raw payload into the per-app long form.
+    ``GET {ds.path}`` (``dateFrom``/``dateTo``); columns: ``{", ".join(ds.columns)}``.
 
     Examples
     --------
-    >>> v1.load_app_ratings("S&P 500", "AAPL")  # doctest: +SKIP
+    >>> {example}  # doctest: +SKIP
     """
-    return _dated(
-        "v1/app_ratings", market, ticker, date_from, date_to, client=client, validate=validate
-    )
+    return loader
 
 
-def load_analyst_ratings(
-    market: str,
-    ticker: str,
-    date_from: Any = None,
-    date_to: Any = None,
-    *,
-    client: Client | None = None,
-    validate: bool = True,
-) -> pd.DataFrame:
-    """Analyst ratings: ``symbol, name, date, institution, action, rating, target_price``.
-
-    Examples
-    --------
-    >>> v1.load_analyst_ratings("S&P 500", "AAPL")  # doctest: +SKIP
-    """
-    return _dated(
-        "v1/analyst_ratings", market, ticker, date_from, date_to, client=client, validate=validate
-    )
-
-
-def load_house_trades(
-    market: str,
-    ticker: str,
-    date_from: Any = None,
-    date_to: Any = None,
-    *,
-    client: Client | None = None,
-    validate: bool = True,
-) -> pd.DataFrame:
-    """US House trades: ``symbol, name, date, politician, transaction_type, amount`` (amount as
-    filed; :func:`mdframes.congress_amount_bounds` reads it).
-
-    Examples
-    --------
-    >>> md.congress_amount_bounds(v1.load_house_trades("S&P 500", "NVDA"))  # doctest: +SKIP
-    """
-    return _dated(
-        "v1/house_trades", market, ticker, date_from, date_to, client=client, validate=validate
-    )
+load_sentiments = _dated_loader(
+    "v1/sentiments",
+    "Daily sentiment scores.",
+    'v1.load_sentiments("S&P 500", "AAPL", date_from="2026-01-01")',
+)
+load_app_ratings = _dated_loader(
+    "v1/app_ratings",
+    "App ratings in the v2 daily-view column names (``ios_score``, ``android_install_count``,\n"
+    "    ...); :func:`mdframes.app_ratings_long` gives the per-app long form.",
+    'v1.load_app_ratings("S&P 500", "AAPL")',
+)
+load_analyst_ratings = _dated_loader(
+    "v1/analyst_ratings",
+    "Analyst ratings in v2 column names (``type`` -> ``action``, ``signal`` -> ``rating``).",
+    'v1.load_analyst_ratings("S&P 500", "AAPL")',
+)
+load_house_trades = _dated_loader(
+    "v1/house_trades",
+    "US House trades, amounts as filed (:func:`mdframes.congress_amount_bounds` reads them).",
+    'md.congress_amount_bounds(v1.load_house_trades("S&P 500", "NVDA"))',
+)
 
 
 def load_insider_transactions(
