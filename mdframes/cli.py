@@ -237,30 +237,39 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output(p)
     p.set_defaults(func=_cmd_load)
 
-    p = sub.add_parser(
-        "screen",
-        help="one dataset across many tickers (screener)",
-        description=textwrap.fill(
-            f"Screener. DATASET is one of: {', '.join(SCREENER_DATASETS)}.", width=90
+    # The two cross-ticker commands differ only in words and in the loader they call.
+    cross = (
+        (
+            "screen",
+            "load_screener",
+            "one dataset across many tickers (screener)",
+            "Screener",
+            SCREENER_DATASETS,
+            "examples:\n  mdframes screen sentiment --region US\n"
+            "  mdframes screen insider-trading --limit 500 --out insider.xlsx",
         ),
-        epilog="examples:\n  mdframes screen sentiment --region US\n"
-        "  mdframes screen insider-trading --limit 500 --out insider.xlsx",
-        formatter_class=_Formatter,
+        (
+            "recent",
+            "load_recent",
+            "latest entries across all tickers",
+            "Recent activity",
+            RECENT_DATASETS,
+            "example:\n  mdframes recent analyst-ratings --limit 50",
+        ),
     )
-    p.add_argument("dataset", metavar="DATASET")
-    _add_cross(p)
-    p.set_defaults(func=_cmd_cross, loader="load_screener")
-
-    p = sub.add_parser(
-        "recent",
-        help="latest entries across all tickers",
-        description=f"Recent activity. DATASET is one of: {', '.join(RECENT_DATASETS)}.",
-        epilog="example:\n  mdframes recent analyst-ratings --limit 50",
-        formatter_class=_Formatter,
-    )
-    p.add_argument("dataset", metavar="DATASET")
-    _add_cross(p)
-    p.set_defaults(func=_cmd_cross, loader="load_recent")
+    for command, loader_name, help_text, title, datasets, epilog in cross:
+        p = sub.add_parser(
+            command,
+            help=help_text,
+            description=textwrap.fill(
+                f"{title}. DATASET is one of: {', '.join(datasets)}.", width=90
+            ),
+            epilog=epilog,
+            formatter_class=_Formatter,
+        )
+        p.add_argument("dataset", metavar="DATASET")
+        _add_cross(p)
+        p.set_defaults(func=_cmd_cross, loader=loader_name)
 
     p = sub.add_parser(
         "sandbox",
