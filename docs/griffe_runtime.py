@@ -19,44 +19,10 @@ Configured in mkdocs.yml::
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import re
 from typing import Any
 
 import griffe
-
-
-class RuntimeFunctions(griffe.Extension):
-    """Replace factory-made attributes of ``modules`` by their inspected functions."""
-
-    def __init__(self, modules: list[str] | None = None) -> None:
-        super().__init__()
-        self.modules = set(modules or ())
-
-    def on_module(self, *, mod: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
-        if mod.path not in self.modules:
-            return
-        runtime = importlib.import_module(mod.path)
-        names = [
-            name
-            for name, member in mod.members.items()
-            if not member.is_alias
-            and member.is_attribute
-            and inspect.isfunction(getattr(runtime, name, None))
-        ]
-        if not names:
-            return
-        inspected = griffe.inspect(
-            mod.path,
-            docstring_parser=loader.docstring_parser,
-            docstring_options=loader.docstring_options,
-        )
-        for name in names:
-            func = inspected.get_member(name)
-            func.lineno = mod.members[name].lineno
-            func.endlineno = mod.members[name].endlineno
-            mod.set_member(name, func)
 
 
 _ROLE = re.compile(r":(?:py:)?(?:func|class|mod|meth|attr|exc|data|obj):`~?([^`]+)`")

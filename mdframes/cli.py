@@ -368,7 +368,7 @@ class _CliError(MdframesError):
 
 def _client(args: argparse.Namespace, n_requests: int = 1) -> Client:
     from .client import Client
-    from .loaders import PROGRESS_THRESHOLD
+    from .pipeline import PROGRESS_THRESHOLD
 
     # A bar only helps where someone watches and the load takes a while.
     progress = n_requests >= PROGRESS_THRESHOLD and sys.stderr.isatty()

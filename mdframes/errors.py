@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 __all__ = [
+    "DataQualityWarning",
     "MdframesError",
     "ConfigurationError",
     "InvalidParameterError",
@@ -149,12 +150,27 @@ class DataValidationError(MdframesError, ValueError):
         Registry name of the dataset.
     failures : pandas.DataFrame | None
         pandera's failure cases (column, check, failure_case, index).
+    symbols : list of str
+        The symbols whose rows fail (empty for cross-ticker datasets).
     """
 
-    def __init__(self, message: str, *, dataset: str | None = None, failures: Any = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        dataset: str | None = None,
+        failures: Any = None,
+        symbols: list[str] | None = None,
+    ):
         self.dataset = dataset
         self.failures = failures
+        self.symbols = list(symbols or [])
         super().__init__(message)
+
+
+class DataQualityWarning(UserWarning):
+    """Soft rules failed (cross-field consistency, vocabulary, duplicates, unexpected nulls):
+    the data is kept as loaded and each failed check is listed in ``df.attrs["quality"]``."""
 
 
 _STATUS_CLASSES: dict[int, type[ApiError]] = {

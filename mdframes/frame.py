@@ -18,16 +18,15 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataValidationError, ResponseFormatError
-from .records import Chunk
+from .kinds import DATE_DTYPE, TS_DTYPE
+from .records import Records
 from .registry import Dataset, Field, snake
 
-__all__ = ["build_frame", "empty_frame", "cast_column", "typed_by_value"]
+__all__ = ["build_frame", "empty_frame", "cast_column", "typed_by_value", "columnize"]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 _V1_DATE_FORMATS = ("%b %d '%y", "%b %d, %Y", "%m/%d/%Y")
-DATE_DTYPE = "datetime64[ns]"
-TS_DTYPE = "datetime64[ns, UTC]"
 
 
 def _bad(ds_name: str, column: str, message: str, samples: Sequence[Any]) -> ResponseFormatError:
@@ -97,7 +96,7 @@ def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series
         out = pd.to_datetime(raw, utc=True, format="ISO8601")
     except (ValueError, TypeError):
         raise _bad(ds_name, column, "unparsable timestamp", bad or raw.dropna().tolist()) from None
-    return out.astype(TS_DTYPE).array  # type: ignore[call-overload]
+    return out.astype(TS_DTYPE).array  # type: ignore[call-overload,return-value]
 
 
 def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:
@@ -257,20 +256,20 @@ def _unique_name(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def gather(ds: Dataset, chunk: Chunk) -> Chunk:
-    """Pull the declared record fields of one chunk into value lists.
+def columnize(ds: Dataset, records: Records) -> Records:
+    """Pull the declared record fields of one response into value lists.
 
     Called in the fetching threads: while other threads wait on the network this work is
     free, and :func:`build_frame` then only chains the lists.
     """
-    records = chunk.records
-    chunk.columns = {f.wire: list(map(dict.get, records, repeat(f.wire))) for f in ds.fields}
-    return chunk
+    rows = records.rows
+    records.columns = {f.wire: list(map(dict.get, rows, repeat(f.wire))) for f in ds.fields}
+    return records
 
 
-def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) -> pd.DataFrame:
-    """Typed frame from the chunks of one or many responses, in chunk order."""
-    sizes = [len(c.records) for c in chunks]
+def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) -> pd.DataFrame:
+    """Typed frame from the records of one or many responses, in their order."""
+    sizes = [len(c.rows) for c in chunks]
     total = sum(sizes)
 
     def header_values(key: str) -> list[Any]:
@@ -280,9 +279,7 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
         return out
 
     all_records = (
-        chunks[0].records
-        if len(chunks) == 1
-        else list(chain.from_iterable(c.records for c in chunks))
+        chunks[0].rows if len(chunks) == 1 else list(chain.from_iterable(c.rows for c in chunks))
     )
 
     def record_values(key: str) -> list[Any]:
@@ -290,7 +287,7 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
             return list(chain.from_iterable(c.columns[key] for c in chunks))
         return list(map(dict.get, all_records, repeat(key)))  # C-level loop
 
-    header_wires = {f.wire for f in ds.header}
+    header_wires = {f.wire for f in ds.header + ds.trailer}
     declared = {f.wire for f in ds.all_fields}
     columns: dict[str, Any] = {}
     taken: set[str] = set()
@@ -299,15 +296,18 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
         columns[name] = values
         taken.add(name)
 
-    for f in ds.header:
-        in_records = any(f.wire in r for c in chunks for r in c.records[:1])
+    def put_header(f: Field) -> None:
+        in_records = any(f.wire in r for c in chunks for r in c.rows[:1])
         values = record_values(f.wire) if in_records else header_values(f.wire)
         put(f.name, cast_column(values, f, ds.name, strict=strict))
+
+    for f in ds.header:
+        put_header(f)
 
     # Top-level fields the service sends that the registry does not declare.
     extra_header: dict[str, None] = {}
     for c in chunks:
-        if c.records:
+        if c.rows:
             extra_header.update(dict.fromkeys(k for k in c.header if k not in header_wires))
     for key in extra_header:
         if key in declared:
@@ -316,6 +316,8 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
 
     for f in ds.fields:
         put(f.name, cast_column(record_values(f.wire), f, ds.name, strict=strict))
+    for f in ds.trailer:
+        put_header(f)
 
     # Record fields the registry does not declare: kept, flattened, snake_cased, typed by value.
     seen: dict[str, None] = {}
@@ -344,4 +346,4 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
 
 def empty_frame(ds: Dataset) -> pd.DataFrame:
     """The dataset's declared columns with their dtypes and no rows."""
-    return build_frame(ds, [Chunk({}, [])])
+    return build_frame(ds, [Records({}, [])])

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from pandas.api.types import pandas_dtype
 
 from .errors import InvalidParameterError, ResponseFormatError
+from .kinds import DATE_DTYPE
+from .records import parse_v1_forecast
 from .registry import INSIDER_GROUPS, INSIDER_TYPES, PLATFORMS
 
 __all__ = [
@@ -30,8 +32,6 @@ __all__ = [
     "expand_v1_forecast",
 ]
 
-# The loaders' date dtype (mdframes.frame.DATE_DTYPE), so helper output concatenates with theirs.
-DATE_DTYPE: Final = "datetime64[ns]"
 
 # --- congress amounts -------------------------------------------------------------------------
 
@@ -412,22 +412,7 @@ def app_ratings_long(obj: Any) -> pd.DataFrame:
 
 # --- v1 forecast ------------------------------------------------------------------------------
 
-_FORECAST_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 FORECAST_COLUMNS = ("date", "main", "lower", "upper")
-
-
-def _forecast_triple(date: str, value: Any) -> list[float]:
-    parts = value.split(",") if isinstance(value, str) else value
-    try:
-        if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence) or len(parts) != 3:
-            raise ValueError
-        numbers = [float(p.strip() if isinstance(p, str) else p) for p in parts]
-    except (TypeError, ValueError):
-        raise ResponseFormatError(
-            f"v1 forecast value for {date} is not 'main,lower,upper': {value!r}",
-            dataset="v1/ticker_forecast",
-        ) from None
-    return numbers
 
 
 def expand_v1_forecast(obj: Mapping[str, Any]) -> pd.DataFrame:
@@ -458,12 +443,9 @@ def expand_v1_forecast(obj: Mapping[str, Any]) -> pd.DataFrame:
         raise ResponseFormatError(
             "v1 forecast 'prediction' is not an object", dataset="v1/ticker_forecast"
         )
-    dates: list[str] = []
-    rows: list[list[float]] = []
-    for key, value in prediction.items():
-        if isinstance(key, str) and _FORECAST_DATE.fullmatch(key):
-            dates.append(key)
-            rows.append(_forecast_triple(key, value))
+    entries = parse_v1_forecast(prediction)
+    dates = [e[0] for e in entries]
+    rows = [list(e[1:]) for e in entries]
     try:
         parsed = pd.to_datetime(pd.Series(dates, dtype=object), format="%Y-%m-%d").astype(
             DATE_DTYPE

@@ -134,7 +134,9 @@ def test_values_match_the_raw_payload(name: str, client: md.Client) -> None:
     raw = client.get(req.path, req.query).data
     records = raw[ds.records]
     assert len(records) == len(df)
-    # Spot-check: by record id where the dataset has one, else by position (newest first).
+    if ds.per_symbol:  # the service sends newest first; frames are oldest first (stable)
+        records = sorted(records, key=lambda r: r[ds.filter_field or "date"])
+    # Spot-check: by record id where the dataset has one, else by position.
     picks = [0, len(records) // 2, len(records) - 1]
     for i in picks:
         rec = records[i]
@@ -150,14 +152,19 @@ def test_values_match_the_raw_payload(name: str, client: md.Client) -> None:
             )
 
 
-def test_forecast_metadata_and_last_updated(client: md.Client) -> None:
+def test_forecast_metadata_and_last_updated_are_columns(client: md.Client) -> None:
     df = md.load_forecast("AAPL", client=client)
     assert len(df) == 10 and (df["type"] == "daily").all()
-    meta = df.attrs["metadata"]
-    assert set(meta) >= {"expected_short_term", "expected_mid_term", "expected_long_term"}
-    assert all(isinstance(v, float) for v in meta.values())
-    ts = df.attrs["last_updated"]
-    assert isinstance(ts, pd.Timestamp) and str(ts.tz) == "UTC"
+    meta = ["expected_short_term", "expected_mid_term", "expected_long_term"]
+    meta += ["lower_bound_change", "upper_bound_change"]
+    assert list(df.columns[7:]) == [*meta, "last_updated"]
+    assert all(df[c].dtype == "float64" and df[c].nunique() == 1 for c in meta)
+    assert str(df["last_updated"].dtype) == "datetime64[ns, UTC]"
+    assert "metadata" not in df.attrs and "last_updated" not in df.attrs
+    # One symbol and many give the same shape: header values are columns, never attrs.
+    many = md.load_forecast(["AAPL", "MSFT"], client=client)
+    assert list(many.columns) == list(df.columns) and list(many.dtypes) == list(df.dtypes)
+    assert many.groupby("symbol", observed=True)["expected_short_term"].nunique().eq(1).all()
     assert (df["date"].dt.day_of_week < 5).all()
     monthly = md.load_forecast("AAPL", type="monthly", client=client)
     assert len(monthly) == 12
@@ -227,7 +234,7 @@ def test_1234_filings_window_complete_without_duplicates() -> None:
         requests = server.count("/v2/lobbying")
         assert requests == df.attrs["requests"]
         assert 3 <= requests <= 5  # 500-record pages with overlapping boundary dates
-        assert df["date"].is_monotonic_decreasing
+        assert df["date"].is_monotonic_increasing
         # An explicit limit is honoured as given: one request.
         server.clear_log()
         capped = md.load_lobbying("BIGCO", limit=10, client=client)
@@ -487,7 +494,7 @@ def test_date_forms_the_service_uses() -> None:
 
 
 def test_paging_never_merges_records_that_lack_an_id() -> None:
-    from mdframes.loaders import _record_key
+    from mdframes.fetch import _record_key
 
     a = {"filingUuid": None, "date": "2026-01-02", "clientName": "A"}
     b = {"filingUuid": None, "date": "2026-01-02", "clientName": "B"}

@@ -86,7 +86,7 @@ def window(
     """Records inside ``ctx.start``..``ctx.end`` on ``field`` (the registry's window field),
     then the newest ``ctx.limit`` (or ``cap``: limit-capped endpoints without a limit)."""
     ds = REGISTRY[ctx.dataset]
-    field = field or ds.window or "date"
+    field = field or ds.filter_field or "date"
     out: list[dict] = list(records)
     if ctx.start is not None or ctx.end is not None:
         lo = ctx.start.isoformat() if ctx.start else ""
