@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from urllib.parse import quote
 

@@ -4,10 +4,9 @@ rules agrees on every violation."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
-
-import warnings
 
 import pandas as pd
 import pandera.errors as pe
