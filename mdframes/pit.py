@@ -313,8 +313,9 @@ def asof_join(
     sees alternative data whose point-in-time anchor (``anchor``, or the registry anchor of
     ``right.attrs["dataset"]``) is on or before D, per ``by`` group. Null anchors of ``right``
     follow ``null_anchor`` as in :func:`point_in_time`: the legal deadline where there is one
-    (congress 45 days, insider 2 business days), otherwise never public. It is :func:`pandas.merge_asof` with ``direction="backward"`` and
-    ``allow_exact_matches=True``, run on the public times rather than on the event dates.
+    (congress 45 days, insider 2 business days), otherwise never public. It is
+    :func:`pandas.merge_asof` with ``direction="backward"`` and ``allow_exact_matches=True``,
+    run on the public times rather than on the event dates.
 
     Either input may be unsorted; ``by`` columns may be category, string or object. The
     result has ``left``'s rows in ``left``'s order and index, then ``right``'s columns except
