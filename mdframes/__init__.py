@@ -55,6 +55,7 @@ _LAZY: dict[str, str] = {
     "load": "loaders",
     "congress_amount_bounds": "helpers",
     "insider_groups": "helpers",
+    "analyst_changes": "helpers",
     "app_ratings_long": "helpers",
     "expand_v1_forecast": "helpers",
     "point_in_time": "pit",
@@ -103,6 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .client import Client, get_default_client, set_default_client  # noqa: F401
     from .export import read_parquet, to_csv, to_excel, to_parquet  # noqa: F401
     from .helpers import (  # noqa: F401
+        analyst_changes,
         app_ratings_long,
         congress_amount_bounds,
         expand_v1_forecast,
