@@ -64,8 +64,21 @@ _LAZY: dict[str, str] = {
     "to_csv": "export",
     "to_parquet": "export",
     "read_parquet": "export",
+    "to_arrow": "interop",
+    "to_polars": "interop",
 }
-_SUBMODULES = {"sandbox", "schemas", "registry", "v1", "plot", "export", "helpers", "pit", "cli"}
+_SUBMODULES = {
+    "sandbox",
+    "schemas",
+    "registry",
+    "v1",
+    "plot",
+    "export",
+    "helpers",
+    "pit",
+    "cli",
+    "interop",
+}
 
 __all__ = [
     "ApiError",
@@ -110,6 +123,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         expand_v1_forecast,
         insider_groups,
     )
+    from .interop import to_arrow, to_polars  # noqa: F401
     from .loaders import (  # noqa: F401
         load,
         load_analyst_ratings,
