@@ -280,15 +280,19 @@ def _change_sides(values: pd.Series) -> tuple[pd.Series, pd.Series]:
         | old.str.contains(_ANY_SEP, regex=True)
         | new.str.contains(_ANY_SEP, regex=True)
     ).fillna(False)
-    return old.mask(bad).astype(_STRING), new.mask(bad).astype(_STRING)
+    return old.mask(bad), new.mask(bad)
 
 
 def _prices(text: pd.Series) -> pd.Series:
-    text = text.astype(pd.StringDtype("python"))
     number = text.str.extract(_PRICE, expand=False).str.replace(",", "", regex=False)
     return pd.Series(
         number.astype("Float64").to_numpy(dtype="float64", na_value=np.nan), index=text.index
     )
+
+
+def _per_row(parsed: pd.Series, codes: np.ndarray, index: pd.Index) -> pd.Series:
+    """Values parsed once per distinct text, spread back to the rows (code -1: NA)."""
+    return pd.Series(parsed.array.take(codes, allow_fill=True), index=index)
 
 
 def analyst_changes(df: pd.DataFrame) -> pd.DataFrame:
@@ -322,16 +326,22 @@ def analyst_changes(df: pd.DataFrame) -> pd.DataFrame:
             parameter="df",
         )
     out = df.copy()
+    # Each distinct text is parsed once: a frame repeats few ratings and targets many times.
     if "rating" in df.columns:
-        out["rating_from"], out["rating_to"] = _change_sides(df["rating"])
+        codes, uniques = pd.factorize(df["rating"], use_na_sentinel=True)
+        old, new = _change_sides(pd.Series(uniques))
+        out["rating_from"] = _per_row(old.astype(_STRING), codes, df.index)
+        out["rating_to"] = _per_row(new.astype(_STRING), codes, df.index)
     else:
         out["rating_from"] = out["rating_to"] = pd.Series(pd.NA, index=df.index, dtype=_STRING)
     if "target_price" in df.columns:
-        old, new = _change_sides(df["target_price"])
+        codes, uniques = pd.factorize(df["target_price"], use_na_sentinel=True)
+        old, new = _change_sides(pd.Series(uniques))
         lo, hi = _prices(old), _prices(new)
         unreadable = (lo.isna() | hi.isna()).to_numpy(dtype=bool)
         lo[unreadable] = hi[unreadable] = np.nan
-        out["target_price_from"], out["target_price_to"] = lo, hi
+        out["target_price_from"] = _per_row(lo, codes, df.index)
+        out["target_price_to"] = _per_row(hi, codes, df.index)
     else:
         out["target_price_from"] = out["target_price_to"] = np.nan
     return out
