@@ -161,8 +161,8 @@ def _deadlines(event: pd.Series, rule: LegalDeadline, like: pd.Series) -> pd.Ser
     if rule.business_days:
         # Rolling a weekend day back to Friday first makes "+2" the second weekday strictly
         # after it (Saturday -> Tuesday); NaT stays NaT.
-        days = traded.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]")
-        due = np.busday_offset(days, rule.days, roll="backward").astype("datetime64[ns]")
+        days = traded.to_numpy().astype("datetime64[D]")
+        due = np.busday_offset(days, rule.days, roll="backward").astype("datetime64[s]")
         out = pd.Series(due, index=event.index)
     else:
         out = traded + pd.Timedelta(days=rule.days)
