@@ -35,7 +35,14 @@ from .errors import (
     ServerError,
 )
 from .export import read_parquet, to_csv, to_excel, to_parquet
-from .helpers import app_ratings_long, congress_amount_bounds, expand_v1_forecast, insider_groups
+from .helpers import (
+    analyst_changes,
+    app_ratings_long,
+    congress_amount_bounds,
+    expand_v1_forecast,
+    insider_groups,
+)
+from .interop import to_arrow, to_polars
 from .loaders import *  # noqa: F403  (the public loaders: loaders.__all__, listed once)
 from .loaders import __all__ as _loader_names
 from .pit import asof_join, point_in_time
@@ -43,7 +50,7 @@ from .pit import asof_join, point_in_time
 __version__ = "0.2.0"
 
 # Submodules that pull in optional or heavy dependencies load on first attribute access.
-_SUBMODULES = {"schemas", "plot", "cli", "demo", "docgen"}
+_SUBMODULES = {"schemas", "plot", "cli", "demo", "docgen", "interop", "catalog"}
 
 __all__ = [
     "ApiError",
@@ -61,6 +68,7 @@ __all__ = [
     "RateLimitError",
     "ResponseFormatError",
     "ServerError",
+    "analyst_changes",
     "app_ratings_long",
     "asof_join",
     "congress_amount_bounds",
@@ -77,6 +85,8 @@ __all__ = [
     "to_csv",
     "to_excel",
     "to_parquet",
+    "to_arrow",
+    "to_polars",
     "v1",
     *_loader_names,
     *sorted(_SUBMODULES),

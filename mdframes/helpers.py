@@ -2,6 +2,7 @@
 
 - :func:`congress_amount_bounds` turns congress amount text into whole-dollar bounds.
 - :func:`insider_groups` maps insider transaction types to the spec's three groups.
+- :func:`analyst_changes` reads rating and price-target changes out of analyst text.
 - :func:`app_ratings_long` brings every app-ratings shape to the ``view="apps"`` columns.
 - :func:`expand_v1_forecast` expands a v1 ticker forecast into one row per date.
 
@@ -28,6 +29,7 @@ from .registry import INSIDER_GROUPS, INSIDER_TYPES, PLATFORMS
 __all__ = [
     "congress_amount_bounds",
     "insider_groups",
+    "analyst_changes",
     "app_ratings_long",
     "expand_v1_forecast",
 ]
@@ -240,6 +242,108 @@ def insider_groups(df: pd.DataFrame) -> pd.DataFrame:
     mapped = np.array(groups + [None], dtype=object)[codes]
     out = df.copy()
     out["group"] = pd.Categorical(mapped, categories=list(GROUPS))
+    return out
+
+
+# --- analyst rating and price-target changes --------------------------------------------------
+
+# A change between two values: "Hold -> Buy", "$180.00 \u2192 $200.00", "Hold to Buy". The
+# first separator splits; a side holding another separator is unreadable.
+_CHANGE_SEP = r"(?:\s*(?:->|\u2192)\s*|\s+[Tt][Oo]\s+)"
+_CHANGE = rf"^(?P<old>.*?){_CHANGE_SEP}(?P<new>.*)$"
+_ANY_SEP = r"->|\u2192|(?:^|\s)[Tt][Oo](?:\s|$)"
+# A price: optional "$" or "US$", grouped thousands or plain digits, optional decimals.
+_PRICE = r"^(?:US)?\$?\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)$"
+_WHITESPACE = r"\s+"
+_STRING = pd.StringDtype()  # the loaders' string dtype
+
+
+def _text(values: pd.Series) -> pd.Series:
+    # Python storage: the patterns mean the same under pandas 2 and 3 (pyarrow strings would
+    # run them through RE2, whose classes differ).
+    text = values.astype(pd.StringDtype("python"))
+    text = text.str.replace(_WHITESPACE, " ", regex=True).str.strip()
+    return text.mask(text == "")
+
+
+def _change_sides(values: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(from, to) text of each value: both sides of a change, or the value twice; NA where
+    the text is null, empty or not a readable change."""
+    text = _text(values)
+    parts = text.str.extract(_CHANGE)
+    changed = parts["old"].notna().to_numpy(dtype=bool)
+    old = parts["old"].str.strip().where(changed, text)
+    new = parts["new"].str.strip().where(changed, text)
+    bad = (
+        (old == "")
+        | (new == "")
+        | old.str.contains(_ANY_SEP, regex=True)
+        | new.str.contains(_ANY_SEP, regex=True)
+    ).fillna(False)
+    return old.mask(bad), new.mask(bad)
+
+
+def _prices(text: pd.Series) -> pd.Series:
+    number = text.str.extract(_PRICE, expand=False).str.replace(",", "", regex=False)
+    return pd.Series(
+        number.astype("Float64").to_numpy(dtype="float64", na_value=np.nan), index=text.index
+    )
+
+
+def _per_row(parsed: pd.Series, codes: np.ndarray, index: pd.Index) -> pd.Series:
+    """Values parsed once per distinct text, spread back to the rows (code -1: NA)."""
+    return pd.Series(parsed.array.take(codes, allow_fill=True), index=index)
+
+
+def analyst_changes(df: pd.DataFrame) -> pd.DataFrame:
+    """Add ``rating_from``, ``rating_to`` (string) and ``target_price_from``,
+    ``target_price_to`` (float64), read from the ``rating`` and ``target_price`` text.
+
+    A single value gives from = to (``"Buy"``, ``"$200.73"``); a change between two values
+    gives both, with ``->``, ``→`` or `` to `` between them (``"Hold -> Buy"``,
+    ``"$180.00 → $200.00"``, ``"Neutral to Outperform"``; spaces around the arrows optional).
+    Prices may carry ``$`` or ``US$`` and thousands commas. Null, empty or unreadable text
+    (a side that is empty or not a price, more than one separator) gives NA on both sides:
+    a pair is either read whole or not at all.
+
+    Works on per-symbol, recent and screener analyst frames and on v1 frames. A frame that
+    lacks one of the two columns gets NA for that pair; a frame with neither raises
+    :class:`~mdframes.InvalidParameterError`.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"rating": ["Hold -> Buy", "Sell"],
+    ...                    "target_price": ["$180.00 → $200.00", None]})
+    >>> analyst_changes(df).iloc[:, 2:]
+      rating_from rating_to  target_price_from  target_price_to
+    0        Hold       Buy              180.0            200.0
+    1        Sell      Sell                NaN              NaN
+    """
+    if "rating" not in df.columns and "target_price" not in df.columns:
+        raise InvalidParameterError(
+            "analyst_changes needs a 'rating' or 'target_price' column (an analyst-ratings "
+            f"frame); got {', '.join(map(str, df.columns)) or 'no columns'}",
+            parameter="df",
+        )
+    out = df.copy()
+    # Each distinct text is parsed once: a frame repeats few ratings and targets many times.
+    if "rating" in df.columns:
+        codes, uniques = pd.factorize(df["rating"], use_na_sentinel=True)
+        old, new = _change_sides(pd.Series(uniques))
+        out["rating_from"] = _per_row(old.astype(_STRING), codes, df.index)
+        out["rating_to"] = _per_row(new.astype(_STRING), codes, df.index)
+    else:
+        out["rating_from"] = out["rating_to"] = pd.Series(pd.NA, index=df.index, dtype=_STRING)
+    if "target_price" in df.columns:
+        codes, uniques = pd.factorize(df["target_price"], use_na_sentinel=True)
+        old, new = _change_sides(pd.Series(uniques))
+        lo, hi = _prices(old), _prices(new)
+        unreadable = (lo.isna() | hi.isna()).to_numpy(dtype=bool)
+        lo[unreadable] = hi[unreadable] = np.nan
+        out["target_price_from"] = _per_row(lo, codes, df.index)
+        out["target_price_to"] = _per_row(hi, codes, df.index)
+    else:
+        out["target_price_from"] = out["target_price_to"] = np.nan
     return out
 
 
