@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .errors import ResponseFormatError
+from .errors import DataValidationError, ResponseFormatError
 from .params import Request
 from .records import Records, extract
 from .registry import Dataset
@@ -48,7 +48,26 @@ def _page(client: Client, ds: Dataset, request: Request, query: dict[str, Any]) 
         raise
     records.symbol = request.symbol
     records.sources.append(payload.request)
+    _check_symbol(ds, request, records, payload)
     return records
+
+
+def _check_symbol(ds: Dataset, request: Request, records: Records, payload: Any) -> None:
+    """An answer about another symbol than the one asked for is a hard failure: labelling
+    TSLA's rows AAPL would be invented data."""
+    asked = request.symbol or request.path_values.get("ticker")
+    if not asked:
+        return
+    sent = records.header.get("symbol", records.header.get("ticker"))
+    if isinstance(sent, str) and sent.strip().upper() != asked:
+        exc = DataValidationError(
+            f"{ds.name}: asked for {asked!r}, the answer is about {sent!r} "
+            f"(GET {payload.url})",
+            dataset=ds.name,
+            symbols=[request.symbol],
+        )
+        exc.sources = [payload.request]  # type: ignore[attr-defined]
+        raise exc
 
 
 def _wire(ds: Dataset, column: str) -> str:

@@ -72,8 +72,9 @@ def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
         except (ValueError, TypeError):
             continue
     if out is None and all(isinstance(v, str) and _TIMESTAMP.match(v) for v in distinct):
-        # Full timestamps where a date was promised: keep the UTC calendar date.
-        out = pd.to_datetime(raw, utc=True, format="ISO8601").dt.tz_convert(None).dt.normalize()
+        # Full timestamps where a date was promised: the date as written, in the writer's own
+        # time zone (converting "2026-03-01T23:30-05:00" to UTC would move it a day on).
+        out = pd.to_datetime(raw.str.slice(0, 10), format="%Y-%m-%d")
     if out is None:
         bad = [v for v in distinct if not (isinstance(v, str) and _DATE.match(v))]
         raise _bad(ds_name, column, "unparsable date", bad or sorted(map(str, distinct)))
@@ -186,8 +187,55 @@ def _categorical(values: list[Any], f: Field, ds_name: str, strict: bool) -> Any
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))
 
 
+# The JSON types each kind accepts. Anything else is a type failure, never coerced: a JSON
+# `true` in a number field is not 1.0, a list in a text field is not its repr.
+_TEXT = frozenset({str, type(None)})
+_ACCEPTS: dict[str, frozenset[type]] = {
+    "str": frozenset({str, int, float, type(None)}),  # numbers render as text (ids, codes)
+    "cik": frozenset({str, int, type(None)}),
+    "date": _TEXT,
+    "ts": _TEXT,
+    "int": frozenset({int, float, str, type(None)}),  # text: v1 sends numbers as strings
+    "float": frozenset({int, float, str, type(None)}),
+    "bool": frozenset({bool, type(None)}),
+    "cat": frozenset({str, int, float, type(None)}),  # a number renders as its label
+    "list": frozenset({list, type(None)}),
+}
+_JSON_NAMES = {dict: "object", list: "array", bool: "boolean", int: "number", float: "number"}
+
+
+def _check_types(values: list[Any], f: Field, ds_name: str) -> None:
+    accepted = _ACCEPTS.get(f.kind)
+    if accepted is None:
+        return
+    present = set(map(type, values))  # C-level: one pass, no per-value Python code
+    wrong = present - accepted
+    if not wrong:
+        return
+    samples = [v for v in values if type(v) in wrong][:5]
+    got = sorted({_JSON_NAMES.get(type(v), type(v).__name__) for v in samples})
+    raise _bad(ds_name, f.name, f"JSON {'/'.join(got)} where the spec says {f.kind}", samples)
+
+
 def cast_column(values: list[Any], f: Field, ds_name: str, *, strict: bool = True) -> Any:
-    """Cast raw values to the dtype of a declared field."""
+    """Cast raw values to the dtype of a declared field; a value of the wrong JSON type, or
+    one the dtype cannot hold (an integer beyond int64), is a :class:`ResponseFormatError`
+    naming the column."""
+    _check_types(values, f, ds_name)
+    try:
+        return _cast(values, f, ds_name, strict)
+    except (TypeError, OverflowError) as exc:
+        raise _bad(
+            ds_name, f.name, f"cannot be {f.kind} ({type(exc).__name__})", _odd(values)
+        ) from None
+
+
+def _odd(values: list[Any]) -> list[Any]:
+    big = [v for v in values if isinstance(v, int) and not -(2**63) <= v < 2**63]
+    return big or [v for v in values if v is not None][:5]
+
+
+def _cast(values: list[Any], f: Field, ds_name: str, strict: bool) -> Any:
     kind = f.kind
     if kind == "str":
         return _strings(values)
@@ -236,6 +284,28 @@ def typed_by_value(values: list[Any], column: str, ds_name: str) -> Any:
                 return _strings(values)
         return _strings(values)
     return _objects(values)
+
+
+def _declared_elsewhere() -> dict[str, Field]:
+    """Column name -> the field that declares it somewhere in the registry (first wins), so
+    a column the spec does not show for one endpoint gets the dtype it has everywhere else."""
+    from .registry import REGISTRY
+
+    known: dict[str, Field] = {}
+    for ds in REGISTRY.values():
+        for f in ds.all_fields:
+            known.setdefault(f.name, f)
+    return known
+
+
+def _typed(values: list[Any], key: str, name: str, known: dict[str, Field], ds_name: str) -> Any:
+    f = known.get(name)
+    if f is not None:
+        try:
+            return cast_column(values, f, ds_name, strict=False)
+        except ResponseFormatError:
+            pass  # e.g. timestamps where other endpoints send dates: typed by value below
+    return typed_by_value(values, key, ds_name)
 
 
 def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -309,10 +379,17 @@ def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) 
     for c in chunks:
         if c.rows:
             extra_header.update(dict.fromkeys(k for k in c.header if k not in header_wires))
+    known: dict[str, Field] = {}
+    if (
+        extra_header.keys() - declared
+        or set().union(*(r.keys() for r in all_records[:1])) - declared
+    ):
+        known = _declared_elsewhere()
     for key in extra_header:
         if key in declared:
             continue
-        put(_unique_name(snake(key), taken), typed_by_value(header_values(key), key, ds.name))
+        name = _unique_name(snake(key), taken)
+        put(name, _typed(header_values(key), key, name, known, ds.name))
 
     for f in ds.fields:
         put(f.name, cast_column(record_values(f.wire), f, ds.name, strict=strict))
@@ -329,6 +406,7 @@ def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) 
                 seen.update(dict.fromkeys(r))
     unknown = [k for k in seen if k not in declared and k not in extra_header]
     if unknown:
+        known = known or _declared_elsewhere()
         values_by_key = {k: record_values(k) for k in unknown}
         for key, values in values_by_key.items():
             if any(isinstance(v, dict) for v in values):
@@ -336,9 +414,10 @@ def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) 
                 subkeys = list(dict.fromkeys(k for row in flat for k in row))
                 for sub in subkeys:
                     name = _unique_name(snake(sub), taken)
-                    put(name, typed_by_value([row.get(sub) for row in flat], sub, ds.name))
+                    put(name, _typed([row.get(sub) for row in flat], sub, name, known, ds.name))
             else:
-                put(_unique_name(snake(key), taken), typed_by_value(values, key, ds.name))
+                name = _unique_name(snake(key), taken)
+                put(name, _typed(values, key, name, known, ds.name))
 
     frame = pd.DataFrame(columns, index=pd.RangeIndex(total), copy=False)
     return frame

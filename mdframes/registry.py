@@ -562,21 +562,32 @@ _DATASETS: list[Dataset] = [
         record_id=("date",),
         description="Mobile app ratings, one row per date (biggest app per platform).",
     ),
+    # The spec shows no record fields for these two; declared as the live service sends them
+    # (its documentation's examples and the official client), every other field still kept.
     _per_symbol(
         "professionalnet",
         "professionalnet",
-        None,
-        (),
+        "data",
+        (
+            Field("date", "date"),
+            Field("employeeCount", "int", ge=0),
+            Field("followerCount", "int", ge=0),
+            Field("jobCount", "int", ge=0),
+        ),
         shape="auto",
-        description="Professional-network metrics (fields not shown in the spec).",
+        description="Professional-network metrics: employees, followers and open jobs.",
     ),
     _per_symbol(
         "forum_mentions",
         "forum-mentions",
-        None,
-        (),
+        "data",
+        (
+            Field("date", "ts", description="UTC time of the count (the service sends times)"),
+            Field("subreddit"),
+            Field("mentions", "int", ge=0),
+        ),
         shape="auto",
-        description="Forum mentions (fields not shown in the spec).",
+        description="Forum mentions per subreddit, timestamped.",
     ),
     Dataset(
         name="tickers",
@@ -826,7 +837,7 @@ _DATASETS += [
             Field("date", "date"),
             Field("insiderTradings", column="insider"),
             Field("relationship"),
-            Field("transaction", column="transaction_type"),
+            Field("transaction", "cat", INSIDER_TYPES, column="transaction_type"),
             Field("cost", "float", ge=0, column="price_per_share"),
             Field("shares", "int", ge=0),
             Field("USDValue", "int", ge=0, column="total_value"),
