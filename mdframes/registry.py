@@ -288,7 +288,9 @@ INSIDER_FIELDS = (
     Field("pricePerShare", "float", ge=0),
     Field("totalValue", "int", ge=0),
     Field("sharesOwned", "int", ge=0),
-    Field("filingDate", "date"),
+    # "filingDate | string" (not "or null"), yet the service's own published example has a
+    # null: a soft failure, loaded as NA (point_in_time imputes the 2-business-day deadline).
+    Field("filingDate", "date", nullable=False),
     Field("filingUrl"),
     CIK,
 )
