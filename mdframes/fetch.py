@@ -61,8 +61,7 @@ def _check_symbol(ds: Dataset, request: Request, records: Records, payload: Any)
     sent = records.header.get("symbol", records.header.get("ticker"))
     if isinstance(sent, str) and sent.strip().upper() != asked:
         exc = DataValidationError(
-            f"{ds.name}: asked for {asked!r}, the answer is about {sent!r} "
-            f"(GET {payload.url})",
+            f"{ds.name}: asked for {asked!r}, the answer is about {sent!r} (GET {payload.url})",
             dataset=ds.name,
             symbols=[request.symbol],
         )

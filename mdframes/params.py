@@ -145,6 +145,7 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
     """
     path_parts: dict[str, str] = {}
     query: dict[str, Any] = {}
+    checked: dict[str, Any] = {}  # the values as sent (normalised)
     dates: list[tuple[str, dt.date]] = []
     for p in ds.params:
         value = values.get(p.name, p.default)
@@ -189,6 +190,7 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
                     parameter=p.name,
                     dataset=ds.name,
                 )
+        checked[p.name] = value
         if p.in_path:
             path_parts[p.placeholder] = quote(str(value), safe="")
         else:
@@ -217,9 +219,7 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
     header = {f.wire for f in ds.header}
     # Path values the payload repeats as header fields (chamber, type): known from the request
     # when a payload omits them.
-    known = {
-        p.name: values.get(p.name, p.default) for p in ds.params if p.in_path and p.name in header
-    }
+    known = {p.name: checked.get(p.name) for p in ds.params if p.in_path and p.name in header}
     return Request(path, query, symbol or "", known)
 
 
