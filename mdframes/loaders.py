@@ -203,6 +203,7 @@ def _run(
     plan: Sequence[tuple[Request, dict[str, Any]]],
     errors: Errors,
 ) -> tuple[list[list[Chunk] | None], dict[str, MdframesError]]:
+    client._reset_interrupt()  # an earlier Ctrl-C does not cancel this load
     results: list[list[Chunk] | None] = [None] * len(plan)
     failed: dict[str, MdframesError] = {}
     lock = threading.Lock()
@@ -234,6 +235,7 @@ def _run(
     pool = ThreadPoolExecutor(
         max_workers=min(client.max_workers, len(plan)), thread_name_prefix="mdframes"
     )
+    interrupted = False
     try:
         futures = [pool.submit(attempt, i) for i in range(len(plan))]
         wait(futures, return_when=FIRST_EXCEPTION)
@@ -242,8 +244,13 @@ def _run(
                 for other in futures:
                     other.cancel()
                 raise fut.exception()  # type: ignore[misc]
+    except KeyboardInterrupt:
+        # Ctrl-C: waits end, no request starts, stalled reads are abandoned; don't join.
+        interrupted = True
+        client._interrupt()
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
         if bar is not None:
             bar.close()
     return results, failed

@@ -299,8 +299,8 @@ def network_error(
     --------
     >>> str(network_error(err, base_url="http://127.0.0.1:9", timeout=30, retries=0,
     ...                   secret=None))  # doctest: +SKIP
-    'cannot reach 127.0.0.1:9: connection refused (nothing is listening on that port) - is
-    the sandbox running? (md.sandbox.start())'
+    'cannot reach 127.0.0.1:9: connection refused (nothing is listening on that port) - is the
+    sandbox running? (md.sandbox.start())'
     """
     from urllib.parse import urlsplit
 
@@ -310,6 +310,6 @@ def network_error(
     if reason.startswith("connection refused") and is_loopback(parts.hostname or ""):
         hint = SANDBOX_HINT
     gave_up = any(isinstance(e, MaxRetryError) for e in _chain(exc)) and retries > 0
-    tail = f" (gave up after {retries} retr{'y' if retries == 1 else 'ies'})" if gave_up else ""
-    message = f"cannot reach {host}: {reason}{tail}" + (f" - {hint}" if hint else "")
+    after = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if gave_up else ""
+    message = f"cannot reach {host}{after}: {reason}" + (f" - {hint}" if hint else "")
     return NetworkError(redact(message, secret), host=host, reason=reason)
