@@ -128,8 +128,13 @@ def load_salt(path: Path) -> bytes:
     return bytes.fromhex(target.read_text("ascii").strip())
 
 
+# What requests-cache writes in place of a secret in a stored request.
+_REDACTED = "REDACTED"
+
+
 def credentials(request: Any) -> list[str]:
-    """The key values a request carries (headers or query), in a stable order."""
+    """The key values a request carries (headers or query), in a stable order; none for a
+    request read back from the cache (its secrets were replaced when it was stored)."""
     found: list[str] = []
     headers = getattr(request, "headers", None) or {}
     auth = headers.get("Authorization")
@@ -142,7 +147,7 @@ def credentials(request: Any) -> list[str]:
     found.extend(
         v for k, v in parse_qsl(query, keep_blank_values=True) if k.lower() in _QUERY_SECRETS
     )
-    return found
+    return [value for value in found if value and value != _REDACTED]
 
 
 def make_key_fn(salt: bytes, own_key: str | None) -> Any:

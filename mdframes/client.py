@@ -290,13 +290,14 @@ class Client:
         else:
             headers["Authorization"] = f"Bearer {key}"
         url = base + path
+        session = self.session
         kwargs: dict[str, Any] = {}
-        if self.cache_path is not None and ttl is not None:
-            kwargs["expire_after"] = ttl
+        if ttl is not None and getattr(session, "cache", None) is not None:
+            kwargs["expire_after"] = ttl  # a cache file that could not be opened has no cache
         plain = {k: v for k, v in query.items() if k != "token"}
         shown = self.redact(f"{url}?{urlencode(plain)}" if plain else url)
         try:
-            response = self.session.get(
+            response = session.get(
                 url,
                 params=query,
                 headers=headers,
