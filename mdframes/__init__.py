@@ -18,7 +18,7 @@ from typing import Any
 
 from . import registry, sandbox, v1
 from .catalog import datasets, describe
-from .client import Client, NetworkError, get_default_client, set_default_client
+from .client import Client, get_default_client, set_default_client
 from .errors import (
     ApiError,
     AuthenticationError,
@@ -28,6 +28,7 @@ from .errors import (
     DataValidationError,
     InvalidParameterError,
     MdframesError,
+    NetworkError,
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,

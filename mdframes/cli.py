@@ -453,38 +453,33 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
 
 
 def _cmd_cache(args: argparse.Namespace) -> int:
-    from .client import Client
+    # Only the cache module: no key or URL is needed (a half-configured environment must not
+    # block housekeeping), and a corrupt file is reported or deleted, never a traceback.
+    from . import cache
 
-    # Only the cache is used: an empty key and URL keep a half-configured environment
-    # (or a refused http:// URL) from blocking housekeeping.
-    client = Client(api_key="", base_url="", cache=True)
-    path = client.cache_path
-    assert path is not None  # cache=True always names a file
+    path = cache.default_cache_path()
     if args.action == "info":
+        info = cache.inspect(path)
         print(f"path:    {path}")
-        if not path.exists():
+        if not info.exists:
             print("size:    0 bytes (no cache file yet)")
             print("entries: 0")
             return 0
-        with client:
-            cache = client.session.cache  # type: ignore[attr-defined]
-            entries = len(cache.responses)
-            expired = sum(1 for _ in cache.filter(valid=False, expired=True))
-        print(f"size:    {_size(path.stat().st_size)}")
-        print(f"entries: {entries} ({expired} expired)")
+        print(f"size:    {_size(info.size)}")
+        if info.problem is not None:
+            print(f"entries: unreadable ({_clean(info.problem)})")
+            print(f"the file cannot be used; `{PROG} cache clear` deletes it")
+            return 1
+        print(f"entries: {info.entries} ({info.expired} expired)")
         return 0
     if not path.exists():
         print(f"nothing to clear: {path} does not exist")
         return 0
-    with client:
-        cache = client.session.cache  # type: ignore[attr-defined]
-        before = len(cache.responses)
-        if args.expired:
-            cache.delete(expired=True)
-        else:
-            cache.clear()
-        removed = before - len(cache.responses)
-    print(f"removed {removed} entries from {path}")
+    cleared = cache.clear(path, expired=args.expired)
+    if cleared.removed is None:
+        print(f"deleted {path}: it could not be read ({_clean(cleared.problem or '')})")
+    else:
+        print(f"removed {cleared.removed} entries from {path}")
     return 0
 
 

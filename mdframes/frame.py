@@ -190,7 +190,7 @@ def _categorical(values: list[Any], f: Field, ds_name: str, strict: bool) -> Any
 # The JSON types each kind accepts. Anything else is a type failure, never coerced: a JSON
 # `true` in a number field is not 1.0, a list in a text field is not its repr.
 _TEXT = frozenset({str, type(None)})
-_ACCEPTS: dict[str, frozenset[type]] = {
+_ACCEPTS: dict[str, frozenset[Any]] = {
     "str": frozenset({str, int, float, type(None)}),  # numbers render as text (ids, codes)
     "cik": frozenset({str, int, type(None)}),
     "date": _TEXT,

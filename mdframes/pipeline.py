@@ -89,6 +89,7 @@ def load(
     requests = plan(ds, symbols, {k: v for k, v in params.items() if v is not None})
     client = resolve_client(client)
     client._require()  # configuration errors before any thread starts
+    client._reset_interrupt()  # an earlier Ctrl-C does not cancel this load
     batches: list[Records] = []
     failed: dict[str, MdframesError] = {}
     try:
@@ -211,8 +212,13 @@ def _in_threads(client: Client, attempt: Any, n: int) -> None:
         for fut in futures:
             if fut.done() and not fut.cancelled() and fut.exception() is not None:
                 raise fut.exception()  # type: ignore[misc]
+    except KeyboardInterrupt:
+        # Ctrl-C: waits end, no request starts, stalled reads are abandoned; don't join.
+        client._interrupt()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     except BaseException:
-        # An error or Ctrl-C: start nothing more and don't wait for requests in flight.
+        # An error: start nothing more and don't wait for requests in flight.
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)

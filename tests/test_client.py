@@ -13,7 +13,8 @@ import pytest
 import requests
 
 import mdframes as md
-from mdframes.client import NetworkError, parse_reset
+from mdframes.errors import NetworkError
+from mdframes.ratelimit import parse_reset
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
