@@ -19,11 +19,13 @@ from mdframes.registry import (
     INSIDER_TYPES,
     MARKETS,
     REGISTRY,
+    SCREEN,
     SCREENER_DATASETS,
+    WINDOW,
     Dataset,
+    Field,
 )
 from mdframes.sandbox import Sandbox, running
-from mdframes.sandbox.routes import UNSERVED
 
 KEY = "sandbox-key"
 BEARER = {"Authorization": f"Bearer {KEY}"}
@@ -86,8 +88,9 @@ def _valid_query(ds: Dataset) -> dict[str, str]:
     return {"region": "US"} if ds.needs_market_or_region else {}
 
 
-def test_every_registry_endpoint_is_served() -> None:
-    assert UNSERVED == ()
+def test_every_registry_endpoint_has_a_hand_written_generator(server: Sandbox) -> None:
+    assert {r.dataset.path for r in server.routes} == {d.path for d in REGISTRY.values()}
+    assert [r.dataset.name for r in server.routes if r.declared] == []
 
 
 @pytest.mark.parametrize("ds", ENDPOINTS.values(), ids=lambda d: d.path)
@@ -128,6 +131,75 @@ def test_valid_request_has_the_documented_shape(
     if ds.scope in ("screener", "recent"):
         assert isinstance(payload["summary"], dict) and payload["summary"]
         assert len(records) == 100  # the default page
+
+
+WIDGETS = Dataset(
+    name="widgets",
+    path="/v2/widgets/{symbol}",
+    params=WINDOW,
+    records="widgets",
+    header=(Field("symbol", nullable=False), Field("name"), Field("cik", "cik")),
+    fields=(
+        Field("date", "date"),
+        Field("widgetId"),
+        Field("colour", "cat", ("red", "blue")),
+        Field("size", "int", ge=1, le=9),
+        Field("weight", "float", ge=0, le=2.5),
+        Field("tags", "list"),
+        Field("seenAt", "ts"),
+        Field("active", "bool"),
+    ),
+    window="date",
+)
+
+
+def test_a_registry_entry_added_at_run_time_is_served(
+    monkeypatch: pytest.MonkeyPatch, http: requests.Session
+) -> None:
+    before = Sandbox(today=TODAY)  # routes are taken from the registry at construction
+    monkeypatch.setitem(REGISTRY, "widgets", WIDGETS)
+    screener = Dataset(
+        name="screener/widgets",
+        path="/v2/screener/widgets",
+        scope="screener",
+        params=SCREEN,
+        records="data",
+        fields=(Field("symbol"), Field("date", "date"), Field("score", "float", ge=-1, le=1)),
+    )
+    monkeypatch.setitem(REGISTRY, "screener/widgets", screener)
+    with Sandbox(today=TODAY) as s, before:
+        assert get(before, http, "/v2/widgets/AAPL").status_code == 404
+        assert {"widgets", "screener/widgets"} == {r.dataset.name for r in s.routes if r.declared}
+        payload = data(s, http, "/v2/widgets/AAPL", startDate="2025-01-01", endDate="2025-12-31")
+        assert payload["symbol"] == "AAPL" and payload["cik"] == "0000320193"
+        rows = payload["widgets"]
+        assert len(rows) > 5 and len({r["widgetId"] for r in rows}) == len(rows)
+        assert [r["date"] for r in rows] == sorted((r["date"] for r in rows), reverse=True)
+        for row in rows:
+            assert "2025-01-01" <= row["date"] <= "2025-12-31"
+            assert row["colour"] in ("red", "blue") and 1 <= row["size"] <= 9
+            assert 0 <= row["weight"] <= 2.5 and isinstance(row["tags"], list)
+            assert re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:00Z$", row["seenAt"])
+            assert isinstance(row["active"], bool)
+        everything = data(s, http, "/v2/widgets/AAPL")["widgets"]
+        assert everything[0]["date"] <= TODAY.isoformat()
+        assert data(s, http, "/v2/widgets/AAPL", limit=3)["widgets"] == everything[:3]
+        assert get(s, http, "/v2/widgets/AAPL", limit=0).status_code == 400
+        page = data(s, http, "/v2/screener/widgets", region="UK")
+        assert len(page["data"]) == 100 and page["summary"]["totalTickers"] == 100
+        assert all(-1 <= r["score"] <= 1 and r["date"] == TODAY.isoformat() for r in page["data"])
+    with Sandbox(today=TODAY, record_counts={"AAPL": 37}) as sized:
+        assert len(data(sized, http, "/v2/widgets/AAPL")["widgets"]) == 37
+
+
+def test_one_status_table_for_reasons_codes_and_v1_labels(fresh: Sandbox) -> None:
+    r = requests.post(fresh.url + "/v2/markets", headers=BEARER, timeout=10)
+    assert (r.status_code, r.reason, r.headers["Allow"]) == (405, "Method Not Allowed", "GET")
+    assert r.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    r = requests.post(fresh.url + "/v1/available/markets", params={"token": KEY}, timeout=10)
+    assert r.json()["error"] == "Method Not Allowed"
+    r = requests.get(fresh.url + "/v2/markets", timeout=10)
+    assert r.reason == "Unauthorized" and r.json()["error"]["code"] == "UNAUTHORIZED"
 
 
 def _bad_queries(ds: Dataset) -> list[dict[str, str]]:

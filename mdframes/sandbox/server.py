@@ -20,8 +20,17 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
-from .common import HttpError
-from .routes import error_body, make_ctx, match, render
+from .context import Ctx, HttpError, status
+from .routes import (
+    Route,
+    build_routes,
+    check_parts,
+    check_query,
+    error_body,
+    make_ctx,
+    match,
+    render,
+)
 
 __all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS"]
 
@@ -42,26 +51,6 @@ FAULT_KINDS = (
 )
 _SECRET_QUERY = ("apiKey", "token")
 _HTML = b"<!DOCTYPE html><html><head><title>Service</title></head><body><h1>%s</h1></body></html>"
-_REASONS = {
-    200: "OK",
-    302: "Found",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-}
-_MESSAGES = {
-    401: "Invalid or missing API key",
-    403: "Access denied for this resource",
-    429: "Rate limit exceeded, slow down",
-}
-
-
 # Symbols the sandbox does not know (404), for tests of unknown tickers. Every other
 # well-formed symbol exists, with deterministic synthetic data.
 MISSING_SYMBOLS = (
@@ -156,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(OSError):
                 self.connection.shutdown(socket.SHUT_RDWR)
             return
-        head = [f"HTTP/1.1 {out.status} {_REASONS.get(out.status, 'Status')}"]
+        head = [f"HTTP/1.1 {out.status} {status(out.status).reason}"]
         head.append(f"Content-Type: {out.content_type}")
         head.append(f"Content-Length: {len(out.body)}")
         head.extend(f"{k}: {v}" for k, v in out.headers.items())
@@ -236,6 +225,7 @@ class Sandbox:
         self._windows: dict[str, _Window] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.routes = build_routes()  # the registry as it is now: later entries are served too
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Sandbox:
@@ -393,10 +383,9 @@ class Sandbox:
         return outcome
 
     def _error(
-        self, version: str, status: int, message: str | None = None, **headers: str
+        self, version: str, code: int, message: str | None = None, **headers: str
     ) -> _Outcome:
-        text = message or _MESSAGES.get(status, _REASONS.get(status, "Error"))
-        return _Outcome(status, error_body(version, status, text), headers=dict(headers))
+        return _Outcome(code, error_body(version, code, message), headers=dict(headers))
 
     def _respond(
         self,
@@ -426,24 +415,33 @@ class Sandbox:
             rate = self._rate_headers(0, time.time() + self.reset_seconds)
         if method != "GET":
             return self._error(version, 405, "only GET is supported", Allow="GET", **rate)
-        found = match(raw_path)
+        found = match(self.routes, raw_path)
         if found is None:
             return self._error(version, 404, f"no endpoint at {unquote(raw_path)}", **rate)
         route, parts = found
         try:
-            ctx = make_ctx(
-                route,
-                parts,
-                query,
-                today=self._today(),
-                counts=tuple(sorted(self.record_counts.items())),
-                legacy=frozenset(self.legacy_shapes),
-                missing=frozenset(s.upper() for s in self.missing_symbols),
-            )
+            ctx = self._ctx(route, parts, query)
             body = render(route, ctx)
         except HttpError as exc:
             return self._error(version, exc.status, exc.message, **rate)
         return _Outcome(200, body, headers=rate)
+
+    def _ctx(self, route: Route, parts: dict[str, str], query: dict[str, str]) -> Ctx:
+        check_parts(route.dataset, parts)
+        symbol = parts.get(route.symbol_part) if route.symbol_part else None
+        if symbol is not None and symbol.upper() in {s.upper() for s in self.missing_symbols}:
+            raise HttpError(404, f"symbol {symbol!r} not found")
+        values = check_query(route.dataset, query)
+        today = self._today()
+        return make_ctx(
+            route,
+            parts,
+            values,
+            today=today,
+            anchor=today,
+            counts=tuple(sorted(self.record_counts.items())),
+            legacy=frozenset(self.legacy_shapes),
+        )
 
     def _fault(self, fault: Any, version: str, target: str, key: str, headers: Any) -> _Outcome:
         kind, arg = (fault[0], float(fault[1])) if isinstance(fault, tuple) else (fault, 0.0)
@@ -458,7 +456,7 @@ class Sandbox:
             return _Outcome(200, _HTML % b"Maintenance", "text/html; charset=utf-8", rate)
         if kind == "success_false":
             body = orjson.dumps(
-                {"success": False, "error": {"code": "FORBIDDEN", "message": _MESSAGES[403]}}
+                {"success": False, "error": {"code": "FORBIDDEN", "message": status(403).message}}
             )
             return _Outcome(200, body, headers=rate)
         if kind == "429":

@@ -3,7 +3,7 @@
 Each history function returns every record of the trailing 24 months, newest first by the
 dataset's window field, as a tuple of dicts that are never mutated. ``count`` (from the
 sandbox's ``record_counts``) replaces the default number of records. Builders in
-:data:`BUILDERS` turn a validated :class:`~mdframes.sandbox.common.Ctx` into the ``data``
+:data:`BUILDERS` turn a validated :class:`~mdframes.sandbox.context.Ctx` into the ``data``
 object of the envelope.
 """
 
@@ -22,11 +22,9 @@ from ..registry import (
     INSIDER_GROUPS,
     INSIDER_TYPES,
     PATENT_TYPES,
-    REGISTRY,
 )
-from .common import (
-    Ctx,
-    HttpError,
+from .context import Ctx, HttpError
+from .synth import (
     Profile,
     business_days_after,
     history_days,
@@ -85,7 +83,7 @@ def window(
 ) -> list[dict]:
     """Records inside ``ctx.start``..``ctx.end`` on ``field`` (the registry's window field),
     then the newest ``ctx.limit`` (or ``cap``: limit-capped endpoints without a limit)."""
-    ds = REGISTRY[ctx.dataset]
+    ds = ctx.ds
     field = field or ds.window or "date"
     out: list[dict] = list(records)
     if ctx.start is not None or ctx.end is not None:
@@ -199,7 +197,7 @@ def _series(history: Callable[[str, dt.date, int | None], Records]) -> Callable[
         records = history(symbol, ctx.today, ctx.count_for(symbol))
         return {
             **_head(profile(symbol)),
-            REGISTRY[ctx.dataset].records or "data": window(ctx, records),
+            ctx.ds.records or "data": window(ctx, records),
         }
 
     return build
@@ -818,11 +816,7 @@ def _app_ratings_legacy(
     for entry in data:
         entry["ios"] = entry["ios"] or dict(empty)
         entry["android"] = entry["android"] or {**empty, "installCount": None}
-    cap = (
-        ctx.limit
-        if ctx.limit is not None
-        else REGISTRY[ctx.dataset].limit_bounds[1] or len(data) * 2
-    )
+    cap = ctx.limit if ctx.limit is not None else ctx.ds.limit_bounds[1] or len(data) * 2
     return {**_head(p), "data": data[: (cap + 1) // 2]}
 
 

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..registry import MARKETS
-from .common import Ctx, profile, sentiment_on
-from .data import (
+from .context import Ctx
+from .cross import select, universe
+from .per_symbol import (
     analyst_history,
     app_records,
     app_views,
@@ -23,7 +24,7 @@ from .data import (
     insider_history,
     sentiment_history,
 )
-from .universe import select, universe
+from .synth import profile, sentiment_on
 
 __all__ = ["V1_BUILDERS"]
 

@@ -15,19 +15,9 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..registry import APP_RATINGS_HISTORY_START, MARKETS, RECENT_DATASETS, SCREENER_DATASETS
-from .common import (
-    KNOWN_SYMBOLS,
-    SUFFIX_MARKETS,
-    Ctx,
-    HttpError,
-    profile,
-    put_call_on,
-    rng,
-    sentiment_on,
-    unit,
-)
-from .data import (
+from ..registry import APP_RATINGS_HISTORY_START, MARKETS
+from .context import Ctx
+from .per_symbol import (
     BRACKETS,
     INSTITUTIONS,
     RATING_LADDER,
@@ -37,6 +27,15 @@ from .data import (
     news_entry,
     person,
 )
+from .synth import (
+    KNOWN_SYMBOLS,
+    SUFFIX_MARKETS,
+    profile,
+    put_call_on,
+    rng,
+    sentiment_on,
+    unit,
+)
 
 __all__ = [
     "universe",
@@ -44,8 +43,8 @@ __all__ = [
     "MARKET_REGION",
     "REGIONS",
     "DISCOVERY",
-    "SCREENER",
-    "RECENT",
+    "screener_builder",
+    "recent_builder",
     "screener_records",
     "DEFAULT_CROSS_LIMIT",
 ]
@@ -149,16 +148,6 @@ def select(market: str | None, region: str | None, type: str | None = None) -> t
             continue
         out.append(i)
     return tuple(out)
-
-
-def check_market(value: str | None) -> None:
-    if value and value not in MARKET_REGION:
-        raise HttpError(400, f"unknown market {value!r}; see /v2/markets")
-
-
-def check_region(value: str | None) -> None:
-    if value and value not in REGIONS:
-        raise HttpError(400, f"unknown region {value!r}; see /v2/regions")
 
 
 # --- discovery ---------------------------------------------------------------------------------
@@ -404,11 +393,6 @@ _RECORDS: dict[str, Callable[[str, str, dt.date], dict[str, Any] | None]] = {
     "government-contracts": _contracts,
     "patent-filings": _patents,
 }
-if set(SCREENER_DATASETS) - set(_RECORDS):  # a registry addition needs a builder here
-    raise RuntimeError(
-        f"screeners without a sandbox builder: {set(SCREENER_DATASETS) - set(_RECORDS)}"
-    )
-
 
 _BUILT: dict[tuple[str, dt.date], list[Any]] = {}
 _UNBUILT = object()
@@ -572,9 +556,11 @@ def _recent(ctx: Ctx) -> dict[str, Any]:
     return {"data": page, "summary": _summary(tail, page)}
 
 
-SCREENER = _screener
-RECENT = _recent
-if set(RECENT_DATASETS) - set(_DATE_OF):
-    raise RuntimeError(
-        f"recent datasets without a sandbox builder: {set(RECENT_DATASETS) - set(_DATE_OF)}"
-    )
+def screener_builder(tail: str) -> Callable[[Ctx], dict[str, Any]] | None:
+    """The hand-written screener of ``tail`` (None: serve it from its declared fields)."""
+    return _screener if tail in _RECORDS else None
+
+
+def recent_builder(tail: str) -> Callable[[Ctx], dict[str, Any]] | None:
+    """The hand-written recent endpoint of ``tail`` (None: serve it from its declared fields)."""
+    return _recent if tail in _DATE_OF and tail in _RECORDS else None
