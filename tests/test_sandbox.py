@@ -26,6 +26,7 @@ from mdframes.registry import (
     Field,
 )
 from mdframes.sandbox import Sandbox, running
+from mdframes.sandbox.world import QUIRKS
 
 KEY = "sandbox-key"
 BEARER = {"Authorization": f"Bearer {KEY}"}
@@ -582,8 +583,9 @@ def test_put_call_totals_and_trading_days(server: Sandbox, http: requests.Sessio
     rows = data(server, http, "/v2/put-call-ratio/TSLA")["data"]
     assert len(rows) > 500
     for row in rows:
-        assert row["totalVolume"] == row["callVolume"] + row["putVolume"]
-        assert row["ratio"] >= 0 and abs(row["ratio"] - row["putVolume"] / row["callVolume"]) < 1e-3
+        assert row["totalVolume"] == row["callVolume"] + row["putVolume"]  # quirks off
+        assert row["ratio"] == round(row["ratio"], 2) > 0
+        assert abs(row["ratio"] - row["putVolume"] / row["callVolume"]) < 0.01
         assert dt.date.fromisoformat(row["date"]).weekday() < 5
     assert [r["date"] for r in rows] == sorted((r["date"] for r in rows), reverse=True)
 
@@ -785,6 +787,9 @@ def test_news_professionalnet_forum(server: Sandbox, http: requests.Session) -> 
         server, http, "/v2/forum-mentions/AAPL", startDate="2026-11-19", endDate="2026-11-19"
     )["data"]
     assert len(forum) == 4 and all(re.match(r"^2026-11-19T\d{2}:00:00Z$", r["date"]) for r in forum)
+    assert all(set(r) == {"date", "subreddit", "mentions"} for r in forum)
+    assert all(isinstance(r["mentions"], int) for r in forum)
+    assert set(net[0]) == {"date", "employeeCount", "followerCount", "jobCount"}
 
 
 def test_discovery(server: Sandbox, http: requests.Session) -> None:
@@ -907,3 +912,95 @@ def test_request_log_is_bounded() -> None:
             http.get(s.url + path, headers=BEARER, timeout=10)
         assert [r.path for r in s.requests] == ["/v2/tickers", "/v2/markets", "/v2/regions"]
         assert s.requests[0].query == {"limit": "1"}
+
+
+# --- live-service facts (fidelity issue) -------------------------------------------------------
+
+
+def test_put_call_volumes_as_the_live_service_derives_them(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, quirks=["volume_off_by_one"]) as s:
+        rows = data(s, http, "/v2/put-call-ratio/TSLA")["data"]
+        screener = data(s, http, "/v2/screener/put-call-ratio", limit=500)["data"]
+    gaps = [r["totalVolume"] - r["callVolume"] - r["putVolume"] for r in rows + screener]
+    assert set(gaps) == {0, 1}  # both occur
+    for row in rows:
+        hundredths = round(row["ratio"] * 100)
+        total = row["totalVolume"]
+        # Calls and puts come from the total and the two-decimal ratio, truncated separately.
+        assert row["callVolume"] == total * 100 // (100 + hundredths)
+        assert row["putVolume"] == total * hundredths // (100 + hundredths)
+
+
+def test_the_published_put_call_rows_follow_the_same_arithmetic() -> None:
+    for total, hundredths, calls, puts in [
+        (931034, 50, 620689, 310344),
+        (1070205, 142, 442233, 627971),
+    ]:
+        assert total * 100 // (100 + hundredths) == calls
+        assert total * hundredths // (100 + hundredths) == puts
+
+
+def test_quirks_are_off_by_default_and_switch_on_one_by_one(http: requests.Session) -> None:
+    symbols = ("AAPL", "MSFT", "NVDA", "TSLA", "AMZN", "META", "GOOGL")
+    with Sandbox(today=TODAY) as plain, Sandbox(today=TODAY, quirks=True) as live:
+        assert live.quirks == set(QUIRKS) and plain.quirks == frozenset()
+        nulls = unknown = titled = 0
+        for symbol in symbols:
+            a = data(plain, http, f"/v2/insider-trading/{symbol}")["transactions"]
+            b = data(live, http, f"/v2/insider-trading/{symbol}")["transactions"]
+            assert len(a) == len(b)
+            assert all(r["filingDate"] and r["transactionType"] in INSIDER_TYPES for r in a)
+            assert all("securityTitle" not in r for r in a)
+            nulls += sum(r["filingDate"] is None for r in b)
+            unknown += sum(r["transactionType"] not in INSIDER_TYPES for r in b)
+            titled += sum(r["securityTitle"] == "Common Stock" for r in b)
+            for x, y in zip(a, b, strict=True):  # nothing else changes
+                assert {
+                    k: v
+                    for k, v in y.items()
+                    if k not in ("filingDate", "transactionType", "securityTitle")
+                } == {k: v for k, v in x.items() if k not in ("filingDate", "transactionType")}
+        assert (
+            nulls
+            and unknown
+            and titled
+            == sum(
+                len(data(live, http, f"/v2/insider-trading/{s}")["transactions"]) for s in symbols
+            )
+        )
+        awards = [
+            c
+            for symbol in symbols
+            for c in data(live, http, f"/v2/government-contracts/{symbol}")["contracts"]
+        ]
+        assert any(c["awardType"] for c in awards) and any(not c["awardType"] for c in awards)
+        assert all(bool(c["awardType"]) == bool(c["contractAwardType"]) for c in awards)
+        # Switched at run time, one at a time.
+        plain.quirks = ["award_type"]
+        assert plain.quirks == {"award_type"}
+        switched = [
+            c
+            for symbol in symbols
+            for c in data(plain, http, f"/v2/government-contracts/{symbol}")["contracts"]
+        ]
+        assert switched == awards
+        insider = data(plain, http, "/v2/insider-trading/AAPL")["transactions"]
+        assert all(r["filingDate"] and "securityTitle" not in r for r in insider)
+    with pytest.raises(ValueError, match="unknown quirks"):
+        Sandbox(quirks=["typo"])
+
+
+def test_bare_lists(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, bare_lists=True) as s:
+        markets = data(s, http, "/v2/markets")
+        assert [(m["name"], m["region"]) for m in markets] == list(MARKETS)
+        page = data(s, http, "/v2/screener/sentiment", region="US", limit=5)
+        recent = data(s, http, "/v2/recent/news", limit=5)
+        assert isinstance(page, list) and len(page) == 5 and isinstance(recent, list)
+        assert isinstance(data(s, http, "/v2/tickers", limit=2), dict)  # not among the defaults
+        assert isinstance(data(s, http, "/v2/sentiment/AAPL", limit=2), dict)
+        s.bare_lists = ["recent"]
+        assert isinstance(data(s, http, "/v2/recent/news", limit=5), list)
+        assert isinstance(data(s, http, "/v2/markets"), dict)
+    with pytest.raises(ValueError, match="one record list"):
+        Sandbox(bare_lists=["sentiment"])

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .server import FAULT_KINDS, MISSING_SYMBOLS, LoggedRequest, Sandbox
+from .world import QUIRKS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
@@ -32,6 +33,7 @@ __all__ = [
     "LoggedRequest",
     "FAULT_KINDS",
     "MISSING_SYMBOLS",
+    "QUIRKS",
     "running",
     "serve",
     "SANDBOX_KEY",

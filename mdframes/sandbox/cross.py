@@ -36,6 +36,7 @@ from .synth import (
     sentiment_on,
     unit,
 )
+from .world import materialise
 
 __all__ = [
     "universe",
@@ -274,7 +275,7 @@ def _forum(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
         "symbol": symbol,
         "name": name,
         "date": f"{today.isoformat()}T20:00:00Z",
-        "subforum": ("wallstreetbets", "stocks", "investing", "options")[s % 4],
+        "subreddit": ("wallstreetbets", "stocks", "investing", "options")[s % 4],
         "mentions": 1 + int(unit(s, 70) ** 3 * 2_000),
     }
 
@@ -456,85 +457,114 @@ def _tickers_in(records: list[dict]) -> int:
     return len({r["symbol"] for r in records})
 
 
-def _summary(tail: str, records: list[dict]) -> dict[str, Any]:
-    n, tickers = len(records), _tickers_in(records)
-    if tail == "sentiment":
-        scores = [r["score"] for r in records]
-        return {
-            "totalTickers": tickers,
-            "averageScore": _mean(scores),
-            "bullishCount": sum(s > 0.2 for s in scores),
-            "bearishCount": sum(s < -0.2 for s in scores),
-            "neutralCount": sum(-0.2 <= s <= 0.2 for s in scores),
-        }
-    if tail == "insider-trading":
-        return {
-            "totalTransactions": n,
-            "totalTickers": tickers,
-            "buyCount": sum(r["transactionType"] == "Buy" for r in records),
-            "sellCount": sum(r["transactionType"] == "Sale" for r in records),
-        }
-    if tail in ("analyst-ratings",):
-        return {
-            "totalRatings": n,
-            "totalTickers": tickers,
-            "upgradeCount": sum(r["action"] == "Upgrade" for r in records),
-            "downgradeCount": sum(r["action"] == "Downgrade" for r in records),
-        }
-    if tail == "news":
-        return {
-            "totalArticles": n,
-            "totalTickers": tickers,
-            "averageSentiment": _mean([r["sentiment"] for r in records]),
-        }
-    if tail == "put-call-ratio":
-        ratios = [r["ratio"] for r in records]
-        return {
-            "totalTickers": tickers,
-            "averageRatio": _mean(ratios),
-            "highPutCount": sum(x > 1.2 for x in ratios),
-            "highCallCount": sum(x < 0.7 for x in ratios),
-        }
-    if tail.startswith("predictions/"):
-        moves = [r["expectedMidTerm"] for r in records]
-        return {
-            "totalTickers": tickers,
-            "averageExpectedMidTerm": _mean(moves),
-            "positiveCount": sum(m > 0 for m in moves),
-            "negativeCount": sum(m < 0 for m in moves),
-        }
-    if tail.startswith("congress/"):
-        return {
-            "totalTrades": n,
-            "totalTickers": tickers,
-            "purchaseCount": sum(r["transactionType"] == "Purchase" for r in records),
-            "saleCount": sum(r["transactionType"] == "Sale" for r in records),
-        }
-    if tail == "app-ratings":
-        return {
-            "totalTickers": tickers,
-            "averageIosScore": _mean([r["iosScore"] for r in records if r["iosScore"] is not None]),
-            "averageAndroidScore": _mean(
-                [r["androidScore"] for r in records if r["androidScore"] is not None]
-            ),
-        }
-    if tail == "forum-mentions":
-        return {"totalTickers": tickers, "totalMentions": sum(r["mentions"] for r in records)}
-    if tail == "professionalnet":
-        return {"totalTickers": tickers, "totalEmployees": sum(r["employeeCount"] for r in records)}
-    if tail == "lobbying":
-        return {
-            "totalFilings": n,
-            "totalTickers": tickers,
-            "totalIncome": sum(r["income"] for r in records),
-        }
-    if tail == "government-contracts":
-        return {
-            "totalContracts": n,
-            "totalTickers": tickers,
-            "totalAmount": round(sum(r["awardAmount"] for r in records), 2),
-        }
-    return {"totalRecords": n, "totalTickers": tickers}
+Summary = Callable[[list[dict[str, Any]]], dict[str, Any]]
+
+
+def _counted(total: str, **counts: tuple[str, str]) -> Summary:
+    """A summary of a record total, the tickers and ``name=(field, value)`` counts."""
+
+    def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {total: len(records), "totalTickers": _tickers_in(records)}
+        for name, (field, value) in counts.items():
+            out[name] = sum(r[field] == value for r in records)
+        return out
+
+    return summary
+
+
+def _sentiment_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    scores = [r["score"] for r in records]
+    return {
+        "totalTickers": _tickers_in(records),
+        "averageScore": _mean(scores),
+        "bullishCount": sum(s > 0.2 for s in scores),
+        "bearishCount": sum(s < -0.2 for s in scores),
+        "neutralCount": sum(-0.2 <= s <= 0.2 for s in scores),
+    }
+
+
+def _put_call_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    ratios = [r["ratio"] for r in records]
+    return {
+        "totalTickers": _tickers_in(records),
+        "averageRatio": _mean(ratios),
+        "highPutCount": sum(x > 1.2 for x in ratios),
+        "highCallCount": sum(x < 0.7 for x in ratios),
+    }
+
+
+def _predictions_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    moves = [r["expectedMidTerm"] for r in records]
+    return {
+        "totalTickers": _tickers_in(records),
+        "averageExpectedMidTerm": _mean(moves),
+        "positiveCount": sum(m > 0 for m in moves),
+        "negativeCount": sum(m < 0 for m in moves),
+    }
+
+
+def _app_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    def scores(key: str) -> list[float]:
+        return [r[key] for r in records if r[key] is not None]
+
+    return {
+        "totalTickers": _tickers_in(records),
+        "averageIosScore": _mean(scores("iosScore")),
+        "averageAndroidScore": _mean(scores("androidScore")),
+    }
+
+
+def _sum_of(total: str | None, field: str, name: str, digits: int | None = None) -> Summary:
+    def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+        value = sum(r[field] for r in records)
+        out: dict[str, Any] = {total: len(records)} if total else {}
+        out["totalTickers"] = _tickers_in(records)
+        out[name] = round(value, digits) if digits is not None else value
+        return out
+
+    return summary
+
+
+_CONGRESS_SUMMARY = _counted(
+    "totalTrades",
+    purchaseCount=("transactionType", "Purchase"),
+    saleCount=("transactionType", "Sale"),
+)
+SUMMARIES: dict[str, Summary] = {
+    "sentiment": _sentiment_summary,
+    "insider-trading": _counted(
+        "totalTransactions",
+        buyCount=("transactionType", "Buy"),
+        sellCount=("transactionType", "Sale"),
+    ),
+    "analyst-ratings": _counted(
+        "totalRatings",
+        upgradeCount=("action", "Upgrade"),
+        downgradeCount=("action", "Downgrade"),
+    ),
+    "news": lambda records: {
+        "totalArticles": len(records),
+        "totalTickers": _tickers_in(records),
+        "averageSentiment": _mean([r["sentiment"] for r in records]),
+    },
+    "put-call-ratio": _put_call_summary,
+    "predictions/daily": _predictions_summary,
+    "predictions/monthly": _predictions_summary,
+    "congress/house": _CONGRESS_SUMMARY,
+    "congress/senate": _CONGRESS_SUMMARY,
+    "app-ratings": _app_summary,
+    "forum-mentions": _sum_of(None, "mentions", "totalMentions"),
+    "professionalnet": _sum_of(None, "employeeCount", "totalEmployees"),
+    "lobbying": _sum_of("totalFilings", "income", "totalIncome"),
+    "government-contracts": _sum_of("totalContracts", "awardAmount", "totalAmount", 2),
+}
+
+
+def _summary(tail: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+    summary = SUMMARIES.get(tail)
+    if summary is None:
+        return {"totalRecords": len(records), "totalTickers": _tickers_in(records)}
+    return summary(records)
 
 
 def _tail(ctx: Ctx) -> str:
@@ -545,6 +575,7 @@ def _screener(ctx: Ctx) -> dict[str, Any]:
     tail = _tail(ctx)
     limit = ctx.limit if ctx.limit is not None else DEFAULT_CROSS_LIMIT
     page = screener_records(tail, ctx.today, ctx.market, ctx.region, limit)
+    page = [materialise(rec, ctx.today.isoformat(), ctx.quirks) for rec in page]
     return {"data": page, "summary": _summary(tail, page)}
 
 
@@ -552,7 +583,11 @@ def _recent(ctx: Ctx) -> dict[str, Any]:
     tail = _tail(ctx)
     limit = ctx.limit if ctx.limit is not None else DEFAULT_CROSS_LIMIT
     order = _recent_order(tail, ctx.today, ctx.market, ctx.region)[:limit]
-    page = [rec for i in order if (rec := _record(tail, ctx.today, i)) is not None]
+    page = [
+        materialise(rec, ctx.today.isoformat(), ctx.quirks)
+        for i in order
+        if (rec := _record(tail, ctx.today, i)) is not None
+    ]
     return {"data": page, "summary": _summary(tail, page)}
 
 

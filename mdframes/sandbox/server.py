@@ -31,6 +31,7 @@ from .routes import (
     match,
     render,
 )
+from .world import bare_list_set, quirk_set
 
 __all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS"]
 
@@ -177,6 +178,15 @@ class Sandbox:
         Symbols that answer 404.
     legacy_shapes : iterable of str
         ``"app_ratings"`` and/or ``"congress"``: serve the older response shapes.
+    quirks : bool or iterable of str
+        Facts of the live service that a plain reading of the spec does not allow, off by
+        default: ``True`` for all, or names of :data:`~mdframes.sandbox.QUIRKS`
+        (``"volume_off_by_one"``, ``"null_filing_date"``, ``"award_type"``,
+        ``"new_vocabulary"``).
+    bare_lists : bool or iterable of str
+        Send ``data`` as a bare list, as the live service does for ``/v2/markets``, screeners
+        and recent endpoints: ``True`` for all of those, or registry names (``"markets"``,
+        ``"screener/news"``) and the families ``"screener"``, ``"recent"``.
     max_log : int
         The request log keeps at most this many entries (oldest dropped first), so a long
         benchmark does not grow memory without bound.
@@ -204,6 +214,8 @@ class Sandbox:
         record_counts: dict[str, int] | None = None,
         missing_symbols: Iterable[str] = MISSING_SYMBOLS,
         legacy_shapes: Iterable[str] = (),
+        quirks: bool | Iterable[str] = False,
+        bare_lists: bool | Iterable[str] = False,
         max_log: int = 200_000,
     ) -> None:
         self.port = port
@@ -218,6 +230,8 @@ class Sandbox:
         self.record_counts = dict(record_counts or {})
         self.missing_symbols = set(missing_symbols)
         self.legacy_shapes = set(legacy_shapes)
+        self.quirks = quirks  # type: ignore[assignment]  # normalised by the property
+        self.bare_lists = bare_lists  # type: ignore[assignment]
         self.max_log = max_log
         self.requests: list[LoggedRequest] = []
         self._lock = threading.Lock()
@@ -225,7 +239,27 @@ class Sandbox:
         self._windows: dict[str, _Window] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
-        self.routes = build_routes()  # the registry as it is now: later entries are served too
+        # The registry as it is now: an entry added later is served by the next sandbox.
+        self.routes = build_routes()
+
+    # -- options with a normal form ---------------------------------------------------------
+    @property
+    def quirks(self) -> frozenset[str]:
+        """The live-service quirks switched on (names of :data:`QUIRKS`)."""
+        return self._quirks
+
+    @quirks.setter
+    def quirks(self, value: bool | Iterable[str]) -> None:
+        self._quirks = quirk_set(value)
+
+    @property
+    def bare_lists(self) -> frozenset[str]:
+        """Registry names of the datasets whose ``data`` is sent as a bare list."""
+        return self._bare_lists
+
+    @bare_lists.setter
+    def bare_lists(self, value: bool | Iterable[str]) -> None:
+        self._bare_lists = bare_list_set(value)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Sandbox:
@@ -441,6 +475,8 @@ class Sandbox:
             anchor=today,
             counts=tuple(sorted(self.record_counts.items())),
             legacy=frozenset(self.legacy_shapes),
+            quirks=self._quirks,
+            bare=route.dataset.name in self._bare_lists,
         )
 
     def _fault(self, fault: Any, version: str, target: str, key: str, headers: Any) -> _Outcome:

@@ -326,17 +326,24 @@ def sentiment_on(p: Profile, day: dt.date) -> float:
     return round(max(-1.0, min(1.0, p.bias + swing + noise)), 4)
 
 
-def put_call_on(p: Profile, day: dt.date) -> dict[str, object]:
-    """One put/call datapoint: ``totalVolume = callVolume + putVolume``, ratio = put/call."""
+def put_call_on(p: Profile, day: dt.date) -> dict[str, Any]:
+    """One put/call datapoint as the live service derives it: a total volume and a two-decimal
+    ratio (puts per call); calls and puts are computed from those two and truncated separately,
+    so their sum is the total or the total minus 1. The served ``totalVolume`` is their sum
+    unless the ``volume_off_by_one`` quirk is on (then it is the service's total)."""
     t = day.toordinal()
-    calls = 100 + int(p.scale * (0.6 + unit(p.seed ^ 0xCA11, t)))
-    ratio_target = 0.35 + 1.3 * unit(p.seed ^ 0x9017, t) ** 1.4
-    puts = max(1, int(calls * ratio_target))
-    return {
+    hundredths = 35 + int(130 * unit(p.seed ^ 0x9017, t) ** 1.4)  # the ratio, in hundredths
+    total = (100 + int(p.scale * (0.6 + unit(p.seed ^ 0xCA11, t)))) * (100 + hundredths) // 100
+    calls = total * 100 // (100 + hundredths)
+    puts = total * hundredths // (100 + hundredths)
+    rec: dict[str, Any] = {
         "date": day.isoformat(),
-        "ratio": round(puts / calls, 4),
+        "ratio": hundredths / 100,
         "callVolume": calls,
         "putVolume": puts,
         "totalVolume": calls + puts,
         "price": price_on(p, day),
     }
+    if total != calls + puts:
+        rec["_q"] = (("volume_off_by_one", "totalVolume", total),)
+    return rec
