@@ -13,6 +13,7 @@ from urllib.parse import quote
 import pytest
 import requests
 
+import mdframes as md
 from mdframes.registry import (
     APP_RATINGS_HISTORY_START,
     CONGRESS_BRACKETS,
@@ -25,7 +26,13 @@ from mdframes.registry import (
     Dataset,
     Field,
 )
-from mdframes.sandbox import Sandbox, running
+from mdframes.sandbox import (
+    KNOWN_SYMBOLS,
+    MISSING_SYMBOLS,
+    Sandbox,
+    running,
+    universe_symbols,
+)
 from mdframes.sandbox.world import QUIRKS
 
 KEY = "sandbox-key"
@@ -37,7 +44,7 @@ BRACKETS = set(CONGRESS_BRACKETS)
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Sandbox]:
-    with Sandbox(today=TODAY, record_counts={"BIGCO": 1234}) as s:
+    with Sandbox(today=TODAY, record_counts={"BIGCO": 1234}, extra_symbols=("7203.T", "a")) as s:
         yield s
 
 
@@ -1004,3 +1011,85 @@ def test_bare_lists(http: requests.Session) -> None:
         assert isinstance(data(s, http, "/v2/markets"), dict)
     with pytest.raises(ValueError, match="one record list"):
         Sandbox(bare_lists=["sentiment"])
+
+
+# --- the first hour (issue 12) -------------------------------------------------------------------
+
+
+def test_symbols_outside_the_universe_are_404(server: Sandbox, http: requests.Session) -> None:
+    served = server.symbols()
+    listed = universe_symbols(TODAY)
+    assert set(KNOWN_SYMBOLS) <= set(listed) <= served
+    assert {"BIGCO", "7203.T", "a"} <= served  # named in options
+    assert not set(MISSING_SYMBOLS) & served
+    assert "QQQQQ" not in served and "aapl" not in served
+    for path in ("/v2/sentiment/QQQQQ", "/v2/predictions/daily/aapl", "/v2/congress/house/IBMX"):
+        r = get(server, http, path)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "NOT_FOUND", path
+    r = get(server, http, "/v1/sentiments/NASDAQ/QQQQQ")
+    assert r.status_code == 404 and r.json()["error"] == "Not Found"
+    some = [s for s in listed if s not in KNOWN_SYMBOLS][::4000]
+    for symbol in some:  # synthetic members are served like the famous ones
+        assert data(server, http, "/v2/sentiment/" + quote(symbol, safe=""), limit=1)["data"]
+    tickers = {t["symbol"] for t in data(server, http, "/v2/tickers", limit=100000)["tickers"]}
+    assert tickers == set(listed)
+
+
+def test_missing_symbols_stay_unknown_when_named_in_options(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, record_counts={"NOTFOUND": 3}, extra_symbols=["FAKE"]) as s:
+        assert get(s, http, "/v2/sentiment/NOTFOUND").status_code == 404
+        assert get(s, http, "/v2/sentiment/FAKE").status_code == 404
+        s.missing_symbols = set()
+        assert len(data(s, http, "/v2/sentiment/NOTFOUND")["data"]) == 3
+
+
+def test_running_sets_and_restores_the_default_client() -> None:
+    before = md.Client(api_key="outer-key", base_url="https://api.example.com", cache=False)
+    md.set_default_client(before)
+    try:
+        with running(today=TODAY) as client:
+            assert md.get_default_client() is client
+            assert len(md.load_sentiment("AAPL", start="2026-11-01")) == 20  # no client=
+        assert md.get_default_client() is before
+    finally:
+        md.set_default_client(None)
+
+
+def test_start_gives_one_client_for_the_process() -> None:
+    try:
+        client = md.sandbox.start(today=TODAY)
+        assert md.get_default_client() is client and client.sandbox.today == TODAY
+        md.set_default_client(None)
+        assert md.sandbox.start(today=TODAY) is client  # the same, and the default again
+        assert md.get_default_client() is client
+        assert len(md.load_sentiment("MSFT", start="2026-11-10")) == 11
+        with pytest.raises(ValueError, match="already running"):
+            md.sandbox.start(today="2026-01-02")
+        server = client.sandbox
+    finally:
+        md.sandbox.stop()
+    assert md.get_default_client() is not client
+    with pytest.raises(requests.ConnectionError):
+        requests.get(server.url + "/v2/markets", headers=BEARER, timeout=5)
+    again = md.sandbox.start(today="2026-01-02")
+    try:
+        assert again is not client and again.sandbox.today == dt.date(2026, 1, 2)
+    finally:
+        md.sandbox.stop()
+
+
+def test_start_stops_the_server_when_the_process_exits() -> None:
+    code = (
+        "import mdframes as md, requests\n"
+        "client = md.sandbox.start()\n"
+        "assert requests.get(client.base_url + '/v2/markets', timeout=5,"
+        " headers={'X-API-Key': 'sandbox-key'}).status_code == 200\n"
+        "print(client.base_url)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=True, timeout=120, capture_output=True, text=True
+    )
+    url = done.stdout.strip().splitlines()[-1]
+    assert url.startswith("http://127.0.0.1:")
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url + "/v2/markets", timeout=5)

@@ -1,9 +1,7 @@
-"""The cross-ticker side of the sandbox: the ticker universe, discovery, screeners, recent.
+"""The cross-ticker side of the sandbox: discovery, screeners and recent endpoints over the
+ticker universe of :mod:`~mdframes.sandbox.listings` as it is listed on the sandbox's day.
 
-The universe is synthetic but shaped like the real one: every market of the registry's
-``MARKETS`` has members, US markets overlap (DOW 30 within the S&P 500 within NASDAQ/NYSE),
-and the US region alone holds more than 20,000 tickers so that the largest screener page
-can be served. Screener records are cheap per-ticker snapshots (hash-derived, no history
+Screener records are cheap per-ticker snapshots (hash-derived, no history
 generation); the values shared with per-symbol endpoints (sentiment, put/call, price,
 forecast) come from the same functions and therefore agree.
 """
@@ -17,6 +15,7 @@ from typing import Any
 
 from ..registry import APP_RATINGS_HISTORY_START, MARKETS
 from .context import Ctx
+from .listings import REGIONS, select, universe
 from .per_symbol import (
     BRACKETS,
     INSTITUTIONS,
@@ -28,8 +27,6 @@ from .per_symbol import (
     person,
 )
 from .synth import (
-    KNOWN_SYMBOLS,
-    SUFFIX_MARKETS,
     profile,
     put_call_on,
     rng,
@@ -39,10 +36,6 @@ from .synth import (
 from .world import materialise
 
 __all__ = [
-    "universe",
-    "select",
-    "MARKET_REGION",
-    "REGIONS",
     "DISCOVERY",
     "screener_builder",
     "recent_builder",
@@ -50,105 +43,7 @@ __all__ = [
     "DEFAULT_CROSS_LIMIT",
 ]
 
-MARKET_REGION = dict(MARKETS)
-REGIONS = tuple(dict.fromkeys(region for _, region in MARKETS))
 DEFAULT_CROSS_LIMIT = 100  # screener and recent endpoints without ``limit``
-
-# Members per market (primary listings). US sums to 20,600 unique tickers.
-_SIZES = {
-    "NASDAQ": 3300,
-    "NYSE": 2700,
-    "ETFs": 2600,
-    "OTC Market": 12000,
-    "UK FTSE 100": 100,
-    "Germany DAX": 40,
-    "Canada TSX": 600,
-    "Australia ASX": 800,
-    "HK Hang Seng": 80,
-    "Mexico BMV": 150,
-    "Foreign Exchange": 60,
-    "Commodities": 40,
-    "Crypto Currencies": 300,
-    "Index Futures": 30,
-    "Tadawul TASI": 250,
-    "Russia MOEX": 200,
-    "Brazil BOVESPA": 400,
-    "Tel Aviv TASE": 500,
-}
-_ALPHA = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_SUFFIX_OF = {market: suffix for suffix, market in SUFFIX_MARKETS.items()}
-_CURRENCIES = ("USD", "EUR", "JPY", "GBP", "CHF", "CAD", "AUD", "NZD", "SEK", "NOK", "MXN", "HKD")
-
-
-def _letters(i: int, width: int, salt: int) -> str:
-    # 7919 is coprime to 26, so i -> 7919 * i + salt is a bijection mod 26**width:
-    # scattered-looking codes, unique within a market.
-    n = (i * 7_919 + salt) % 26**width
-    out = []
-    for _ in range(width):
-        n, d = divmod(n, 26)
-        out.append(_ALPHA[d])
-    return "".join(out)
-
-
-def _member_symbols(market: str, n: int) -> list[str]:
-    if market == "NASDAQ":
-        return [_letters(i, 4, 11) for i in range(n)]
-    if market == "NYSE":
-        return [_letters(i, 3, 5) for i in range(n)]
-    if market == "ETFs":
-        return [_letters(i, 4, 300_001) for i in range(n)]
-    if market == "OTC Market":
-        return [_letters(i, 4, 150_007) + "F" for i in range(n)]
-    if market == "Foreign Exchange":
-        pairs = [f"{a}{b}=X" for a in _CURRENCIES for b in _CURRENCIES if a != b]
-        return pairs[:n]
-    if market == "Commodities":
-        return [_letters(i, 2, 3) + "=F" for i in range(n)]
-    if market == "Crypto Currencies":
-        return [_letters(i, 3, 17) + "-USD" for i in range(n)]
-    if market == "Index Futures":
-        return ["^" + _letters(i, 3, 29) for i in range(n)]
-    suffix = _SUFFIX_OF[market]
-    if market in ("HK Hang Seng", "Tadawul TASI"):
-        return [f"{1000 + i * 7:04d}{suffix}" for i in range(n)]
-    return [_letters(i, 3, 41 + len(market)) + suffix for i in range(n)]
-
-
-@lru_cache(maxsize=1)
-def universe() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """``(symbol, name, markets)`` for every ticker, primary market first in ``markets``."""
-    entries: dict[str, list[str]] = {}
-    famous = [s for s in KNOWN_SYMBOLS]
-    for market in (m for m, _ in MARKETS if m in _SIZES):
-        own = [s for s in famous if profile(s).exchange == market]
-        for symbol in own + _member_symbols(market, _SIZES[market] - len(own)):
-            entries.setdefault(symbol, [market])
-    # Index memberships on top of the primary listings.
-    us_large = [s for s, ms in entries.items() if ms[0] in ("NASDAQ", "NYSE")]
-    sp500 = [s for s in famous if s in entries and entries[s][0] in ("NASDAQ", "NYSE")]
-    sp500 += [s for s in us_large if s not in sp500][: 500 - len(sp500)]
-    for i, symbol in enumerate(sp500):
-        entries[symbol].append("S&P 500")
-        if i < 30:
-            entries[symbol].append("DOW 30")
-    return tuple((s, profile(s).name, tuple(ms)) for s, ms in entries.items())
-
-
-@lru_cache(maxsize=256)
-def select(market: str | None, region: str | None, type: str | None = None) -> tuple[int, ...]:
-    """Indexes into :func:`universe` of the tickers matching the filters."""
-    out = []
-    for i, (_, _, markets) in enumerate(universe()):
-        if market and market not in markets:
-            continue
-        if region and not any(MARKET_REGION[m] == region for m in markets):
-            continue
-        # Monthly forecasts are not published for currency pairs and index futures.
-        if type == "monthly" and markets[0] in ("Foreign Exchange", "Index Futures"):
-            continue
-        out.append(i)
-    return tuple(out)
 
 
 # --- discovery ---------------------------------------------------------------------------------
@@ -156,7 +51,7 @@ def select(market: str | None, region: str | None, type: str | None = None) -> t
 
 def _tickers(ctx: Ctx) -> dict[str, Any]:
     rows = universe()
-    picked = select(ctx.market, ctx.region, ctx.type)
+    picked = select(ctx.today, ctx.market, ctx.region, ctx.type)
     if ctx.limit is not None:
         picked = picked[: ctx.limit]
     return {"tickers": [{"symbol": rows[i][0], "name": rows[i][1]} for i in picked]}
@@ -419,7 +314,7 @@ def screener_records(
 ) -> list[dict[str, Any]]:
     """Up to ``limit`` records, one per ticker of the filtered universe, in universe order."""
     out: list[dict[str, Any]] = []
-    for i in select(market, region):
+    for i in select(today, market, region):
         rec = _record(tail, today, i)
         if rec is not None:
             out.append(rec)
@@ -442,7 +337,7 @@ def _recent_order(
 ) -> tuple[int, ...]:
     rows = universe()
     date_of = _DATE_OF[tail]
-    by_symbol = sorted(select(market, region), key=lambda i: rows[i][0])
+    by_symbol = sorted(select(today, market, region), key=lambda i: rows[i][0])
     # Newest first; Python's sort is stable (also with reverse=True), so symbols stay A-Z.
     return tuple(
         sorted(by_symbol, key=lambda i: date_of(profile(rows[i][0]).seed, today), reverse=True)

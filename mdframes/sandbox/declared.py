@@ -17,7 +17,8 @@ from typing import Any
 
 from ..registry import Dataset, Field
 from .context import Ctx
-from .cross import DEFAULT_CROSS_LIMIT, select, universe
+from .cross import DEFAULT_CROSS_LIMIT
+from .listings import select, universe
 from .per_symbol import window
 from .synth import Profile, events, profile, seed_of
 
@@ -143,7 +144,7 @@ def _across(ctx: Ctx) -> list[dict[str, Any]]:
     rows = universe()
     limit = ctx.limit if ctx.limit is not None else DEFAULT_CROSS_LIMIT
     out = []
-    for i in select(ctx.market, ctx.region)[:limit]:
+    for i in select(ctx.today, ctx.market, ctx.region)[:limit]:
         p = profile(rows[i][0])
         seed = seed_of("declared", ds.name, p.symbol, ctx.today)
         day = ctx.today - dt.timedelta(days=seed % 7 if ds.scope == "recent" else 0)

@@ -24,7 +24,8 @@ import orjson
 from ..registry import REGISTRY, Dataset
 from . import declared
 from .context import Ctx, HttpError, status
-from .cross import DISCOVERY, MARKET_REGION, REGIONS, recent_builder, screener_builder
+from .cross import DISCOVERY, recent_builder, screener_builder
+from .listings import MARKET_REGION, REGIONS
 from .per_symbol import BUILDERS
 from .synth import stamp
 from .v1 import V1_BUILDERS

@@ -189,6 +189,16 @@ _KNOWN: dict[str, tuple[str, float, str | None, str]] = {
     "BTC-USD": ("Bitcoin USD", 67500.0, None, "Crypto Currencies"),
     "BRK.B": ("Berkshire Hathaway Inc.", 455.0, "0001067983", "NYSE"),
     "^GSPC": ("S&P 500 Index", 5850.0, None, "Index Futures"),
+    "JPM": ("JPMorgan Chase & Co.", 245.0, "0000019617", "NYSE"),
+    "GME": ("GameStop Corp.", 27.0, "0001326380", "NYSE"),
+    "IBM": ("International Business Machines Corporation", 222.0, "0000051143", "NYSE"),
+    "AMD": ("Advanced Micro Devices, Inc.", 140.0, "0000002488", "NASDAQ"),
+    "NFLX": ("Netflix, Inc.", 880.0, "0001065280", "NASDAQ"),
+    "INTC": ("Intel Corporation", 24.0, "0000050863", "NASDAQ"),
+    "KO": ("The Coca-Cola Company", 64.0, "0000021344", "NYSE"),
+    "DIS": ("The Walt Disney Company", 112.0, "0001744489", "NYSE"),
+    "XOM": ("Exxon Mobil Corporation", 118.0, "0000034088", "NYSE"),
+    "BAC": ("Bank of America Corporation", 46.0, "0000070858", "NYSE"),
 }
 KNOWN_SYMBOLS = tuple(_KNOWN)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..registry import MARKETS
 from .context import Ctx
-from .cross import select, universe
+from .listings import select, universe
 from .per_symbol import (
     analyst_history,
     app_records,
@@ -48,7 +48,7 @@ def _available_tickers(ctx: Ctx) -> Any:
     rows = universe()
     return [
         {"ticker": rows[i][0], "name": rows[i][1], "market": rows[i][2][0]}
-        for i in select(None, None, ctx.part("type"))
+        for i in select(ctx.today, None, None, ctx.part("type"))
     ]
 
 
@@ -81,7 +81,7 @@ def _market_forecasts(ctx: Ctx) -> Any:
     market, type = ctx.part("market"), ctx.part("type")
     rows = universe()
     out = []
-    for i in select(market, None, type):
+    for i in select(ctx.today, market, None, type):
         symbol, name, _ = rows[i]
         entry: dict[str, Any] = {
             "ticker": symbol,

@@ -10,12 +10,45 @@ else in the sandbox needs to know about time or quirks.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..registry import REGISTRY
 
-__all__ = ["QUIRKS", "quirk_set", "BARE_LIST_DATASETS", "bare_list_set", "materialise", "visible"]
+__all__ = [
+    "DEFAULT_TODAY",
+    "as_day",
+    "QUIRKS",
+    "quirk_set",
+    "BARE_LIST_DATASETS",
+    "bare_list_set",
+    "materialise",
+    "visible",
+]
+
+# The clock of a sandbox made without ``today=``: a fixed Friday, so that every run, notebook
+# and doc example sees the same data (the app-ratings history has begun by then).
+DEFAULT_TODAY = dt.date(2026, 11, 20)
+
+
+def as_day(value: object) -> dt.date:
+    """A ``date`` from a date, a datetime (its date; pandas Timestamps included) or ISO text.
+
+    >>> as_day("2026-06-30")
+    datetime.date(2026, 6, 30)
+    """
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            pass
+    raise ValueError(f"not a day: {value!r}; use a date or 'YYYY-MM-DD'")
+
 
 # Facts seen in the live service's published payloads and official client (fidelity issue).
 QUIRKS: dict[str, str] = {
