@@ -22,6 +22,7 @@ import orjson
 
 from .context import Ctx, HttpError, status
 from .listings import is_served, served_symbols, span
+from .per_symbol import REVISABLE
 from .routes import (
     Route,
     build_routes,
@@ -32,7 +33,8 @@ from .routes import (
     match,
     render,
 )
-from .world import DEFAULT_TODAY, as_day, bare_list_set, quirk_set
+from .synth import EPOCH
+from .world import DEFAULT_TODAY, Revision, as_day, bare_list_set, quirk_set
 
 __all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS"]
 
@@ -392,6 +394,34 @@ class Sandbox:
 
     def _today(self) -> dt.date:
         return self._day
+
+    def revisions(
+        self,
+        dataset: str,
+        symbols: str | Iterable[str],
+        start: dt.date | str | None = None,
+        end: dt.date | str | None = None,
+    ) -> list[Revision]:
+        """The in-place revisions the service makes to ``symbols``' records of ``dataset``
+        between ``start`` and ``end`` (inclusive; both default to the sandbox's today), oldest
+        first: on ``rev.on`` the record ``rev.key`` shows ``rev.after`` in ``rev.field`` where
+        the day before it showed ``rev.before``. Datasets: ``"government_contracts"``,
+        ``"congress_trades"``, ``"sentiment"`` (the rules: :data:`REVISION_RULES`).
+
+        >>> s = Sandbox(today="2026-06-30")
+        >>> [r.field for r in s.revisions("sentiment", "AAPL", "2026-01-01")][:1]
+        ['score']
+        """
+        if dataset not in REVISABLE:
+            raise ValueError(f"{dataset!r} is never revised; revised: {', '.join(REVISABLE)}")
+        lo = self._day if start is None else as_day(start)
+        hi = self._day if end is None else as_day(end)
+        names = [symbols] if isinstance(symbols, str) else list(symbols)
+        out: list[Revision] = []
+        for symbol in names:
+            count = self.record_counts.get(symbol)
+            out += REVISABLE[dataset](symbol, lo, hi, count, self.anchor if count else EPOCH)
+        return sorted(out, key=lambda r: (r.on, r.symbol, str(r.key), r.field))
 
     def _reset_text(self, epoch: float) -> str:
         seconds = math.ceil(epoch)  # never announce a reset earlier than it happens

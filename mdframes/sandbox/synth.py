@@ -21,6 +21,7 @@ from typing import Any
 __all__ = [
     "Profile",
     "profile",
+    "person",
     "seed_of",
     "rng",
     "unit",
@@ -33,6 +34,8 @@ __all__ = [
     "trading_days",
     "price_on",
     "sentiment_on",
+    "sentiment_revision",
+    "sentiment_seen",
     "put_call_on",
     "stamp",
     "business_days_after",
@@ -316,6 +319,23 @@ def profile(symbol: str) -> Profile:
     return Profile(symbol, name, kind, market, round(price, 2), cik, seed, **consts)
 
 
+# --- people -------------------------------------------------------------------------------------
+
+FIRST_NAMES = (
+    "Alex", "Jordan", "Morgan", "Taylor", "Casey", "Riley", "Avery", "Quinn", "Harper", "Rowan",
+    "Elena", "Marcus", "Priya", "Daniel", "Grace", "Victor", "Naomi", "Samuel", "Irene", "Felix",
+)  # fmt: skip
+LAST_NAMES = (
+    "Whitaker", "Okafor", "Lindqvist", "Moreno", "Castellan", "Hargrove", "Ibarra", "Nakamura",
+    "Brennan", "Delacroix", "Foster", "Galloway", "Kessler", "Marsh", "Pryor", "Sato", "Vance",
+    "Wexley", "Yardley", "Ashford",
+)  # fmt: skip
+
+
+def person(r: Any) -> str:
+    return f"{r.choice(FIRST_NAMES)} {r.choice(LAST_NAMES)}"
+
+
 # --- value series that screeners and per-symbol endpoints share ---------------------------------
 
 
@@ -334,6 +354,26 @@ def sentiment_on(p: Profile, day: dt.date) -> float:
     swing = 0.35 * math.sin(t / 23.0 + p.swing)
     noise = (unit(p.seed ^ 0x5E47, t) - 0.5) * 0.7
     return round(max(-1.0, min(1.0, p.bias + swing + noise)), 4)
+
+
+def sentiment_revision(p: Profile, day: dt.date) -> tuple[dt.date, float] | None:
+    """``(revised on, first published score)`` for the ~5% of days whose score the service
+    revises 1 to 3 days later (the revised score is :func:`sentiment_on`); None otherwise."""
+    t = day.toordinal()
+    if unit(p.seed ^ 0x2E71, t) >= 0.05:
+        return None
+    final = sentiment_on(p, day)
+    delta = 0.02 + unit(p.seed ^ 0x2E73, t) * 0.18
+    first = final - delta if final - delta >= -1 else final + delta
+    return day + dt.timedelta(days=1 + int(unit(p.seed ^ 0x2E72, t) * 3)), round(first, 4)
+
+
+def sentiment_seen(p: Profile, day: dt.date, today: dt.date) -> float:
+    """The score of ``day`` as the service shows it on ``today`` (before or after a revision)."""
+    revision = sentiment_revision(p, day)
+    if revision is not None and today < revision[0]:
+        return revision[1]
+    return sentiment_on(p, day)
 
 
 def put_call_on(p: Profile, day: dt.date) -> dict[str, Any]:
