@@ -37,6 +37,8 @@ __all__ = [
     "contracts_history",
     "patent_history",
     "filed_amount",
+    "newest_first",
+    "served_from",
     "congress",
     "congress_revisions",
     "contract_revisions",
@@ -67,6 +69,11 @@ def _stream(
     lag: int = 0,
 ) -> tuple[Event, ...]:
     return events(name, symbol, today, rate, count, anchor if count is not None else None, lag)
+
+
+def served_from(today: dt.date, count: int | None) -> dt.date:
+    """The oldest day a history shows: the trailing 24 months (sized fixtures: all)."""
+    return dt.date.min if count is not None else history_start(today) - dt.timedelta(days=7)
 
 
 def _later(r: random.Random, day: dt.date, lo: int, hi: int) -> str:
@@ -105,17 +112,21 @@ def insider_history(symbol: str, today: dt.date, count: int | None, anchor: dt.d
     holdings = {name: setup.randint(20_000, 3_000_000) for name, _ in people}
     cik_num = int(p.cik) if p.cik else 1_000_000 + p.seed % 999_999
     out = []
-    for i, (day, seed) in enumerate(
-        _stream("insider-trading", symbol, today, (50, 70), count, anchor)
-    ):
-        r = random.Random(seed)
-        name, relationship = people[r.randrange(len(people))]
-        kind = r.choices(types, weights=weights)[0]
-        shares = r.randint(100, 60_000)
-        free = kind in ("Award", "Gift", "Conversion")
-        pps = 0.0 if free else round(price_on(p, day) * (0.97 + r.random() * 0.06), 2)
+    first = served_from(today, count)
+    stream = _stream("insider-trading", symbol, today, (50, 70), count, anchor)
+    for i, (day, seed) in enumerate(stream):
+        # Who, what and how many come from cheap draws: every event moves the holdings, but
+        # only the served ones are built.
+        name, relationship = people[int(unit(seed, 3) * len(people))]
+        kind = _pick(types, weights, unit(seed, 4))
+        shares = 100 + int(unit(seed, 5) * 59_901)
         if kind != "Conversion":
             holdings[name] = max(0, holdings[name] + (shares if kind in _ACQUIRE else -shares))
+        if day < first:
+            continue
+        r = random.Random(seed)
+        free = kind in ("Award", "Gift", "Conversion")
+        pps = 0.0 if free else round(price_on(p, day) * (0.97 + r.random() * 0.06), 2)
         filed = business_days_after(day, r.randint(0, 2))
         if count is not None:  # a sized fixture is wholly filed by its anchor
             filed = min(filed, anchor)
@@ -140,6 +151,16 @@ def insider_history(symbol: str, today: dt.date, count: int | None, anchor: dt.d
             }
         )
     return newest_first(out, "date", today, count)
+
+
+def _pick(items: list[str], weights: list[int], u: float) -> str:
+    """The item at ``u`` of the cumulative weights (a weighted choice from one uniform)."""
+    target, total = u * sum(weights), 0
+    for item, weight in zip(items, weights, strict=True):
+        total += weight
+        if target < total:
+            return item
+    return items[-1]
 
 
 def _insider_quirks(seed: int) -> Changes:
@@ -216,7 +237,10 @@ def congress_history(
     blank_owner = "SELF" if chamber == "house" else "UNKNOWN"
     out = []
     stream = _stream(f"congress/{chamber}", symbol, today, (24, 36), count, anchor, lag=1)
+    first = served_from(today, count)
     for day, seed in stream:
+        if day < first:
+            continue
         r = random.Random(seed)
         amount, raw, flag = congress_amount(r)
         owner = r.choices(("SELF", "SP", "DC", "JT", "", "OT"), weights=(45, 25, 6, 12, 10, 2))[0]
@@ -332,7 +356,10 @@ def _uuid(r: Any) -> str:
 def lobbying_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     p = profile(symbol)
     out = []
+    first = served_from(today, count)
     for day, seed in _stream("lobbying", symbol, today, (16, 24), count, anchor):
+        if day < first:
+            continue
         r = random.Random(seed)
         income = float(r.randint(1, 60) * 10_000)
         out.append(
@@ -380,7 +407,10 @@ def contracts_history(symbol: str, today: dt.date, count: int | None, anchor: dt
     p = profile(symbol)
     out = []
     stream = _stream("government-contracts", symbol, today, (20, 30), count, anchor)
+    first = served_from(today, count)
     for i, (day, seed) in enumerate(stream):
+        if day < first:
+            continue
         r = random.Random(seed)
         agency, subs = r.choice(AGENCIES)
         code, desc = r.choice(NAICS)
@@ -459,18 +489,21 @@ def patent_history(symbol: str, today: dt.date, count: int | None, anchor: dt.da
     p = profile(symbol)
     out = []
     seen: set[int] = set()
+    first = served_from(today, count)
     for day, seed in _stream("patent-filings", symbol, today, (50, 70), count, anchor):
+        # Unique within the symbol; across symbols a hash collision is vanishingly rare.
+        number = 10_000_000 + seed % 89_000_000
+        while number in seen:
+            number += 1
+        seen.add(number)
+        if day < first:
+            continue
         r = random.Random(seed)
         grant = day - dt.timedelta(days=(day.weekday() - 1) % 7)  # grants issue on Tuesdays
         kind = r.choices(PATENT_TYPES, weights=(85, 10, 1, 4))[0]
         days = r.randint(400, 1500)
         sections = r.sample(sorted(CPC), r.randint(1, 2))
         inventors = [person(r) for _ in range(r.randint(1, 5))]
-        # Unique within the symbol; across symbols a hash collision is vanishingly rare.
-        number = 10_000_000 + seed % 89_000_000
-        while number in seen:
-            number += 1
-        seen.add(number)
         out.append(
             {
                 "patentId": f"{_PREFIX[kind]}{number}",

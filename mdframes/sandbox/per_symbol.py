@@ -32,6 +32,7 @@ from .filings import (
     lobbying_history,
     newest_first,
     patent_history,
+    served_from,
 )
 from .synth import (
     EPOCH,
@@ -247,7 +248,8 @@ def analyst_entry(r: Any, p: Profile, day: dt.date) -> dict[str, Any]:
 def analyst_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     p = profile(symbol)
     stream = events("analyst-ratings", symbol, today, (24, 48), count, anchor)
-    out = [analyst_entry(random.Random(seed), p, day) for day, seed in stream]
+    first = served_from(today, count)
+    out = [analyst_entry(random.Random(seed), p, day) for day, seed in stream if day >= first]
     return newest_first(out, "date", today, count)
 
 
@@ -290,7 +292,10 @@ def news_entry(r: Any, p: Profile, day: dt.date, i: int) -> dict[str, Any]:
 def news_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     p = profile(symbol)
     stream = events("news", symbol, today, (100, 140), count, anchor)
-    out = [news_entry(random.Random(seed), p, d, i) for i, (d, seed) in enumerate(stream)]
+    first = served_from(today, count)
+    out = [
+        news_entry(random.Random(seed), p, d, i) for i, (d, seed) in enumerate(stream) if d >= first
+    ]
     return newest_first(out, "date", today, count)
 
 

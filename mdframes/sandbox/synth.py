@@ -107,17 +107,6 @@ DAYS_PER_24_MONTHS = 731
 Event = tuple[dt.date, int]  # a day and the seed of that event's values
 
 
-def poisson(rate: float, u: float) -> int:
-    """The Poisson(``rate``) count whose CDF first reaches ``u`` (inverse transform)."""
-    k, p = 0, math.exp(-rate)
-    total = p
-    while u > total and k < 64:
-        k += 1
-        p *= rate / k
-        total += p
-    return k
-
-
 def event_days(r: random.Random, end: dt.date, n: int, *, lag: int = 0) -> list[dt.date]:
     """``n`` random days of the 24 months ending on ``end`` (repeats allowed), newest first;
     ``lag`` keeps the newest ``lag`` days free (events that must be disclosed by ``end``)."""
@@ -140,9 +129,10 @@ def events(
     """The events of one dataset and symbol up to ``today - lag``, oldest first: each a day
     and a seed for its values (``random.Random(seed)``).
 
-    Without ``count``: a Poisson process on the fixed timeline from :data:`EPOCH`, at a rate
-    drawn per symbol from ``per_24_months``; an event's day and values never depend on
-    ``today``, so a later clock only adds events. With ``count``: exactly ``count`` events
+    Without ``count``: a renewal process on the fixed timeline from :data:`EPOCH` (gaps
+    uniform between a quarter and 1.75 times the mean, so counts stay near the rate), at a
+    rate drawn per symbol from ``per_24_months``; an event's day and values never
+    depend on ``today``, so a later clock only adds events. With ``count``: exactly ``count`` events
     laid out over the 24 months ending on ``anchor`` (a sized fixture, frozen in time).
 
     >>> a = events("demo", "AAPL", dt.date(2026, 6, 1), (40, 60))
@@ -155,13 +145,16 @@ def events(
         days = sorted(event_days(rng(name, symbol, "count"), anchor or today, count, lag=lag))
         return tuple((d, seed_of(name, symbol, "n", i)) for i, d in enumerate(days) if d <= last)
     lo, hi = per_24_months
-    rate = rng(name, symbol, "rate").randint(lo, hi) / DAYS_PER_24_MONTHS
+    mean_gap = DAYS_PER_24_MONTHS / rng(name, symbol, "rate").randint(lo, hi)
     seed = seed_of(name, symbol, "days")
     out: list[Event] = []
-    for ordinal in range(EPOCH.toordinal(), last.toordinal() + 1):
-        for j in range(poisson(rate, unit(seed, ordinal))):
-            out.append((dt.date.fromordinal(ordinal), seed_of(name, symbol, ordinal, j)))
-    return tuple(out)
+    t, k, end = 0.0, 0, (last - EPOCH).days + 1
+    while True:
+        t += mean_gap * (0.25 + 1.5 * unit(seed, k))
+        if t >= end:
+            return tuple(out)
+        out.append((EPOCH + dt.timedelta(days=int(t)), seed_of(name, symbol, k)))
+        k += 1
 
 
 def business_days_after(day: dt.date, n: int) -> dt.date:
