@@ -357,6 +357,7 @@ def test_shared_session_pool_is_wide_enough() -> None:
 
 def test_concurrent_loads_share_one_cached_session(sandbox: Sandbox, tmp_path) -> None:
     symbols = [f"C{i:02d}" for i in range(24)]
+    sandbox.extra_symbols = set(symbols)  # outside the sandbox's universe, like real new listings
     with _client(sandbox, cache=tmp_path / "c.sqlite", max_workers=8) as client:
         first = md.load_insider_trading(symbols, client=client)
         assert sandbox.count("/v2/insider-trading") == 24

@@ -246,9 +246,13 @@ def _send(
     return True
 
 
+# Test symbols S000..S199 lie outside the sandbox's universe: named as extra symbols.
+EXTRA = [f"S{i:03d}" for i in range(200)] + ["AAA", "BBB"]
+
+
 @pytest.fixture
 def server() -> Sandbox:
-    with Sandbox(today=TODAY) as sandbox:
+    with Sandbox(today=TODAY, extra_symbols=EXTRA) as sandbox:
         yield sandbox
 
 
@@ -313,7 +317,7 @@ def test_a_complete_but_broken_body_is_not_retried(server: Sandbox) -> None:
 
 # --- the mix --------------------------------------------------------------------------------------
 
-SYMBOLS = [f"S{i:03d}" for i in range(200)]
+SYMBOLS = EXTRA[:200]
 DATASETS = ("insider_trading", "sentiment", "congress_trades", "lobbying")
 
 
