@@ -158,6 +158,9 @@ def example(name: str) -> Example:
     args += tuple(kwargs.pop(n) for n in required if n in kwargs)
     if ds.view_of is not None:
         kwargs["view"] = ds.view_of[1]
+    if not hasattr(importlib.import_module(module), function):
+        # A registry entry without a function of its own is loaded by name.
+        return Example("mdframes", "load", (ds.name, *args), kwargs)
     return Example(module, function, args, kwargs)
 
 

@@ -238,7 +238,7 @@ def _odd(values: list[Any]) -> list[Any]:
 def _cast(values: list[Any], f: Field, ds_name: str, strict: bool) -> Any:
     kind = f.kind
     if kind == "str":
-        return _strings(values)
+        return _strings(_nulls(values) if f.blank_is_null else values)
     if kind == "cik":
         return _cik(values)
     if kind == "date":

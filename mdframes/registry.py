@@ -65,6 +65,7 @@ class Field:
     column: str = ""  # snake_case name; derived from ``wire`` when empty
     required: bool = False
     description: str = ""
+    blank_is_null: bool = False  # "" means absent (contracts' always-empty award types)
 
     @property
     def name(self) -> str:
@@ -282,8 +283,14 @@ SCREEN = (Param("market", "market"), Param("region", "region"), _limit(1, 20_000
 INSIDER_FIELDS = (
     Field("date", "date"),
     Field("insider"),
-    Field("relationship"),
-    Field("transactionType", "cat", INSIDER_TYPES),
+    Field("relationship", description="Role of the insider (CEO, Director, 10% Owner, ...)"),
+    Field(
+        "transactionType",
+        "cat",
+        INSIDER_TYPES,
+        description="Form 4 transaction kind; md.insider_groups() maps it to acquisition, "
+        "disposition or neutral",
+    ),
     Field("shares", "int", ge=0),
     Field("pricePerShare", "float", ge=0),
     Field("totalValue", "int", ge=0),
@@ -298,10 +305,27 @@ CONGRESS_FIELDS = (
     Field("date", "date"),
     Field("politician"),
     Field("transactionType", "cat", CONGRESS_TYPES),
-    Field("amount"),
-    Field("owner", "cat"),  # SELF, SP, DC, JT, UNKNOWN or a member-specific code: open set
-    Field("amountRaw"),
-    Field("amountFlag", "str", AMOUNT_FLAGS),
+    Field(
+        "amount",
+        description="Amount bracket such as '$1,001 - $15,000' (md.congress_amount_bounds "
+        "gives numbers)",
+    ),
+    # An open set: member-specific codes occur.
+    Field(
+        "owner",
+        "cat",
+        description="Whose trade: SELF, SP (spouse), DC (dependent child), JT (joint), "
+        "UNKNOWN (blank owner in a Senate filing; blank House owners read SELF) or a "
+        "member-specific code",
+    ),
+    Field("amountRaw", description="The amount as filed, set only when `amount` was rewritten"),
+    Field(
+        "amountFlag",
+        "str",
+        AMOUNT_FLAGS,
+        description="null on clean rows; review: the filed amount was unusable; ambiguous: "
+        "it had two readings (amount keeps the filed text in both cases)",
+    ),
     Field("disclosureDate", "date"),
 )
 NEWS_FIELDS = (
@@ -314,9 +338,14 @@ NEWS_FIELDS = (
 ANALYST_FIELDS = (
     Field("date", "date"),
     Field("institution"),
-    Field("action"),  # seen values only (Reiterated, Upgrade, ...): not a closed set
+    # Seen values only (Reiterated, Upgrade, ...): not a closed set.
+    Field("action", description="Rating action: Upgrade, Downgrade, Reiterated, Initiated, ..."),
     Field("rating"),
-    Field("targetPrice"),  # currency text, or null
+    Field(
+        "targetPrice",
+        description="Price target as currency text ('$200.73') or a change ('$180.00 -> "
+        "$200.00'); md.analyst_changes() parses it",
+    ),
 )
 APP_OBS_FIELDS = (
     Field("platform", "cat", PLATFORMS),
@@ -476,7 +505,11 @@ _DATASETS: list[Dataset] = [
         (
             Field("awardId"),
             Field("awardAmount", "float"),
-            Field("awardType"),
+            Field(
+                "awardType",
+                blank_is_null=True,
+                description="Award type; the spec says always empty (empty text loads as NA)",
+            ),
             Field("awardingAgency"),
             Field("awardingSubAgency"),
             Field("recipientName"),
@@ -485,7 +518,12 @@ _DATASETS: list[Dataset] = [
             Field("description"),
             Field("naicsCode"),
             Field("naicsDescription"),
-            Field("contractAwardType"),
+            Field(
+                "contractAwardType",
+                blank_is_null=True,
+                description="Contract award type; the spec says always empty (empty text "
+                "loads as NA)",
+            ),
             CIK,
         ),
         params=CAPPED_RANGE,
@@ -505,11 +543,11 @@ _DATASETS: list[Dataset] = [
             Field("patentDate", "date"),
             Field("title"),
             Field("type", "cat", PATENT_TYPES),
-            Field("kind"),
+            Field("kind", description="Patent kind code (B1, B2: utility grants; S1: design; ...)"),
             Field("numClaims", "float", ge=0),
             Field("numCitedBy", "float", ge=0),
             Field("assigneeOrganization"),
-            Field("assigneeType"),
+            Field("assigneeType", description="Assignee code: 2 = US company, 3 = foreign company"),
             Field("applicationFilingDate", "date"),
             Field("filingToGrantDays", "float"),
             Field("inventors", "list"),

@@ -250,3 +250,30 @@ def test_one_column_name_has_one_dtype_across_every_frame(client: md.Client) -> 
             seen.setdefault(str(column), {}).setdefault(kind, []).append(name)
     clashes = {c: k for c, k in seen.items() if len(k) > 1}
     assert clashes == {}
+
+
+def test_every_dataset_loads_what_the_live_service_sends() -> None:
+    from mdframes.registry import REGISTRY, example_arguments
+
+    # The sandbox's quirks are the live service's documented facts: truncated put/call
+    # volumes, null filing dates, non-empty award types, new vocabulary, bare lists.
+    with md.sandbox.running(quirks=True, bare_lists=True) as client:
+        for name, ds in REGISTRY.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", md.DataQualityWarning)
+                df = md.load(name, client=client, **example_arguments(ds))
+            checks = {q["check"] for q in df.attrs["quality"]}
+            assert checks <= {"not_null", "in_vocabulary"}, (name, df.attrs["quality"])
+        symbols = ["AAPL", "MSFT", "NVDA", "TSLA", "AMZN", "META", "JPM", "IBM"]
+        pcr = md.load_put_call_ratio(symbols, client=client)
+        gap = pcr["total_volume"] - pcr["call_volume"] - pcr["put_volume"]
+        assert set(gap.unique()) == {0, 1} and pcr.attrs["quality"] == []
+        with pytest.warns(md.DataQualityWarning):
+            insider = md.load_insider_trading(symbols, client=client, start="2024-01-01")
+        found = {(q["check"], tuple(q["columns"])) for q in insider.attrs["quality"]}
+        assert ("not_null", ("filing_date",)) in found
+        assert ("in_vocabulary", ("transaction_type",)) in found
+        assert "Inheritance" in insider["transaction_type"].cat.categories
+        assert "security_title" in insider.columns  # a field the service added is kept
+        contracts = md.load_government_contracts("LMT", client=client)
+        assert contracts["award_type"].notna().any() and (contracts["award_type"] != "").all()

@@ -15,7 +15,7 @@ import mdframes as md
 from mdframes import schemas
 from mdframes.frame import build_frame
 from mdframes.records import extract
-from mdframes.registry import REGISTRY, SCREENER_DATASETS, Dataset, Field
+from mdframes.registry import REGISTRY, SCREENER_DATASETS, Dataset, Field, example_arguments
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
@@ -24,16 +24,10 @@ V1_MARKET = "S&P 500"
 
 
 def valid_params(ds: Dataset) -> dict[str, Any]:
-    """The smallest valid call of a dataset, derived from its registry entry."""
-    params: dict[str, Any] = {}
-    if "{symbol}" in ds.path:
-        params["symbols"] = "AAPL"
-    if ds.needs_market_or_region:
-        params["region"] = "US"
-    if ds.param("market") is not None and ds.version == "v1":
-        params["market"] = V1_MARKET
-    if ds.param("ticker") is not None:
-        params["ticker"] = "AAPL"
+    """The smallest valid call of a dataset: the registry's example, for one symbol."""
+    params = example_arguments(ds)
+    if isinstance(params.get("symbols"), list):
+        params["symbols"] = params["symbols"][0]
     return params
 
 

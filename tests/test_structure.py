@@ -7,10 +7,12 @@ import ast
 import inspect
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import mdframes as md
-from mdframes.registry import REGISTRY, Dataset, views
+from mdframes.registry import DATE_RANGE, REGISTRY, Dataset, Field, example_arguments, views
+from mdframes.sandbox import Sandbox
 
 PACKAGE = Path(md.__file__).parent
 
@@ -142,3 +144,50 @@ def test_every_public_loader_serves_a_registry_dataset() -> None:
     public = {n for n in md.loaders.__all__ if n.startswith("load_")}
     public |= {f"v1.{n}" for n in md.v1.__all__}
     assert public == served
+
+
+# --- one registry entry adds a dataset ------------------------------------------------------
+
+GADGETS = Dataset(
+    name="gadgets",
+    path="/v2/gadgets/{symbol}",
+    params=DATE_RANGE,
+    records="gadgets",
+    header=(Field("symbol", nullable=False), Field("name")),
+    fields=(
+        Field("date", "date"),
+        Field("gadgetId"),
+        Field("colour", "cat", ("red", "blue")),
+        Field("size", "int", ge=1, le=9),
+    ),
+    record_id=("gadget_id",),
+    filter_field="date",
+    description="A dataset that exists only in this test.",
+)
+
+
+def test_a_registry_entry_is_all_a_new_dataset_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mdframes import docgen
+
+    from . import test_loaders
+    from .conftest import KEY
+
+    monkeypatch.setitem(REGISTRY, GADGETS.name, GADGETS)
+    # a loader through md.load, against a sandbox route (routes come from the registry)
+    with Sandbox() as server:
+        client = md.Client(api_key=KEY, base_url=server.url, cache=False)
+        df = md.load("gadgets", ["AAPL", "MSFT"], client=client, start="2026-01-01")
+        assert list(df.columns[:6]) == GADGETS.columns and len(df) > 0
+        assert df["size"].dtype == "Int64" and isinstance(df["colour"].dtype, pd.CategoricalDtype)
+        assert df.groupby("symbol", observed=True)["date"].is_monotonic_increasing.all()
+        # the parametrised contract test runs on it unchanged
+        test_loaders.test_every_dataset_has_contract_columns_and_dtypes("gadgets", client)
+        client.close()
+    # a docs page, a catalog row and an example, with no other edit
+    pages = docgen.pages()
+    assert (
+        "datasets/v2/gadgets.md" in pages and 'md.load("gadgets"' in pages["datasets/v2/gadgets.md"]
+    )
+    assert "gadgets" in md.datasets()["name"].tolist()
+    assert md.describe("gadgets")["column"].tolist() == GADGETS.columns
+    assert example_arguments(GADGETS)["symbols"] == ["AAPL", "MSFT"]
