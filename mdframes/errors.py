@@ -259,7 +259,8 @@ class DataValidationError(MdframesError, ValueError):
     dataset : str
         Registry name of the dataset.
     failures : pandas.DataFrame | None
-        pandera's failure cases (column, check, failure_case, index).
+        One row per failed check: ``check, columns, rows`` (how many), ``symbols``,
+        ``sample`` (failing values) and ``index`` (the first failing row labels).
     symbols : list of str
         The symbols whose rows fail (empty for cross-ticker datasets).
     """

@@ -285,6 +285,7 @@ def _entry(
             "rows": len(df),
             "symbols": _symbols(df, _all_rows(df)) if len(df) else [],
             "sample": [],
+            "index": [],
         }
     return {
         "check": rule.name,
@@ -292,6 +293,7 @@ def _entry(
         "rows": int(rows.sum()),  # type: ignore[union-attr]
         "symbols": _symbols(df, rows),  # type: ignore[arg-type]
         "sample": _sample(df, rows, rule.columns),  # type: ignore[arg-type]
+        "index": df.index[rows][:10].tolist(),  # the first failing row labels
     }
 
 
