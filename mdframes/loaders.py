@@ -31,6 +31,7 @@ from .errors import (
 )
 from .frame import build_frame, gather
 from .params import Request, build_request, check_symbols
+from .progress import progress_bar
 from .records import Chunk, count_records, extract
 from .registry import (
     RECENT_DATASETS,
@@ -206,11 +207,7 @@ def _run(
     results: list[list[Chunk] | None] = [None] * len(plan)
     failed: dict[str, MdframesError] = {}
     lock = threading.Lock()
-    bar = None
-    if len(plan) > 1 and _want_progress(client, len(plan)):
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(plan), desc=ds.name, unit="req", leave=False)
+    bar = progress_bar(len(plan), ds.name, len(plan) > 1 and _want_progress(client, len(plan)))
 
     def attempt(i: int) -> None:
         req, ctx = plan[i]
