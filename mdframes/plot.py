@@ -1,9 +1,13 @@
 """Quick-look charts of loaded frames, with the spec's interpretation bands drawn in.
 
 Each function takes a frame in the loader's columns, draws on ``ax`` (a new figure when
-omitted) and returns the matplotlib ``Axes``. Nothing here picks a backend: under a
-headless interpreter matplotlib falls back to Agg, and ``matplotlib.use("Agg")`` before the
-first call makes that explicit. Requires ``pip install "mdframes[plot]"``.
+omitted) and returns the matplotlib ``Axes``. The legend sits in a row between the title and
+the plot, never over the data; band names sit right of the plot. A new figure uses
+matplotlib's constrained layout, so everything lies inside it however it is saved; on an
+``ax`` of your own, create its figure with ``layout="constrained"`` for the same. Nothing
+here picks a backend: under a headless interpreter matplotlib falls back to Agg, and
+``matplotlib.use("Agg")`` before the first call makes that explicit. Requires
+``pip install "mdframes[plot]"``.
 
 >>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT"]))   # doctest: +SKIP
 >>> ax.figure.savefig("sentiment.png")                              # doctest: +SKIP
@@ -67,8 +71,44 @@ def _pyplot() -> Any:
 def _axes(ax: Any) -> Any:
     if ax is not None:
         return ax
-    _, new_ax = _pyplot().subplots(figsize=(10, 5))
+    # Constrained layout keeps the legend row and the band names inside the figure, even
+    # when it is saved without bbox_inches="tight".
+    _, new_ax = _pyplot().subplots(figsize=(10, 5), layout="constrained")
     return new_ax
+
+
+def _renderer(fig: Any) -> Any:
+    canvas = fig.canvas
+    return canvas.get_renderer() if hasattr(canvas, "get_renderer") else fig._get_renderer()
+
+
+def _finish(
+    ax: Any, title: str, handles: list[Any] | None = None, labels: list[str] | None = None
+) -> None:
+    """The title, and the legend as a row between the title and the plot (off the data)."""
+    if handles is None or labels is None:
+        handles, labels = ax.get_legend_handles_labels()
+    pad = 6.0
+    if handles:
+        renderer = _renderer(ax.figure)
+        room = ax.get_window_extent(renderer).width
+        # As many columns as fit the width of the plot: one row for a few entries.
+        for ncols in range(min(len(handles), 4), 0, -1):
+            legend = ax.legend(
+                handles,
+                labels,
+                loc="lower left",
+                bbox_to_anchor=(0.0, 1.0),
+                ncols=ncols,
+                fontsize=8,
+                frameon=False,
+                borderaxespad=0.2,
+            )
+            if legend.get_window_extent(renderer).width <= room:
+                break
+        # The title goes above the legend: its pad is the legend's height, in points.
+        pad += legend.get_window_extent(renderer).height * 72 / ax.figure.dpi
+    ax.set_title(title, pad=pad)
 
 
 def _require(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
@@ -116,7 +156,11 @@ def _by_symbol(df: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
 def _date_axis(ax: Any) -> None:
     import matplotlib.dates as mdates
 
-    locator = mdates.AutoDateLocator()
+    # About one tick per inch, so that labels never run into each other on a narrow plot
+    # (but at least 4: fewer can leave a single tick, which reads as a time of day);
+    # minticks=2 keeps a few days of daily data from being ticked every few hours.
+    inches = ax.get_position().width * ax.figure.get_figwidth()
+    locator = mdates.AutoDateLocator(minticks=2, maxticks=max(4, round(inches * 1.2)))
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
 
@@ -129,8 +173,21 @@ def _bands(ax: Any, bands: Iterable[tuple[float, float, str, str]]) -> None:
     for low, high, label, colour in bands:
         ax.axhspan(low, high, color=colour, alpha=_BAND_ALPHA, linewidth=0, zorder=0)
         ax.text(
-            1.01, (low + high) / 2, label, transform=trans, va="center", fontsize=8, color=colour
+            1.01,
+            (low + high) / 2,
+            label,
+            transform=trans,
+            va="center",
+            fontsize=8,
+            color=_darker(colour),  # the pale band colours are hard to read as text
         )
+
+
+def _darker(colour: str, factor: float = 0.7) -> tuple[float, float, float]:
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(colour)
+    return (r * factor, g * factor, b * factor)
 
 
 def _dollars(ax: Any) -> None:
@@ -186,10 +243,9 @@ def forecast_fan(df: pd.DataFrame, ax: Any = None) -> Any:
     kind = ""
     if "type" in df.columns and df["type"].nunique() == 1:
         kind = f" ({df['type'].dropna().iloc[0]})"
-    ax.set_title(_title(_symbols(df), f"forecast{kind}"))
     ax.set_ylabel("price")
     _date_axis(ax)
-    ax.legend(loc="best", fontsize=8)
+    _finish(ax, _title(_symbols(df), f"forecast{kind}"))
     return ax
 
 
@@ -208,10 +264,9 @@ def sentiment(df: pd.DataFrame, ax: Any = None) -> Any:
         ax.plot(rows["date"], rows["score"].astype(float), marker=".", label=symbol or "score")
     ax.set_ylim(-1.0, 1.0)
     ax.axhline(0.0, color="black", linewidth=0.5)
-    ax.set_title(_title(_symbols(df), "sentiment"))
     ax.set_ylabel("score (-1 bearish .. 1 bullish)")
     _date_axis(ax)
-    ax.legend(loc="upper left", fontsize=8)
+    _finish(ax, _title(_symbols(df), "sentiment"))
     return ax
 
 
@@ -252,14 +307,34 @@ def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
         price_ax.set_ylabel("price")
         more_handles, more_labels = price_ax.get_legend_handles_labels()
         handles, labels = handles + more_handles, labels + more_labels
-    ax.legend(handles, labels, loc="upper left", fontsize=8)
-    ax.set_title(_title(_symbols(df), "put/call ratio"))
     _date_axis(ax)
+    _finish(ax, _title(_symbols(df), "put/call ratio"), handles, labels)
     return ax
 
 
 # Frequencies whose resampling bins are labelled by their end (pandas' own rule).
 _END_LABELLED = {"ME", "YE", "QE", "BME", "BYE", "BQE", "W"}
+
+
+# The period a frequency alias stands for, by its letter ("ME", "MS", "BME" -> month).
+_PERIOD_WORDS = {
+    "H": "hour",
+    "D": "day",
+    "W": "week",
+    "M": "month",
+    "Q": "quarter",
+    "Y": "year",
+    "A": "year",
+}
+
+
+def _period(freq: str) -> str:
+    """``"ME"`` -> ``"month"``, ``"2W"`` -> ``"2 weeks"``, ``"QE-DEC"`` -> ``"quarter"``."""
+    offset = pd.tseries.frequencies.to_offset(freq)
+    code = offset.rule_code.split("-")[0]
+    letter = code[1:2] if code[:1] in ("B", "C") and len(code) > 1 else code[:1]
+    word = _PERIOD_WORDS.get(letter.upper(), "period")
+    return word if offset.n == 1 else f"{offset.n} {word}s"
 
 
 def _bar_widths(index: pd.Index, freq: str) -> np.ndarray:
@@ -293,6 +368,14 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
     >>> ax = md.plot.insider_activity(md.load_insider_trading("AAPL"), freq="QE")   # doctest: +SKIP
     """
     _require(df, ("date", "total_value"), "insider_activity")
+    try:
+        period = _period(freq)
+    except (ValueError, TypeError) as exc:
+        raise InvalidParameterError(
+            f"insider_activity: freq={freq!r} is not a pandas period alias such as 'ME', 'W', "
+            f"'QE' or 'YE' ({exc})",
+            parameter="freq",
+        ) from None
     if "group" not in df.columns:
         _require(df, ("transaction_type",), "insider_activity")
         from .helpers import insider_groups
@@ -337,11 +420,16 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
                 label=label,
             )
     ax.axhline(0.0, color="black", linewidth=0.5)
+    # Set the y range from the data: bars stacked on others make their tops "sticky" for
+    # matplotlib's autoscaling, which would leave the tallest bar touching the frame.
+    top = float((acquired + np.asarray(sums.get("neutral", 0.0), dtype=float)).max(initial=0.0))
+    bottom = -float(np.asarray(sums.get("disposition", 0.0), dtype=float).max(initial=0.0))
+    margin = 0.08 * ((top - bottom) or 1.0)
+    ax.set_ylim(bottom - margin if bottom < 0 else 0.0, top + margin if top > 0 else margin)
     ax.set_ylabel("total value (USD)")
     _dollars(ax)
-    ax.set_title(_title([symbol] if symbol else [], f"insider activity per period ({freq})"))
     _date_axis(ax)
-    ax.legend(loc="best", fontsize=8)
+    _finish(ax, _title([symbol] if symbol else [], f"insider activity per {period}"))
     return ax
 
 
@@ -401,9 +489,8 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     ax.set_yscale("log")
     _dollars(ax)
     ax.set_ylabel("amount (USD, min..max)")
-    ax.set_title(_title([symbol] if symbol else [], "congress trades"))
     _date_axis(ax)
-    ax.legend(loc="best", fontsize=8)
+    _finish(ax, _title([symbol] if symbol else [], "congress trades"))
     return ax
 
 
@@ -464,7 +551,6 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
         ax.plot(app["date"], app["score"].astype(float), marker=".", label=label)
     ax.set_ylim(1.0, 5.0)
     ax.set_ylabel("score (1..5)")
-    ax.set_title(_title([symbol] if symbol else [], "app ratings"))
     _date_axis(ax)
-    ax.legend(loc="lower left", fontsize=8)
+    _finish(ax, _title([symbol] if symbol else [], "app ratings"))
     return ax
