@@ -202,7 +202,11 @@ def emit(df: pd.DataFrame, out: Path | None) -> None:
         return
     from .. import export
 
-    writer = {".csv": export.to_csv, ".xlsx": export.to_excel, ".parquet": export.to_parquet}
+    writer: dict[str, Callable[[pd.DataFrame, Path], Path]] = {
+        ".csv": export.to_csv,
+        ".xlsx": export.to_excel,
+        ".parquet": export.to_parquet,
+    }
     try:
         writer[out.suffix.lower()](df, out)
     except OSError as exc:
