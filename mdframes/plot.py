@@ -157,10 +157,11 @@ def _date_axis(ax: Any) -> None:
     import matplotlib.dates as mdates
 
     # About one tick per inch, so that labels never run into each other on a narrow plot
-    # (but at least 4: fewer can leave a single tick, which reads as a time of day);
-    # minticks=2 keeps a few days of daily data from being ticked every few hours.
+    # (but at least 4: fewer can leave a single tick, which reads as a time of day).
     inches = ax.get_position().width * ax.figure.get_figwidth()
-    locator = mdates.AutoDateLocator(minticks=2, maxticks=max(4, round(inches * 1.2)))
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=max(4, round(inches * 1.2)))
+    # The data are daily: a few days get a tick per midnight, never one every few hours.
+    locator.intervald[mdates.HOURLY] = [24]
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
 
