@@ -7,7 +7,8 @@ named modules' attributes whose runtime value is a function, and puts that funct
 signature and docstring) in the attribute's place.
 
 :class:`SphinxRoles` turns the Sphinx roles some docstrings use (``:func:`load```) into
-plain code spans, which is how mkdocstrings would otherwise print them, role and all.
+plain code spans, which is how mkdocstrings would otherwise print them, role and all, and
+drops doctest directives (``# doctest: +SKIP``), which mean nothing to a reader.
 
 Configured in mkdocs.yml::
 
@@ -60,11 +61,14 @@ class RuntimeFunctions(griffe.Extension):
 
 
 _ROLE = re.compile(r":(?:py:)?(?:func|class|mod|meth|attr|exc|data|obj):`~?([^`]+)`")
+_DOCTEST_DIRECTIVE = re.compile(r"[ \t]*#\s*doctest:[^\n]*")
 
 
 class SphinxRoles(griffe.Extension):
-    """Rewrite ``:func:`name``` (and the other Python roles) as a code span ```name```."""
+    """Rewrite ``:func:`name``` (and the other Python roles) as a code span ```name```, and
+    drop ``# doctest: ...`` directives."""
 
     def on_object(self, *, obj: griffe.Object, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
         if obj.docstring is not None:
-            obj.docstring.value = _ROLE.sub(r"`\1`", obj.docstring.value)
+            text = _ROLE.sub(r"`\1`", obj.docstring.value)
+            obj.docstring.value = _DOCTEST_DIRECTIVE.sub("", text)
