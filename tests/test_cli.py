@@ -4,6 +4,8 @@ sandbox server on loopback."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -585,3 +587,20 @@ def test_console_script_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert str(tmp_path / "c.sqlite") in result.stdout and "entries: 0" in result.stdout
+
+
+def test_the_outputs_shown_on_the_cli_page_are_what_the_command_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text("utf-8")
+    sessions = [
+        block
+        for block in re.findall(r"```text\n(.*?)```", page, flags=re.S)
+        if "$ mdframes" in block
+    ]
+    shown = [part for block in sessions for part in block.split("$ ")[1:]]
+    assert len(shown) >= 2
+    for part in shown:
+        command, *expected = part.strip().splitlines()
+        code, out, err = run(capsys, *shlex.split(command)[1:])
+        assert (out + err).strip().splitlines() == expected, command
