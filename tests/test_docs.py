@@ -491,6 +491,9 @@ def test_no_stray_summary_page_and_no_internals_on_the_loaders_page(
     for name in loaders.__all__:
         assert f"mdframes.loaders.{name}" in ids, name
     assert "doctest" not in "".join(p.read_text(encoding="utf-8") for p in site_dir.rglob("*.html"))
+    # A doctest outside an Examples section is fenced code, not ">>>" read as nested quotes.
+    for page in (site_dir / "reference").rglob("*.html"):
+        assert "<blockquote>" not in page.read_text(encoding="utf-8"), page
 
 
 def test_no_broken_internal_links(site: tuple[Path, str]) -> None:
