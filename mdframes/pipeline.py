@@ -36,6 +36,7 @@ from .errors import (
 from .fetch import fetch
 from .frame import build_frame, columnize
 from .params import Request, plan
+from .progress import progress_bar
 from .records import Records
 from .registry import Dataset, get
 
@@ -169,11 +170,7 @@ def _fetch_all(
     failed: dict[str, MdframesError] = {}
     lock = threading.Lock()
     many = len(requests) > 1
-    bar = None
-    if many and _want_progress(client, len(requests)):
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(requests), desc=ds.name, unit="req", leave=False)
+    bar = progress_bar(len(requests), ds.name, many and _want_progress(client, len(requests)))
 
     def attempt(i: int) -> None:
         request = requests[i]
