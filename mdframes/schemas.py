@@ -293,7 +293,7 @@ def _entry(
         "rows": int(rows.sum()),  # type: ignore[union-attr]
         "symbols": _symbols(df, rows),  # type: ignore[arg-type]
         "sample": _sample(df, rows, rule.columns),  # type: ignore[arg-type]
-        "index": df.index[rows][:10].tolist(),  # the first failing row labels
+        "index": df.index[rows][:10].tolist(),  # type: ignore[index]  # first failing labels
     }
 
 
