@@ -488,7 +488,27 @@ def cli_help() -> str:
 
 
 # Hand-written pages with a generated part: page -> (marker, generator).
+def severity_table() -> str:
+    """Every kind of rule with its severity (registry.SEVERITY), as a Markdown table."""
+    words = {
+        "type": "a column has its kind's dtype; a JSON value of the wrong type fails while typing",
+        "required": "a record's id and date are present",
+        "range": "values within the spec's range (score in [-1, 1], volumes >= 0, ...)",
+        "cik": "`cik` is 10 digits or null",
+        "list": "list fields hold lists",
+        "not_null": "no null where the spec does not announce one",
+        "vocabulary": "a value of a closed list outside the spec's list (kept, as an added category)",
+        "duplicates": "the same record id twice in one answer",
+    }
+    words.update(CHECKS)
+    rows = ["| rule | severity | what it checks |", "|---|---|---|"]
+    for name, severity in SEVERITY.items():
+        rows.append(f"| `{name}` | {severity} | {_cell(words.get(name, ''))} |")
+    return "\n".join(rows) + "\n"
+
+
 FILLS: dict[str, tuple[str, Callable[[], str]]] = {
+    "frames.md": ("<!-- severities -->", severity_table),
     "caching.md": ("<!-- cache-lifetimes -->", cache_table),
     "cli.md": ("<!-- cli-help -->", cli_help),
 }
