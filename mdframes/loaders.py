@@ -63,23 +63,13 @@ def load_sentiment(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose scores; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the score date.
     limit : int, optional
-        Maximum records (>= 1).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many scores per symbol (>= 1).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
@@ -106,23 +96,13 @@ def load_news(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose articles; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the article date.
     limit : int, optional
-        Maximum records (>= 1).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many articles per symbol (>= 1).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
@@ -149,23 +129,13 @@ def load_analyst_ratings(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose rating actions; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the action date.
     limit : int, optional
-        Maximum records (>= 1).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many rating actions per symbol (>= 1).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
@@ -193,23 +163,13 @@ def load_put_call_ratio(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose daily ratios; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the trading date.
     limit : int, optional
-        Maximum records (>= 1).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many daily ratios per symbol (>= 1).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
@@ -236,23 +196,13 @@ def load_insider_trading(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose transactions; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the transaction date.
     limit : int, optional
-        Maximum records (>= 1).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many transactions per symbol (>= 1).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
@@ -279,23 +229,13 @@ def load_lobbying(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose filings; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the filing date.
     limit : int, optional
-        Maximum records (1 to 500).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many filings per symbol (1 to 500).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
@@ -322,23 +262,13 @@ def load_government_contracts(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose awards; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the award start date.
     limit : int, optional
-        Maximum records (1 to 500).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many awards per symbol (1 to 500).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
@@ -365,23 +295,13 @@ def load_patent_filings(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose patents; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the grant date.
     limit : int, optional
-        Maximum records (1 to 500).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many patents per symbol (1 to 500).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
@@ -408,23 +328,13 @@ def load_professionalnet(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose daily metrics; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the metric date.
     limit : int, optional
-        Maximum records (>= 1).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many daily metrics per symbol (>= 1).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
@@ -451,23 +361,13 @@ def load_forum_mentions(
     Parameters
     ----------
     symbols : str or list of str
-        One symbol or many (fetched concurrently, concatenated in this order).
+        Whose counts; a list is fetched concurrently, in this order.
     start, end : str, date, datetime or Timestamp, optional
-        Inclusive window (``startDate``/``endDate``).
+        Inclusive window on the count time.
     limit : int, optional
-        Maximum records (>= 1).
-    client : Client, optional
-        Defaults to :func:`mdframes.get_default_client`.
-    validate : bool or "strict"
-        Hard rules raise; soft rules warn once and fill ``df.attrs["quality"]``
-        (``"strict"``: soft rules raise too; ``False``: no checks).
-    errors : {"raise", "skip"}
-        What one failing symbol does (``"skip"``: named in ``df.attrs["failed"]``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Oldest first per symbol.
+        At most this many counts per symbol (>= 1).
+    client, validate, errors
+        As for :func:`mdframes.load` (``validate="strict"`` raises on soft rules too).
 
     Examples
     --------
