@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import registry, sandbox, v1
+from . import registry, v1
 from .catalog import datasets, describe
 from .client import Client, get_default_client, set_default_client
 from .errors import (
@@ -51,7 +51,7 @@ from .pit import asof_join, point_in_time
 __version__ = "0.2.0"
 
 # Submodules that pull in optional or heavy dependencies load on first attribute access.
-_SUBMODULES = {"schemas", "plot", "cli", "demo", "docgen", "interop", "catalog"}
+_SUBMODULES = {"sandbox", "schemas", "plot", "cli", "demo", "docgen", "interop", "catalog"}
 
 __all__ = [
     "ApiError",
