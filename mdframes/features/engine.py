@@ -1,0 +1,250 @@
+"""The vectorised engine: every feature of one dataset from one sorted pass.
+
+A dataset's rows are sorted once by (symbol, public time). For each feature the rows that
+carry a value are kept, and each panel cell (symbol g, date D) is answered with binary
+searches on the sorted keys ``g * SPAN + day``: ``b`` = rows public by the end of D,
+``a`` = rows public by the end of D - n, so the window ``(D - n, D]`` is rows ``a..b``.
+Sums are differences of cumulative sums, counts are ``b - a``, means their ratio, a last
+value is row ``b - 1``. There is no Python loop over dates, symbols or rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import (
+    is_bool_dtype,
+    is_float_dtype,
+    is_integer_dtype,
+    is_object_dtype,
+)
+
+from ..errors import InvalidParameterError
+from ..pit import public_times
+from ..registry import REGISTRY
+from .spec import Feature
+
+__all__ = ["Events", "Grid", "compute", "day_numbers"]
+
+# Day numbers of datetime64[ns] lie within +-106,752; OFF makes them (and a window before
+# them) non-negative, SPAN separates symbols.
+OFF: Final = 1 << 20
+SPAN: Final = 1 << 22
+
+
+def utc_naive(values: pd.Series) -> np.ndarray:
+    """datetime64[ns] values, aware ones converted to UTC (naive ones are read as UTC)."""
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        values = values.dt.tz_convert("UTC").dt.tz_localize(None)
+    return values.to_numpy(dtype="datetime64[ns]")
+
+
+def day_numbers(times: np.ndarray) -> np.ndarray:
+    """Calendar day (days since 1970-01-01) of datetime64 values: a time counts on its date."""
+    return times.astype("datetime64[D]").astype(np.int64)
+
+
+def _symbol_codes(values: pd.Series, symbols: list[str]) -> np.ndarray:
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    where = {s: i for i, s in enumerate(symbols)}
+    # One look-up per distinct symbol, not per row.
+    lut = [where.get(str(u).strip().upper(), -1) for u in uniques]
+    return np.asarray([*lut, -1], dtype=np.int64)[codes]
+
+
+class Grid:
+    """The panel's cells, date-major: ``codes[i]``, ``days[i]`` for row i."""
+
+    def __init__(self, dates: pd.DatetimeIndex, n_symbols: int) -> None:
+        days = day_numbers(dates.to_numpy(dtype="datetime64[ns]"))
+        self.codes = np.tile(np.arange(n_symbols, dtype=np.int64), len(days))
+        self.days = np.repeat(days, n_symbols)
+        self.size = len(self.codes)
+
+    def keys(self, back: int = 0) -> np.ndarray:
+        """Sort keys of (symbol, D - back): rows up to and including that day sort before."""
+        return self.codes * SPAN + np.maximum(self.days - back + OFF, 0)
+
+
+class Events:
+    """One dataset's rows that can enter the panel, sorted by (symbol, public time)."""
+
+    def __init__(self, frame: pd.DataFrame, dataset: str, symbols: list[str], end_day: int):
+        frame = frame.reset_index(drop=True)
+        frame.attrs = {**frame.attrs, "dataset": dataset}
+        self.frame, self.dataset = frame, dataset
+        codes = _symbol_codes(frame["symbol"], symbols)
+        # Anchors, null anchors and their legal deadlines: mdframes.pit decides, so the panel
+        # and point_in_time can never disagree on when a row became public.
+        times = utc_naive(public_times(frame))
+        days = day_numbers(times)
+        keep = np.flatnonzero((codes >= 0) & ~np.isnat(times) & (days <= end_day))
+        if "date" in frame.columns and REGISTRY[dataset].anchor != "date":
+            tie = utc_naive(frame["date"]).astype(np.int64)[keep]  # NaT sorts first
+        else:
+            tie = np.zeros(len(keep), dtype=np.int64)
+        # Public at the same moment: the later event date, then the later row, is the latest.
+        order = np.lexsort((keep, tie, times[keep].astype(np.int64), codes[keep]))
+        self.take = keep[order]
+        self.codes = codes[self.take]
+        self.days = days[self.take]
+        self.keys = self.codes * SPAN + (self.days + OFF)
+
+    def values(self, feature: Feature) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The feature's per-row numbers in sorted order, which rows count, and whether the
+        numbers are integers."""
+        n = len(self.frame)
+        if feature.value is None:
+            vals, valid, is_int = np.ones(n, dtype=np.int64), np.ones(n, dtype=bool), True
+        else:
+            vals, valid, is_int = _numbers(self._evaluate(feature, "value"), feature, "value")
+        if feature.sign is not None:
+            sign, ok, sign_int = _numbers(self._evaluate(feature, "sign"), feature, "sign")
+            is_int = is_int and sign_int
+            vals = vals * sign if is_int else vals.astype("float64") * sign
+            valid = valid & ok
+        if feature.where is not None:
+            valid = valid & _flags(self._evaluate(feature, "where"), feature)
+        return vals[self.take], valid[self.take], is_int
+
+    def _evaluate(self, feature: Feature, role: str) -> pd.Series:
+        spec = getattr(feature, role)
+        frame = self.frame
+        if isinstance(spec, str):
+            if spec not in frame.columns:
+                raise InvalidParameterError(
+                    f"feature {feature.name!r}: the {self.dataset} frame has no column {spec!r} "
+                    f"({role}); its columns: {', '.join(map(str, frame.columns))}",
+                    parameter=role,
+                )
+            return frame[spec]
+        try:
+            result = spec(frame)
+        except InvalidParameterError:
+            raise
+        except Exception as exc:  # a user's function: say which feature and role failed
+            raise InvalidParameterError(
+                f"feature {feature.name!r}: its {role} function failed on the {self.dataset} "
+                f"frame: {type(exc).__name__}: {exc}",
+                parameter=role,
+            ) from exc
+        if isinstance(result, pd.Series):
+            return result if result.index.equals(frame.index) else result.reindex(frame.index)
+        if np.ndim(result) == 0:
+            return pd.Series([result] * len(frame), index=frame.index)
+        if len(result) != len(frame):
+            raise InvalidParameterError(
+                f"feature {feature.name!r}: its {role} function returned {len(result)} values "
+                f"for {len(frame)} rows",
+                parameter=role,
+            )
+        return pd.Series(result, index=frame.index)
+
+
+def _numbers(values: pd.Series, feature: Feature, role: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    dtype = values.dtype
+    if is_object_dtype(dtype):
+        try:
+            values = pd.to_numeric(values)
+        except (TypeError, ValueError):
+            pass
+        dtype = values.dtype
+    if is_bool_dtype(dtype) or is_integer_dtype(dtype):
+        valid = values.notna().to_numpy(dtype=bool)
+        return values.to_numpy(dtype=np.int64, na_value=0), valid, True
+    if is_float_dtype(dtype):
+        vals = values.to_numpy(dtype="float64", na_value=np.nan)
+        return vals, ~np.isnan(vals), False
+    raise InvalidParameterError(
+        f"feature {feature.name!r}: its {role} is not numeric (dtype {dtype})", parameter=role
+    )
+
+
+def _flags(values: pd.Series, feature: Feature) -> np.ndarray:
+    if is_object_dtype(values.dtype):
+        try:
+            values = values.astype("boolean")
+        except (TypeError, ValueError):
+            pass
+    if not is_bool_dtype(values.dtype):
+        raise InvalidParameterError(
+            f"feature {feature.name!r}: where must be boolean (dtype {values.dtype})",
+            parameter="where",
+        )
+    return values.to_numpy(dtype=bool, na_value=False)
+
+
+def _window_sums(
+    vals: np.ndarray, codes: np.ndarray, a: np.ndarray, b: np.ndarray, first: np.ndarray
+) -> np.ndarray:
+    if vals.dtype.kind == "i":  # integers: one exact running total
+        totals = np.concatenate([[0], np.cumsum(vals)])
+        return totals[b] - totals[a]
+    # Floats: running totals restart at each symbol, so rounding stays at that symbol's scale.
+    local = pd.Series(vals).groupby(codes, sort=False).cumsum().to_numpy()
+    hi = np.where(b > first, local[b - 1], 0.0)
+    lo = np.where(a > first, local[a - 1], 0.0)
+    return hi - lo
+
+
+def compute(feature: Feature, events: Events, grid: Grid) -> Any:
+    """One panel column (``Int64`` array or ``float64`` ndarray) for every cell of ``grid``."""
+    vals, valid, is_int = events.values(feature)
+    rows = np.flatnonzero(valid)
+    keys, vals = events.keys[rows], vals[rows]
+    agg, n = feature.agg, feature.days
+    if not len(rows):  # nothing to read: every window is empty
+        zeros = np.zeros(grid.size, dtype=np.int64)
+        na = np.full(grid.size, agg not in ("sum", "count"))
+        return _finish(feature, zeros, na, is_int or agg == "count")
+    b = np.searchsorted(keys, grid.keys(), side="right")
+    first = np.searchsorted(keys, grid.codes * SPAN, side="left")
+    has_now = b > first
+    if agg == "change":
+        prior = np.searchsorted(keys, grid.keys(n or 0), side="right")
+        ok = has_now & (prior > first)
+        out = vals[b - 1].astype("float64") - vals[prior - 1].astype("float64")
+        return _finish(feature, out, ~ok, False)
+    if agg == "last":
+        ok = has_now
+        if n is not None:
+            ok &= events.days[rows][b - 1] > grid.days - n
+        return _finish(feature, vals[b - 1], ~ok, is_int)
+    a = first if n is None else np.searchsorted(keys, grid.keys(n), side="right")
+    counts = b - a
+    if agg == "count":
+        return _finish(feature, counts, np.zeros(grid.size, dtype=bool), True)
+    sums = _window_sums(vals, events.codes[rows], a, b, first)
+    if agg == "sum":
+        return _finish(feature, sums, np.zeros(grid.size, dtype=bool), is_int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums.astype("float64") / counts
+    return _finish(feature, means, counts == 0, False)
+
+
+def result_dtype(feature: Feature, is_int: bool) -> str:
+    if feature.dtype is not None:
+        return feature.dtype
+    return (
+        "Int64"
+        if feature.agg == "count" or (is_int and feature.agg in ("sum", "last"))
+        else "float64"
+    )
+
+
+def _finish(feature: Feature, values: np.ndarray, missing: np.ndarray, is_int: bool) -> Any:
+    if result_dtype(feature, is_int) == "float64":
+        out = values.astype("float64")
+        out[missing] = np.nan
+        return out
+    if values.dtype.kind == "f":
+        known = values[~missing]
+        if not np.array_equal(known, np.round(known)):
+            raise InvalidParameterError(
+                f"feature {feature.name!r}: dtype='Int64' but its values are not whole numbers",
+                parameter="dtype",
+            )
+    ints = np.where(missing, 0, values).astype(np.int64)
+    return pd.arrays.IntegerArray(ints, missing.copy())
