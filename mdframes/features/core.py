@@ -64,7 +64,7 @@ def _dates(start: Any, end: Any, freq: Any) -> pd.DatetimeIndex:
             f"freq={freq!r} gives times within a day; a panel row is one calendar day",
             parameter="freq",
         )
-    return dates.astype("datetime64[ns]")
+    return dates.as_unit("ns")
 
 
 def panel(

@@ -10,6 +10,7 @@ value is row ``b - 1``. There is no Python loop over dates, symbols or rows.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Final
 
 import numpy as np
@@ -146,10 +147,8 @@ class Events:
 def _numbers(values: pd.Series, feature: Feature, role: str) -> tuple[np.ndarray, np.ndarray, bool]:
     dtype = values.dtype
     if is_object_dtype(dtype):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             values = pd.to_numeric(values)
-        except (TypeError, ValueError):
-            pass
         dtype = values.dtype
     if is_bool_dtype(dtype) or is_integer_dtype(dtype):
         valid = values.notna().to_numpy(dtype=bool)
@@ -164,10 +163,8 @@ def _numbers(values: pd.Series, feature: Feature, role: str) -> tuple[np.ndarray
 
 def _flags(values: pd.Series, feature: Feature) -> np.ndarray:
     if is_object_dtype(values.dtype):
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             values = values.astype("boolean")
-        except (TypeError, ValueError):
-            pass
     if not is_bool_dtype(values.dtype):
         raise InvalidParameterError(
             f"feature {feature.name!r}: where must be boolean (dtype {values.dtype})",
