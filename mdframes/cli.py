@@ -292,6 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--expired", action="store_true", help="clear: only the expired entries")
     p.set_defaults(func=_cmd_cache)
+
+    from .features.cli import register as register_features  # mdframes features
+
+    register_features(sub)
     return parser
 
 
