@@ -100,8 +100,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from . import export, helpers, pit, registry, sandbox, schemas, v1  # noqa: F401
-    from . import features  # noqa: F401
+    from . import export, features, helpers, pit, registry, sandbox, schemas, v1  # noqa: F401
     from .client import Client, get_default_client, set_default_client  # noqa: F401
     from .export import read_parquet, to_csv, to_excel, to_parquet  # noqa: F401
     from .helpers import (  # noqa: F401

@@ -12,8 +12,8 @@
 
 from __future__ import annotations
 
-from .catalog import CATALOG, catalog
 from .core import panel
+from .definitions import CATALOG, catalog
 from .spec import Feature
 
 __all__ = ["catalog", "panel", "Feature", "CATALOG"]

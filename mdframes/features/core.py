@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..errors import InvalidParameterError
 from ..params import check_symbols, to_date
-from .catalog import CATALOG, by_name
+from .definitions import CATALOG, by_name
 from .engine import Events, Grid, compute, day_numbers, result_dtype
 from .sources import check_source, fetch
 from .spec import Feature

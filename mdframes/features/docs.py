@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .catalog import CATALOG
+from .definitions import CATALOG
 
 __all__ = ["MARKER", "catalog_table", "fill"]
 
