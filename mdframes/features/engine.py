@@ -56,17 +56,23 @@ def _symbol_codes(values: pd.Series, symbols: list[str]) -> np.ndarray:
 
 
 class Grid:
-    """The panel's cells, date-major: ``codes[i]``, ``days[i]`` for row i."""
+    """The panel's cells. Computed symbol-major, so that the searches' keys come sorted (numpy
+    searches sorted keys much faster); :meth:`panel_order` gives the panel's date-major order."""
 
     def __init__(self, dates: pd.DatetimeIndex, n_symbols: int) -> None:
         days = day_numbers(dates.to_numpy(dtype="datetime64[ns]"))
-        self.codes = np.tile(np.arange(n_symbols, dtype=np.int64), len(days))
-        self.days = np.repeat(days, n_symbols)
+        self.n_symbols, self.n_dates = n_symbols, len(days)
+        self.codes = np.repeat(np.arange(n_symbols, dtype=np.int64), len(days))
+        self.days = np.tile(days, n_symbols)
         self.size = len(self.codes)
 
     def keys(self, back: int = 0) -> np.ndarray:
         """Sort keys of (symbol, D - back): rows up to and including that day sort before."""
         return self.codes * SPAN + np.maximum(self.days - back + OFF, 0)
+
+    def panel_order(self, values: np.ndarray) -> np.ndarray:
+        """Symbol-major ``values`` in the panel's order: by date, then symbol."""
+        return values.reshape(self.n_symbols, self.n_dates).T.ravel()
 
 
 class Events:
@@ -86,12 +92,24 @@ class Events:
             tie = utc_naive(frame["date"]).astype(np.int64)[keep]  # NaT sorts first
         else:
             tie = np.zeros(len(keep), dtype=np.int64)
-        # Public at the same moment: the later event date, then the later row, is the latest.
-        order = np.lexsort((keep, tie, times[keep].astype(np.int64), codes[keep]))
+        # Public at the same moment: the later event date, then the later row (lexsort is
+        # stable and ``keep`` ascending), is the latest.
+        order = np.lexsort((tie, times[keep].astype(np.int64), codes[keep]))
         self.take = keep[order]
         self.codes = codes[self.take]
         self.days = days[self.take]
         self.keys = self.codes * SPAN + (self.days + OFF)
+        # Each symbol's first row: one search per symbol, not per cell.
+        self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
+        self._ends: dict[int, np.ndarray] = {}
+
+    def ends(self, grid: Grid, back: int = 0) -> np.ndarray:
+        """For each cell (g, D): the number of rows sorted before the end of day D - back, over
+        all symbols (so rows of symbol g run from ``starts[g]`` to it). Shared by the
+        dataset's features."""
+        if back not in self._ends:
+            self._ends[back] = np.searchsorted(self.keys, grid.keys(back), side="right")
+        return self._ends[back]
 
     def values(self, feature: Feature) -> tuple[np.ndarray, np.ndarray, bool]:
         """The feature's per-row numbers in sorted order, which rows count, and whether the
@@ -176,6 +194,8 @@ def _flags(values: pd.Series, feature: Feature) -> np.ndarray:
 def _window_sums(
     vals: np.ndarray, codes: np.ndarray, a: np.ndarray, b: np.ndarray, first: np.ndarray
 ) -> np.ndarray:
+    if not len(vals):
+        return np.zeros(len(b), dtype=vals.dtype)
     if vals.dtype.kind == "i":  # integers: one exact running total
         totals = np.concatenate([[0], np.cumsum(vals)])
         return totals[b] - totals[a]
@@ -187,38 +207,42 @@ def _window_sums(
 
 
 def compute(feature: Feature, events: Events, grid: Grid) -> Any:
-    """One panel column (``Int64`` array or ``float64`` ndarray) for every cell of ``grid``."""
+    """One panel column (``Int64`` array or ``float64`` ndarray) for every cell of ``grid``,
+    in the panel's order."""
     vals, valid, is_int = events.values(feature)
-    rows = np.flatnonzero(valid)
-    keys, vals = events.keys[rows], vals[rows]
     agg, n = feature.agg, feature.days
-    if not len(rows):  # nothing to read: every window is empty
-        zeros = np.zeros(grid.size, dtype=np.int64)
-        na = np.full(grid.size, agg not in ("sum", "count"))
-        return _finish(feature, zeros, na, is_int or agg == "count")
-    b = np.searchsorted(keys, grid.keys(), side="right")
-    first = np.searchsorted(keys, grid.codes * SPAN, side="left")
+    # Positions among all rows -> positions among the rows that count for this feature.
+    counted = np.concatenate([[0], np.cumsum(valid)])
+    rows = np.flatnonzero(valid)
+    vals = vals[rows]
+    first = counted[events.starts[grid.codes]]
+    b = counted[events.ends(grid)]
     has_now = b > first
     if agg == "change":
-        prior = np.searchsorted(keys, grid.keys(n or 0), side="right")
+        prior = counted[events.ends(grid, n or 0)]
         ok = has_now & (prior > first)
+        if not len(rows):
+            return _finish(feature, grid, np.zeros(grid.size), ~ok, False)
         out = vals[b - 1].astype("float64") - vals[prior - 1].astype("float64")
-        return _finish(feature, out, ~ok, False)
+        return _finish(feature, grid, out, ~ok, False)
     if agg == "last":
+        if not len(rows):
+            return _finish(feature, grid, np.zeros(grid.size, np.int64), ~has_now, is_int)
         ok = has_now
         if n is not None:
             ok &= events.days[rows][b - 1] > grid.days - n
-        return _finish(feature, vals[b - 1], ~ok, is_int)
-    a = first if n is None else np.searchsorted(keys, grid.keys(n), side="right")
+        return _finish(feature, grid, vals[b - 1], ~ok, is_int)
+    a = first if n is None else counted[events.ends(grid, n)]
     counts = b - a
+    nothing_missing = np.zeros(grid.size, dtype=bool)
     if agg == "count":
-        return _finish(feature, counts, np.zeros(grid.size, dtype=bool), True)
+        return _finish(feature, grid, counts, nothing_missing, True)
     sums = _window_sums(vals, events.codes[rows], a, b, first)
     if agg == "sum":
-        return _finish(feature, sums, np.zeros(grid.size, dtype=bool), is_int)
+        return _finish(feature, grid, sums, nothing_missing, is_int)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums.astype("float64") / counts
-    return _finish(feature, means, counts == 0, False)
+    return _finish(feature, grid, means, counts == 0, False)
 
 
 def result_dtype(feature: Feature, is_int: bool) -> str:
@@ -231,7 +255,10 @@ def result_dtype(feature: Feature, is_int: bool) -> str:
     )
 
 
-def _finish(feature: Feature, values: np.ndarray, missing: np.ndarray, is_int: bool) -> Any:
+def _finish(
+    feature: Feature, grid: Grid, values: np.ndarray, missing: np.ndarray, is_int: bool
+) -> Any:
+    values, missing = grid.panel_order(values), grid.panel_order(missing)
     if result_dtype(feature, is_int) == "float64":
         out = values.astype("float64")
         out[missing] = np.nan
@@ -244,4 +271,4 @@ def _finish(feature: Feature, values: np.ndarray, missing: np.ndarray, is_int: b
                 parameter="dtype",
             )
     ints = np.where(missing, 0, values).astype(np.int64)
-    return pd.arrays.IntegerArray(ints, missing.copy())
+    return pd.arrays.IntegerArray(ints, np.ascontiguousarray(missing))
