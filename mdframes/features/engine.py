@@ -33,6 +33,7 @@ __all__ = ["Events", "Grid", "compute", "day_numbers"]
 # them) non-negative, SPAN separates symbols.
 OFF: Final = 1 << 20
 SPAN: Final = 1 << 22
+NS_PER_DAY: Final = 86_400 * 10**9
 
 
 def utc_naive(values: pd.Series) -> np.ndarray:
@@ -43,8 +44,9 @@ def utc_naive(values: pd.Series) -> np.ndarray:
 
 
 def day_numbers(times: np.ndarray) -> np.ndarray:
-    """Calendar day (days since 1970-01-01) of datetime64 values: a time counts on its date."""
-    return times.astype("datetime64[D]").astype(np.int64)
+    """Calendar day (days since 1970-01-01) of datetime64[ns] values: a time counts on its
+    date (floor division, so times before 1970 too). NaT gives a meaningless number."""
+    return times.view(np.int64) // NS_PER_DAY
 
 
 def _symbol_codes(values: pd.Series, symbols: list[str]) -> np.ndarray:
@@ -61,6 +63,7 @@ class Grid:
 
     def __init__(self, dates: pd.DatetimeIndex, n_symbols: int) -> None:
         days = day_numbers(dates.to_numpy(dtype="datetime64[ns]"))
+        self._keys: dict[int, np.ndarray] = {}
         self.n_symbols, self.n_dates = n_symbols, len(days)
         self.codes = np.repeat(np.arange(n_symbols, dtype=np.int64), len(days))
         self.days = np.tile(days, n_symbols)
@@ -68,7 +71,9 @@ class Grid:
 
     def keys(self, back: int = 0) -> np.ndarray:
         """Sort keys of (symbol, D - back): rows up to and including that day sort before."""
-        return self.codes * SPAN + np.maximum(self.days - back + OFF, 0)
+        if back not in self._keys:
+            self._keys[back] = self.codes * SPAN + np.maximum(self.days - back + OFF, 0)
+        return self._keys[back]
 
     def panel_order(self, values: np.ndarray) -> np.ndarray:
         """Symbol-major ``values`` in the panel's order: by date, then symbol."""
@@ -212,14 +217,19 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
     vals, valid, is_int = events.values(feature)
     agg, n = feature.agg, feature.days
     # Positions among all rows -> positions among the rows that count for this feature.
+    every = bool(valid.all())
     counted = np.concatenate([[0], np.cumsum(valid)])
+
+    def position(ends: np.ndarray) -> np.ndarray:
+        return ends if every else counted[ends]
+
     rows = np.flatnonzero(valid)
-    vals = vals[rows]
-    first = counted[events.starts[grid.codes]]
-    b = counted[events.ends(grid)]
+    vals = vals if every else vals[rows]
+    first = position(events.starts[grid.codes])
+    b = position(events.ends(grid))
     has_now = b > first
     if agg == "change":
-        prior = counted[events.ends(grid, n or 0)]
+        prior = position(events.ends(grid, n or 0))
         ok = has_now & (prior > first)
         if not len(rows):
             return _finish(feature, grid, np.zeros(grid.size), ~ok, False)
@@ -232,7 +242,7 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
         if n is not None:
             ok &= events.days[rows][b - 1] > grid.days - n
         return _finish(feature, grid, vals[b - 1], ~ok, is_int)
-    a = first if n is None else counted[events.ends(grid, n)]
+    a = first if n is None else position(events.ends(grid, n))
     counts = b - a
     nothing_missing = np.zeros(grid.size, dtype=bool)
     if agg == "count":
