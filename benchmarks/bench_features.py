@@ -1,6 +1,6 @@
 """Feature panels: the vectorised engine against a cell-by-cell loop and against reading the inputs.
 
-    python benchmarks/bench_features.py [--symbols 500] [--repeat 3]
+    python benchmarks/bench_features.py [--symbols 500] [--repeat 5]
 
 The inputs are every dataset the catalog reads, loaded once from the sandbox for 25 real
 symbols over its two years of history and repeated under new names up to ``--symbols``
@@ -47,13 +47,10 @@ BASE = [
 ]  # fmt: skip
 
 
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+def seconds(fn: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
 
 
 def inputs(n_symbols: int) -> tuple[dict[str, pd.DataFrame], list[str]]:
@@ -79,7 +76,7 @@ def inputs(n_symbols: int) -> tuple[dict[str, pd.DataFrame], list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--symbols", type=int, default=500)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sample", type=int, default=4, help="symbols for the brute force")
     args = parser.parse_args()
 
@@ -90,17 +87,21 @@ def main() -> None:
     print(f"inputs: {len(frames)} datasets, {rows:,} rows; panel: {len(symbols)} symbols x "
           f"{len(dates)} dates = {cells:,} rows x {len(DEFINITIONS)} features")  # fmt: skip
 
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, frame in frames.items():
-            frame.to_parquet(Path(tmp) / f"{name}.parquet")
-        read_s = median_time(
-            lambda: {n: pd.read_parquet(Path(tmp) / f"{n}.parquet") for n in frames}, args.repeat
-        )
-
     def build() -> pd.DataFrame:
         return md.features.panel(symbols, START, END, source=frames)
 
-    panel_s = median_time(build, args.repeat)
+    # Read and panel alternate, so that a load change on this shared machine hits both.
+    read_times, panel_times = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, frame in frames.items():
+            frame.to_parquet(Path(tmp) / f"{name}.parquet")
+        build()  # warm-up: imports and first-touch allocations
+        for _ in range(args.repeat):
+            read_times.append(
+                seconds(lambda: {n: pd.read_parquet(Path(tmp) / f"{n}.parquet") for n in frames})
+            )
+            panel_times.append(seconds(build))
+    read_s, panel_s = statistics.median(read_times), statistics.median(panel_times)
 
     sample = symbols[:: max(1, len(symbols) // args.sample)][: args.sample]
     started = time.perf_counter()

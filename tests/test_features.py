@@ -759,3 +759,26 @@ def test_docs_page_lists_every_catalog_feature() -> None:
         row = next(line for line in text.splitlines() if line.startswith(f"| `{f.name}` |"))
         assert f"`{f.dataset}`" in row and f.description.replace("|", "\\|") in row
         assert f"`{f.dtype}`" in row
+
+
+def test_row_order_of_the_inputs_does_not_matter(frames: dict[str, pd.DataFrame]) -> None:
+    """Loaders return newest first today and oldest first soon; users shuffle. Same panel."""
+    anchors = {n: md.registry.REGISTRY[n].anchor for n in frames}
+
+    def reorder(how: str) -> dict[str, pd.DataFrame]:
+        out = {}
+        for name, frame in frames.items():
+            if how == "shuffled":
+                frame = frame.sample(frac=1.0, random_state=3)
+            else:
+                frame = frame.sort_values(
+                    ["symbol", anchors[name]], ascending=how == "oldest first", kind="stable"
+                )
+            out[name] = frame.reset_index(drop=True)
+        return out
+
+    want = md.features.panel(SYMBOLS, START, END, source=frames)
+    for how in ("oldest first", "newest first", "shuffled"):
+        pd.testing.assert_frame_equal(
+            md.features.panel(SYMBOLS, START, END, source=reorder(how)), want, obj=how
+        )

@@ -93,20 +93,20 @@ class Events:
         times = utc_naive(public_times(frame))
         days = day_numbers(times)
         keep = np.flatnonzero((codes >= 0) & ~np.isnat(times) & (days <= end_day))
-        if "date" in frame.columns and REGISTRY[dataset].anchor != "date":
-            tie = utc_naive(frame["date"]).astype(np.int64)[keep]  # NaT sorts first
-        else:
-            tie = np.zeros(len(keep), dtype=np.int64)
-        # Public at the same moment: the later event date, then the later row (lexsort is
-        # stable and ``keep`` ascending), is the latest.
-        order = np.lexsort((tie, times[keep].astype(np.int64), codes[keep]))
-        self.take = keep[order]
+        self.take = keep[_sort_order(codes[keep], times[keep].view(np.int64), self._tie(keep))]
         self.codes = codes[self.take]
         self.days = days[self.take]
         self.keys = self.codes * SPAN + (self.days + OFF)
         # Each symbol's first row: one search per symbol, not per cell.
         self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
         self._ends: dict[int, np.ndarray] = {}
+
+    def _tie(self, keep: np.ndarray) -> np.ndarray | None:
+        """Event dates, where they differ from the anchor: of rows public at the same moment,
+        the one with the later event date is the latest."""
+        if "date" in self.frame.columns and REGISTRY[self.dataset].anchor != "date":
+            return utc_naive(self.frame["date"]).view(np.int64)[keep]  # NaT sorts first
+        return None
 
     def ends(self, grid: Grid, back: int = 0) -> np.ndarray:
         """For each cell (g, D): the number of rows sorted before the end of day D - back, over
@@ -165,6 +165,35 @@ class Events:
                 parameter=role,
             )
         return pd.Series(result, index=frame.index)
+
+
+def _sort_order(codes: np.ndarray, times: np.ndarray, tie: np.ndarray | None) -> np.ndarray:
+    """The stable order by (code, time, tie): rows with equal keys keep their frame order, so
+    the later row of the frame is the latest.
+
+    Frames grouped by symbol with times ascending (oldest first) or strictly descending
+    (newest first), as loaders return them, need no comparison sort: a radix sort of the
+    symbol codes, then a check (and a reversal within each symbol)."""
+    n = len(codes)
+    if n > 1 and not (codes[1:] >= codes[:-1]).all():
+        small = codes.astype(np.uint16) if codes.max() < 1 << 16 else codes
+        by_code = np.argsort(small, kind="stable")  # radix sort for 16-bit keys
+    else:
+        by_code = np.arange(n)
+    c, t = codes[by_code], times[by_code]
+    same = c[1:] == c[:-1]
+    rising = t[1:] >= t[:-1]
+    if tie is not None:
+        k = tie[by_code]
+        rising = (t[1:] > t[:-1]) | ((t[1:] == t[:-1]) & (k[1:] >= k[:-1]))
+    if (~same | rising).all():
+        return by_code
+    if (~same | (t[1:] < t[:-1])).all():  # strictly newest first: no ties to keep in order
+        bounds = np.flatnonzero(~same) + 1
+        starts, stops = np.concatenate([[0], bounds]), np.concatenate([bounds, [n]])
+        mirror = np.repeat(starts + stops - 1, stops - starts)  # first + last of the row's run
+        return by_code[mirror - np.arange(n)]
+    return np.lexsort((times, codes) if tie is None else (tie, times, codes))
 
 
 def _numbers(values: pd.Series, feature: Feature, role: str) -> tuple[np.ndarray, np.ndarray, bool]:
