@@ -149,8 +149,12 @@ def test_dict_source_gives_the_panel_the_service_gives(
     names = ["insider_net_value_90d", "congress_net_buy_90d", "forum_mentions_7d"]
     with _client(server) as client:
         loaded = md.features.panel(SYMBOLS[:3], START, END, names, client=client)
+    copies = {name: (frame.copy(), dict(frame.attrs)) for name, frame in frames.items()}
     given_frames = md.features.panel(SYMBOLS[:3], START, END, names, source=frames)
     pd.testing.assert_frame_equal(loaded, given_frames)
+    for name, (copy, attrs) in copies.items():  # the caller's frames are left alone
+        pd.testing.assert_frame_equal(frames[name], copy)
+        assert frames[name].attrs == attrs
 
 
 def test_rows_agree_with_point_in_time(frames: dict[str, pd.DataFrame]) -> None:
@@ -593,6 +597,7 @@ def test_bad_frames_and_functions_name_the_feature(frames: dict[str, pd.DataFram
         ),
         ({"news": news}, [Feature("w", "news", where="headline")], "where must be boolean"),
         ({"news": frames["sentiment"]}, ["news_count_7d"], "holds 'sentiment'"),
+        ({"news": news.drop(columns="date")}, ["news_count_7d"], "anchor column 'date'"),
     ]
     for source, features, match in cases:
         with pytest.raises(md.InvalidParameterError, match=match):
