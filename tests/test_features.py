@@ -138,6 +138,10 @@ def test_empty_windows_give_zero_for_sums_and_counts_and_na_for_means_and_lasts(
             assert (absent[name] == 0).all(), name
         else:
             assert absent[name].isna().all(), name
+    nothing = md.features.panel(
+        ["AAPL"], "2026-08-03", "2026-08-07", source={k: v.iloc[:0] for k, v in frames.items()}
+    )
+    pd.testing.assert_frame_equal(nothing.droplevel("symbol"), absent.loc[:"2026-08-07"])
     # App history begins 2026-09-03: NA before, a value from then on.
     ios = got.xs("AAPL", level="symbol")["app_ios_score_last"]
     assert ios[:"2026-09-02"].isna().all() and ios["2026-09-03":].notna().all()

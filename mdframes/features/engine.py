@@ -116,9 +116,9 @@ class Events:
             self._ends[back] = np.searchsorted(self.keys, grid.keys(back), side="right")
         return self._ends[back]
 
-    def values(self, feature: Feature) -> tuple[np.ndarray, np.ndarray, bool]:
-        """The feature's per-row numbers in sorted order, which rows count, and whether the
-        numbers are integers."""
+    def values(self, feature: Feature) -> tuple[np.ndarray, np.ndarray | None, bool]:
+        """The feature's per-row numbers in sorted order, which rows count (``None``: all),
+        and whether the numbers are integers."""
         n = len(self.frame)
         if feature.value is None:
             vals, valid, is_int = np.ones(n, dtype=np.int64), np.ones(n, dtype=bool), True
@@ -131,7 +131,8 @@ class Events:
             valid = valid & ok
         if feature.where is not None:
             valid = valid & _flags(self._evaluate(feature, "where"), feature)
-        return vals[self.take], valid[self.take], is_int
+        counted = None if valid.all() else valid[self.take]  # None: every row counts
+        return vals[self.take], counted, is_int
 
     def _evaluate(self, feature: Feature, role: str) -> pd.Series:
         spec = getattr(feature, role)
@@ -245,38 +246,40 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
     in the panel's order."""
     vals, valid, is_int = events.values(feature)
     agg, n = feature.agg, feature.days
-    # Positions among all rows -> positions among the rows that count for this feature.
-    every = bool(valid.all())
-    counted = np.concatenate([[0], np.cumsum(valid)])
+    # Positions among all rows -> positions among the rows that count for this feature
+    # (the same positions when every row counts, the common case).
+    counted = None if valid is None else np.concatenate([[0], np.cumsum(valid)])
 
     def position(ends: np.ndarray) -> np.ndarray:
-        return ends if every else counted[ends]
+        return ends if counted is None else counted[ends]
 
-    rows = np.flatnonzero(valid)
-    vals = vals if every else vals[rows]
+    codes, days = events.codes, events.days
+    if valid is not None:
+        rows = np.flatnonzero(valid)
+        vals, codes, days = vals[rows], codes[rows], days[rows]
     first = position(events.starts[grid.codes])
     b = position(events.ends(grid))
     has_now = b > first
     if agg == "change":
         prior = position(events.ends(grid, n or 0))
         ok = has_now & (prior > first)
-        if not len(rows):
+        if not len(vals):
             return _finish(feature, grid, np.zeros(grid.size), ~ok, False)
         out = vals[b - 1].astype("float64") - vals[prior - 1].astype("float64")
         return _finish(feature, grid, out, ~ok, False)
     if agg == "last":
-        if not len(rows):
+        if not len(vals):
             return _finish(feature, grid, np.zeros(grid.size, np.int64), ~has_now, is_int)
         ok = has_now
         if n is not None:
-            ok &= events.days[rows][b - 1] > grid.days - n
+            ok &= days[b - 1] > grid.days - n
         return _finish(feature, grid, vals[b - 1], ~ok, is_int)
     a = first if n is None else position(events.ends(grid, n))
     counts = b - a
     nothing_missing = np.zeros(grid.size, dtype=bool)
     if agg == "count":
         return _finish(feature, grid, counts, nothing_missing, True)
-    sums = _window_sums(vals, events.codes[rows], a, b, first)
+    sums = _window_sums(vals, codes, a, b, first)
     if agg == "sum":
         return _finish(feature, grid, sums, nothing_missing, is_int)
     with np.errstate(invalid="ignore", divide="ignore"):
