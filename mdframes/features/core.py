@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pandas as pd
@@ -16,6 +18,8 @@ from .sources import check_source, fetch
 from .spec import Feature
 
 __all__ = ["panel", "resolve_features"]
+
+_MAX_THREADS = 4
 
 
 def resolve_features(features: Iterable[str | Feature] | str | Feature | None) -> list[Feature]:
@@ -146,13 +150,27 @@ def panel(
     )
 
     grid = Grid(dates, len(universe))
+    for back in {0, *(f.days for f in wanted if f.days is not None)}:
+        grid.keys(back)  # filled before the threads share the grid
     end_day = int(day_numbers(dates[-1:].to_numpy())[0])
+
+    def one_dataset(name: str) -> dict[str, Any]:
+        events = Events(frames[name], name, universe, end_day)
+        return {f.name: compute(f, events, grid) for f in wanted if f.dataset == name}
+
+    # Datasets are independent, and numpy releases the GIL in its sorts, searches and
+    # gathers: a thread per core computes them side by side (the same result in any order).
     columns: dict[str, Any] = {}
-    for name, frame in frames.items():
-        events = Events(frame, name, universe, end_day)
-        for f in wanted:
-            if f.dataset == name:
-                columns[f.name] = compute(f, events, grid)
+    workers = min(len(frames), os.cpu_count() or 1, _MAX_THREADS)
+    if workers > 1:
+        # Biggest datasets first, so that no thread is left with a big one at the end.
+        order = sorted(frames, key=lambda n: -len(frames[n]))
+        with ThreadPoolExecutor(workers, thread_name_prefix="mdframes-features") as pool:
+            for part in pool.map(one_dataset, order):
+                columns.update(part)
+    else:
+        for name in frames:
+            columns.update(one_dataset(name))
     out = pd.DataFrame({f.name: columns[f.name] for f in wanted}, index=index)
     out.attrs = {"features": [f.name for f in wanted]}
     if known is not None:
