@@ -8,7 +8,7 @@ congress amount bounds) are small named functions, so that the table stays decla
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -21,23 +21,39 @@ __all__ = ["CATALOG", "catalog", "by_name"]
 
 def _lookup(values: pd.Series, mapping: Mapping[str, int]) -> pd.Series:
     """Text to small integers by exact value (case and spaces ignored); others NA."""
-    text = values.astype("string").str.strip().str.casefold()
-    codes, uniques = pd.factorize(text, use_na_sentinel=True)
-    lut = np.array([mapping.get(u, -99) for u in uniques] + [-99], dtype=np.int64)
+    # Text work on the distinct values only: a column holds a handful of them.
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    lut = np.array(
+        [mapping.get(str(u).strip().casefold(), -99) for u in uniques] + [-99], dtype=np.int64
+    )
     picked = lut[codes]
     return pd.Series(pd.arrays.IntegerArray(picked, picked == -99), index=values.index)
+
+
+def _per_distinct(df: pd.DataFrame, columns: list[str], rule: Any) -> pd.DataFrame:
+    """``rule`` applied to the distinct combinations of ``columns`` only, spread back to every
+    row (the helpers parse text; a frame repeats a few dozen amounts and types)."""
+    present = [c for c in columns if c in df.columns]
+    key = np.zeros(len(df), dtype=np.int64)
+    for column in present:
+        codes, uniques = pd.factorize(df[column], use_na_sentinel=True)
+        key = key * (len(uniques) + 1) + (codes + 1)  # NA is its own value
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    distinct = df[present].iloc[first].reset_index(drop=True)
+    return rule(distinct).iloc[inverse.ravel()].set_axis(df.index)
 
 
 def insider_direction(df: pd.DataFrame) -> pd.Series:
     """+1 acquisition, -1 disposition, 0 neutral (by :func:`mdframes.insider_groups`); NA
     for types outside the spec's groups."""
-    return _lookup(insider_groups(df)["group"], {"acquisition": 1, "disposition": -1, "neutral": 0})
+    groups = _per_distinct(df, ["transaction_type"], insider_groups)["group"]
+    return _lookup(groups, {"acquisition": 1, "disposition": -1, "neutral": 0})
 
 
 def congress_midpoint(df: pd.DataFrame) -> pd.Series:
     """(min + max) / 2 of :func:`mdframes.congress_amount_bounds`; min when max is NA; NA
     when the amount has no bounds."""
-    bounds = congress_amount_bounds(df)
+    bounds = _per_distinct(df, ["amount", "amount_raw", "amount_flag"], congress_amount_bounds)
     lo = bounds["amount_min"].to_numpy(dtype="float64", na_value=np.nan)
     hi = bounds["amount_max"].to_numpy(dtype="float64", na_value=np.nan)
     return pd.Series((lo + np.where(np.isnan(hi), lo, hi)) / 2, index=df.index)
@@ -55,7 +71,7 @@ def analyst_direction(df: pd.DataFrame) -> pd.Series:
 
 def is_purchase(df: pd.DataFrame) -> pd.Series:
     """Insider ``Purchase`` transactions."""
-    return df["transaction_type"].astype("string") == "Purchase"
+    return df["transaction_type"] == "Purchase"
 
 
 def lobbying_amount(df: pd.DataFrame) -> pd.Series:
