@@ -1,7 +1,8 @@
 """md.features: the panel equals a brute-force reference, never looks ahead, reads every source.
 
-The sandbox runs with a fixed clock so that its history (and the null disclosure dates of
-PFE, LMT, BA and GME) is the same on every run.
+The sandbox runs with a fixed clock so that its history (and the congress trades without a
+disclosure date among SYMBOLS) is the same on every run. SYMBOLS are in the sandbox's ticker
+universe (the sandbox branch serves only those).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .conftest import KEY
 from .feature_reference import DEFINITIONS, INT64, reference
 
 TODAY = dt.date(2026, 11, 30)
-SYMBOLS = ["AAPL", "PFE", "LMT", "BA", "GME"]
+SYMBOLS = ["AAPL", "KO", "GME", "JPM", "XOM"]
 START, END = "2026-03-02", "2026-11-30"
 DATASETS = sorted({d for d, _, _ in DEFINITIONS.values()} | {"app_ratings"})
 
@@ -532,6 +533,25 @@ def test_lake_app_ratings_become_the_daily_view(
         pd.testing.assert_series_equal(merged[col], merged[f"{col}_derived"], check_names=False)
 
 
+@pytest.mark.skipif(
+    not hasattr(md, "Lake"),
+    reason="md.Lake arrives with the lake branch; until then StandInLake covers the lake path",
+)
+def test_a_real_lake_gives_the_services_panel(server: Sandbox, tmp_path: Path) -> None:
+    symbols = SYMBOLS[:2]
+    datasets = sorted({f.dataset for f in md.features.CATALOG} - {"app_ratings_daily"})
+    with _client(server) as client:
+        lake = md.Lake(tmp_path / "lake", client=client)
+        lake.sync([*datasets, "app_ratings"], symbols, start="2024-01-01", end=TODAY)
+        from_lake = md.features.panel(symbols, START, END, source=lake)
+        from_service = md.features.panel(symbols, START, END, client=client)
+    pd.testing.assert_frame_equal(from_lake, from_service)
+    before_any_sync = md.features.panel(symbols, START, END, source=lake, known_at="2001-01-01")
+    for name, (_, agg, _) in DEFINITIONS.items():
+        empty = (before_any_sync[name] == 0).all() if agg in ("sum", "count") else None
+        assert empty if empty is not None else before_any_sync[name].isna().all(), name
+
+
 # --- bad input --------------------------------------------------------------------------------
 
 
@@ -638,8 +658,8 @@ def test_cli_writes_the_panel(server: Sandbox, tmp_path: Path, suffix: str) -> N
             "-m",
             "mdframes",
             "features",
-            "AAPL,PFE",
-            "LMT",
+            "AAPL,KO",
+            "GME",
             "--start",
             "2026-04-01",
             "--end",
@@ -657,7 +677,7 @@ def test_cli_writes_the_panel(server: Sandbox, tmp_path: Path, suffix: str) -> N
     assert run.returncode == 0, run.stderr
     with _client(server) as client:
         want = md.features.panel(
-            ["AAPL", "PFE", "LMT"], "2026-04-01", "2026-05-29", names.split(","), client=client
+            ["AAPL", "KO", "GME"], "2026-04-01", "2026-05-29", names.split(","), client=client
         )
     want = want.reset_index()
     if suffix == ".parquet":
@@ -733,7 +753,7 @@ def test_cli_reads_a_lake(
         [
             "features",
             "AAPL",
-            "PFE",
+            "KO",
             "--start",
             START,
             "--end",
@@ -748,7 +768,7 @@ def test_cli_reads_a_lake(
     )
     assert code == 0, capsys.readouterr().err
     want = md.features.panel(
-        ["AAPL", "PFE"], START, END, ["insider_net_value_90d", "news_count_7d"], source=frames
+        ["AAPL", "KO"], START, END, ["insider_net_value_90d", "news_count_7d"], source=frames
     )
     pd.testing.assert_frame_equal(
         pd.read_parquet(out).set_index(["date", "symbol"]), want, check_index_type=False
