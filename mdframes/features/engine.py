@@ -100,6 +100,13 @@ class Events:
         # Each symbol's first row: one search per symbol, not per cell.
         self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
         self._ends: dict[int, np.ndarray] = {}
+        self._first: np.ndarray | None = None
+
+    def first(self, grid: Grid) -> np.ndarray:
+        """For each cell (g, D): the position of symbol g's first row."""
+        if self._first is None:
+            self._first = self.starts[grid.codes]
+        return self._first
 
     def _tie(self, keep: np.ndarray) -> np.ndarray | None:
         """Event dates, where they differ from the anchor: of rows public at the same moment,
@@ -227,18 +234,20 @@ def _flags(values: pd.Series, feature: Feature) -> np.ndarray:
 
 
 def _window_sums(
-    vals: np.ndarray, codes: np.ndarray, a: np.ndarray, b: np.ndarray, first: np.ndarray
+    vals: np.ndarray, codes: np.ndarray, a: np.ndarray, b: np.ndarray, grid: Grid
 ) -> np.ndarray:
+    """Sum of rows ``a..b`` of each cell, from running totals."""
     if not len(vals):
         return np.zeros(len(b), dtype=vals.dtype)
     if vals.dtype.kind == "i":  # integers: one exact running total
         totals = np.concatenate([[0], np.cumsum(vals)])
         return totals[b] - totals[a]
-    # Floats: running totals restart at each symbol, so rounding stays at that symbol's scale.
+    # Floats: running totals restart at each symbol, so rounding stays at that symbol's
+    # scale. Symbol g's totals sit after a 0 of its own, shifted by g places.
     local = pd.Series(vals).groupby(codes, sort=False).cumsum().to_numpy()
-    hi = np.where(b > first, local[b - 1], 0.0)
-    lo = np.where(a > first, local[a - 1], 0.0)
-    return hi - lo
+    starts = np.searchsorted(codes, np.arange(grid.n_symbols), side="left")
+    padded = np.insert(local, starts, 0.0)
+    return padded[b + grid.codes] - padded[a + grid.codes]
 
 
 def compute(feature: Feature, events: Events, grid: Grid) -> Any:
@@ -257,7 +266,7 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
     if valid is not None:
         rows = np.flatnonzero(valid)
         vals, codes, days = vals[rows], codes[rows], days[rows]
-    first = position(events.starts[grid.codes])
+    first = position(events.first(grid))
     b = position(events.ends(grid))
     has_now = b > first
     if agg == "change":
@@ -279,7 +288,7 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
     nothing_missing = np.zeros(grid.size, dtype=bool)
     if agg == "count":
         return _finish(feature, grid, counts, nothing_missing, True)
-    sums = _window_sums(vals, codes, a, b, first)
+    sums = _window_sums(vals, codes, a, b, grid)
     if agg == "sum":
         return _finish(feature, grid, sums, nothing_missing, is_int)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -300,7 +309,8 @@ def result_dtype(feature: Feature, is_int: bool) -> str:
 def _finish(
     feature: Feature, grid: Grid, values: np.ndarray, missing: np.ndarray, is_int: bool
 ) -> Any:
-    values, missing = grid.panel_order(values), grid.panel_order(missing)
+    values = grid.panel_order(values)
+    missing = grid.panel_order(missing) if missing.any() else np.zeros(len(values), dtype=bool)
     if result_dtype(feature, is_int) == "float64":
         out = values.astype("float64")
         out[missing] = np.nan
