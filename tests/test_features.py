@@ -811,3 +811,17 @@ def test_row_order_of_the_inputs_does_not_matter(frames: dict[str, pd.DataFrame]
         pd.testing.assert_frame_equal(
             md.features.panel(SYMBOLS, START, END, source=reorder(how)), want, obj=how
         )
+
+
+def test_searching_and_the_day_table_agree(
+    frames: dict[str, pd.DataFrame], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cells are answered from a (symbol, day) table, or by binary search when that table
+    would be much larger than the panel (long ranges, sparse dates): the same numbers."""
+    table = md.features.panel(SYMBOLS, START, END, freq="D", source=frames)
+    monkeypatch.setattr(md.features.engine, "DENSE_CELLS", 0)
+    monkeypatch.setattr(md.features.engine, "DENSE_PER_CELL", 0)
+    searched = md.features.panel(SYMBOLS, START, END, freq="D", source=frames)
+    pd.testing.assert_frame_equal(searched, table)
+    monthly = md.features.panel(SYMBOLS, START, END, freq="MS", source=frames)
+    pd.testing.assert_frame_equal(monthly, table.loc[monthly.index])

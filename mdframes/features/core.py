@@ -149,7 +149,7 @@ def panel(
         client=client,
     )
 
-    grid = Grid(dates, len(universe))
+    grid = Grid(dates, len(universe), max((f.days or 0) for f in wanted))
     for back in {0, *(f.days for f in wanted if f.days is not None)}:
         grid.keys(back)  # filled before the threads share the grid
     end_day = int(day_numbers(dates[-1:].to_numpy())[0])

@@ -34,6 +34,10 @@ __all__ = ["Events", "Grid", "compute", "day_numbers"]
 OFF: Final = 1 << 20
 SPAN: Final = 1 << 22
 NS_PER_DAY: Final = 86_400 * 10**9
+# A (symbol, day) count table of up to this many cells (or 4 per panel cell) replaces the
+# binary searches; past it (a long range sampled sparsely), searching is cheaper.
+DENSE_CELLS = 1 << 22
+DENSE_PER_CELL = 4
 
 
 def utc_naive(values: pd.Series) -> np.ndarray:
@@ -61,8 +65,9 @@ class Grid:
     """The panel's cells. Computed symbol-major, so that the searches' keys come sorted (numpy
     searches sorted keys much faster); :meth:`panel_order` gives the panel's date-major order."""
 
-    def __init__(self, dates: pd.DatetimeIndex, n_symbols: int) -> None:
+    def __init__(self, dates: pd.DatetimeIndex, n_symbols: int, max_back: int = 0) -> None:
         days = day_numbers(dates.to_numpy(dtype="datetime64[ns]"))
+        self.max_back = max_back  # the longest window that will be asked for
         self._keys: dict[int, np.ndarray] = {}
         self.n_symbols, self.n_dates = n_symbols, len(days)
         self.codes = np.repeat(np.arange(n_symbols, dtype=np.int64), len(days))
@@ -101,6 +106,7 @@ class Events:
         self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
         self._ends: dict[int, np.ndarray] = {}
         self._first: np.ndarray | None = None
+        self._dense: tuple[int, int, np.ndarray] | None = None
 
     def first(self, grid: Grid) -> np.ndarray:
         """For each cell (g, D): the position of symbol g's first row."""
@@ -120,8 +126,29 @@ class Events:
         all symbols (so rows of symbol g run from ``starts[g]`` to it). Shared by the
         dataset's features."""
         if back not in self._ends:
-            self._ends[back] = np.searchsorted(self.keys, grid.keys(back), side="right")
+            table = self._table(grid) if back <= grid.max_back else None
+            if table is None:
+                self._ends[back] = np.searchsorted(self.keys, grid.keys(back), side="right")
+            else:
+                base, span, totals = table
+                self._ends[back] = totals[grid.codes * span + (grid.days - back - base)]
         return self._ends[back]
+
+    def _table(self, grid: Grid) -> tuple[int, int, np.ndarray] | None:
+        """Rows counted per (symbol, day) and accumulated in sort order: entry (g, D) is the
+        number of rows sorted up to the end of day D of symbol g, which is what a search
+        would find. Cheaper than searching when the days are not many more than the cells."""
+        if self._dense is None:
+            base = int(grid.days.min()) - grid.max_back - 1  # day ``base`` holds all earlier
+            span = int(grid.days.max()) - base + 1
+            size = grid.n_symbols * span
+            if size > max(DENSE_PER_CELL * grid.size, DENSE_CELLS):
+                self._dense = (0, 0, np.empty(0, dtype=np.int64))
+            else:
+                column = np.clip(self.days - base, 0, span - 1)
+                counts = np.bincount(self.codes * span + column, minlength=size)
+                self._dense = (base, span, np.cumsum(counts))
+        return None if self._dense[1] == 0 else self._dense
 
     def values(self, feature: Feature) -> tuple[np.ndarray, np.ndarray | None, bool]:
         """The feature's per-row numbers in sorted order, which rows count (``None``: all),
