@@ -1,11 +1,13 @@
 """The vectorised engine: every feature of one dataset from one sorted pass.
 
-A dataset's rows are sorted once by (symbol, public time). For each feature the rows that
-carry a value are kept, and each panel cell (symbol g, date D) is answered with binary
-searches on the sorted keys ``g * SPAN + day``: ``b`` = rows public by the end of D,
-``a`` = rows public by the end of D - n, so the window ``(D - n, D]`` is rows ``a..b``.
-Sums are differences of cumulative sums, counts are ``b - a``, means their ratio, a last
-value is row ``b - 1``. There is no Python loop over dates, symbols or rows.
+A dataset's rows are sorted once by (symbol, public time). For each cell (symbol g, date D)
+two positions in that order answer every window: ``b`` = rows of g public by the end of D,
+``a`` = rows of g public by the end of D - n, so the window ``(D - n, D]`` is rows ``a..b``.
+The positions come from a (symbol, day) count table accumulated in sort order (or, when that
+table would dwarf the panel, from binary searches), once per dataset and window length.
+Per feature, only the rows carrying a value count: sums are differences of running totals,
+counts ``b - a``, means their ratio, a last value is row ``b - 1``. There is no Python loop
+over dates, symbols or rows.
 """
 
 from __future__ import annotations
