@@ -3,12 +3,16 @@
 Spreadsheet exports (Excel and CSV) go through one sanitiser, :func:`spreadsheet_frame`, so
 that a file opened by a spreadsheet program shows the data and never runs it:
 
-- aware timestamps become naive UTC (spreadsheets have no time zones);
+- aware timestamps become naive UTC (spreadsheets have no time zones), and their column
+  header says so: ``filed_at (UTC)``;
 - list cells become ``"; "``-joined text, dict cells compact JSON text;
 - text that starts with ``=``, ``+``, ``-``, ``@``, tab or carriage return (or their
-  full-width forms, which some spreadsheet locales fold to ASCII) is prefixed with a single
-  quote ``'`` (the OWASP recommendation against formula injection); so are Excel's error
-  literals such as ``#N/A``, which would otherwise be stored as error cells;
+  full-width forms, which some spreadsheet locales fold to ASCII), also after leading
+  spaces, line feeds, no-break or ideographic spaces, a BOM or zero-width characters, is
+  prefixed with a single quote ``'`` (the OWASP recommendation against formula injection);
+  so are Excel's error literals such as ``#N/A``, which would otherwise be stored as error
+  cells. A part after a ``;`` that starts like a formula gets the quote too (``a;'=1+1``),
+  since spreadsheets in ``;``-separator locales split CSV fields there;
 - numbers stay numbers (a negative score is the number -0.4, not text);
 - NA becomes an empty cell; control characters that XML cannot carry are dropped.
 
@@ -21,14 +25,15 @@ import datetime as dt
 import json
 import math
 import re
-import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from . import _exportkit as kit
 
 __all__ = [
     "to_excel",
@@ -41,8 +46,13 @@ __all__ = [
     "sheet_names",
 ]
 
-# Leading characters that make a spreadsheet read a cell as a formula.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+# Characters that start a formula (ASCII and full-width), and the invisible or blank ones a
+# spreadsheet may skip before them.
+_FORMULA_CHARS = "=+\\-@\uff1d\uff0b\uff0d\uff20"
+_BLANK = " \t\r\n\u00a0\u1680\u180e\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff"
+_FORMULA_HEAD = re.compile(f"[{_BLANK}]*[{_FORMULA_CHARS}]")
+# A ";" then a formula: a separate cell where ";" separates CSV fields.
+_FORMULA_PART = re.compile(f"(;[{_BLANK}]*)(?=[{_FORMULA_CHARS}])")
 # Text openpyxl (and Excel) would store as an error value rather than as text.
 _ERROR_LITERALS = frozenset(
     {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"}
@@ -52,12 +62,10 @@ _ILLEGAL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 EXCEL_MAX_ROWS = 1_048_576
 EXCEL_MAX_COLUMNS = 16_384
-EXCEL_MAX_TEXT = 32_767
+EXCEL_MAX_TEXT = kit.MAX_TEXT
 _SHEET_MAX = 31
 _SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
 _SUMMARY_SUFFIX = " summary"
-_MAX_WIDTH = 60
-_MIN_WIDTH = 6
 
 # Key under which to_parquet stores typed attrs and list columns in the file's metadata.
 _PARQUET_KEY = b"mdframes"
@@ -70,77 +78,37 @@ def neutralise(text: str) -> str:
     """Make one text cell safe to open in a spreadsheet.
 
     Drops control characters XML cannot carry and prefixes ``'`` when the text would
-    otherwise be read as a formula or an error value.
+    otherwise be read as a formula or an error value, also where a ``;`` splits it into
+    another cell.
 
     Examples
     --------
     >>> neutralise("=HYPERLINK(\\"http://x\\")")
     '\\'=HYPERLINK("http://x")'
-    >>> neutralise("Buy")
-    'Buy'
+    >>> neutralise("\\u00a0=1+1"), neutralise("a;=1+1"), neutralise("Buy; Sell")
+    ("'\\xa0=1+1", "a;'=1+1", 'Buy; Sell')
     """
-    text = _ILLEGAL_CHARS.sub("", text)
-    if text.startswith(_FORMULA_START) or text in _ERROR_LITERALS:
+    text = _FORMULA_PART.sub(r"\1'", _ILLEGAL_CHARS.sub("", text))
+    if text.startswith(("\t", "\r")) or _FORMULA_HEAD.match(text) or text in _ERROR_LITERALS:
         return "'" + text
     return text
 
 
-def _naive_utc(value: dt.datetime) -> dt.datetime:
-    if value.tzinfo is not None:
-        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return value
+def _as_is(text: str) -> str:
+    return text
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, (dt.datetime, dt.date)):
-        return value.isoformat()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (set, frozenset, tuple, np.ndarray)):
-        return list(value)
-    return str(value)
-
-
-def _compact_json(value: Any) -> str:
-    return json.dumps(value, default=_json_default, ensure_ascii=False, separators=(",", ":"))
-
-
-def _is_list_like(value: Any) -> bool:
-    return isinstance(value, (list, tuple, set, frozenset, np.ndarray, pd.Series, pd.Index))
-
-
-def _is_missing(value: Any) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, (float, np.floating)) and math.isnan(value)
-
-
-def _item_text(value: Any) -> str:
-    """One element of a list cell, as text (before neutralising)."""
-    if _is_missing(value):
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (Mapping, list, tuple, np.ndarray)):
-        return _compact_json(value)
-    if isinstance(value, dt.datetime):
-        return _naive_utc(value).isoformat()
-    if isinstance(value, np.generic):
-        return str(value.item())
-    return str(value)
-
-
-def _number(value: float) -> float | str | None:
+def _number(value: float, text: Callable[[str], str] = neutralise) -> float | str | None:
     if math.isnan(value):
         return None
     if math.isinf(value):  # no spreadsheet number holds infinity: keep it readable as text
-        return neutralise("inf" if value > 0 else "-inf")
+        return text("inf" if value > 0 else "-inf")
     return value
 
 
-def spreadsheet_cell(value: Any) -> Any:
+def spreadsheet_cell(value: Any, *, safe: bool = True) -> Any:
     """One value as a spreadsheet can hold it: ``None``, ``bool``, ``int``, ``float``,
-    naive ``datetime``/``date``/``time``, or neutralised ``str``.
+    naive ``datetime``/``date``/``time``, or ``str`` (neutralised unless ``safe=False``).
 
     Examples
     --------
@@ -149,31 +117,32 @@ def spreadsheet_cell(value: Any) -> Any:
     >>> spreadsheet_cell(-0.4)
     -0.4
     """
-    if _is_list_like(value):
+    text = neutralise if safe else _as_is
+    if kit.is_list_like(value):
         # Each item is neutralised (a ';'-splitting CSV reader must not meet "=..." either),
         # then the joined text, whose first item might be a bare number such as -1.
-        return neutralise("; ".join(neutralise(_item_text(v)) for v in value))
-    if _is_missing(value):
+        return text("; ".join(text(kit.item_text(v)) for v in value))
+    if kit.is_missing(value):
         return None
     if isinstance(value, str):
-        return neutralise(value)
+        return text(value)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating, Decimal)):
-        return _number(float(value))
+        return _number(float(value), text)
     if isinstance(value, pd.Timestamp):
-        return _naive_utc(value.floor("us").to_pydatetime())
+        return kit.naive_utc(value.floor("us").to_pydatetime())
     if isinstance(value, dt.datetime):
-        return _naive_utc(value)
+        return kit.naive_utc(value)
     if isinstance(value, (dt.date, dt.time)):
         return value
     if isinstance(value, Mapping):
-        return neutralise(_compact_json(value))
+        return text(kit.compact_json(value))
     if isinstance(value, bytes):
-        return neutralise(value.decode("utf-8", errors="replace"))
-    return neutralise(str(value))
+        return text(value.decode("utf-8", errors="replace"))
+    return text(str(value))
 
 
 def _datetime_column(s: pd.Series) -> list[Any]:
@@ -188,26 +157,37 @@ def _datetime_column(s: pd.Series) -> list[Any]:
     return [v.to_pydatetime() if ok else None for v, ok in zip(s, present, strict=True)]
 
 
-def _safe_column(s: pd.Series) -> list[Any]:
+def _safe_column(s: pd.Series, safe: bool = True) -> list[Any]:
     if isinstance(s.dtype, pd.CategoricalDtype):
         # Map the (few) categories once instead of every cell.
-        safe_categories = [spreadsheet_cell(c) for c in s.cat.categories]
+        safe_categories = [spreadsheet_cell(c, safe=safe) for c in s.cat.categories]
         return [None if code < 0 else safe_categories[code] for code in s.cat.codes]
     if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
         return _datetime_column(s)
     if pd.api.types.is_float_dtype(s.dtype):
-        return [None if pd.isna(v) else _number(float(v)) for v in s.astype(object)]
+        text = neutralise if safe else _as_is
+        return [None if pd.isna(v) else _number(float(v), text) for v in s.astype(object)]
     if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
         present = s.notna().to_numpy()
         values = s.astype(object).tolist()
         return [v if ok else None for v, ok in zip(values, present, strict=True)]
-    return [spreadsheet_cell(v) for v in s.astype(object)]
+    return [spreadsheet_cell(v, safe=safe) for v in s.astype(object)]
 
 
-def _header_text(column: Any) -> str:
+def _converted_to_utc(s: pd.Series) -> bool:
+    """Whether the column holds aware times, which the export writes as naive UTC."""
+    if isinstance(s.dtype, pd.DatetimeTZDtype):
+        return True
+    if s.dtype != object:
+        return False
+    return any(isinstance(v, dt.datetime) and v.tzinfo is not None for v in s)
+
+
+def _header_text(column: Any, utc: bool = False, safe: bool = True) -> str:
     if isinstance(column, tuple):  # MultiIndex columns
         column = " / ".join(str(part) for part in column)
-    return neutralise(str(column))
+    text = f"{column} (UTC)" if utc else str(column)
+    return neutralise(text) if safe else text
 
 
 def _with_named_index(df: pd.DataFrame) -> pd.DataFrame:
@@ -217,12 +197,14 @@ def _with_named_index(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def spreadsheet_frame(df: pd.DataFrame) -> pd.DataFrame:
+def spreadsheet_frame(df: pd.DataFrame, *, safe: bool = True) -> pd.DataFrame:
     """A copy of ``df`` that any spreadsheet program opens safely (the rules in the module
     docstring), as object columns of plain Python values, with a fresh ``RangeIndex``.
 
     This is the single sanitiser behind :func:`to_excel` and :func:`to_csv`. A positional
-    index is dropped; named index levels become ordinary leading columns.
+    index is dropped; named index levels become ordinary leading columns. Headers of
+    columns converted to naive UTC end in `` (UTC)``. ``safe=False`` leaves text as it is
+    (no formula neutralising); everything else still applies.
 
     Examples
     --------
@@ -233,9 +215,13 @@ def spreadsheet_frame(df: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
     source = _with_named_index(df)
-    columns = [_header_text(c) for c in source.columns]
+    columns = [
+        _header_text(c, _converted_to_utc(source.iloc[:, i]), safe)
+        for i, c in enumerate(source.columns)
+    ]
     data = {
-        i: pd.Series(_safe_column(source.iloc[:, i]), dtype=object) for i in range(source.shape[1])
+        i: pd.Series(_safe_column(source.iloc[:, i], safe), dtype=object)
+        for i in range(source.shape[1])
     }
     out = pd.DataFrame(data, index=pd.RangeIndex(len(source)))
     out.columns = pd.Index(columns, dtype=object)
@@ -255,20 +241,22 @@ def _openpyxl() -> Any:
 
 def _fit_sheet_name(text: str, limit: int = _SHEET_MAX) -> str:
     # Excel forbids []:*?/\ , a leading or trailing apostrophe, empty names and "History".
-    name = _ILLEGAL_CHARS.sub("", _SHEET_FORBIDDEN.sub("_", text))
-    name = name[:limit].strip().strip("'").strip()
+    name = _ILLEGAL_CHARS.sub("", _SHEET_FORBIDDEN.sub("_", text)).strip().strip("'").strip()
+    name = kit.abbreviate(name, limit).strip().strip("'").strip()
     if not name:
         return "Sheet"
     return name + "_" if name.casefold() == "history" else name
 
 
 def sheet_names(names: Iterable[Any]) -> list[str]:
-    """Excel-valid, case-insensitively unique sheet names, in order.
+    """Excel-valid, case-insensitively unique sheet names, in order. A name longer than
+    Excel's 31 characters is shortened by whole words, with conventional short forms
+    (``government`` -> ``govt``); a word is cut only when it alone is too long.
 
     Examples
     --------
-    >>> sheet_names(["a/b", "A_B", "x" * 40])
-    ['a_b', 'A_B (2)', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx']
+    >>> sheet_names(["a/b", "A_B", "screener/government-contracts summary"])
+    ['a_b', 'A_B (2)', 'screener_govt-contracts summary']
     """
     used: set[str] = set()
     out: list[str] = []
@@ -282,64 +270,6 @@ def sheet_names(names: Iterable[Any]) -> list[str]:
         used.add(name.casefold())
         out.append(name)
     return out
-
-
-def _summary_frame(summary: Mapping[Any, Any]) -> pd.DataFrame:
-    return pd.DataFrame(
-        {"key": [str(k) for k in summary], "value": pd.Series(list(summary.values()), dtype=object)}
-    )
-
-
-def _display_width(value: Any) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, dt.datetime):
-        return 19
-    if isinstance(value, dt.date):
-        return 10
-    if isinstance(value, str):
-        return max((len(line) for line in value.splitlines()), default=0)
-    return len(str(value))
-
-
-def _column_widths(frame: pd.DataFrame) -> list[float]:
-    widths = []
-    for i, header in enumerate(frame.columns):
-        longest = max([len(header), *map(_display_width, frame.iloc[:, i])])
-        widths.append(float(min(max(longest + 2, _MIN_WIDTH), _MAX_WIDTH)))
-    return widths
-
-
-def _truncate_text(frame: pd.DataFrame) -> pd.DataFrame:
-    # Excel refuses cells longer than 32,767 characters; the rare long text is cut.
-    def cut(v: Any) -> Any:
-        return v[:EXCEL_MAX_TEXT] if isinstance(v, str) and len(v) > EXCEL_MAX_TEXT else v
-
-    return frame.map(cut) if frame.size else frame
-
-
-def _write_sheet(wb: Any, title: str, frame: pd.DataFrame) -> None:
-    from openpyxl.cell import WriteOnlyCell
-    from openpyxl.styles import Font
-    from openpyxl.utils import get_column_letter
-
-    n_rows, n_cols = frame.shape
-    ws = wb.create_sheet(title)
-    # Write-only sheets need their layout before the first row is streamed.
-    ws.freeze_panes = "A2"
-    for i, width in enumerate(_column_widths(frame), start=1):
-        ws.column_dimensions[get_column_letter(i)].width = width
-    if n_cols:
-        ws.auto_filter.ref = f"A1:{get_column_letter(n_cols)}{n_rows + 1}"
-    bold = Font(bold=True)
-    header = []
-    for name in frame.columns:
-        cell = WriteOnlyCell(ws, value=name)
-        cell.font = bold
-        header.append(cell)
-    ws.append(header)
-    for row in _truncate_text(frame).itertuples(index=False, name=None):
-        ws.append(row)
 
 
 def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path) -> Path:
@@ -395,11 +325,11 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
             # Keep room for the suffix so "<name> summary" stays recognisable.
             short = _fit_sheet_name(name, _SHEET_MAX - len(_SUMMARY_SUFFIX))
             labels.append(short + _SUMMARY_SUFFIX)
-            sheets.append(spreadsheet_frame(_summary_frame(summary)))
+            sheets.append(spreadsheet_frame(kit.summary_frame(summary)))
 
     wb = openpyxl.Workbook(write_only=True)
     for title, frame in zip(sheet_names(labels), sheets, strict=True):
-        _write_sheet(wb, title, frame)
+        kit.write_sheet(wb, title, frame)
     out = Path(path)
     wb.save(out)
     return out
@@ -408,102 +338,38 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
 # --- CSV --------------------------------------------------------------------------------------
 
 
-def to_csv(df: pd.DataFrame, path: str | Path) -> Path:
+def to_csv(df: pd.DataFrame, path: str | Path, *, safe: bool = True) -> Path:
     """Write ``df`` to a UTF-8 CSV file (RFC 4180: comma, CRLF, minimal quoting) that
     spreadsheet programs open safely.
 
     Same cell rules as :func:`to_excel` (formula neutralising, ``"; "``-joined lists,
-    naive UTC times, NA as an empty field); no index column; date columns as
-    ``YYYY-MM-DD``, timestamps as ``YYYY-MM-DD HH:MM:SS``.
+    naive UTC times marked `` (UTC)`` in the header, NA as an empty field); no index
+    column; date columns as ``YYYY-MM-DD``, timestamps as ``YYYY-MM-DD HH:MM:SS``.
+
+    Parameters
+    ----------
+    df : DataFrame
+    path : str or Path
+    safe : bool
+        ``True`` (default): text that a spreadsheet would run as a formula gets a leading
+        ``'``. ``False``: text is written exactly as it is (``-3% on the day`` stays so), for
+        files read by programs, or data you know holds no formulas.
 
     Examples
     --------
-    >>> md.to_csv(df, "sentiment.csv")   # doctest: +SKIP
+    >>> md.to_csv(df, "sentiment.csv")               # doctest: +SKIP
     PosixPath('sentiment.csv')
+    >>> md.to_csv(df, "for-pandas.csv", safe=False)  # doctest: +SKIP
+    PosixPath('for-pandas.csv')
     """
     out = Path(path)
     # CRLF rows (RFC 4180) also make the writer quote any field holding a bare CR or LF.
-    spreadsheet_frame(df).to_csv(out, index=False, encoding="utf-8", lineterminator="\r\n")
+    frame = spreadsheet_frame(df, safe=safe)
+    frame.to_csv(out, index=False, encoding="utf-8", lineterminator="\r\n")
     return out
 
 
 # --- Parquet ----------------------------------------------------------------------------------
-
-
-def _pyarrow() -> tuple[Any, Any]:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise ImportError('Parquet export needs pyarrow: pip install "mdframes[parquet]"') from exc
-    return pa, pq
-
-
-class _Unstorable(Exception):
-    pass
-
-
-def _encode(value: Any, *, tagged: bool) -> Any:
-    """attrs value -> JSON data. ``tagged`` keeps times recognisable (``{"$timestamp": ...}``)
-    so :func:`read_parquet` can restore them; untagged, they are ISO text."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, pd.Timestamp) and value is not pd.NaT:
-        return {"$timestamp": value.isoformat()} if tagged else value.isoformat()
-    if isinstance(value, (dt.datetime, dt.date)):
-        stamp = pd.Timestamp(value)
-        return {"$timestamp": stamp.isoformat()} if tagged else stamp.isoformat()
-    if isinstance(value, Mapping):
-        if not all(isinstance(k, str) for k in value):
-            raise _Unstorable
-        return {k: _encode(v, tagged=tagged) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_encode(v, tagged=tagged) for v in value]
-    raise _Unstorable
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"$timestamp"}:
-            return pd.Timestamp(value["$timestamp"])
-        return {k: _decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
-
-
-def _storable_attrs(attrs: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    plain: dict[str, Any] = {}
-    tagged: dict[str, Any] = {}
-    dropped = []
-    for key, value in attrs.items():
-        try:
-            if not isinstance(key, str):
-                raise _Unstorable
-            plain[key] = _encode(value, tagged=False)
-            tagged[key] = _encode(value, tagged=True)
-        except _Unstorable:
-            dropped.append(str(key))
-    if dropped:
-        warnings.warn(
-            f"attrs {', '.join(dropped)} cannot be stored as JSON; left out of the Parquet file",
-            UserWarning,
-            stacklevel=3,
-        )
-    return plain, tagged
-
-
-def _list_columns(df: pd.DataFrame) -> list[str]:
-    found = []
-    for name in df.columns:
-        col = df[name]
-        if col.dtype == object:
-            present = col.dropna()
-            if len(present) and present.map(lambda v: isinstance(v, list)).all():
-                found.append(str(name))
-    return found
 
 
 def to_parquet(df: pd.DataFrame, path: str | Path) -> Path:
@@ -522,16 +388,16 @@ def to_parquet(df: pd.DataFrame, path: str | Path) -> Path:
     >>> md.to_parquet(df, "forecast.parquet")   # doctest: +SKIP
     PosixPath('forecast.parquet')
     """
-    pa, pq = _pyarrow()
+    pa, pq = kit.pyarrow()
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
-    plain, tagged = _storable_attrs(df.attrs)
+    plain, tagged = kit.storable_attrs(df.attrs)
     frame = df.copy(deep=False)
     # pyarrow writes attrs into the pandas metadata itself; give it the JSON-able form.
     frame.attrs.clear()
     frame.attrs.update(plain)
     table = pa.Table.from_pandas(frame)
-    extra = {"attrs": tagged, "list_columns": _list_columns(df)}
+    extra = {"attrs": tagged, "list_columns": kit.list_columns(df)}
     metadata = {**(table.schema.metadata or {}), _PARQUET_KEY: json.dumps(extra).encode()}
     out = Path(path)
     pq.write_table(table.replace_schema_metadata(metadata), out)
@@ -548,7 +414,7 @@ def read_parquet(path: str | Path) -> pd.DataFrame:
     >>> df.attrs["last_updated"]                           # doctest: +SKIP
     Timestamp('2026-09-03 12:00:00+0000', tz='UTC')
     """
-    _, pq = _pyarrow()
+    _, pq = kit.pyarrow()
     df = pd.read_parquet(path)
     raw = (pq.read_schema(path).metadata or {}).get(_PARQUET_KEY)
     if raw is None:  # not written by mdframes: nothing more to restore
@@ -561,5 +427,5 @@ def read_parquet(path: str | Path) -> pd.DataFrame:
                 index=df.index,
                 dtype=object,
             )
-    df.attrs = _decode(extra.get("attrs", {}))
+    df.attrs = kit.decode(extra.get("attrs", {}))
     return df

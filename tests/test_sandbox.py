@@ -7,23 +7,37 @@ import datetime as dt
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
 import requests
 
+import mdframes as md
 from mdframes.registry import (
     APP_RATINGS_HISTORY_START,
     CONGRESS_BRACKETS,
+    DATE_RANGE,
     INSIDER_TYPES,
     MARKETS,
     REGISTRY,
+    SCREEN,
     SCREENER_DATASETS,
     Dataset,
+    Field,
 )
-from mdframes.sandbox import Sandbox, running
-from mdframes.sandbox.routes import UNSERVED
+from mdframes.sandbox import (
+    DEFAULT_TODAY,
+    KNOWN_SYMBOLS,
+    MISSING_SYMBOLS,
+    REVISION_RULES,
+    Sandbox,
+    listing_changes,
+    running,
+    universe_symbols,
+)
+from mdframes.sandbox.world import QUIRKS
 
 KEY = "sandbox-key"
 BEARER = {"Authorization": f"Bearer {KEY}"}
@@ -34,7 +48,7 @@ BRACKETS = set(CONGRESS_BRACKETS)
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Sandbox]:
-    with Sandbox(today=TODAY, record_counts={"BIGCO": 1234}) as s:
+    with Sandbox(today=TODAY, record_counts={"BIGCO": 1234}, extra_symbols=("7203.T", "a")) as s:
         yield s
 
 
@@ -61,7 +75,8 @@ def data(server: Sandbox, http: requests.Session, path: str, **params: object) -
     r = get(server, http, path, **params)
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["success"] is True and body["meta"]["timestamp"].startswith(TODAY.isoformat())
+    assert body["success"] is True
+    assert body["meta"]["timestamp"].startswith(server.today.isoformat())
     return body["data"]
 
 
@@ -86,8 +101,9 @@ def _valid_query(ds: Dataset) -> dict[str, str]:
     return {"region": "US"} if ds.needs_market_or_region else {}
 
 
-def test_every_registry_endpoint_is_served() -> None:
-    assert UNSERVED == ()
+def test_every_registry_endpoint_has_a_hand_written_generator(server: Sandbox) -> None:
+    assert {r.dataset.path for r in server.routes} == {d.path for d in REGISTRY.values()}
+    assert [r.dataset.name for r in server.routes if r.declared] == []
 
 
 @pytest.mark.parametrize("ds", ENDPOINTS.values(), ids=lambda d: d.path)
@@ -128,6 +144,75 @@ def test_valid_request_has_the_documented_shape(
     if ds.scope in ("screener", "recent"):
         assert isinstance(payload["summary"], dict) and payload["summary"]
         assert len(records) == 100  # the default page
+
+
+WIDGETS = Dataset(
+    name="widgets",
+    path="/v2/widgets/{symbol}",
+    params=DATE_RANGE,
+    records="widgets",
+    header=(Field("symbol", nullable=False), Field("name"), Field("cik", "cik")),
+    fields=(
+        Field("date", "date"),
+        Field("widgetId"),
+        Field("colour", "cat", ("red", "blue")),
+        Field("size", "int", ge=1, le=9),
+        Field("weight", "float", ge=0, le=2.5),
+        Field("tags", "list"),
+        Field("seenAt", "ts"),
+        Field("active", "bool"),
+    ),
+    filter_field="date",
+)
+
+
+def test_a_registry_entry_added_at_run_time_is_served(
+    monkeypatch: pytest.MonkeyPatch, http: requests.Session
+) -> None:
+    before = Sandbox(today=TODAY)  # routes are taken from the registry at construction
+    monkeypatch.setitem(REGISTRY, "widgets", WIDGETS)
+    screener = Dataset(
+        name="screener/widgets",
+        path="/v2/screener/widgets",
+        scope="screener",
+        params=SCREEN,
+        records="data",
+        fields=(Field("symbol"), Field("date", "date"), Field("score", "float", ge=-1, le=1)),
+    )
+    monkeypatch.setitem(REGISTRY, "screener/widgets", screener)
+    with Sandbox(today=TODAY) as s, before:
+        assert get(before, http, "/v2/widgets/AAPL").status_code == 404
+        assert {"widgets", "screener/widgets"} == {r.dataset.name for r in s.routes if r.declared}
+        payload = data(s, http, "/v2/widgets/AAPL", startDate="2025-01-01", endDate="2025-12-31")
+        assert payload["symbol"] == "AAPL" and payload["cik"] == "0000320193"
+        rows = payload["widgets"]
+        assert len(rows) > 5 and len({r["widgetId"] for r in rows}) == len(rows)
+        assert [r["date"] for r in rows] == sorted((r["date"] for r in rows), reverse=True)
+        for row in rows:
+            assert "2025-01-01" <= row["date"] <= "2025-12-31"
+            assert row["colour"] in ("red", "blue") and 1 <= row["size"] <= 9
+            assert 0 <= row["weight"] <= 2.5 and isinstance(row["tags"], list)
+            assert re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:00Z$", row["seenAt"])
+            assert isinstance(row["active"], bool)
+        everything = data(s, http, "/v2/widgets/AAPL")["widgets"]
+        assert everything[0]["date"] <= TODAY.isoformat()
+        assert data(s, http, "/v2/widgets/AAPL", limit=3)["widgets"] == everything[:3]
+        assert get(s, http, "/v2/widgets/AAPL", limit=0).status_code == 400
+        page = data(s, http, "/v2/screener/widgets", region="UK")
+        assert len(page["data"]) == 100 and page["summary"]["totalTickers"] == 100
+        assert all(-1 <= r["score"] <= 1 and r["date"] == TODAY.isoformat() for r in page["data"])
+    with Sandbox(today=TODAY, record_counts={"AAPL": 37}) as sized:
+        assert len(data(sized, http, "/v2/widgets/AAPL")["widgets"]) == 37
+
+
+def test_one_status_table_for_reasons_codes_and_v1_labels(fresh: Sandbox) -> None:
+    r = requests.post(fresh.url + "/v2/markets", headers=BEARER, timeout=10)
+    assert (r.status_code, r.reason, r.headers["Allow"]) == (405, "Method Not Allowed", "GET")
+    assert r.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    r = requests.post(fresh.url + "/v1/available/markets", params={"token": KEY}, timeout=10)
+    assert r.json()["error"] == "Method Not Allowed"
+    r = requests.get(fresh.url + "/v2/markets", timeout=10)
+    assert r.reason == "Unauthorized" and r.json()["error"]["code"] == "UNAUTHORIZED"
 
 
 def _bad_queries(ds: Dataset) -> list[dict[str, str]]:
@@ -510,8 +595,9 @@ def test_put_call_totals_and_trading_days(server: Sandbox, http: requests.Sessio
     rows = data(server, http, "/v2/put-call-ratio/TSLA")["data"]
     assert len(rows) > 500
     for row in rows:
-        assert row["totalVolume"] == row["callVolume"] + row["putVolume"]
-        assert row["ratio"] >= 0 and abs(row["ratio"] - row["putVolume"] / row["callVolume"]) < 1e-3
+        assert row["totalVolume"] == row["callVolume"] + row["putVolume"]  # quirks off
+        assert row["ratio"] == round(row["ratio"], 2) > 0
+        assert abs(row["ratio"] - row["putVolume"] / row["callVolume"]) < 0.01
         assert dt.date.fromisoformat(row["date"]).weekday() < 5
     assert [r["date"] for r in rows] == sorted((r["date"] for r in rows), reverse=True)
 
@@ -713,6 +799,9 @@ def test_news_professionalnet_forum(server: Sandbox, http: requests.Session) -> 
         server, http, "/v2/forum-mentions/AAPL", startDate="2026-11-19", endDate="2026-11-19"
     )["data"]
     assert len(forum) == 4 and all(re.match(r"^2026-11-19T\d{2}:00:00Z$", r["date"]) for r in forum)
+    assert all(set(r) == {"date", "subreddit", "mentions"} for r in forum)
+    assert all(isinstance(r["mentions"], int) for r in forum)
+    assert set(net[0]) == {"date", "employeeCount", "followerCount", "jobCount"}
 
 
 def test_discovery(server: Sandbox, http: requests.Session) -> None:
@@ -809,9 +898,21 @@ def test_running_yields_a_client_pointed_at_the_sandbox() -> None:
     assert client.sandbox.count() == 1
 
 
-def test_import_does_not_pull_in_pandas() -> None:
-    code = "import sys, mdframes.sandbox; assert 'pandas' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+def test_sandbox_is_independent_of_the_frame_code() -> None:
+    # An oracle must not share the code it checks: the sandbox reads the registry (paths,
+    # parameters) but none of the pipeline, and no pandas.
+    import ast
+    from pathlib import Path
+
+    import mdframes.sandbox as package
+
+    pipeline = {"fetch", "records", "frame", "schemas", "pipeline", "loaders", "kinds", "v1"}
+    for path in Path(package.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2 and node.module:
+                assert node.module.split(".")[0] not in pipeline, (path.name, node.module)
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            assert not {n.split(".")[0] for n in names} & {"pandas", "numpy"}, path.name
 
 
 def test_stop_closes_idle_keep_alive_connections() -> None:
@@ -835,3 +936,393 @@ def test_request_log_is_bounded() -> None:
             http.get(s.url + path, headers=BEARER, timeout=10)
         assert [r.path for r in s.requests] == ["/v2/tickers", "/v2/markets", "/v2/regions"]
         assert s.requests[0].query == {"limit": "1"}
+
+
+# --- live-service facts (fidelity issue) -------------------------------------------------------
+
+
+def test_put_call_volumes_as_the_live_service_derives_them(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, quirks=["volume_off_by_one"]) as s:
+        rows = data(s, http, "/v2/put-call-ratio/TSLA")["data"]
+        screener = data(s, http, "/v2/screener/put-call-ratio", limit=500)["data"]
+    gaps = [r["totalVolume"] - r["callVolume"] - r["putVolume"] for r in rows + screener]
+    assert set(gaps) == {0, 1}  # both occur
+    for row in rows:
+        hundredths = round(row["ratio"] * 100)
+        total = row["totalVolume"]
+        # Calls and puts come from the total and the two-decimal ratio, truncated separately.
+        assert row["callVolume"] == total * 100 // (100 + hundredths)
+        assert row["putVolume"] == total * hundredths // (100 + hundredths)
+
+
+def test_the_published_put_call_rows_follow_the_same_arithmetic() -> None:
+    for total, hundredths, calls, puts in [
+        (931034, 50, 620689, 310344),
+        (1070205, 142, 442233, 627971),
+    ]:
+        assert total * 100 // (100 + hundredths) == calls
+        assert total * hundredths // (100 + hundredths) == puts
+
+
+def test_quirks_are_off_by_default_and_switch_on_one_by_one(http: requests.Session) -> None:
+    symbols = ("AAPL", "MSFT", "NVDA", "TSLA", "AMZN", "META", "GOOGL")
+    with Sandbox(today=TODAY) as plain, Sandbox(today=TODAY, quirks=True) as live:
+        assert live.quirks == set(QUIRKS) and plain.quirks == frozenset()
+        nulls = unknown = titled = 0
+        for symbol in symbols:
+            a = data(plain, http, f"/v2/insider-trading/{symbol}")["transactions"]
+            b = data(live, http, f"/v2/insider-trading/{symbol}")["transactions"]
+            assert len(a) == len(b)
+            assert all(r["filingDate"] and r["transactionType"] in INSIDER_TYPES for r in a)
+            assert all("securityTitle" not in r for r in a)
+            nulls += sum(r["filingDate"] is None for r in b)
+            unknown += sum(r["transactionType"] not in INSIDER_TYPES for r in b)
+            titled += sum(r["securityTitle"] == "Common Stock" for r in b)
+            for x, y in zip(a, b, strict=True):  # nothing else changes
+                assert {
+                    k: v
+                    for k, v in y.items()
+                    if k not in ("filingDate", "transactionType", "securityTitle")
+                } == {k: v for k, v in x.items() if k not in ("filingDate", "transactionType")}
+        assert (
+            nulls
+            and unknown
+            and titled
+            == sum(
+                len(data(live, http, f"/v2/insider-trading/{s}")["transactions"]) for s in symbols
+            )
+        )
+        awards = [
+            c
+            for symbol in symbols
+            for c in data(live, http, f"/v2/government-contracts/{symbol}")["contracts"]
+        ]
+        assert any(c["awardType"] for c in awards) and any(not c["awardType"] for c in awards)
+        assert all(bool(c["awardType"]) == bool(c["contractAwardType"]) for c in awards)
+        # Switched at run time, one at a time.
+        plain.quirks = ["award_type"]
+        assert plain.quirks == {"award_type"}
+        switched = [
+            c
+            for symbol in symbols
+            for c in data(plain, http, f"/v2/government-contracts/{symbol}")["contracts"]
+        ]
+        assert switched == awards
+        insider = data(plain, http, "/v2/insider-trading/AAPL")["transactions"]
+        assert all(r["filingDate"] and "securityTitle" not in r for r in insider)
+    with pytest.raises(ValueError, match="unknown quirks"):
+        Sandbox(quirks=["typo"])
+
+
+def test_bare_lists(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, bare_lists=True) as s:
+        markets = data(s, http, "/v2/markets")
+        assert [(m["name"], m["region"]) for m in markets] == list(MARKETS)
+        page = data(s, http, "/v2/screener/sentiment", region="US", limit=5)
+        recent = data(s, http, "/v2/recent/news", limit=5)
+        assert isinstance(page, list) and len(page) == 5 and isinstance(recent, list)
+        assert isinstance(data(s, http, "/v2/tickers", limit=2), dict)  # not among the defaults
+        assert isinstance(data(s, http, "/v2/sentiment/AAPL", limit=2), dict)
+        s.bare_lists = ["recent"]
+        assert isinstance(data(s, http, "/v2/recent/news", limit=5), list)
+        assert isinstance(data(s, http, "/v2/markets"), dict)
+    with pytest.raises(ValueError, match="one record list"):
+        Sandbox(bare_lists=["sentiment"])
+
+
+# --- the first hour (issue 12) -------------------------------------------------------------------
+
+
+def test_symbols_outside_the_universe_are_404(server: Sandbox, http: requests.Session) -> None:
+    served = server.symbols()
+    listed = universe_symbols(TODAY)
+    assert set(KNOWN_SYMBOLS) <= set(listed) <= served
+    assert {"BIGCO", "7203.T", "a"} <= served  # named in options
+    assert not set(MISSING_SYMBOLS) & served
+    assert "QQQQQ" not in served and "aapl" not in served
+    for path in ("/v2/sentiment/QQQQQ", "/v2/predictions/daily/aapl", "/v2/congress/house/IBMX"):
+        r = get(server, http, path)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "NOT_FOUND", path
+    r = get(server, http, "/v1/sentiments/NASDAQ/QQQQQ")
+    assert r.status_code == 404 and r.json()["error"] == "Not Found"
+    some = [s for s in listed if s not in KNOWN_SYMBOLS][::4000]
+    for symbol in some:  # synthetic members are served like the famous ones
+        assert data(server, http, "/v2/sentiment/" + quote(symbol, safe=""), limit=1)["data"]
+    tickers = {t["symbol"] for t in data(server, http, "/v2/tickers", limit=100000)["tickers"]}
+    assert tickers == set(listed)
+
+
+def test_missing_symbols_stay_unknown_when_named_in_options(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, record_counts={"NOTFOUND": 3}, extra_symbols=["FAKE"]) as s:
+        assert get(s, http, "/v2/sentiment/NOTFOUND").status_code == 404
+        assert get(s, http, "/v2/sentiment/FAKE").status_code == 404
+        s.missing_symbols = set()
+        assert len(data(s, http, "/v2/sentiment/NOTFOUND")["data"]) == 3
+
+
+def test_running_sets_and_restores_the_default_client() -> None:
+    before = md.Client(api_key="outer-key", base_url="https://api.example.com", cache=False)
+    md.set_default_client(before)
+    try:
+        with running(today=TODAY) as client:
+            assert md.get_default_client() is client
+            assert len(md.load_sentiment("AAPL", start="2026-11-01")) == 20  # no client=
+        assert md.get_default_client() is before
+    finally:
+        md.set_default_client(None)
+
+
+def test_start_gives_one_client_for_the_process() -> None:
+    try:
+        client = md.sandbox.start(today=TODAY)
+        assert md.get_default_client() is client and client.sandbox.today == TODAY
+        md.set_default_client(None)
+        assert md.sandbox.start(today=TODAY) is client  # the same, and the default again
+        assert md.get_default_client() is client
+        assert len(md.load_sentiment("MSFT", start="2026-11-10")) == 11
+        with pytest.raises(ValueError, match="already running"):
+            md.sandbox.start(today="2026-01-02")
+        server = client.sandbox
+    finally:
+        md.sandbox.stop()
+    assert md.get_default_client() is not client
+    with pytest.raises(requests.ConnectionError):
+        requests.get(server.url + "/v2/markets", headers=BEARER, timeout=5)
+    again = md.sandbox.start(today="2026-01-02")
+    try:
+        assert again is not client and again.sandbox.today == dt.date(2026, 1, 2)
+    finally:
+        md.sandbox.stop()
+
+
+def test_start_stops_the_server_when_the_process_exits() -> None:
+    code = (
+        "import mdframes as md, requests\n"
+        "client = md.sandbox.start()\n"
+        "assert requests.get(client.base_url + '/v2/markets', timeout=5,"
+        " headers={'X-API-Key': 'sandbox-key'}).status_code == 200\n"
+        "print(client.base_url)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=True, timeout=120, capture_output=True, text=True
+    )
+    url = done.stdout.strip().splitlines()[-1]
+    assert url.startswith("http://127.0.0.1:")
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url + "/v2/markets", timeout=5)
+
+
+# --- the moving world (CONTRACT 7, lake issue) ---------------------------------------------------
+
+FIVE = ("AAPL", "MSFT", "NVDA", "TSLA", "AMZN")
+
+
+def test_the_clock_is_settable_and_moves(http: requests.Session) -> None:
+    assert Sandbox().today == DEFAULT_TODAY == dt.date(2026, 11, 20)
+    with Sandbox(today="2026-06-30") as s:
+        assert s.today == dt.date(2026, 6, 30)
+        body = get(s, http, "/v2/sentiment/AAPL", limit=1).json()
+        assert body["meta"]["timestamp"].startswith("2026-06-30")
+        assert body["data"]["data"][0]["date"] == "2026-06-30"
+        assert s.advance(days=2) == dt.date(2026, 7, 2) == s.today
+        assert data_at(s, http, "/v2/sentiment/AAPL", limit=1)["data"][0]["date"] == "2026-07-02"
+        assert s.set_today(dt.datetime(2026, 5, 1, 12)) == dt.date(2026, 5, 1)
+        s.today = "2026-05-03"
+        assert data_at(s, http, "/v2/sentiment/AAPL", limit=1)["data"][0]["date"] == "2026-05-03"
+        with pytest.raises(ValueError, match="not a day"):
+            s.set_today("soon")
+        # Thread-safe: no step is lost when many threads move the clock at once.
+        threads = [
+            threading.Thread(target=lambda: [s.advance() for _ in range(50)]) for _ in range(8)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert s.today == dt.date(2026, 5, 3) + dt.timedelta(days=400)
+
+
+def test_a_moved_clock_serves_what_a_new_sandbox_of_that_day_serves(
+    http: requests.Session,
+) -> None:
+    paths = ["/v2/insider-trading/AAPL", "/v2/congress/senate/MSFT", "/v2/screener/news"]
+    with Sandbox(today="2026-06-30") as moved, Sandbox(today="2026-07-15") as fresh:
+        moved.advance(days=15)
+        assert [get(moved, http, p).content for p in paths] == [
+            get(fresh, http, p).content for p in paths
+        ]
+
+
+def _by(rows: list[dict], *key: str) -> dict[tuple, dict]:
+    return {tuple(r[k] for k in key): r for r in rows}
+
+
+def test_records_appear_as_days_pass_and_old_ones_stay(http: requests.Session) -> None:
+    day = dt.date(2026, 6, 30)
+    with Sandbox(today=day) as s:
+        since = {"startDate": "2025-01-01"}  # old records leave the trailing 24 months
+        before = {
+            sym: data(s, http, f"/v2/insider-trading/{sym}", **since)["transactions"]
+            for sym in FIVE
+        }
+        lobbying = data(s, http, "/v2/lobbying/MSFT", **since)["filings"]
+        s.advance(days=30)
+        new_rows = 0
+        for sym in FIVE:
+            after = data(s, http, f"/v2/insider-trading/{sym}", **since)["transactions"]
+            assert all(r["filingDate"] <= "2026-07-30" for r in after)
+            old = _by(before[sym], "filingUrl")
+            now = _by(after, "filingUrl")
+            assert {k: v for k, v in now.items() if k in old} == old  # unchanged
+            assert set(old) <= set(now)
+            fresh = [r for k, r in now.items() if k not in old]
+            assert all(r["filingDate"] > day.isoformat() for r in fresh)  # nothing backdated
+            new_rows += len(fresh)
+        assert new_rows > 0
+        later = data(s, http, "/v2/lobbying/MSFT", **since)["filings"]
+        assert _by(later, "filingUuid").keys() >= _by(lobbying, "filingUuid").keys()
+        # Nothing exists after today.
+        assert data(s, http, "/v2/news/AAPL", startDate="2026-07-31")["articles"] == []
+        assert data(s, http, "/v2/put-call-ratio/AAPL", limit=1)["data"][0]["date"] <= "2026-07-30"
+
+
+def test_congress_trades_are_disclosed_late(http: requests.Session) -> None:
+    day = dt.date(2026, 6, 30)
+    window = {"startDate": "2026-05-01", "endDate": day.isoformat()}  # on the trade date
+    key = ("date", "politician", "transactionType")
+    late = []
+    with Sandbox(today=day) as s:
+        first = {
+            (sym, ch): data(s, http, f"/v2/congress/{ch}/{sym}", **window)["trades"]
+            for sym in FIVE
+            for ch in ("house", "senate")
+        }
+        assert all(
+            t["disclosureDate"] is None or t["disclosureDate"] <= day.isoformat()
+            for rows in first.values()
+            for t in rows
+        )
+        s.advance(days=45)
+        for (sym, ch), rows in first.items():
+            now = data(s, http, f"/v2/congress/{ch}/{sym}", **window)["trades"]
+            known = _by(rows, *key)
+            assert set(known) <= set(_by(now, *key))
+            late += [t for k, t in _by(now, *key).items() if k not in known]
+    assert late and all(t["date"] <= day.isoformat() for t in late)
+    assert all(t["disclosureDate"] > day.isoformat() for t in late if t["disclosureDate"])
+    lags = [
+        (dt.date.fromisoformat(t["disclosureDate"]) - dt.date.fromisoformat(t["date"])).days
+        for t in late
+        if t["disclosureDate"]
+    ]
+    assert lags and max(lags) <= 45
+
+
+def _record(s: Sandbox, http: requests.Session, rev: object) -> dict:
+    if rev.dataset == "government_contracts":
+        rows = data(s, http, f"/v2/government-contracts/{rev.symbol}", limit=500)["contracts"]
+        (row,) = [r for r in rows if r["awardId"] == rev.key["awardId"]]
+        return row
+    if rev.dataset == "sentiment":
+        day = rev.key["date"]
+        (row,) = data(s, http, f"/v2/sentiment/{rev.symbol}", startDate=day, endDate=day)["data"]
+        return row
+    k = rev.key
+    rows = data(
+        s, http, f"/v2/congress/{k['chamber']}/{rev.symbol}", startDate=k["date"], endDate=k["date"]
+    )["trades"]
+    (row,) = [
+        t
+        for t in rows
+        if (t["politician"], t["transactionType"], t["amountRaw"] or t["amount"])
+        == (k["politician"], k["transactionType"], k["filedAmount"])
+    ]
+    return row
+
+
+def test_records_are_revised_in_place_on_schedule(http: requests.Session) -> None:
+    symbols = FIVE + ("META", "GOOGL", "JPM", "IBM", "KO")
+    with Sandbox(today="2026-06-30") as s:
+        revisions = {
+            ds: s.revisions(ds, symbols, "2026-01-01", "2026-06-30")
+            for ds in ("government_contracts", "congress_trades", "sentiment")
+        }
+        fields = {(r.dataset, r.field) for rs in revisions.values() for r in rs}
+        assert fields == {(rule.dataset, f) for rule in REVISION_RULES for f in rule.fields}
+        picked = [revisions["government_contracts"][0], revisions["sentiment"][0]]
+        picked += [
+            next(r for r in revisions["congress_trades"] if r.field == f)
+            for f in ("amount", "owner", "disclosureDate")
+        ]
+        for rev in picked:
+            assert rev.before != rev.after
+            s.set_today(rev.on - dt.timedelta(days=1))
+            assert _record(s, http, rev)[rev.field] == rev.before, rev
+            s.set_today(rev.on)
+            assert _record(s, http, rev)[rev.field] == rev.after, rev
+        amounts = [r for r in revisions["congress_trades"] if r.field == "amount"]
+        assert all(
+            r.after in CONGRESS_BRACKETS and r.before == r.key["filedAmount"] for r in amounts
+        )
+        backfilled = [r for r in revisions["congress_trades"] if r.field != "amount"]
+        assert all(r.before is None and r.after for r in backfilled if r.field != "amountRaw")
+        s.set_today("2026-06-30")
+        today_only = s.revisions("sentiment", symbols)
+        assert all(r.on == dt.date(2026, 6, 30) for r in today_only)
+        with pytest.raises(ValueError, match="never revised"):
+            s.revisions("lobbying", "AAPL")
+
+
+def test_forecasts_roll_forward(http: requests.Session) -> None:
+    with Sandbox(today="2026-06-30") as s:
+        first = data(s, http, "/v2/predictions/daily/AAPL")
+        s.advance(days=1)
+        second = data(s, http, "/v2/predictions/daily/AAPL")
+    assert first["predictions"][0]["date"] == "2026-07-01"
+    assert second["predictions"][0]["date"] == "2026-07-02"
+    assert all(p["date"] > "2026-07-01" for p in second["predictions"])
+    assert first["lastUpdated"].startswith("2026-06-30")
+    assert second["lastUpdated"].startswith("2026-07-01")
+
+
+def test_the_ticker_list_changes_and_delisted_history_stays(http: requests.Session) -> None:
+    changes = listing_changes(dt.date(2026, 7, 1), dt.date(2026, 7, 10))
+    assert len(changes) == 2 * 8 and {c.event for c in changes} == {"listed", "delisted"}
+    gone = next(c for c in changes if c.event == "delisted")
+    new = next(c for c in changes if c.event == "listed" and c.date == gone.date)
+    eve = gone.date - dt.timedelta(days=1)
+
+    def tickers(s: Sandbox) -> set[str]:
+        rows = data(s, http, "/v2/tickers", market=gone.market, limit=100000)["tickers"]
+        return {t["symbol"] for t in rows}
+
+    def screened(s: Sandbox) -> set[str]:
+        rows = data(s, http, "/v2/screener/sentiment", market=new.market, limit=20000)["data"]
+        return {r["symbol"] for r in rows}
+
+    with Sandbox(today=eve) as s:
+        assert gone.symbol in tickers(s) and new.symbol not in tickers(s)
+        assert gone.symbol in screened(s) and new.symbol not in screened(s)
+        assert get(s, http, f"/v2/sentiment/{new.symbol}").status_code == 404
+        history = data(s, http, f"/v2/sentiment/{gone.symbol}")["data"]
+        s.set_today(gone.date + dt.timedelta(days=20))
+        assert gone.symbol not in tickers(s) and new.symbol in tickers(s)
+        assert gone.symbol not in screened(s) and new.symbol in screened(s)
+        kept = data(s, http, f"/v2/sentiment/{gone.symbol}")["data"]
+        assert kept[0]["date"] == eve.isoformat()  # nothing after the delisting
+        assert {r["date"] for r in kept} >= {r["date"] for r in history[:300]}
+        assert get(s, http, f"/v2/predictions/daily/{gone.symbol}").status_code == 404
+        fresh = data(s, http, f"/v2/sentiment/{new.symbol}")["data"]
+        assert fresh[-1]["date"] == new.date.isoformat() and len(fresh) == 21
+        assert gone.symbol in s.symbols() and new.symbol in s.symbols()
+    assert new.symbol in universe_symbols(gone.date) and gone.symbol not in universe_symbols(
+        gone.date
+    )
+
+
+def test_sized_fixtures_do_not_move_with_the_clock(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, record_counts={"BIGCO": 40}) as s:
+        before = data(s, http, "/v2/congress/house/BIGCO")["trades"]
+        s.advance(days=60)
+        assert data(s, http, "/v2/congress/house/BIGCO")["trades"] == before
+        assert len(before) == 40

@@ -1,6 +1,6 @@
 """``mdframes features SYMBOL... --start --end [--features a,b] [--lake PATH] [--out FILE]``.
 
-:func:`register` adds the command to the ``mdframes`` parser; the output follows the file
+:func:`register` is listed in :data:`mdframes.cli.COMMANDS`; the output follows the file
 suffix like the other commands (Parquet, CSV, Excel), with ``date`` and ``symbol`` as the
 first two columns.
 """
@@ -22,17 +22,20 @@ examples:
 """
 
 
-def register(sub: Any) -> None:
-    """Add the ``features`` command to the subparsers ``sub`` of the ``mdframes`` parser.
+def register(subcommands: Any) -> None:
+    """Add the ``features`` command to the ``mdframes`` parser's subcommands.
 
     Examples
     --------
-    >>> parser = argparse.ArgumentParser(prog="mdframes")
-    >>> register(parser.add_subparsers(dest="command"))
-    >>> parser.parse_args(["features", "AAPL", "--start", "2026-01-01", "--end", "2026-02-01"]).end
+    >>> from mdframes.cli import build_parser
+    >>> build_parser().parse_args(["features", "AAPL", "--start", "2026-01-01",
+    ...                            "--end", "2026-02-01"]).end
     '2026-02-01'
     """
-    p = sub.add_parser(
+    from ..cli.common import add_command
+
+    p = add_command(
+        subcommands,
         "features",
         help="point-in-time feature panel: one row per date and symbol",
         description=textwrap.fill(
@@ -42,7 +45,7 @@ def register(sub: Any) -> None:
             width=90,
         ),
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        run=run,
     )
     p.add_argument(
         "symbols", nargs="+", metavar="SYMBOL", help="symbols (space or comma separated)"
@@ -63,31 +66,31 @@ def register(sub: Any) -> None:
         "Without it a table is printed",
     )
     p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mdframes features`` from parsed arguments; returns the exit code."""
-    from .. import cli
+    from ..cli.common import CommandError, UsageError, check_out, emit, split_symbols
+    from ..client import Client
     from .core import panel, resolve_features
 
-    out = cli._check_out(args.out)
-    symbols = cli._split_symbols(args.symbols)
+    out = check_out(args.out)
+    symbols = split_symbols(args.symbols)
     names = None
     if args.features is not None:
         names = [n.strip() for n in args.features.split(",")]
         if not all(names):
-            raise cli.UsageError("empty name in --features", parameter="features")
+            raise UsageError("empty name in --features", parameter="features")
     resolve_features(names)  # unknown names fail before anything is loaded
     if args.lake is not None:
         import mdframes
 
         lake_class = getattr(mdframes, "Lake", None)
         if lake_class is None:
-            raise cli._CliError("--lake needs md.Lake, which this mdframes does not have")
+            raise CommandError("--lake needs md.Lake, which this mdframes does not have")
         df = panel(symbols, args.start, args.end, names, source=lake_class(args.lake))
     else:
-        with cli._client(args, len(symbols)) as client:
+        with Client(cache=not args.no_cache) as client:
             df = panel(symbols, args.start, args.end, names, client=client)
-    cli._emit(df.reset_index(), out)
+    emit(df.reset_index(), out)
     return 0

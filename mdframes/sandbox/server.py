@@ -1,69 +1,44 @@
-"""The sandbox HTTP server: auth, rate limits, fault injection and the request log.
+"""The :class:`Sandbox`: its options and clock, authentication, rate limits, the request log,
+and one request from target to outcome (faults, auth, route, checks, body).
 
-Stdlib only (plus orjson): a ``ThreadingHTTPServer`` on 127.0.0.1 speaking HTTP/1.1 with
-keep-alive, so a client's connection pool is exercised as against the real service.
+The HTTP plumbing is in :mod:`~mdframes.sandbox.wire`, fault rendering in
+:mod:`~mdframes.sandbox.faults`, routing and bodies in :mod:`~mdframes.sandbox.routes`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import math
-import socket
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import orjson
-
-from .common import HttpError
-from .routes import error_body, make_ctx, match, render
-
-__all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS"]
-
-FAULT_KINDS = (
-    500,
-    502,
-    503,
-    "html500",
-    "drop",
-    "truncate",
-    "html",
-    "no_envelope",
-    "success_false",
-    "429",
-    "retry_after",
-    "redirect",
-    "remaining0",
+from .context import Ctx, HttpError
+from .faults import FAULT_KINDS, FaultQueue, damage
+from .listings import is_served, served_symbols, span
+from .per_symbol import REVISABLE
+from .routes import (
+    Route,
+    build_routes,
+    check_parts,
+    check_query,
+    error_body,
+    make_ctx,
+    match,
+    render,
 )
+from .synth import EPOCH
+from .wire import LoopbackServer, Outcome
+from .world import DEFAULT_TODAY, Revision, as_day, bare_list_set, quirk_set
+
+__all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS", "MISSING_SYMBOLS"]
+
 _SECRET_QUERY = ("apiKey", "token")
-_HTML = b"<!DOCTYPE html><html><head><title>Service</title></head><body><h1>%s</h1></body></html>"
-_REASONS = {
-    200: "OK",
-    302: "Found",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-}
-_MESSAGES = {
-    401: "Invalid or missing API key",
-    403: "Access denied for this resource",
-    429: "Rate limit exceeded, slow down",
-}
-
-
-# Symbols the sandbox does not know (404), for tests of unknown tickers. Every other
-# well-formed symbol exists, with deterministic synthetic data.
+# Symbols that answer 404 in every sandbox, for tests of unknown tickers: none is in the ticker
+# universe, and they stay unknown even when named in ``record_counts`` or ``extra_symbols``.
 MISSING_SYMBOLS = (
     "NOTFOUND",
     "NOSUCH",
@@ -91,79 +66,9 @@ class LoggedRequest:
 
 
 @dataclass
-class _Fault:
-    kind: Any
-    path: str | None
-
-
-@dataclass
 class _Window:
     reset: int  # epoch seconds
     used: int = 0
-
-
-@dataclass
-class _Outcome:
-    status: int
-    body: bytes = b""
-    content_type: str = "application/json"
-    headers: dict[str, str] = field(default_factory=dict)
-    drop: bool = False
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
-    sandbox: Sandbox
-
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        self.open_sockets: set[socket.socket] = set()
-        self.sockets_lock = threading.Lock()
-        super().__init__(*args, **kw)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.discard(request)
-        super().shutdown_request(request)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # TCP_NODELAY on every accepted socket
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass  # silent: request lines may carry a key in the query string
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        outcome = self.server.sandbox._handle("GET", self.path, self.headers)
-        self._send(outcome)
-
-    def _not_allowed(self) -> None:
-        outcome = self.server.sandbox._handle(self.command, self.path, self.headers)
-        self._send(outcome)
-
-    do_POST = do_PUT = do_DELETE = do_PATCH = _not_allowed  # noqa: N815
-
-    def _send(self, out: _Outcome) -> None:
-        if out.drop:
-            self.close_connection = True
-            with contextlib.suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        head = [f"HTTP/1.1 {out.status} {_REASONS.get(out.status, 'Status')}"]
-        head.append(f"Content-Type: {out.content_type}")
-        head.append(f"Content-Length: {len(out.body)}")
-        head.extend(f"{k}: {v}" for k, v in out.headers.items())
-        if self.close_connection:
-            head.append("Connection: close")
-        # One write for head and body: with TCP_NODELAY, fewer packets.
-        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + out.body)
 
 
 class Sandbox:
@@ -175,8 +80,10 @@ class Sandbox:
         0 picks a free port; ``.url`` tells which.
     api_keys, forbidden_keys : iterable of str
         Valid keys; valid keys that get 403 on everything.
-    today : datetime.date, optional
-        Anchors all generated data and ``meta.timestamp`` (default: today's UTC date).
+    today : date or str, optional
+        The sandbox's clock (default :data:`~mdframes.sandbox.DEFAULT_TODAY`, 2026-11-20):
+        records exist up to this day and ``meta.timestamp`` falls on it. Move it with
+        :meth:`set_today` and :meth:`advance`.
     latency : float
         Seconds slept per request.
     rate_limit, rate_window, reset_format, reset_seconds
@@ -185,13 +92,28 @@ class Sandbox:
     record_counts : dict
         Symbol -> number of records over the whole history of every dated per-symbol dataset.
     missing_symbols : iterable of str
-        Symbols that answer 404.
+        Symbols that answer 404 even if they are in the universe (default:
+        :data:`MISSING_SYMBOLS`, which are outside it anyway).
+    extra_symbols : iterable of str
+        Symbols served beyond the ticker universe (as are those named in ``record_counts``).
+        Every other symbol outside the universe answers 404; see :meth:`symbols`.
     legacy_shapes : iterable of str
         ``"app_ratings"`` and/or ``"congress"``: serve the older response shapes.
+    quirks : bool or iterable of str
+        Facts of the live service that a plain reading of the spec does not allow, off by
+        default: ``True`` for all, or names of :data:`~mdframes.sandbox.QUIRKS`
+        (``"volume_off_by_one"``, ``"null_filing_date"``, ``"award_type"``,
+        ``"new_vocabulary"``).
+    bare_lists : bool or iterable of str
+        Send ``data`` as a bare list, as the live service does for ``/v2/markets``, screeners
+        and recent endpoints: ``True`` for all of those, or registry names (``"markets"``,
+        ``"screener/news"``) and the families ``"screener"``, ``"recent"``.
     max_log : int
         The request log keeps at most this many entries (oldest dropped first), so a long
         benchmark does not grow memory without bound.
 
+    Notes
+    -----
     All options are also attributes that may be changed while the server runs.
 
     Examples
@@ -206,7 +128,7 @@ class Sandbox:
         *,
         api_keys: Iterable[str] = ("sandbox-key",),
         forbidden_keys: Iterable[str] = ("forbidden-key",),
-        today: dt.date | None = None,
+        today: dt.date | str | None = None,
         latency: float = 0.0,
         rate_limit: int = 1_000_000,
         rate_window: float = 3600,
@@ -214,13 +136,19 @@ class Sandbox:
         reset_seconds: float = 1.0,
         record_counts: dict[str, int] | None = None,
         missing_symbols: Iterable[str] = MISSING_SYMBOLS,
+        extra_symbols: Iterable[str] = (),
         legacy_shapes: Iterable[str] = (),
+        quirks: bool | Iterable[str] = False,
+        bare_lists: bool | Iterable[str] = False,
         max_log: int = 200_000,
     ) -> None:
         self.port = port
         self.api_keys = tuple(api_keys)
         self.forbidden_keys = tuple(forbidden_keys)
-        self.today = today
+        self._clock = threading.Lock()
+        self._day = DEFAULT_TODAY if today is None else as_day(today)
+        # ``record_counts`` histories are laid out back from here and do not move with the clock.
+        self.anchor = self._day
         self.latency = latency
         self.rate_limit = rate_limit
         self.rate_window = rate_window
@@ -228,47 +156,51 @@ class Sandbox:
         self.reset_seconds = reset_seconds
         self.record_counts = dict(record_counts or {})
         self.missing_symbols = set(missing_symbols)
+        self.extra_symbols = set(extra_symbols)
         self.legacy_shapes = set(legacy_shapes)
+        self.quirks = quirks  # type: ignore[assignment]  # normalised by the property
+        self.bare_lists = bare_lists  # type: ignore[assignment]
         self.max_log = max_log
         self.requests: list[LoggedRequest] = []
         self._lock = threading.Lock()
-        self._faults: list[_Fault] = []
+        self._faults = FaultQueue()
         self._windows: dict[str, _Window] = {}
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackServer | None = None
+        # The registry as it is now: an entry added later is served by the next sandbox.
+        self.routes = build_routes()
+
+    # -- options with a normal form ---------------------------------------------------------
+    @property
+    def quirks(self) -> frozenset[str]:
+        """The live-service quirks switched on (names of :data:`QUIRKS`)."""
+        return self._quirks
+
+    @quirks.setter
+    def quirks(self, value: bool | Iterable[str]) -> None:
+        self._quirks = quirk_set(value)
+
+    @property
+    def bare_lists(self) -> frozenset[str]:
+        """Registry names of the datasets whose ``data`` is sent as a bare list."""
+        return self._bare_lists
+
+    @bare_lists.setter
+    def bare_lists(self, value: bool | Iterable[str]) -> None:
+        self._bare_lists = bare_list_set(value)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Sandbox:
         """Bind 127.0.0.1 and serve in a daemon thread."""
-        if self._server is not None:
-            return self
-        server = _Server(("127.0.0.1", self.port), _Handler)
-        server.sandbox = self
-        self._server = server
-        self.port = server.server_address[1]
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"sandbox:{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
+        if self._server is None:
+            self._server = LoopbackServer(self.port, self._handle)
+            self.port = self._server.port
         return self
 
     def stop(self) -> None:
         """Stop serving and close every open connection."""
         server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        with server.sockets_lock:
-            sockets = list(server.open_sockets)
-        for sock in sockets:  # idle keep-alive connections would otherwise live on
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        if server is not None:
+            server.close()
 
     def __enter__(self) -> Sandbox:
         return self.start()
@@ -309,23 +241,69 @@ class Sandbox:
 
         >>> server.inject(500, "drop", path="/v2/markets")   # doctest: +SKIP
         """
-        for fault in faults:
-            kind = fault[0] if isinstance(fault, tuple) else fault
-            if kind not in FAULT_KINDS:
-                raise ValueError(f"unknown fault {fault!r}; known: {FAULT_KINDS}")
-        with self._lock:
-            self._faults.extend(_Fault(f, path) for f in faults)
-
-    def _take_fault(self, path: str, raw: str) -> Any:
-        with self._lock:
-            for i, fault in enumerate(self._faults):
-                if fault.path is None or path.startswith(fault.path) or raw.startswith(fault.path):
-                    return self._faults.pop(i).kind
-        return None
+        self._faults.add(faults, path)
 
     # -- time --------------------------------------------------------------------------------
+    @property
+    def today(self) -> dt.date:
+        """The sandbox's day (settable: ``sandbox.today = "2026-07-01"``)."""
+        return self._day
+
+    @today.setter
+    def today(self, value: dt.date | str) -> None:
+        self.set_today(value)
+
+    def set_today(self, day: dt.date | str) -> dt.date:
+        """Move the clock to ``day`` (either way); answers from then on are those of that day.
+
+        >>> Sandbox(today="2026-06-30").set_today("2026-07-02")
+        datetime.date(2026, 7, 2)
+        """
+        new = as_day(day)
+        with self._clock:
+            self._day = new
+        return new
+
+    def advance(self, days: int = 1) -> dt.date:
+        """Move the clock forward by ``days`` and return the new day.
+
+        >>> Sandbox(today="2026-06-30").advance(days=2)
+        datetime.date(2026, 7, 2)
+        """
+        with self._clock:
+            self._day += dt.timedelta(days=days)
+            return self._day
+
     def _today(self) -> dt.date:
-        return self.today or dt.datetime.now(dt.timezone.utc).date()
+        return self._day
+
+    def revisions(
+        self,
+        dataset: str,
+        symbols: str | Iterable[str],
+        start: dt.date | str | None = None,
+        end: dt.date | str | None = None,
+    ) -> list[Revision]:
+        """The in-place revisions the service makes to ``symbols``' records of ``dataset``
+        between ``start`` and ``end`` (inclusive; both default to the sandbox's today), oldest
+        first: on ``rev.on`` the record ``rev.key`` shows ``rev.after`` in ``rev.field`` where
+        the day before it showed ``rev.before``. Datasets: ``"government_contracts"``,
+        ``"congress_trades"``, ``"sentiment"`` (the rules: :data:`REVISION_RULES`).
+
+        >>> s = Sandbox(today="2026-06-30")
+        >>> [r.field for r in s.revisions("sentiment", "AAPL", "2026-01-01")][:1]
+        ['score']
+        """
+        if dataset not in REVISABLE:
+            raise ValueError(f"{dataset!r} is never revised; revised: {', '.join(REVISABLE)}")
+        lo = self._day if start is None else as_day(start)
+        hi = self._day if end is None else as_day(end)
+        names = [symbols] if isinstance(symbols, str) else list(symbols)
+        out: list[Revision] = []
+        for symbol in names:
+            count = self.record_counts.get(symbol)
+            out += REVISABLE[dataset](symbol, lo, hi, count, self.anchor if count else EPOCH)
+        return sorted(out, key=lambda r: (r.on, r.symbol, str(r.key), r.field))
 
     def _reset_text(self, epoch: float) -> str:
         seconds = math.ceil(epoch)  # never announce a reset earlier than it happens
@@ -373,7 +351,7 @@ class Sandbox:
         return None, None
 
     # -- one request -------------------------------------------------------------------------
-    def _handle(self, method: str, target: str, headers: Any) -> _Outcome:
+    def _handle(self, method: str, target: str, headers: Any) -> Outcome:
         if self.latency:
             time.sleep(self.latency)
         parts = urlsplit(target)
@@ -393,10 +371,9 @@ class Sandbox:
         return outcome
 
     def _error(
-        self, version: str, status: int, message: str | None = None, **headers: str
-    ) -> _Outcome:
-        text = message or _MESSAGES.get(status, _REASONS.get(status, "Error"))
-        return _Outcome(status, error_body(version, status, text), headers=dict(headers))
+        self, version: str, code: int, message: str | None = None, **headers: str
+    ) -> Outcome:
+        return Outcome(code, error_body(version, code, message), headers=dict(headers))
 
     def _respond(
         self,
@@ -409,8 +386,8 @@ class Sandbox:
         headers: Any,
         *,
         faults: bool = True,
-    ) -> _Outcome:
-        fault = self._take_fault(unquote(raw_path), raw_path) if faults else None
+    ) -> Outcome:
+        fault = self._faults.take(unquote(raw_path), raw_path) if faults else None
         if fault is not None and fault != "remaining0":
             return self._fault(fault, version, target, key or "", headers)
         if key is None or key not in self.api_keys + self.forbidden_keys:
@@ -426,64 +403,79 @@ class Sandbox:
             rate = self._rate_headers(0, time.time() + self.reset_seconds)
         if method != "GET":
             return self._error(version, 405, "only GET is supported", Allow="GET", **rate)
-        found = match(raw_path)
+        found = match(self.routes, raw_path)
         if found is None:
             return self._error(version, 404, f"no endpoint at {unquote(raw_path)}", **rate)
         route, parts = found
         try:
-            ctx = make_ctx(
-                route,
-                parts,
-                query,
-                today=self._today(),
-                counts=tuple(sorted(self.record_counts.items())),
-                legacy=frozenset(self.legacy_shapes),
-                missing=frozenset(s.upper() for s in self.missing_symbols),
-            )
+            ctx = self._ctx(route, parts, query)
             body = render(route, ctx)
         except HttpError as exc:
             return self._error(version, exc.status, exc.message, **rate)
-        return _Outcome(200, body, headers=rate)
+        return Outcome(200, body, headers=rate)
 
-    def _fault(self, fault: Any, version: str, target: str, key: str, headers: Any) -> _Outcome:
-        kind, arg = (fault[0], float(fault[1])) if isinstance(fault, tuple) else (fault, 0.0)
-        _, rate = self._spend(key, consume=False)
-        if isinstance(kind, int):
-            return self._error(version, kind, "injected server error", **rate)
-        if kind == "html500":
-            return _Outcome(500, _HTML % b"500 Internal Server Error", "text/html", rate)
-        if kind == "drop":
-            return _Outcome(0, drop=True)
-        if kind == "html":
-            return _Outcome(200, _HTML % b"Maintenance", "text/html; charset=utf-8", rate)
-        if kind == "success_false":
-            body = orjson.dumps(
-                {"success": False, "error": {"code": "FORBIDDEN", "message": _MESSAGES[403]}}
-            )
-            return _Outcome(200, body, headers=rate)
-        if kind == "429":
-            return self._error(version, 429, **self._rate_headers(0, time.time() + arg))
-        if kind == "retry_after":
-            return self._error(version, 429, **{"Retry-After": str(math.ceil(arg))})
-        if kind == "redirect":
-            return _Outcome(302, b"", headers={**rate, "Location": self.url + target})
-        # truncate / no_envelope: a real body, damaged.
-        real = self._respond(
-            "GET",
-            version,
-            urlsplit(target).path,
-            target,
-            _query(target),
-            key,
-            headers,
-            faults=False,
+    def _ctx(self, route: Route, parts: dict[str, str], query: dict[str, str]) -> Ctx:
+        check_parts(route.dataset, parts)
+        today = self._today()
+        symbol = parts.get(route.symbol_part) if route.symbol_part else None
+        if symbol is not None and not self._knows(symbol, today):
+            raise HttpError(404, f"symbol {symbol!r} not found")
+        values = check_query(route.dataset, query)
+        return make_ctx(
+            route,
+            parts,
+            values,
+            today=today,
+            anchor=self.anchor,
+            counts=tuple(sorted(self.record_counts.items())),
+            legacy=frozenset(self.legacy_shapes),
+            quirks=self._quirks,
+            bare=route.dataset.name in self._bare_lists,
+            listed=span(symbol) if symbol is not None else (None, None),
         )
-        if kind == "truncate":
-            return _Outcome(200, real.body[: max(1, len(real.body) // 2)], headers=rate)
-        data = orjson.loads(real.body)
-        if isinstance(data, dict) and "data" in data:
-            data = data["data"]
-        return _Outcome(200, orjson.dumps(data), headers=rate)
+
+    def _knows(self, symbol: str, today: dt.date) -> bool:
+        if symbol.upper() in {s.upper() for s in self.missing_symbols}:
+            return False
+        return (
+            symbol in self.record_counts or symbol in self.extra_symbols or is_served(symbol, today)
+        )
+
+    def symbols(self) -> frozenset[str]:
+        """Every symbol the per-symbol endpoints answer today (all others get 404): the ticker
+        universe as listed today (:func:`~mdframes.sandbox.universe_symbols`), symbols delisted
+        earlier (their history stays), and the symbols named in ``record_counts`` and
+        ``extra_symbols``, less ``missing_symbols``.
+
+        >>> "AAPL" in Sandbox().symbols()
+        True
+        """
+        missing = {s.upper() for s in self.missing_symbols}
+        named = set(self.record_counts) | set(self.extra_symbols)
+        return frozenset(
+            s for s in served_symbols(self._today()) | named if s.upper() not in missing
+        )
+
+    def _fault(self, fault: Any, version: str, target: str, key: str, headers: Any) -> Outcome:
+        _, rate = self._spend(key, consume=False)
+
+        def error(code: int, message: str | None, **extra: str) -> Outcome:
+            return self._error(version, code, message, **extra)
+
+        def real() -> Outcome:
+            path = urlsplit(target).path
+            return self._respond(
+                "GET", version, path, target, _query(target), key, headers, faults=False
+            )
+
+        return damage(
+            fault,
+            rate,
+            error=error,
+            real=real,
+            location=self.url + target,
+            reset_in=lambda seconds: self._rate_headers(0, time.time() + seconds),
+        )
 
 
 def _query(target: str) -> dict[str, str]:
