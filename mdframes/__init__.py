@@ -51,7 +51,17 @@ from .pit import asof_join, point_in_time
 __version__ = "0.2.0"
 
 # Submodules that pull in optional or heavy dependencies load on first attribute access.
-_SUBMODULES = {"sandbox", "schemas", "plot", "cli", "demo", "docgen", "interop", "catalog"}
+_SUBMODULES = {
+    "sandbox",
+    "schemas",
+    "plot",
+    "cli",
+    "demo",
+    "docgen",
+    "interop",
+    "catalog",
+    "features",  # md.features: point-in-time feature panels
+}
 
 __all__ = [
     "ApiError",
