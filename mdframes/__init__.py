@@ -91,7 +91,6 @@ __all__ = [
     "point_in_time",
     "read_parquet",
     "registry",
-    "sandbox",
     "set_default_client",
     "to_csv",
     "to_excel",
