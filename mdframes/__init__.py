@@ -63,6 +63,8 @@ _LAZY: dict[str, str] = {
     "to_csv": "export",
     "to_parquet": "export",
     "read_parquet": "export",
+    "Lake": "lake",
+    "SyncReport": "lake",
 }
 _SUBMODULES = {"sandbox", "schemas", "registry", "v1", "plot", "export", "helpers", "pit", "cli"}
 
@@ -129,4 +131,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         load_sentiment,
         load_tickers,
     )
+    from .lake import Lake, SyncReport  # noqa: F401
     from .pit import asof_join, point_in_time  # noqa: F401

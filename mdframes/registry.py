@@ -99,6 +99,14 @@ class Dataset:
     checks: tuple[str, ...] = ()  # frame-level rules, see mdframes.schemas
     description: str = ""
     caveats: tuple[str, ...] = ()
+    # How md.Lake keeps this dataset (CONTRACT §10): "window" = incremental start..end windows
+    # re-fetched ``lookback`` days back; "snapshot" = the whole answer stored at each sync;
+    # "" = not synced (a view of another dataset, or v1).
+    lake: Literal["window", "snapshot", ""] = ""
+    lookback: int = 0  # days; see the reasons at each entry
+    # The lake's record identity. Separate from ``record_id``, which the loaders' paging uses to
+    # merge pages; "a|b" means a, or b where a is null. Never a value revised in place.
+    lake_key: tuple[str, ...] = ()
 
     @property
     def columns(self) -> list[str]:
@@ -284,6 +292,9 @@ _DATASETS: list[Dataset] = [
         ),
         anchor=None,  # forecasts are forward-looking; they carry no publication date
         ttl=15 * MINUTE,
+        # Forward only: the service keeps no past forecast, so each sync stores the answer.
+        lake="snapshot",
+        lake_key=("symbol", "type", "date"),
         checks=("forecast_band",),
         description="Forward price forecasts: 10 trading days (daily) or 12 months (monthly).",
         caveats=("Only forward forecasts exist; historical forecasts are unavailable.",),
@@ -294,6 +305,11 @@ _DATASETS: list[Dataset] = [
         "data",
         (Field("date", "date"), Field("score", "float", ge=-1, le=1)),
         description="Daily news-sentiment score in [-1, 1].",
+        lake="window",
+        # Recent scores are recomputed as late articles are scored (the service revises them
+        # in place). One request covers any window (not capped), so a month costs nothing.
+        lookback=30,
+        lake_key=("symbol", "date"),
     ),
     _per_symbol(
         "news",
@@ -302,6 +318,10 @@ _DATASETS: list[Dataset] = [
         NEWS_FIELDS,
         shape="auto",
         description="News articles for one symbol.",
+        lake="window",
+        # Articles are dated by publication but indexed (and scored) up to days later.
+        lookback=14,
+        lake_key=("symbol", "url"),  # an article is its link; its score may be revised
         caveats=("Record fields are not shown in the spec; every returned field is kept.",),
     ),
     _per_symbol(
@@ -310,6 +330,11 @@ _DATASETS: list[Dataset] = [
         "ratings",
         ANALYST_FIELDS,
         description="Analyst rating actions with price targets (as currency text).",
+        lake="window",
+        # Aggregators report rating actions days after the note; a month covers the stragglers.
+        lookback=30,
+        # One firm, one action on a symbol per day; rating and target text may be corrected.
+        lake_key=("symbol", "date", "institution", "action"),
     ),
     _per_symbol(
         "put_call_ratio",
@@ -325,6 +350,11 @@ _DATASETS: list[Dataset] = [
         ),
         checks=("total_volume",),
         description="Daily put/call ratio with options volumes and closing price.",
+        lake="window",
+        # Volumes and the closing price settle after the session; late corrections are rare
+        # beyond a week. Not capped: the longer window costs no request.
+        lookback=10,
+        lake_key=("symbol", "date"),
     ),
     _per_symbol(
         "insider_trading",
@@ -333,6 +363,13 @@ _DATASETS: list[Dataset] = [
         INSIDER_FIELDS,
         anchor="filing_date",
         description="Insider transactions from Form 4 filings.",
+        lake="window",
+        # The window filters on the transaction date; Form 4 is due 2 business days later, but
+        # late filings and amendments (4/A) arrive weeks later. 30 days catches most of them
+        # at no extra request (not capped); older amendments need a wider start=.
+        lookback=30,
+        # filing_date/filing_url are backfilled and amended, so they are not identity.
+        lake_key=("symbol", "date", "insider", "transaction_type", "shares", "price_per_share"),
         caveats=("`filing_date` is when the filing became public: the point-in-time anchor.",),
     ),
     Dataset(
@@ -350,6 +387,21 @@ _DATASETS: list[Dataset] = [
         window="date",
         checks=("disclosure_after_trade",),
         description="US House and Senate member trades.",
+        lake="window",
+        # The service filters on the trade date and members disclose up to 45 days after the
+        # trade; late filers (who pay the fine) come later still. 60 days covers the legal lag
+        # with two weeks to spare, in the same single request per chamber.
+        lookback=60,
+        # The filed amount (amount_raw when set, else amount): a re-normalised amount, a
+        # backfilled owner or disclosure date is a new version of the same trade.
+        lake_key=(
+            "symbol",
+            "chamber",
+            "date",
+            "politician",
+            "transaction_type",
+            "amount_raw|amount",
+        ),
         caveats=(
             "startDate/endDate filter on the trade date, not the disclosure date.",
             "Older responses lack owner, amountRaw and amountFlag (loaded as NA).",
@@ -376,6 +428,11 @@ _DATASETS: list[Dataset] = [
         paged=True,
         record_id=("filing_uuid",),
         description="Corporate lobbying filings.",
+        lake="window",
+        # The window filters on the posting date; LD-2 reports are due 20 days after the
+        # quarter and are indexed (and amended) over the following weeks.
+        lookback=45,
+        lake_key=("symbol", "filing_uuid"),  # one filing can be listed under two symbols
     ),
     _per_symbol(
         "government_contracts",
@@ -402,6 +459,11 @@ _DATASETS: list[Dataset] = [
         anchor="start_date",
         window="startDate",
         description="Federal contract awards, latest reported state per award.",
+        lake="window",
+        # Awards are published up to 90 days late (DoD's reporting delay) and updated in place
+        # by award id; amounts of older awards are only seen again with a wider start=.
+        lookback=90,
+        lake_key=("symbol", "award_id"),
         caveats=("`end_date` may be empty for indefinite-delivery awards (loaded as NaT).",),
     ),
     _per_symbol(
@@ -433,6 +495,10 @@ _DATASETS: list[Dataset] = [
         anchor="patent_date",
         window="patentDate",
         description="Granted patents; the window filters on the grant date.",
+        lake="window",
+        # Grants are published weekly on their grant date; two weeks absorbs indexing delays.
+        lookback=14,
+        lake_key=("symbol", "patent_id"),
     ),
     _per_symbol(
         "app_ratings",
@@ -445,6 +511,11 @@ _DATASETS: list[Dataset] = [
         paged=True,
         record_id=("platform", "app_id", "date"),
         description="Mobile app ratings, one row per app per platform per date.",
+        lake="window",
+        # One observation per app per day, taken once; the newest day may still be filling.
+        # Capped at 500 records a page, so the lookback is kept short.
+        lookback=3,
+        lake_key=("symbol", "platform", "app_id", "date"),
         caveats=(
             "History begins 2026-09-03; apps added later are never backfilled.",
             "`limit` counts app-date records.",
@@ -476,6 +547,9 @@ _DATASETS: list[Dataset] = [
         (),
         shape="auto",
         description="Professional-network metrics (fields not shown in the spec).",
+        lake="window",
+        lookback=7,  # daily counts of a crawl; a week absorbs re-crawls, one request anyway
+        lake_key=("symbol", "date"),
     ),
     _per_symbol(
         "forum_mentions",
@@ -484,6 +558,10 @@ _DATASETS: list[Dataset] = [
         (),
         shape="auto",
         description="Forum mentions (fields not shown in the spec).",
+        lake="window",
+        lookback=7,  # mention counts of recent days grow as posts are indexed
+        # The live service names the forum ``subreddit``; the sandbox ``subforum``.
+        lake_key=("symbol", "date", "subreddit|subforum"),
     ),
     Dataset(
         name="tickers",
@@ -499,6 +577,8 @@ _DATASETS: list[Dataset] = [
         fields=(SYMBOL, NAME),
         ttl=DAY,
         description="Tickers with predictions available.",
+        lake="snapshot",  # the universe as it was: no survivorship bias
+        lake_key=("symbol",),
     ),
     Dataset(
         name="markets",
@@ -508,6 +588,8 @@ _DATASETS: list[Dataset] = [
         fields=(Field("name", nullable=False), Field("region")),
         ttl=DAY,
         description="Markets and their regions (the values of the `market` filter).",
+        lake="snapshot",
+        lake_key=("name",),
     ),
     Dataset(
         name="regions",
@@ -516,6 +598,8 @@ _DATASETS: list[Dataset] = [
         shape="auto",
         ttl=DAY,
         description="Markets grouped by region (payload not shown in the spec).",
+        lake="snapshot",
+        lake_key=("region",),
     ),
 ]
 
@@ -564,6 +648,9 @@ for _tail in SCREENER_DATASETS:
             needs_market_or_region=_tail in SCREENER_REQUIRED,
             ttl=5 * MINUTE,
             description=f"Screener: {_tail} across tickers; summary in attrs['summary'].",
+            # Latest state only: each sync stores the cross-section. A row carries no id, so
+            # the whole row is its identity (lake_key empty).
+            lake="snapshot",
         )
     )
 
@@ -584,6 +671,7 @@ for _tail in RECENT_DATASETS:
             anchor="date",
             ttl=5 * MINUTE,
             description=f"Latest {_tail} across all tickers; summary in attrs['summary'].",
+            lake="snapshot",  # the latest entries only; whole-row identity as for screeners
         )
     )
 
