@@ -169,7 +169,7 @@ def plan_text(
         f"({', '.join(f'{k} {v}' for k, v in per.items()) or 'nothing to do'})"
     ]
     if skipped:
-        lines.append(f"  resuming: {skipped} units already done by the unfinished run")
+        lines.append(f"  {skipped} units already done in this run (resumed)")
     if budget is not None:
         lines.append(f"  budget: {budget} requests this run")
     lines.append("  " + eta_text(min(needed, budget) if budget is not None else needed, rate, now))
