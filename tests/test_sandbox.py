@@ -13,17 +13,27 @@ from urllib.parse import quote
 import pytest
 import requests
 
+import mdframes as md
 from mdframes.registry import (
     APP_RATINGS_HISTORY_START,
     CONGRESS_BRACKETS,
     INSIDER_TYPES,
     MARKETS,
     REGISTRY,
+    SCREEN,
     SCREENER_DATASETS,
+    WINDOW,
     Dataset,
+    Field,
 )
-from mdframes.sandbox import Sandbox, running
-from mdframes.sandbox.routes import UNSERVED
+from mdframes.sandbox import (
+    KNOWN_SYMBOLS,
+    MISSING_SYMBOLS,
+    Sandbox,
+    running,
+    universe_symbols,
+)
+from mdframes.sandbox.world import QUIRKS
 
 KEY = "sandbox-key"
 BEARER = {"Authorization": f"Bearer {KEY}"}
@@ -34,7 +44,7 @@ BRACKETS = set(CONGRESS_BRACKETS)
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Sandbox]:
-    with Sandbox(today=TODAY, record_counts={"BIGCO": 1234}) as s:
+    with Sandbox(today=TODAY, record_counts={"BIGCO": 1234}, extra_symbols=("7203.T", "a")) as s:
         yield s
 
 
@@ -86,8 +96,9 @@ def _valid_query(ds: Dataset) -> dict[str, str]:
     return {"region": "US"} if ds.needs_market_or_region else {}
 
 
-def test_every_registry_endpoint_is_served() -> None:
-    assert UNSERVED == ()
+def test_every_registry_endpoint_has_a_hand_written_generator(server: Sandbox) -> None:
+    assert {r.dataset.path for r in server.routes} == {d.path for d in REGISTRY.values()}
+    assert [r.dataset.name for r in server.routes if r.declared] == []
 
 
 @pytest.mark.parametrize("ds", ENDPOINTS.values(), ids=lambda d: d.path)
@@ -128,6 +139,75 @@ def test_valid_request_has_the_documented_shape(
     if ds.scope in ("screener", "recent"):
         assert isinstance(payload["summary"], dict) and payload["summary"]
         assert len(records) == 100  # the default page
+
+
+WIDGETS = Dataset(
+    name="widgets",
+    path="/v2/widgets/{symbol}",
+    params=WINDOW,
+    records="widgets",
+    header=(Field("symbol", nullable=False), Field("name"), Field("cik", "cik")),
+    fields=(
+        Field("date", "date"),
+        Field("widgetId"),
+        Field("colour", "cat", ("red", "blue")),
+        Field("size", "int", ge=1, le=9),
+        Field("weight", "float", ge=0, le=2.5),
+        Field("tags", "list"),
+        Field("seenAt", "ts"),
+        Field("active", "bool"),
+    ),
+    window="date",
+)
+
+
+def test_a_registry_entry_added_at_run_time_is_served(
+    monkeypatch: pytest.MonkeyPatch, http: requests.Session
+) -> None:
+    before = Sandbox(today=TODAY)  # routes are taken from the registry at construction
+    monkeypatch.setitem(REGISTRY, "widgets", WIDGETS)
+    screener = Dataset(
+        name="screener/widgets",
+        path="/v2/screener/widgets",
+        scope="screener",
+        params=SCREEN,
+        records="data",
+        fields=(Field("symbol"), Field("date", "date"), Field("score", "float", ge=-1, le=1)),
+    )
+    monkeypatch.setitem(REGISTRY, "screener/widgets", screener)
+    with Sandbox(today=TODAY) as s, before:
+        assert get(before, http, "/v2/widgets/AAPL").status_code == 404
+        assert {"widgets", "screener/widgets"} == {r.dataset.name for r in s.routes if r.declared}
+        payload = data(s, http, "/v2/widgets/AAPL", startDate="2025-01-01", endDate="2025-12-31")
+        assert payload["symbol"] == "AAPL" and payload["cik"] == "0000320193"
+        rows = payload["widgets"]
+        assert len(rows) > 5 and len({r["widgetId"] for r in rows}) == len(rows)
+        assert [r["date"] for r in rows] == sorted((r["date"] for r in rows), reverse=True)
+        for row in rows:
+            assert "2025-01-01" <= row["date"] <= "2025-12-31"
+            assert row["colour"] in ("red", "blue") and 1 <= row["size"] <= 9
+            assert 0 <= row["weight"] <= 2.5 and isinstance(row["tags"], list)
+            assert re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:00Z$", row["seenAt"])
+            assert isinstance(row["active"], bool)
+        everything = data(s, http, "/v2/widgets/AAPL")["widgets"]
+        assert everything[0]["date"] <= TODAY.isoformat()
+        assert data(s, http, "/v2/widgets/AAPL", limit=3)["widgets"] == everything[:3]
+        assert get(s, http, "/v2/widgets/AAPL", limit=0).status_code == 400
+        page = data(s, http, "/v2/screener/widgets", region="UK")
+        assert len(page["data"]) == 100 and page["summary"]["totalTickers"] == 100
+        assert all(-1 <= r["score"] <= 1 and r["date"] == TODAY.isoformat() for r in page["data"])
+    with Sandbox(today=TODAY, record_counts={"AAPL": 37}) as sized:
+        assert len(data(sized, http, "/v2/widgets/AAPL")["widgets"]) == 37
+
+
+def test_one_status_table_for_reasons_codes_and_v1_labels(fresh: Sandbox) -> None:
+    r = requests.post(fresh.url + "/v2/markets", headers=BEARER, timeout=10)
+    assert (r.status_code, r.reason, r.headers["Allow"]) == (405, "Method Not Allowed", "GET")
+    assert r.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    r = requests.post(fresh.url + "/v1/available/markets", params={"token": KEY}, timeout=10)
+    assert r.json()["error"] == "Method Not Allowed"
+    r = requests.get(fresh.url + "/v2/markets", timeout=10)
+    assert r.reason == "Unauthorized" and r.json()["error"]["code"] == "UNAUTHORIZED"
 
 
 def _bad_queries(ds: Dataset) -> list[dict[str, str]]:
@@ -510,8 +590,9 @@ def test_put_call_totals_and_trading_days(server: Sandbox, http: requests.Sessio
     rows = data(server, http, "/v2/put-call-ratio/TSLA")["data"]
     assert len(rows) > 500
     for row in rows:
-        assert row["totalVolume"] == row["callVolume"] + row["putVolume"]
-        assert row["ratio"] >= 0 and abs(row["ratio"] - row["putVolume"] / row["callVolume"]) < 1e-3
+        assert row["totalVolume"] == row["callVolume"] + row["putVolume"]  # quirks off
+        assert row["ratio"] == round(row["ratio"], 2) > 0
+        assert abs(row["ratio"] - row["putVolume"] / row["callVolume"]) < 0.01
         assert dt.date.fromisoformat(row["date"]).weekday() < 5
     assert [r["date"] for r in rows] == sorted((r["date"] for r in rows), reverse=True)
 
@@ -713,6 +794,9 @@ def test_news_professionalnet_forum(server: Sandbox, http: requests.Session) -> 
         server, http, "/v2/forum-mentions/AAPL", startDate="2026-11-19", endDate="2026-11-19"
     )["data"]
     assert len(forum) == 4 and all(re.match(r"^2026-11-19T\d{2}:00:00Z$", r["date"]) for r in forum)
+    assert all(set(r) == {"date", "subreddit", "mentions"} for r in forum)
+    assert all(isinstance(r["mentions"], int) for r in forum)
+    assert set(net[0]) == {"date", "employeeCount", "followerCount", "jobCount"}
 
 
 def test_discovery(server: Sandbox, http: requests.Session) -> None:
@@ -835,3 +919,177 @@ def test_request_log_is_bounded() -> None:
             http.get(s.url + path, headers=BEARER, timeout=10)
         assert [r.path for r in s.requests] == ["/v2/tickers", "/v2/markets", "/v2/regions"]
         assert s.requests[0].query == {"limit": "1"}
+
+
+# --- live-service facts (fidelity issue) -------------------------------------------------------
+
+
+def test_put_call_volumes_as_the_live_service_derives_them(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, quirks=["volume_off_by_one"]) as s:
+        rows = data(s, http, "/v2/put-call-ratio/TSLA")["data"]
+        screener = data(s, http, "/v2/screener/put-call-ratio", limit=500)["data"]
+    gaps = [r["totalVolume"] - r["callVolume"] - r["putVolume"] for r in rows + screener]
+    assert set(gaps) == {0, 1}  # both occur
+    for row in rows:
+        hundredths = round(row["ratio"] * 100)
+        total = row["totalVolume"]
+        # Calls and puts come from the total and the two-decimal ratio, truncated separately.
+        assert row["callVolume"] == total * 100 // (100 + hundredths)
+        assert row["putVolume"] == total * hundredths // (100 + hundredths)
+
+
+def test_the_published_put_call_rows_follow_the_same_arithmetic() -> None:
+    for total, hundredths, calls, puts in [
+        (931034, 50, 620689, 310344),
+        (1070205, 142, 442233, 627971),
+    ]:
+        assert total * 100 // (100 + hundredths) == calls
+        assert total * hundredths // (100 + hundredths) == puts
+
+
+def test_quirks_are_off_by_default_and_switch_on_one_by_one(http: requests.Session) -> None:
+    symbols = ("AAPL", "MSFT", "NVDA", "TSLA", "AMZN", "META", "GOOGL")
+    with Sandbox(today=TODAY) as plain, Sandbox(today=TODAY, quirks=True) as live:
+        assert live.quirks == set(QUIRKS) and plain.quirks == frozenset()
+        nulls = unknown = titled = 0
+        for symbol in symbols:
+            a = data(plain, http, f"/v2/insider-trading/{symbol}")["transactions"]
+            b = data(live, http, f"/v2/insider-trading/{symbol}")["transactions"]
+            assert len(a) == len(b)
+            assert all(r["filingDate"] and r["transactionType"] in INSIDER_TYPES for r in a)
+            assert all("securityTitle" not in r for r in a)
+            nulls += sum(r["filingDate"] is None for r in b)
+            unknown += sum(r["transactionType"] not in INSIDER_TYPES for r in b)
+            titled += sum(r["securityTitle"] == "Common Stock" for r in b)
+            for x, y in zip(a, b, strict=True):  # nothing else changes
+                assert {
+                    k: v
+                    for k, v in y.items()
+                    if k not in ("filingDate", "transactionType", "securityTitle")
+                } == {k: v for k, v in x.items() if k not in ("filingDate", "transactionType")}
+        assert (
+            nulls
+            and unknown
+            and titled
+            == sum(
+                len(data(live, http, f"/v2/insider-trading/{s}")["transactions"]) for s in symbols
+            )
+        )
+        awards = [
+            c
+            for symbol in symbols
+            for c in data(live, http, f"/v2/government-contracts/{symbol}")["contracts"]
+        ]
+        assert any(c["awardType"] for c in awards) and any(not c["awardType"] for c in awards)
+        assert all(bool(c["awardType"]) == bool(c["contractAwardType"]) for c in awards)
+        # Switched at run time, one at a time.
+        plain.quirks = ["award_type"]
+        assert plain.quirks == {"award_type"}
+        switched = [
+            c
+            for symbol in symbols
+            for c in data(plain, http, f"/v2/government-contracts/{symbol}")["contracts"]
+        ]
+        assert switched == awards
+        insider = data(plain, http, "/v2/insider-trading/AAPL")["transactions"]
+        assert all(r["filingDate"] and "securityTitle" not in r for r in insider)
+    with pytest.raises(ValueError, match="unknown quirks"):
+        Sandbox(quirks=["typo"])
+
+
+def test_bare_lists(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, bare_lists=True) as s:
+        markets = data(s, http, "/v2/markets")
+        assert [(m["name"], m["region"]) for m in markets] == list(MARKETS)
+        page = data(s, http, "/v2/screener/sentiment", region="US", limit=5)
+        recent = data(s, http, "/v2/recent/news", limit=5)
+        assert isinstance(page, list) and len(page) == 5 and isinstance(recent, list)
+        assert isinstance(data(s, http, "/v2/tickers", limit=2), dict)  # not among the defaults
+        assert isinstance(data(s, http, "/v2/sentiment/AAPL", limit=2), dict)
+        s.bare_lists = ["recent"]
+        assert isinstance(data(s, http, "/v2/recent/news", limit=5), list)
+        assert isinstance(data(s, http, "/v2/markets"), dict)
+    with pytest.raises(ValueError, match="one record list"):
+        Sandbox(bare_lists=["sentiment"])
+
+
+# --- the first hour (issue 12) -------------------------------------------------------------------
+
+
+def test_symbols_outside_the_universe_are_404(server: Sandbox, http: requests.Session) -> None:
+    served = server.symbols()
+    listed = universe_symbols(TODAY)
+    assert set(KNOWN_SYMBOLS) <= set(listed) <= served
+    assert {"BIGCO", "7203.T", "a"} <= served  # named in options
+    assert not set(MISSING_SYMBOLS) & served
+    assert "QQQQQ" not in served and "aapl" not in served
+    for path in ("/v2/sentiment/QQQQQ", "/v2/predictions/daily/aapl", "/v2/congress/house/IBMX"):
+        r = get(server, http, path)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "NOT_FOUND", path
+    r = get(server, http, "/v1/sentiments/NASDAQ/QQQQQ")
+    assert r.status_code == 404 and r.json()["error"] == "Not Found"
+    some = [s for s in listed if s not in KNOWN_SYMBOLS][::4000]
+    for symbol in some:  # synthetic members are served like the famous ones
+        assert data(server, http, "/v2/sentiment/" + quote(symbol, safe=""), limit=1)["data"]
+    tickers = {t["symbol"] for t in data(server, http, "/v2/tickers", limit=100000)["tickers"]}
+    assert tickers == set(listed)
+
+
+def test_missing_symbols_stay_unknown_when_named_in_options(http: requests.Session) -> None:
+    with Sandbox(today=TODAY, record_counts={"NOTFOUND": 3}, extra_symbols=["FAKE"]) as s:
+        assert get(s, http, "/v2/sentiment/NOTFOUND").status_code == 404
+        assert get(s, http, "/v2/sentiment/FAKE").status_code == 404
+        s.missing_symbols = set()
+        assert len(data(s, http, "/v2/sentiment/NOTFOUND")["data"]) == 3
+
+
+def test_running_sets_and_restores_the_default_client() -> None:
+    before = md.Client(api_key="outer-key", base_url="https://api.example.com", cache=False)
+    md.set_default_client(before)
+    try:
+        with running(today=TODAY) as client:
+            assert md.get_default_client() is client
+            assert len(md.load_sentiment("AAPL", start="2026-11-01")) == 20  # no client=
+        assert md.get_default_client() is before
+    finally:
+        md.set_default_client(None)
+
+
+def test_start_gives_one_client_for_the_process() -> None:
+    try:
+        client = md.sandbox.start(today=TODAY)
+        assert md.get_default_client() is client and client.sandbox.today == TODAY
+        md.set_default_client(None)
+        assert md.sandbox.start(today=TODAY) is client  # the same, and the default again
+        assert md.get_default_client() is client
+        assert len(md.load_sentiment("MSFT", start="2026-11-10")) == 11
+        with pytest.raises(ValueError, match="already running"):
+            md.sandbox.start(today="2026-01-02")
+        server = client.sandbox
+    finally:
+        md.sandbox.stop()
+    assert md.get_default_client() is not client
+    with pytest.raises(requests.ConnectionError):
+        requests.get(server.url + "/v2/markets", headers=BEARER, timeout=5)
+    again = md.sandbox.start(today="2026-01-02")
+    try:
+        assert again is not client and again.sandbox.today == dt.date(2026, 1, 2)
+    finally:
+        md.sandbox.stop()
+
+
+def test_start_stops_the_server_when_the_process_exits() -> None:
+    code = (
+        "import mdframes as md, requests\n"
+        "client = md.sandbox.start()\n"
+        "assert requests.get(client.base_url + '/v2/markets', timeout=5,"
+        " headers={'X-API-Key': 'sandbox-key'}).status_code == 200\n"
+        "print(client.base_url)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=True, timeout=120, capture_output=True, text=True
+    )
+    url = done.stdout.strip().splitlines()[-1]
+    assert url.startswith("http://127.0.0.1:")
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url + "/v2/markets", timeout=5)

@@ -3,17 +3,20 @@
 It serves plausible synthetic data that follows every rule of the spec (auth in all four
 places, error envelopes, rate-limit headers and 429s, date filters, limit bounds, app-ratings
 history from 2026-09-03, forward-only forecasts, the older response shapes on request) over
-real HTTP on 127.0.0.1. Tests, the demo, notebooks, docs and benchmarks run against it.
+real HTTP on 127.0.0.1. Its clock can be set and moved, and the world moves with it: records
+appear, congress trades are disclosed late, some records are revised in place, the ticker
+list changes. Tests, the demo, notebooks, docs and benchmarks run against it.
 
 >>> import mdframes as md
->>> with md.sandbox.running() as client:                     # doctest: +SKIP
-...     md.load_insider_trading("AAPL", client=client).head()
+>>> client = md.sandbox.start()           # doctest: +SKIP
+>>> md.load_insider_trading("AAPL").head()  # doctest: +SKIP
 
 Importing this package does not import pandas.
 """
 
 from __future__ import annotations
 
+import atexit
 import inspect
 import signal
 import threading
@@ -22,7 +25,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from .listings import ListingChange, listing_changes, universe_symbols
 from .server import FAULT_KINDS, MISSING_SYMBOLS, LoggedRequest, Sandbox
+from .synth import KNOWN_SYMBOLS
+from .world import QUIRKS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
@@ -32,7 +38,14 @@ __all__ = [
     "LoggedRequest",
     "FAULT_KINDS",
     "MISSING_SYMBOLS",
+    "KNOWN_SYMBOLS",
+    "QUIRKS",
+    "ListingChange",
+    "listing_changes",
+    "universe_symbols",
     "running",
+    "start",
+    "stop",
     "serve",
     "SANDBOX_KEY",
 ]
@@ -56,9 +69,36 @@ def _client_keywords() -> set[str]:
     return names | _CLIENT_OPTIONS
 
 
+def _open(options: dict[str, Any]) -> tuple[Sandbox, Client]:
+    """A started sandbox and a client pointed at it (``client.sandbox`` is the server)."""
+    from ..client import Client
+
+    client_names = _client_keywords()
+    client_kw = {k: v for k, v in options.items() if k in client_names}
+    server_kw = {k: v for k, v in options.items() if k not in client_names}
+    client_kw.setdefault("api_key", SANDBOX_KEY)
+    client_kw.setdefault("cache", False)
+    server = Sandbox(**server_kw).start()
+    try:
+        client = Client(base_url=server.url, **client_kw)
+    except BaseException:
+        server.stop()
+        raise
+    client.sandbox = server
+    return server, client
+
+
+def _current_default() -> Client | None:
+    # The default as it is, without creating one from the environment.
+    from .. import client as client_module
+
+    return client_module._default
+
+
 @contextmanager
 def running(**options: Any) -> Iterator[Client]:
-    """Start a :class:`Sandbox` and yield a :class:`mdframes.Client` pointed at it.
+    """Start a :class:`Sandbox` and yield a :class:`mdframes.Client` pointed at it; inside the
+    block that client is also the default one, and the previous default comes back on exit.
 
     Keywords that the Client takes (``cache``, ``timeout``, ``max_retries``, ``max_workers``,
     ``progress``, ``max_wait``, ``api_key``, ...) go to the Client; the rest to the Sandbox.
@@ -68,23 +108,80 @@ def running(**options: Any) -> Iterator[Client]:
     --------
     >>> import mdframes as md
     >>> with md.sandbox.running(record_counts={"BIGCO": 1234}) as client:  # doctest: +SKIP
-    ...     len(md.load_lobbying("BIGCO", client=client))
+    ...     len(md.load_lobbying("BIGCO"))
     1234
     """
-    from ..client import Client
+    from ..client import set_default_client
 
-    client_names = _client_keywords()
-    client_kw = {k: v for k, v in options.items() if k in client_names}
-    server_kw = {k: v for k, v in options.items() if k not in client_names}
-    client_kw.setdefault("api_key", SANDBOX_KEY)
-    client_kw.setdefault("cache", False)
-    with Sandbox(**server_kw) as server:
-        client = Client(base_url=server.url, **client_kw)
-        client.sandbox = server
-        try:
-            yield client
-        finally:
-            client.close()
+    server, client = _open(options)
+    previous = _current_default()
+    set_default_client(client)
+    try:
+        yield client
+    finally:
+        if _current_default() is client:
+            set_default_client(previous)
+        client.close()
+        server.stop()
+
+
+_started: tuple[dict[str, Any], Sandbox, Client] | None = None
+_start_lock = threading.Lock()
+
+
+def start(**options: Any) -> Client:
+    """Start a sandbox for the life of the process, make its client the default and return it.
+
+    The one line a notebook needs: every loader then reads from the sandbox, in this cell and
+    the next. Calling it again returns the same client (and makes it the default again);
+    calling it with other options raises ``ValueError`` until :func:`stop` is called. The
+    server stops when the process exits. Options are those of :func:`running`.
+
+    Examples
+    --------
+    >>> import mdframes as md
+    >>> client = md.sandbox.start(today="2026-06-30")   # doctest: +SKIP
+    >>> md.load_sentiment("AAPL").tail(1)              # doctest: +SKIP
+    >>> client.sandbox.advance(days=1)                 # doctest: +SKIP
+    """
+    from ..client import set_default_client
+
+    global _started
+    with _start_lock:
+        if _started is not None and _started[0] != options:
+            raise ValueError(
+                "a sandbox is already running with other options; call md.sandbox.stop() "
+                "first to start another"
+            )
+        if _started is None:
+            server, client = _open(options)
+            _started = (dict(options), server, client)
+        set_default_client(_started[2])
+        return _started[2]
+
+
+def stop() -> None:
+    """Stop the sandbox of :func:`start` (if any); its client stops being the default.
+
+    Examples
+    --------
+    >>> md.sandbox.stop()   # doctest: +SKIP
+    """
+    from ..client import set_default_client
+
+    global _started
+    with _start_lock:
+        if _started is None:
+            return
+        _, server, client = _started
+        _started = None
+        if _current_default() is client:
+            set_default_client(None)
+        client.close()
+        server.stop()
+
+
+atexit.register(stop)
 
 
 def serve(port: int = 8765, **options: Any) -> None:

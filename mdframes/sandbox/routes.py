@@ -1,8 +1,11 @@
-"""Registry-driven routing and parameter checks.
+"""Registry-driven routing, parameter checks and body rendering.
 
-Every ``Dataset.path`` template of :data:`mdframes.registry.REGISTRY` becomes a route; its
-``params`` (kinds, bounds, choices) decide what is a 400. A dataset added to the registry
-needs only a builder in one of the builder tables here.
+:func:`build_routes` turns every ``Dataset.path`` template of a registry into a route when a
+sandbox is constructed, so an entry added at run time is served by the next sandbox. Its
+``params`` (kinds, bounds, choices) decide what is a 400. A dataset with a hand-written
+generator (field names written by hand: the sandbox is an oracle, not a mirror of the
+registry) is served by it; any other entry by :mod:`~mdframes.sandbox.declared`, from its
+declared fields.
 """
 
 from __future__ import annotations
@@ -18,30 +21,24 @@ from urllib.parse import unquote
 
 import orjson
 
-from ..errors import InvalidParameterError
-from ..params import check_symbol
 from ..registry import REGISTRY, Dataset
-from .common import Ctx, HttpError, stamp
-from .data import BUILDERS
-from .legacy import V1_BUILDERS
-from .universe import DISCOVERY, MARKET_REGION, RECENT, REGIONS, SCREENER
+from . import declared
+from .context import Ctx, HttpError, status
+from .cross import DISCOVERY, recent_builder, screener_builder
+from .listings import MARKET_REGION, REGIONS
+from .per_symbol import BUILDERS
+from .synth import stamp
+from .v1 import V1_BUILDERS
 
-__all__ = ["Route", "ROUTES", "UNSERVED", "match", "make_ctx", "render", "error_body"]
+__all__ = ["Route", "build_routes", "match", "make_ctx", "render", "error_body", "SYMBOL_PARTS"]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _INT = re.compile(r"^[+-]?\d+$")
+# The service's own rule for a path symbol: non-empty, no separators, blanks or "..".
+_BAD_SYMBOL = re.compile(r"[/?#\s\x00-\x1f\x7f]|\.\.")
 _START_NAMES = ("start", "date_from")
 _END_NAMES = ("end", "date_to")
-_V1_LABELS = {
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-}
+SYMBOL_PARTS = ("symbol", "ticker")  # path placeholders that name a symbol
 
 
 @dataclass(frozen=True)
@@ -49,43 +46,50 @@ class Route:
     dataset: Dataset
     segments: tuple[str, ...]  # literal text, or "{name}" for a placeholder
     build: Callable[[Ctx], Any]
+    declared: bool = False  # served from the entry's declared fields
+
+    @property
+    def symbol_part(self) -> str | None:
+        """The placeholder holding a symbol, if any."""
+        return next((s[1:-1] for s in self.segments if s[1:-1] in SYMBOL_PARTS), None)
 
 
-def _builder(ds: Dataset) -> Callable[[Ctx], Any] | None:
+def _hand_written(ds: Dataset) -> Callable[[Ctx], Any] | None:
     if ds.version == "v1":
         return V1_BUILDERS.get(ds.name)
     if ds.scope == "screener":
-        return SCREENER
+        return screener_builder(ds.name.split("/", 1)[-1])
     if ds.scope == "recent":
-        return RECENT
+        return recent_builder(ds.name.split("/", 1)[-1])
     if ds.scope == "discovery":
         return DISCOVERY.get(ds.name)
     return BUILDERS.get(ds.name)
 
 
-def _routes() -> tuple[tuple[Route, ...], tuple[str, ...]]:
+def build_routes(registry: Mapping[str, Dataset] | None = None) -> tuple[Route, ...]:
+    """One route per path template of ``registry`` (default: the registry as it is now).
+
+    >>> any(r.dataset.name == "lobbying" for r in build_routes())
+    True
+    """
     routes: dict[str, Route] = {}
-    unserved = []
-    for ds in REGISTRY.values():
+    for ds in (REGISTRY if registry is None else registry).values():
         if ds.path in routes:  # several views of one endpoint (app ratings): first one serves
             continue
-        build = _builder(ds)
+        build = _hand_written(ds)
+        segments = tuple(ds.path.strip("/").split("/"))
         if build is None:
-            unserved.append(ds.name)
-            continue
-        routes[ds.path] = Route(ds, tuple(ds.path.strip("/").split("/")), build)
+            routes[ds.path] = Route(ds, segments, declared.build, declared=True)
+        else:
+            routes[ds.path] = Route(ds, segments, build)
     # Literal segments win over placeholders where two templates could both match.
-    ordered = sorted(routes.values(), key=lambda r: sum(s.startswith("{") for s in r.segments))
-    return tuple(ordered), tuple(unserved)
+    return tuple(sorted(routes.values(), key=lambda r: sum(s.startswith("{") for s in r.segments)))
 
 
-ROUTES, UNSERVED = _routes()
-
-
-def match(raw_path: str) -> tuple[Route, dict[str, str]] | None:
+def match(routes: tuple[Route, ...], raw_path: str) -> tuple[Route, dict[str, str]] | None:
     """The route of a percent-encoded path and its decoded placeholders."""
     segments = [unquote(s) for s in raw_path.strip("/").split("/")]
-    for route in ROUTES:
+    for route in routes:
         if len(route.segments) != len(segments):
             continue
         parts: dict[str, str] = {}
@@ -120,26 +124,16 @@ def _int(wire: str, text: str, lo: int | None, hi: int | None) -> int:
     return value
 
 
-def make_ctx(
-    route: Route,
-    parts: Mapping[str, str],
-    query: Mapping[str, str],
-    *,
-    today: dt.date,
-    counts: tuple[tuple[str, int], ...],
-    legacy: frozenset[str],
-    missing: frozenset[str],
-) -> Ctx:
-    """Check path parts and query against the registry entry; raise :class:`HttpError`."""
-    ds = route.dataset
+def check_parts(ds: Dataset, parts: Mapping[str, str]) -> None:
+    """Path placeholders: a well-formed symbol, a known market, a listed choice."""
     for name, value in parts.items():
-        if name in ("symbol", "ticker"):
-            try:
-                check_symbol(value)
-            except InvalidParameterError as exc:
-                raise HttpError(400, str(exc)) from None
-            if value.upper() in missing:
-                raise HttpError(404, f"symbol {value!r} not found")
+        if name in SYMBOL_PARTS:
+            if not value or _BAD_SYMBOL.search(value):
+                raise HttpError(
+                    400,
+                    f"invalid symbol {value!r}: it must be non-empty and hold no '/', '?', '#', "
+                    "whitespace or '..'",
+                )
         elif name == "market":
             if value not in MARKET_REGION:
                 raise HttpError(404, f"market {value!r} not found")
@@ -149,6 +143,10 @@ def make_ctx(
                 raise HttpError(
                     400, f"{name} must be one of {', '.join(param.choices)}, got {value!r}"
                 )
+
+
+def check_query(ds: Dataset, query: Mapping[str, str]) -> dict[str, Any]:
+    """Query parameters against the entry's ``params``: their values by Python name."""
     values: dict[str, Any] = {}
     for p in ds.params:
         if p.wire.startswith("{"):
@@ -178,18 +176,26 @@ def make_ctx(
         raise HttpError(400, f"start date {start} is after end date {end}")
     if ds.needs_market_or_region and not (values.get("market") or values.get("region")):
         raise HttpError(400, "this endpoint needs a market or a region parameter")
+    values["start"], values["end"] = start, end
+    return values
+
+
+def make_ctx(
+    route: Route, parts: Mapping[str, str], values: Mapping[str, Any], **world: Any
+) -> Ctx:
+    """The request as builders see it: checked values plus the sandbox's state (``world``:
+    ``today``, ``anchor``, ``counts``, ``legacy``, ``quirks``, ``bare``, ``listed``)."""
     return Ctx(
-        dataset=ds.name,
+        dataset=route.dataset.name,
+        ds=route.dataset,
         parts=tuple(sorted(parts.items())),
-        start=start,
-        end=end,
+        start=values.get("start"),
+        end=values.get("end"),
         limit=values.get("limit"),
         market=values.get("market"),
         region=values.get("region"),
         type=values.get("type"),
-        today=today,
-        counts=counts,
-        legacy=legacy,
+        **world,
     )
 
 
@@ -230,22 +236,26 @@ _BODIES = _BodyCache()
 
 def render(route: Route, ctx: Ctx) -> bytes:
     """The success body: the v2 envelope around the builder's ``data``, or the bare v1 body."""
-    body = _BODIES.get(ctx)
+    key = (route.dataset.path, route.declared, ctx)
+    body = _BODIES.get(key)
     if body is None:
         data = route.build(ctx)
         if route.dataset.version == "v1":
             body = orjson.dumps(data)
         else:
+            if ctx.bare and isinstance(data, dict):  # the live service's bare-list form
+                data = data[route.dataset.records or "data"]
             body = orjson.dumps(
                 {"success": True, "data": data, "meta": {"timestamp": stamp(ctx.today)}}
             )
-        _BODIES.put(ctx, body)
+        _BODIES.put(key, body)
     return body
 
 
-def error_body(version: str, status: int, message: str, code: str | None = None) -> bytes:
+def error_body(version: str, status_code: int, message: str | None = None) -> bytes:
     """The v2 error envelope, or v1's flat ``{error, message}``."""
+    row = status(status_code)
+    text = message or row.message
     if version == "v1":
-        return orjson.dumps({"error": _V1_LABELS.get(status, "Error"), "message": message})
-    exc = HttpError(status, message, code)
-    return orjson.dumps({"success": False, "error": {"code": exc.code, "message": message}})
+        return orjson.dumps({"error": row.v1_label, "message": text})
+    return orjson.dumps({"success": False, "error": {"code": row.code, "message": text}})

@@ -20,8 +20,19 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
-from .common import HttpError
-from .routes import error_body, make_ctx, match, render
+from .context import Ctx, HttpError, status
+from .listings import is_served, served_symbols, span
+from .routes import (
+    Route,
+    build_routes,
+    check_parts,
+    check_query,
+    error_body,
+    make_ctx,
+    match,
+    render,
+)
+from .world import DEFAULT_TODAY, as_day, bare_list_set, quirk_set
 
 __all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS"]
 
@@ -42,28 +53,8 @@ FAULT_KINDS = (
 )
 _SECRET_QUERY = ("apiKey", "token")
 _HTML = b"<!DOCTYPE html><html><head><title>Service</title></head><body><h1>%s</h1></body></html>"
-_REASONS = {
-    200: "OK",
-    302: "Found",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-}
-_MESSAGES = {
-    401: "Invalid or missing API key",
-    403: "Access denied for this resource",
-    429: "Rate limit exceeded, slow down",
-}
-
-
-# Symbols the sandbox does not know (404), for tests of unknown tickers. Every other
-# well-formed symbol exists, with deterministic synthetic data.
+# Symbols that answer 404 in every sandbox, for tests of unknown tickers: none is in the ticker
+# universe, and they stay unknown even when named in ``record_counts`` or ``extra_symbols``.
 MISSING_SYMBOLS = (
     "NOTFOUND",
     "NOSUCH",
@@ -156,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(OSError):
                 self.connection.shutdown(socket.SHUT_RDWR)
             return
-        head = [f"HTTP/1.1 {out.status} {_REASONS.get(out.status, 'Status')}"]
+        head = [f"HTTP/1.1 {out.status} {status(out.status).reason}"]
         head.append(f"Content-Type: {out.content_type}")
         head.append(f"Content-Length: {len(out.body)}")
         head.extend(f"{k}: {v}" for k, v in out.headers.items())
@@ -175,8 +166,10 @@ class Sandbox:
         0 picks a free port; ``.url`` tells which.
     api_keys, forbidden_keys : iterable of str
         Valid keys; valid keys that get 403 on everything.
-    today : datetime.date, optional
-        Anchors all generated data and ``meta.timestamp`` (default: today's UTC date).
+    today : date or str, optional
+        The sandbox's clock (default :data:`~mdframes.sandbox.DEFAULT_TODAY`, 2026-11-20):
+        records exist up to this day and ``meta.timestamp`` falls on it. Move it with
+        :meth:`set_today` and :meth:`advance`.
     latency : float
         Seconds slept per request.
     rate_limit, rate_window, reset_format, reset_seconds
@@ -185,9 +178,22 @@ class Sandbox:
     record_counts : dict
         Symbol -> number of records over the whole history of every dated per-symbol dataset.
     missing_symbols : iterable of str
-        Symbols that answer 404.
+        Symbols that answer 404 even if they are in the universe (default:
+        :data:`MISSING_SYMBOLS`, which are outside it anyway).
+    extra_symbols : iterable of str
+        Symbols served beyond the ticker universe (as are those named in ``record_counts``).
+        Every other symbol outside the universe answers 404; see :meth:`symbols`.
     legacy_shapes : iterable of str
         ``"app_ratings"`` and/or ``"congress"``: serve the older response shapes.
+    quirks : bool or iterable of str
+        Facts of the live service that a plain reading of the spec does not allow, off by
+        default: ``True`` for all, or names of :data:`~mdframes.sandbox.QUIRKS`
+        (``"volume_off_by_one"``, ``"null_filing_date"``, ``"award_type"``,
+        ``"new_vocabulary"``).
+    bare_lists : bool or iterable of str
+        Send ``data`` as a bare list, as the live service does for ``/v2/markets``, screeners
+        and recent endpoints: ``True`` for all of those, or registry names (``"markets"``,
+        ``"screener/news"``) and the families ``"screener"``, ``"recent"``.
     max_log : int
         The request log keeps at most this many entries (oldest dropped first), so a long
         benchmark does not grow memory without bound.
@@ -206,7 +212,7 @@ class Sandbox:
         *,
         api_keys: Iterable[str] = ("sandbox-key",),
         forbidden_keys: Iterable[str] = ("forbidden-key",),
-        today: dt.date | None = None,
+        today: dt.date | str | None = None,
         latency: float = 0.0,
         rate_limit: int = 1_000_000,
         rate_window: float = 3600,
@@ -214,13 +220,19 @@ class Sandbox:
         reset_seconds: float = 1.0,
         record_counts: dict[str, int] | None = None,
         missing_symbols: Iterable[str] = MISSING_SYMBOLS,
+        extra_symbols: Iterable[str] = (),
         legacy_shapes: Iterable[str] = (),
+        quirks: bool | Iterable[str] = False,
+        bare_lists: bool | Iterable[str] = False,
         max_log: int = 200_000,
     ) -> None:
         self.port = port
         self.api_keys = tuple(api_keys)
         self.forbidden_keys = tuple(forbidden_keys)
-        self.today = today
+        self._clock = threading.Lock()
+        self._day = DEFAULT_TODAY if today is None else as_day(today)
+        # ``record_counts`` histories are laid out back from here and do not move with the clock.
+        self.anchor = self._day
         self.latency = latency
         self.rate_limit = rate_limit
         self.rate_window = rate_window
@@ -228,7 +240,10 @@ class Sandbox:
         self.reset_seconds = reset_seconds
         self.record_counts = dict(record_counts or {})
         self.missing_symbols = set(missing_symbols)
+        self.extra_symbols = set(extra_symbols)
         self.legacy_shapes = set(legacy_shapes)
+        self.quirks = quirks  # type: ignore[assignment]  # normalised by the property
+        self.bare_lists = bare_lists  # type: ignore[assignment]
         self.max_log = max_log
         self.requests: list[LoggedRequest] = []
         self._lock = threading.Lock()
@@ -236,6 +251,27 @@ class Sandbox:
         self._windows: dict[str, _Window] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        # The registry as it is now: an entry added later is served by the next sandbox.
+        self.routes = build_routes()
+
+    # -- options with a normal form ---------------------------------------------------------
+    @property
+    def quirks(self) -> frozenset[str]:
+        """The live-service quirks switched on (names of :data:`QUIRKS`)."""
+        return self._quirks
+
+    @quirks.setter
+    def quirks(self, value: bool | Iterable[str]) -> None:
+        self._quirks = quirk_set(value)
+
+    @property
+    def bare_lists(self) -> frozenset[str]:
+        """Registry names of the datasets whose ``data`` is sent as a bare list."""
+        return self._bare_lists
+
+    @bare_lists.setter
+    def bare_lists(self, value: bool | Iterable[str]) -> None:
+        self._bare_lists = bare_list_set(value)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Sandbox:
@@ -324,8 +360,38 @@ class Sandbox:
         return None
 
     # -- time --------------------------------------------------------------------------------
+    @property
+    def today(self) -> dt.date:
+        """The sandbox's day (settable: ``sandbox.today = "2026-07-01"``)."""
+        return self._day
+
+    @today.setter
+    def today(self, value: dt.date | str) -> None:
+        self.set_today(value)
+
+    def set_today(self, day: dt.date | str) -> dt.date:
+        """Move the clock to ``day`` (either way); answers from then on are those of that day.
+
+        >>> Sandbox(today="2026-06-30").set_today("2026-07-02")
+        datetime.date(2026, 7, 2)
+        """
+        new = as_day(day)
+        with self._clock:
+            self._day = new
+        return new
+
+    def advance(self, days: int = 1) -> dt.date:
+        """Move the clock forward by ``days`` and return the new day.
+
+        >>> Sandbox(today="2026-06-30").advance(days=2)
+        datetime.date(2026, 7, 2)
+        """
+        with self._clock:
+            self._day += dt.timedelta(days=days)
+            return self._day
+
     def _today(self) -> dt.date:
-        return self.today or dt.datetime.now(dt.timezone.utc).date()
+        return self._day
 
     def _reset_text(self, epoch: float) -> str:
         seconds = math.ceil(epoch)  # never announce a reset earlier than it happens
@@ -393,10 +459,9 @@ class Sandbox:
         return outcome
 
     def _error(
-        self, version: str, status: int, message: str | None = None, **headers: str
+        self, version: str, code: int, message: str | None = None, **headers: str
     ) -> _Outcome:
-        text = message or _MESSAGES.get(status, _REASONS.get(status, "Error"))
-        return _Outcome(status, error_body(version, status, text), headers=dict(headers))
+        return _Outcome(code, error_body(version, code, message), headers=dict(headers))
 
     def _respond(
         self,
@@ -426,24 +491,58 @@ class Sandbox:
             rate = self._rate_headers(0, time.time() + self.reset_seconds)
         if method != "GET":
             return self._error(version, 405, "only GET is supported", Allow="GET", **rate)
-        found = match(raw_path)
+        found = match(self.routes, raw_path)
         if found is None:
             return self._error(version, 404, f"no endpoint at {unquote(raw_path)}", **rate)
         route, parts = found
         try:
-            ctx = make_ctx(
-                route,
-                parts,
-                query,
-                today=self._today(),
-                counts=tuple(sorted(self.record_counts.items())),
-                legacy=frozenset(self.legacy_shapes),
-                missing=frozenset(s.upper() for s in self.missing_symbols),
-            )
+            ctx = self._ctx(route, parts, query)
             body = render(route, ctx)
         except HttpError as exc:
             return self._error(version, exc.status, exc.message, **rate)
         return _Outcome(200, body, headers=rate)
+
+    def _ctx(self, route: Route, parts: dict[str, str], query: dict[str, str]) -> Ctx:
+        check_parts(route.dataset, parts)
+        today = self._today()
+        symbol = parts.get(route.symbol_part) if route.symbol_part else None
+        if symbol is not None and not self._knows(symbol, today):
+            raise HttpError(404, f"symbol {symbol!r} not found")
+        values = check_query(route.dataset, query)
+        return make_ctx(
+            route,
+            parts,
+            values,
+            today=today,
+            anchor=self.anchor,
+            counts=tuple(sorted(self.record_counts.items())),
+            legacy=frozenset(self.legacy_shapes),
+            quirks=self._quirks,
+            bare=route.dataset.name in self._bare_lists,
+            listed=span(symbol) if symbol is not None else (None, None),
+        )
+
+    def _knows(self, symbol: str, today: dt.date) -> bool:
+        if symbol.upper() in {s.upper() for s in self.missing_symbols}:
+            return False
+        return (
+            symbol in self.record_counts or symbol in self.extra_symbols or is_served(symbol, today)
+        )
+
+    def symbols(self) -> frozenset[str]:
+        """Every symbol the per-symbol endpoints answer today (all others get 404): the ticker
+        universe as listed today (:func:`~mdframes.sandbox.universe_symbols`), symbols delisted
+        earlier (their history stays), and the symbols named in ``record_counts`` and
+        ``extra_symbols``, less ``missing_symbols``.
+
+        >>> "AAPL" in Sandbox().symbols()
+        True
+        """
+        missing = {s.upper() for s in self.missing_symbols}
+        named = set(self.record_counts) | set(self.extra_symbols)
+        return frozenset(
+            s for s in served_symbols(self._today()) | named if s.upper() not in missing
+        )
 
     def _fault(self, fault: Any, version: str, target: str, key: str, headers: Any) -> _Outcome:
         kind, arg = (fault[0], float(fault[1])) if isinstance(fault, tuple) else (fault, 0.0)
@@ -458,7 +557,7 @@ class Sandbox:
             return _Outcome(200, _HTML % b"Maintenance", "text/html; charset=utf-8", rate)
         if kind == "success_false":
             body = orjson.dumps(
-                {"success": False, "error": {"code": "FORBIDDEN", "message": _MESSAGES[403]}}
+                {"success": False, "error": {"code": "FORBIDDEN", "message": status(403).message}}
             )
             return _Outcome(200, body, headers=rate)
         if kind == "429":

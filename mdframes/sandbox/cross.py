@@ -1,9 +1,7 @@
-"""The cross-ticker side of the sandbox: the ticker universe, discovery, screeners, recent.
+"""The cross-ticker side of the sandbox: discovery, screeners and recent endpoints over the
+ticker universe of :mod:`~mdframes.sandbox.listings` as it is listed on the sandbox's day.
 
-The universe is synthetic but shaped like the real one: every market of the registry's
-``MARKETS`` has members, US markets overlap (DOW 30 within the S&P 500 within NASDAQ/NYSE),
-and the US region alone holds more than 20,000 tickers so that the largest screener page
-can be served. Screener records are cheap per-ticker snapshots (hash-derived, no history
+Screener records are cheap per-ticker snapshots (hash-derived, no history
 generation); the values shared with per-symbol endpoints (sentiment, put/call, price,
 forecast) come from the same functions and therefore agree.
 """
@@ -15,19 +13,10 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..registry import APP_RATINGS_HISTORY_START, MARKETS, RECENT_DATASETS, SCREENER_DATASETS
-from .common import (
-    KNOWN_SYMBOLS,
-    SUFFIX_MARKETS,
-    Ctx,
-    HttpError,
-    profile,
-    put_call_on,
-    rng,
-    sentiment_on,
-    unit,
-)
-from .data import (
+from ..registry import APP_RATINGS_HISTORY_START, MARKETS
+from .context import Ctx
+from .listings import REGIONS, select, universe
+from .per_symbol import (
     BRACKETS,
     INSTITUTIONS,
     RATING_LADDER,
@@ -37,128 +26,24 @@ from .data import (
     news_entry,
     person,
 )
+from .synth import (
+    profile,
+    put_call_on,
+    rng,
+    sentiment_on,
+    unit,
+)
+from .world import materialise
 
 __all__ = [
-    "universe",
-    "select",
-    "MARKET_REGION",
-    "REGIONS",
     "DISCOVERY",
-    "SCREENER",
-    "RECENT",
+    "screener_builder",
+    "recent_builder",
     "screener_records",
     "DEFAULT_CROSS_LIMIT",
 ]
 
-MARKET_REGION = dict(MARKETS)
-REGIONS = tuple(dict.fromkeys(region for _, region in MARKETS))
 DEFAULT_CROSS_LIMIT = 100  # screener and recent endpoints without ``limit``
-
-# Members per market (primary listings). US sums to 20,600 unique tickers.
-_SIZES = {
-    "NASDAQ": 3300,
-    "NYSE": 2700,
-    "ETFs": 2600,
-    "OTC Market": 12000,
-    "UK FTSE 100": 100,
-    "Germany DAX": 40,
-    "Canada TSX": 600,
-    "Australia ASX": 800,
-    "HK Hang Seng": 80,
-    "Mexico BMV": 150,
-    "Foreign Exchange": 60,
-    "Commodities": 40,
-    "Crypto Currencies": 300,
-    "Index Futures": 30,
-    "Tadawul TASI": 250,
-    "Russia MOEX": 200,
-    "Brazil BOVESPA": 400,
-    "Tel Aviv TASE": 500,
-}
-_ALPHA = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_SUFFIX_OF = {market: suffix for suffix, market in SUFFIX_MARKETS.items()}
-_CURRENCIES = ("USD", "EUR", "JPY", "GBP", "CHF", "CAD", "AUD", "NZD", "SEK", "NOK", "MXN", "HKD")
-
-
-def _letters(i: int, width: int, salt: int) -> str:
-    # 7919 is coprime to 26, so i -> 7919 * i + salt is a bijection mod 26**width:
-    # scattered-looking codes, unique within a market.
-    n = (i * 7_919 + salt) % 26**width
-    out = []
-    for _ in range(width):
-        n, d = divmod(n, 26)
-        out.append(_ALPHA[d])
-    return "".join(out)
-
-
-def _member_symbols(market: str, n: int) -> list[str]:
-    if market == "NASDAQ":
-        return [_letters(i, 4, 11) for i in range(n)]
-    if market == "NYSE":
-        return [_letters(i, 3, 5) for i in range(n)]
-    if market == "ETFs":
-        return [_letters(i, 4, 300_001) for i in range(n)]
-    if market == "OTC Market":
-        return [_letters(i, 4, 150_007) + "F" for i in range(n)]
-    if market == "Foreign Exchange":
-        pairs = [f"{a}{b}=X" for a in _CURRENCIES for b in _CURRENCIES if a != b]
-        return pairs[:n]
-    if market == "Commodities":
-        return [_letters(i, 2, 3) + "=F" for i in range(n)]
-    if market == "Crypto Currencies":
-        return [_letters(i, 3, 17) + "-USD" for i in range(n)]
-    if market == "Index Futures":
-        return ["^" + _letters(i, 3, 29) for i in range(n)]
-    suffix = _SUFFIX_OF[market]
-    if market in ("HK Hang Seng", "Tadawul TASI"):
-        return [f"{1000 + i * 7:04d}{suffix}" for i in range(n)]
-    return [_letters(i, 3, 41 + len(market)) + suffix for i in range(n)]
-
-
-@lru_cache(maxsize=1)
-def universe() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """``(symbol, name, markets)`` for every ticker, primary market first in ``markets``."""
-    entries: dict[str, list[str]] = {}
-    famous = [s for s in KNOWN_SYMBOLS]
-    for market in (m for m, _ in MARKETS if m in _SIZES):
-        own = [s for s in famous if profile(s).exchange == market]
-        for symbol in own + _member_symbols(market, _SIZES[market] - len(own)):
-            entries.setdefault(symbol, [market])
-    # Index memberships on top of the primary listings.
-    us_large = [s for s, ms in entries.items() if ms[0] in ("NASDAQ", "NYSE")]
-    sp500 = [s for s in famous if s in entries and entries[s][0] in ("NASDAQ", "NYSE")]
-    sp500 += [s for s in us_large if s not in sp500][: 500 - len(sp500)]
-    for i, symbol in enumerate(sp500):
-        entries[symbol].append("S&P 500")
-        if i < 30:
-            entries[symbol].append("DOW 30")
-    return tuple((s, profile(s).name, tuple(ms)) for s, ms in entries.items())
-
-
-@lru_cache(maxsize=256)
-def select(market: str | None, region: str | None, type: str | None = None) -> tuple[int, ...]:
-    """Indexes into :func:`universe` of the tickers matching the filters."""
-    out = []
-    for i, (_, _, markets) in enumerate(universe()):
-        if market and market not in markets:
-            continue
-        if region and not any(MARKET_REGION[m] == region for m in markets):
-            continue
-        # Monthly forecasts are not published for currency pairs and index futures.
-        if type == "monthly" and markets[0] in ("Foreign Exchange", "Index Futures"):
-            continue
-        out.append(i)
-    return tuple(out)
-
-
-def check_market(value: str | None) -> None:
-    if value and value not in MARKET_REGION:
-        raise HttpError(400, f"unknown market {value!r}; see /v2/markets")
-
-
-def check_region(value: str | None) -> None:
-    if value and value not in REGIONS:
-        raise HttpError(400, f"unknown region {value!r}; see /v2/regions")
 
 
 # --- discovery ---------------------------------------------------------------------------------
@@ -166,7 +51,7 @@ def check_region(value: str | None) -> None:
 
 def _tickers(ctx: Ctx) -> dict[str, Any]:
     rows = universe()
-    picked = select(ctx.market, ctx.region, ctx.type)
+    picked = select(ctx.today, ctx.market, ctx.region, ctx.type)
     if ctx.limit is not None:
         picked = picked[: ctx.limit]
     return {"tickers": [{"symbol": rows[i][0], "name": rows[i][1]} for i in picked]}
@@ -285,7 +170,7 @@ def _forum(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
         "symbol": symbol,
         "name": name,
         "date": f"{today.isoformat()}T20:00:00Z",
-        "subforum": ("wallstreetbets", "stocks", "investing", "options")[s % 4],
+        "subreddit": ("wallstreetbets", "stocks", "investing", "options")[s % 4],
         "mentions": 1 + int(unit(s, 70) ** 3 * 2_000),
     }
 
@@ -404,11 +289,6 @@ _RECORDS: dict[str, Callable[[str, str, dt.date], dict[str, Any] | None]] = {
     "government-contracts": _contracts,
     "patent-filings": _patents,
 }
-if set(SCREENER_DATASETS) - set(_RECORDS):  # a registry addition needs a builder here
-    raise RuntimeError(
-        f"screeners without a sandbox builder: {set(SCREENER_DATASETS) - set(_RECORDS)}"
-    )
-
 
 _BUILT: dict[tuple[str, dt.date], list[Any]] = {}
 _UNBUILT = object()
@@ -434,7 +314,7 @@ def screener_records(
 ) -> list[dict[str, Any]]:
     """Up to ``limit`` records, one per ticker of the filtered universe, in universe order."""
     out: list[dict[str, Any]] = []
-    for i in select(market, region):
+    for i in select(today, market, region):
         rec = _record(tail, today, i)
         if rec is not None:
             out.append(rec)
@@ -457,7 +337,7 @@ def _recent_order(
 ) -> tuple[int, ...]:
     rows = universe()
     date_of = _DATE_OF[tail]
-    by_symbol = sorted(select(market, region), key=lambda i: rows[i][0])
+    by_symbol = sorted(select(today, market, region), key=lambda i: rows[i][0])
     # Newest first; Python's sort is stable (also with reverse=True), so symbols stay A-Z.
     return tuple(
         sorted(by_symbol, key=lambda i: date_of(profile(rows[i][0]).seed, today), reverse=True)
@@ -472,85 +352,114 @@ def _tickers_in(records: list[dict]) -> int:
     return len({r["symbol"] for r in records})
 
 
-def _summary(tail: str, records: list[dict]) -> dict[str, Any]:
-    n, tickers = len(records), _tickers_in(records)
-    if tail == "sentiment":
-        scores = [r["score"] for r in records]
-        return {
-            "totalTickers": tickers,
-            "averageScore": _mean(scores),
-            "bullishCount": sum(s > 0.2 for s in scores),
-            "bearishCount": sum(s < -0.2 for s in scores),
-            "neutralCount": sum(-0.2 <= s <= 0.2 for s in scores),
-        }
-    if tail == "insider-trading":
-        return {
-            "totalTransactions": n,
-            "totalTickers": tickers,
-            "buyCount": sum(r["transactionType"] == "Buy" for r in records),
-            "sellCount": sum(r["transactionType"] == "Sale" for r in records),
-        }
-    if tail in ("analyst-ratings",):
-        return {
-            "totalRatings": n,
-            "totalTickers": tickers,
-            "upgradeCount": sum(r["action"] == "Upgrade" for r in records),
-            "downgradeCount": sum(r["action"] == "Downgrade" for r in records),
-        }
-    if tail == "news":
-        return {
-            "totalArticles": n,
-            "totalTickers": tickers,
-            "averageSentiment": _mean([r["sentiment"] for r in records]),
-        }
-    if tail == "put-call-ratio":
-        ratios = [r["ratio"] for r in records]
-        return {
-            "totalTickers": tickers,
-            "averageRatio": _mean(ratios),
-            "highPutCount": sum(x > 1.2 for x in ratios),
-            "highCallCount": sum(x < 0.7 for x in ratios),
-        }
-    if tail.startswith("predictions/"):
-        moves = [r["expectedMidTerm"] for r in records]
-        return {
-            "totalTickers": tickers,
-            "averageExpectedMidTerm": _mean(moves),
-            "positiveCount": sum(m > 0 for m in moves),
-            "negativeCount": sum(m < 0 for m in moves),
-        }
-    if tail.startswith("congress/"):
-        return {
-            "totalTrades": n,
-            "totalTickers": tickers,
-            "purchaseCount": sum(r["transactionType"] == "Purchase" for r in records),
-            "saleCount": sum(r["transactionType"] == "Sale" for r in records),
-        }
-    if tail == "app-ratings":
-        return {
-            "totalTickers": tickers,
-            "averageIosScore": _mean([r["iosScore"] for r in records if r["iosScore"] is not None]),
-            "averageAndroidScore": _mean(
-                [r["androidScore"] for r in records if r["androidScore"] is not None]
-            ),
-        }
-    if tail == "forum-mentions":
-        return {"totalTickers": tickers, "totalMentions": sum(r["mentions"] for r in records)}
-    if tail == "professionalnet":
-        return {"totalTickers": tickers, "totalEmployees": sum(r["employeeCount"] for r in records)}
-    if tail == "lobbying":
-        return {
-            "totalFilings": n,
-            "totalTickers": tickers,
-            "totalIncome": sum(r["income"] for r in records),
-        }
-    if tail == "government-contracts":
-        return {
-            "totalContracts": n,
-            "totalTickers": tickers,
-            "totalAmount": round(sum(r["awardAmount"] for r in records), 2),
-        }
-    return {"totalRecords": n, "totalTickers": tickers}
+Summary = Callable[[list[dict[str, Any]]], dict[str, Any]]
+
+
+def _counted(total: str, **counts: tuple[str, str]) -> Summary:
+    """A summary of a record total, the tickers and ``name=(field, value)`` counts."""
+
+    def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {total: len(records), "totalTickers": _tickers_in(records)}
+        for name, (field, value) in counts.items():
+            out[name] = sum(r[field] == value for r in records)
+        return out
+
+    return summary
+
+
+def _sentiment_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    scores = [r["score"] for r in records]
+    return {
+        "totalTickers": _tickers_in(records),
+        "averageScore": _mean(scores),
+        "bullishCount": sum(s > 0.2 for s in scores),
+        "bearishCount": sum(s < -0.2 for s in scores),
+        "neutralCount": sum(-0.2 <= s <= 0.2 for s in scores),
+    }
+
+
+def _put_call_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    ratios = [r["ratio"] for r in records]
+    return {
+        "totalTickers": _tickers_in(records),
+        "averageRatio": _mean(ratios),
+        "highPutCount": sum(x > 1.2 for x in ratios),
+        "highCallCount": sum(x < 0.7 for x in ratios),
+    }
+
+
+def _predictions_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    moves = [r["expectedMidTerm"] for r in records]
+    return {
+        "totalTickers": _tickers_in(records),
+        "averageExpectedMidTerm": _mean(moves),
+        "positiveCount": sum(m > 0 for m in moves),
+        "negativeCount": sum(m < 0 for m in moves),
+    }
+
+
+def _app_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    def scores(key: str) -> list[float]:
+        return [r[key] for r in records if r[key] is not None]
+
+    return {
+        "totalTickers": _tickers_in(records),
+        "averageIosScore": _mean(scores("iosScore")),
+        "averageAndroidScore": _mean(scores("androidScore")),
+    }
+
+
+def _sum_of(total: str | None, field: str, name: str, digits: int | None = None) -> Summary:
+    def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+        value = sum(r[field] for r in records)
+        out: dict[str, Any] = {total: len(records)} if total else {}
+        out["totalTickers"] = _tickers_in(records)
+        out[name] = round(value, digits) if digits is not None else value
+        return out
+
+    return summary
+
+
+_CONGRESS_SUMMARY = _counted(
+    "totalTrades",
+    purchaseCount=("transactionType", "Purchase"),
+    saleCount=("transactionType", "Sale"),
+)
+SUMMARIES: dict[str, Summary] = {
+    "sentiment": _sentiment_summary,
+    "insider-trading": _counted(
+        "totalTransactions",
+        buyCount=("transactionType", "Buy"),
+        sellCount=("transactionType", "Sale"),
+    ),
+    "analyst-ratings": _counted(
+        "totalRatings",
+        upgradeCount=("action", "Upgrade"),
+        downgradeCount=("action", "Downgrade"),
+    ),
+    "news": lambda records: {
+        "totalArticles": len(records),
+        "totalTickers": _tickers_in(records),
+        "averageSentiment": _mean([r["sentiment"] for r in records]),
+    },
+    "put-call-ratio": _put_call_summary,
+    "predictions/daily": _predictions_summary,
+    "predictions/monthly": _predictions_summary,
+    "congress/house": _CONGRESS_SUMMARY,
+    "congress/senate": _CONGRESS_SUMMARY,
+    "app-ratings": _app_summary,
+    "forum-mentions": _sum_of(None, "mentions", "totalMentions"),
+    "professionalnet": _sum_of(None, "employeeCount", "totalEmployees"),
+    "lobbying": _sum_of("totalFilings", "income", "totalIncome"),
+    "government-contracts": _sum_of("totalContracts", "awardAmount", "totalAmount", 2),
+}
+
+
+def _summary(tail: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+    summary = SUMMARIES.get(tail)
+    if summary is None:
+        return {"totalRecords": len(records), "totalTickers": _tickers_in(records)}
+    return summary(records)
 
 
 def _tail(ctx: Ctx) -> str:
@@ -561,6 +470,7 @@ def _screener(ctx: Ctx) -> dict[str, Any]:
     tail = _tail(ctx)
     limit = ctx.limit if ctx.limit is not None else DEFAULT_CROSS_LIMIT
     page = screener_records(tail, ctx.today, ctx.market, ctx.region, limit)
+    page = [materialise(rec, ctx.today.isoformat(), ctx.quirks) for rec in page]
     return {"data": page, "summary": _summary(tail, page)}
 
 
@@ -568,13 +478,19 @@ def _recent(ctx: Ctx) -> dict[str, Any]:
     tail = _tail(ctx)
     limit = ctx.limit if ctx.limit is not None else DEFAULT_CROSS_LIMIT
     order = _recent_order(tail, ctx.today, ctx.market, ctx.region)[:limit]
-    page = [rec for i in order if (rec := _record(tail, ctx.today, i)) is not None]
+    page = [
+        materialise(rec, ctx.today.isoformat(), ctx.quirks)
+        for i in order
+        if (rec := _record(tail, ctx.today, i)) is not None
+    ]
     return {"data": page, "summary": _summary(tail, page)}
 
 
-SCREENER = _screener
-RECENT = _recent
-if set(RECENT_DATASETS) - set(_DATE_OF):
-    raise RuntimeError(
-        f"recent datasets without a sandbox builder: {set(RECENT_DATASETS) - set(_DATE_OF)}"
-    )
+def screener_builder(tail: str) -> Callable[[Ctx], dict[str, Any]] | None:
+    """The hand-written screener of ``tail`` (None: serve it from its declared fields)."""
+    return _screener if tail in _RECORDS else None
+
+
+def recent_builder(tail: str) -> Callable[[Ctx], dict[str, Any]] | None:
+    """The hand-written recent endpoint of ``tail`` (None: serve it from its declared fields)."""
+    return _recent if tail in _DATE_OF and tail in _RECORDS else None

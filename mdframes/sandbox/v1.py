@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..registry import MARKETS
-from .common import Ctx, profile, sentiment_on
-from .data import (
+from .context import Ctx
+from .listings import select, universe
+from .per_symbol import (
     analyst_history,
     app_records,
     app_views,
@@ -23,7 +24,7 @@ from .data import (
     insider_history,
     sentiment_history,
 )
-from .universe import select, universe
+from .synth import profile, sentiment_on
 
 __all__ = ["V1_BUILDERS"]
 
@@ -47,7 +48,7 @@ def _available_tickers(ctx: Ctx) -> Any:
     rows = universe()
     return [
         {"ticker": rows[i][0], "name": rows[i][1], "market": rows[i][2][0]}
-        for i in select(None, None, ctx.part("type"))
+        for i in select(ctx.today, None, None, ctx.part("type"))
     ]
 
 
@@ -80,7 +81,7 @@ def _market_forecasts(ctx: Ctx) -> Any:
     market, type = ctx.part("market"), ctx.part("type")
     rows = universe()
     out = []
-    for i in select(market, None, type):
+    for i in select(ctx.today, market, None, type):
         symbol, name, _ = rows[i]
         entry: dict[str, Any] = {
             "ticker": symbol,

@@ -3,7 +3,7 @@
 Each history function returns every record of the trailing 24 months, newest first by the
 dataset's window field, as a tuple of dicts that are never mutated. ``count`` (from the
 sandbox's ``record_counts``) replaces the default number of records. Builders in
-:data:`BUILDERS` turn a validated :class:`~mdframes.sandbox.common.Ctx` into the ``data``
+:data:`BUILDERS` turn a validated :class:`~mdframes.sandbox.context.Ctx` into the ``data``
 object of the envelope.
 """
 
@@ -22,11 +22,9 @@ from ..registry import (
     INSIDER_GROUPS,
     INSIDER_TYPES,
     PATENT_TYPES,
-    REGISTRY,
 )
-from .common import (
-    Ctx,
-    HttpError,
+from .context import Ctx, HttpError
+from .synth import (
     Profile,
     business_days_after,
     history_days,
@@ -39,7 +37,9 @@ from .common import (
     sentiment_on,
     stamp,
     trading_days,
+    unit,
 )
+from .world import materialise, visible
 
 __all__ = ["BUILDERS", "window", "forecast", "Records"]
 
@@ -85,9 +85,10 @@ def window(
 ) -> list[dict]:
     """Records inside ``ctx.start``..``ctx.end`` on ``field`` (the registry's window field),
     then the newest ``ctx.limit`` (or ``cap``: limit-capped endpoints without a limit)."""
-    ds = REGISTRY[ctx.dataset]
+    ds = ctx.ds
     field = field or ds.window or "date"
-    out: list[dict] = list(records)
+    today = ctx.today.isoformat()
+    out: list[dict] = list(visible(records, today))
     if ctx.start is not None or ctx.end is not None:
         lo = ctx.start.isoformat() if ctx.start else ""
         hi = ctx.end.isoformat() if ctx.end else "9999"
@@ -95,7 +96,7 @@ def window(
     if cap is None and ds.paged:
         cap = ds.limit_bounds[1]
     n = ctx.limit if ctx.limit is not None else cap
-    return out if n is None else out[:n]
+    return [materialise(rec, today, ctx.quirks) for rec in (out if n is None else out[:n])]
 
 
 def _head(p: Profile) -> dict[str, Any]:
@@ -199,7 +200,7 @@ def _series(history: Callable[[str, dt.date, int | None], Records]) -> Callable[
         records = history(symbol, ctx.today, ctx.count_for(symbol))
         return {
             **_head(profile(symbol)),
-            REGISTRY[ctx.dataset].records or "data": window(ctx, records),
+            ctx.ds.records or "data": window(ctx, records),
         }
 
     return build
@@ -277,6 +278,7 @@ def insider_history(symbol: str, today: dt.date, count: int | None) -> Records:
     people = insider_people(symbol)
     holdings = {name: r.randint(20_000, 3_000_000) for name, _ in people}
     cik_num = int(p.cik) if p.cik else 1_000_000 + p.seed % 999_999
+    quirky = seed_of("insider-quirks", symbol)
     out = []
     for i, day in enumerate(event_days(r, today, _n(count, r, 50, 70))):
         name, relationship = people[r.randrange(len(people))]
@@ -303,11 +305,23 @@ def insider_history(symbol: str, today: dt.date, count: int | None) -> Records:
                     f"{filed:%Y%m%d}-{p.seed % 9973:04d}-{i:05d}.xml"
                 ),
                 "cik": p.cik,
+                "_q": _insider_quirks(quirky, i),
             }
         )
     return tuple(out)
 
 
+def _insider_quirks(seed: int, i: int) -> tuple[tuple[str, str, Any], ...]:
+    """The live service's drift on one insider record (served only with those quirks on)."""
+    out: list[tuple[str, str, Any]] = [("new_vocabulary", "securityTitle", "Common Stock")]
+    if unit(seed, 2 * i) < 0.04:
+        out.append(("null_filing_date", "filingDate", None))
+    if unit(seed, 2 * i + 1) < 0.03:
+        out.append(("new_vocabulary", "transactionType", UNLISTED_INSIDER_TYPE))
+    return tuple(out)
+
+
+UNLISTED_INSIDER_TYPE = "Inheritance"  # a transaction type the spec does not list
 _ACQUIRE = set(INSIDER_GROUPS["acquisition"])
 
 
@@ -515,9 +529,27 @@ def contracts_history(symbol: str, today: dt.date, count: int | None) -> Records
                 "naicsDescription": desc,
                 "contractAwardType": "",
                 "cik": p.cik,
+                "_q": _award_type_quirk(r),
             }
         )
     return tuple(out)
+
+
+# Award types as the live service's published examples show them, despite the spec's "always
+# empty": (awardType, contractAwardType).
+AWARD_TYPES = (
+    ("DEFINITIVE CONTRACT", "D"),
+    ("DELIVERY ORDER", "C"),
+    ("PURCHASE ORDER", "B"),
+    ("BPA CALL", "A"),
+)
+
+
+def _award_type_quirk(r: Any) -> tuple[tuple[str, str, Any], ...]:
+    if r.random() >= 0.4:
+        return ()
+    award, code = r.choice(AWARD_TYPES)
+    return (("award_type", "awardType", award), ("award_type", "contractAwardType", code))
 
 
 CPC = {"G": ("G06", "G01", "G02"), "H": ("H04", "H01", "H05"), "A": ("A61",), "B": ("B60", "B65")}
@@ -647,7 +679,7 @@ def professionalnet_history(symbol: str, today: dt.date, count: int | None) -> R
     return tuple(out)
 
 
-SUBFORUMS = ("wallstreetbets", "stocks", "investing", "options", "StockMarket", "SecurityAnalysis")
+SUBREDDITS = ("wallstreetbets", "stocks", "investing", "options", "StockMarket", "SecurityAnalysis")
 
 
 @lru_cache(maxsize=512)
@@ -660,7 +692,7 @@ def forum_history(symbol: str, today: dt.date, count: int | None) -> Records:
     return tuple(
         {
             "date": (base - dt.timedelta(hours=6 * i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "subforum": r.choice(SUBFORUMS),
+            "subreddit": r.choice(SUBREDDITS),
             "mentions": int(popularity * r.random() * 2) + 1,
         }
         for i in range(n)
@@ -818,11 +850,7 @@ def _app_ratings_legacy(
     for entry in data:
         entry["ios"] = entry["ios"] or dict(empty)
         entry["android"] = entry["android"] or {**empty, "installCount": None}
-    cap = (
-        ctx.limit
-        if ctx.limit is not None
-        else REGISTRY[ctx.dataset].limit_bounds[1] or len(data) * 2
-    )
+    cap = ctx.limit if ctx.limit is not None else ctx.ds.limit_bounds[1] or len(data) * 2
     return {**_head(p), "data": data[: (cap + 1) // 2]}
 
 

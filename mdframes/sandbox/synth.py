@@ -3,8 +3,9 @@
 Every random choice is seeded from ``hashlib`` digests of stable strings (never Python's
 salted ``hash()``), so the same request gives the same bytes in every process. Values that
 screeners and per-symbol endpoints must agree on (price, sentiment, put/call) are pure
-functions of ``(symbol, date)``; event histories are seeded per dataset and symbol and laid
-out backwards from ``today``.
+functions of ``(symbol, date)``. Event histories lie on a fixed timeline that starts at
+:data:`EPOCH` (:func:`events`), so that moving the clock adds records and never moves the
+old ones; only histories sized by ``record_counts`` are laid out backwards from their anchor.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ __all__ = [
     "seed_of",
     "rng",
     "unit",
+    "EPOCH",
+    "Event",
+    "events",
+    "event_days",
     "history_start",
     "history_days",
     "trading_days",
     "price_on",
     "sentiment_on",
     "put_call_on",
-    "iso_day",
     "stamp",
     "business_days_after",
 ]
@@ -95,6 +99,68 @@ def trading_days(today: dt.date, count: int | None = None) -> tuple[dt.date, ...
     return tuple(out)
 
 
+EPOCH = dt.date(2023, 1, 1)  # fixed timelines start here; histories reach back 24 months
+DAYS_PER_24_MONTHS = 731
+Event = tuple[dt.date, int]  # a day and the seed of that event's values
+
+
+def poisson(rate: float, u: float) -> int:
+    """The Poisson(``rate``) count whose CDF first reaches ``u`` (inverse transform)."""
+    k, p = 0, math.exp(-rate)
+    total = p
+    while u > total and k < 64:
+        k += 1
+        p *= rate / k
+        total += p
+    return k
+
+
+def event_days(r: random.Random, end: dt.date, n: int, *, lag: int = 0) -> list[dt.date]:
+    """``n`` random days of the 24 months ending on ``end`` (repeats allowed), newest first;
+    ``lag`` keeps the newest ``lag`` days free (events that must be disclosed by ``end``)."""
+    span = (end - history_start(end)).days + 1 - lag
+    return sorted(
+        (end - dt.timedelta(days=lag + r.randrange(span)) for _ in range(n)), reverse=True
+    )
+
+
+@lru_cache(maxsize=4096)
+def events(
+    name: str,
+    symbol: str,
+    today: dt.date,
+    per_24_months: tuple[int, int],
+    count: int | None = None,
+    anchor: dt.date | None = None,
+    lag: int = 0,
+) -> tuple[Event, ...]:
+    """The events of one dataset and symbol up to ``today - lag``, oldest first: each a day
+    and a seed for its values (``random.Random(seed)``).
+
+    Without ``count``: a Poisson process on the fixed timeline from :data:`EPOCH`, at a rate
+    drawn per symbol from ``per_24_months``; an event's day and values never depend on
+    ``today``, so a later clock only adds events. With ``count``: exactly ``count`` events
+    laid out over the 24 months ending on ``anchor`` (a sized fixture, frozen in time).
+
+    >>> a = events("demo", "AAPL", dt.date(2026, 6, 1), (40, 60))
+    >>> b = events("demo", "AAPL", dt.date(2026, 6, 2), (40, 60))
+    >>> [d for d, _ in a] == [d for d, _ in b if d <= dt.date(2026, 6, 1)]
+    True
+    """
+    last = today - dt.timedelta(days=lag)
+    if count is not None:
+        days = sorted(event_days(rng(name, symbol, "count"), anchor or today, count, lag=lag))
+        return tuple((d, seed_of(name, symbol, "n", i)) for i, d in enumerate(days) if d <= last)
+    lo, hi = per_24_months
+    rate = rng(name, symbol, "rate").randint(lo, hi) / DAYS_PER_24_MONTHS
+    seed = seed_of(name, symbol, "days")
+    out: list[Event] = []
+    for ordinal in range(EPOCH.toordinal(), last.toordinal() + 1):
+        for j in range(poisson(rate, unit(seed, ordinal))):
+            out.append((dt.date.fromordinal(ordinal), seed_of(name, symbol, ordinal, j)))
+    return tuple(out)
+
+
 def business_days_after(day: dt.date, n: int) -> dt.date:
     """``day`` moved forward by ``n`` weekdays."""
     while n > 0:
@@ -102,10 +168,6 @@ def business_days_after(day: dt.date, n: int) -> dt.date:
         if day.weekday() < 5:
             n -= 1
     return day
-
-
-def iso_day(day: dt.date) -> str:
-    return day.isoformat()
 
 
 def stamp(today: dt.date, hour: int = 23, minute: int = 59) -> str:
@@ -127,6 +189,16 @@ _KNOWN: dict[str, tuple[str, float, str | None, str]] = {
     "BTC-USD": ("Bitcoin USD", 67500.0, None, "Crypto Currencies"),
     "BRK.B": ("Berkshire Hathaway Inc.", 455.0, "0001067983", "NYSE"),
     "^GSPC": ("S&P 500 Index", 5850.0, None, "Index Futures"),
+    "JPM": ("JPMorgan Chase & Co.", 245.0, "0000019617", "NYSE"),
+    "GME": ("GameStop Corp.", 27.0, "0001326380", "NYSE"),
+    "IBM": ("International Business Machines Corporation", 222.0, "0000051143", "NYSE"),
+    "AMD": ("Advanced Micro Devices, Inc.", 140.0, "0000002488", "NASDAQ"),
+    "NFLX": ("Netflix, Inc.", 880.0, "0001065280", "NASDAQ"),
+    "INTC": ("Intel Corporation", 24.0, "0000050863", "NASDAQ"),
+    "KO": ("The Coca-Cola Company", 64.0, "0000021344", "NYSE"),
+    "DIS": ("The Walt Disney Company", 112.0, "0001744489", "NYSE"),
+    "XOM": ("Exxon Mobil Corporation", 118.0, "0000034088", "NYSE"),
+    "BAC": ("Bank of America Corporation", 46.0, "0000070858", "NYSE"),
 }
 KNOWN_SYMBOLS = tuple(_KNOWN)
 
@@ -176,11 +248,6 @@ class Profile:
     bias: float = 0.0
     swing: float = 0.0
     scale: int = 0
-
-    @property
-    def has_filings(self) -> bool:
-        """Only companies file Form 4s, get patents, lobby and win contracts."""
-        return self.kind in ("equity", "foreign")
 
 
 def _kind_of(symbol: str) -> tuple[str, str]:
@@ -269,64 +336,24 @@ def sentiment_on(p: Profile, day: dt.date) -> float:
     return round(max(-1.0, min(1.0, p.bias + swing + noise)), 4)
 
 
-def put_call_on(p: Profile, day: dt.date) -> dict[str, object]:
-    """One put/call datapoint: ``totalVolume = callVolume + putVolume``, ratio = put/call."""
+def put_call_on(p: Profile, day: dt.date) -> dict[str, Any]:
+    """One put/call datapoint as the live service derives it: a total volume and a two-decimal
+    ratio (puts per call); calls and puts are computed from those two and truncated separately,
+    so their sum is the total or the total minus 1. The served ``totalVolume`` is their sum
+    unless the ``volume_off_by_one`` quirk is on (then it is the service's total)."""
     t = day.toordinal()
-    calls = 100 + int(p.scale * (0.6 + unit(p.seed ^ 0xCA11, t)))
-    ratio_target = 0.35 + 1.3 * unit(p.seed ^ 0x9017, t) ** 1.4
-    puts = max(1, int(calls * ratio_target))
-    return {
+    hundredths = 35 + int(130 * unit(p.seed ^ 0x9017, t) ** 1.4)  # the ratio, in hundredths
+    total = (100 + int(p.scale * (0.6 + unit(p.seed ^ 0xCA11, t)))) * (100 + hundredths) // 100
+    calls = total * 100 // (100 + hundredths)
+    puts = total * hundredths // (100 + hundredths)
+    rec: dict[str, Any] = {
         "date": day.isoformat(),
-        "ratio": round(puts / calls, 4),
+        "ratio": hundredths / 100,
         "callVolume": calls,
         "putVolume": puts,
         "totalVolume": calls + puts,
         "price": price_on(p, day),
     }
-
-
-# --- request context and errors ----------------------------------------------------------------
-
-
-class HttpError(Exception):
-    """An error response: the server renders it as the v2 envelope or the v1 flat object."""
-
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
-        self.code = code or _CODES.get(status, "ERROR")
-
-
-_CODES = {
-    400: "BAD_REQUEST",
-    401: "UNAUTHORIZED",
-    403: "FORBIDDEN",
-    404: "NOT_FOUND",
-    429: "RATE_LIMIT_EXCEEDED",
-    500: "INTERNAL_ERROR",
-    502: "BAD_GATEWAY",
-    503: "SERVICE_UNAVAILABLE",
-}
-
-
-@dataclass(frozen=True)
-class Ctx:
-    """One validated request as the data builders see it (hashable: bodies are memoised)."""
-
-    dataset: str  # registry name
-    parts: tuple[tuple[str, str], ...]  # decoded path placeholders
-    start: dt.date | None
-    end: dt.date | None
-    limit: int | None
-    market: str | None
-    region: str | None
-    type: str | None  # the /v2/tickers ``type`` filter
-    today: dt.date
-    counts: tuple[tuple[str, int], ...]
-    legacy: frozenset[str]
-
-    def part(self, name: str) -> str:
-        return dict(self.parts)[name]
-
-    def count_for(self, symbol: str) -> int | None:
-        return dict(self.counts).get(symbol)
+    if total != calls + puts:
+        rec["_q"] = (("volume_off_by_one", "totalVolume", total),)
+    return rec
