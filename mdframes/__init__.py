@@ -110,6 +110,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         expand_v1_forecast,
         insider_groups,
     )
+    from .lake import Lake, SyncReport  # noqa: F401
     from .loaders import (  # noqa: F401
         load,
         load_analyst_ratings,
@@ -131,5 +132,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         load_sentiment,
         load_tickers,
     )
-    from .lake import Lake, SyncReport  # noqa: F401
     from .pit import asof_join, point_in_time  # noqa: F401

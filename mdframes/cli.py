@@ -292,6 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--expired", action="store_true", help="clear: only the expired entries")
     p.set_defaults(func=_cmd_cache)
+
+    from .lake.cli import register as register_lake  # mdframes sync, mdframes lake ...
+
+    register_lake(sub, _Formatter)
     return parser
 
 

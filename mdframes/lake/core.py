@@ -32,6 +32,12 @@ def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
+def _default() -> Client | None:
+    from .. import client as client_module
+
+    return client_module._default  # as it is: never created from the environment here
+
+
 class Lake:
     """A point-in-time history of the service in Parquet files, synced incrementally.
 
@@ -44,8 +50,9 @@ class Lake:
         The client whose key and service a sync uses (default: the default client). A sync
         never reads the HTTP cache.
     clock : callable, optional
-        Returns the current time (aware); ``_fetched_at`` and the default end of a window come
-        from it. For a simulated world such as the sandbox's settable clock.
+        Returns the current time (aware UTC); ``_fetched_at`` and the default end of a window
+        come from it. Default: the current UTC time, or, when the client is a sandbox's, the
+        sandbox's day at the current time of day, so that a simulated world's days line up.
 
     Examples
     --------
@@ -64,10 +71,21 @@ class Lake:
         self.root = str(root) if root is not None else str(default_root())
         self.storage = Storage(self.root)
         self.client = client
-        self.clock = clock or _utc_now
+        self._clock = clock
 
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"
+
+    def clock(self) -> dt.datetime:
+        """The lake's current time (see ``clock=``)."""
+        if self._clock is not None:
+            return self._clock()
+        now = _utc_now()
+        server = getattr(self.client if self.client is not None else _default(), "sandbox", None)
+        day = getattr(server, "today", None)
+        if isinstance(day, dt.date) and not isinstance(day, dt.datetime):
+            return dt.datetime.combine(day, now.timetz())
+        return now
 
     # -- sync ---------------------------------------------------------------------------------
     def sync(

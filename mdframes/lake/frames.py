@@ -30,6 +30,7 @@ __all__ = [
     "to_frame",
     "row_hashes",
     "key_hashes",
+    "types_mapper",
 ]
 
 _META_TYPES = {
@@ -152,7 +153,7 @@ def to_table(df: pd.DataFrame, manifest: Manifest, meta: dict[str, Any]) -> pa.T
 # --- Arrow -> pandas ---------------------------------------------------------------------------
 
 
-def _types_mapper(t: pa.DataType) -> Any:
+def types_mapper(t: pa.DataType) -> Any:
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return pd.StringDtype()
     if pa.types.is_int64(t) or pa.types.is_int32(t) or pa.types.is_int16(t):
@@ -183,7 +184,7 @@ def to_frame(table: pa.Table, manifest: Manifest) -> pd.DataFrame:
             after[name] = col
         arrays.append(arr)
     frame = pa.Table.from_arrays(arrays, names=table.column_names).to_pandas(
-        types_mapper=_types_mapper, date_as_object=False, split_blocks=True, self_destruct=False
+        types_mapper=types_mapper, date_as_object=False, split_blocks=True, self_destruct=False
     )
     for name, col in after.items():
         frame[name] = _restore(frame[name], table[name], col)

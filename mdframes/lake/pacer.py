@@ -41,6 +41,7 @@ class Pacer:
         self.stopped: str | None = None  # why no further request is sent
         self._cond = threading.Condition()
         self._running: set[_Work] = set()
+        self._headerless = False  # the service sends no rate-limit headers: nothing to pace
         self._local = threading.local()
 
     # -- state ---------------------------------------------------------------------------------
@@ -97,7 +98,12 @@ class Pacer:
                 if self.budget is not None and self.sent + self.in_flight >= self.budget:
                     self.stopped = f"budget of {self.budget} requests spent"
                     continue
-                if self.remaining is None or self.remaining - self.in_flight > 0:
+                if self.remaining is None:
+                    if self.in_flight == 0 or self._headerless:
+                        break  # one request at a time until an answer tells the window
+                    self._cond.wait(timeout=0.25)
+                    continue
+                if self.remaining - self.in_flight > 0:
                     break
                 delay = self._until_reset()
                 if delay <= 0:
@@ -138,6 +144,9 @@ class Pacer:
 
     def _observe(self, headers: Any) -> None:
         limit, remaining = headers.get("X-RateLimit-Limit"), headers.get("X-RateLimit-Remaining")
+        if remaining is None:
+            self._headerless = True
+            return
         reset = reset_from_headers(headers)
         try:
             if limit is not None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
+from .frames import types_mapper
 from .layout import view_name
 from .maintenance import stores
 from .store import DatasetStore, is_cross
@@ -91,9 +94,16 @@ def connect(lake: Lake) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def run(lake: Lake, query: str, params: Any = None) -> Any:
+def run(lake: Lake, query: str, params: Any = None) -> pd.DataFrame:
+    """The query's result as a DataFrame in the library's dtypes (text as ``string``,
+    integers as ``Int64``, dates as ``datetime64``)."""
     con = connect(lake)
     try:
-        return con.execute(query, params).df() if params is not None else con.execute(query).df()
+        rel = con.sql(query, params=params) if params is not None else con.sql(query)
+        if rel is None:  # a statement without rows (create, set, ...)
+            return pd.DataFrame()
+        # Through Arrow: DuckDB 1.x names it arrow(), 2.x to_arrow_table().
+        table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+        return table.to_pandas(types_mapper=types_mapper, date_as_object=False)
     finally:
         con.close()

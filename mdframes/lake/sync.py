@@ -54,6 +54,7 @@ class _Run:
         self.progress = progress
         self.report = SyncReport()
         self.now = lake.clock()
+        self.symbols: list[str] = []
 
     # -- the whole run --------------------------------------------------------------------------
     def execute(self, client: Client) -> SyncReport:
@@ -80,6 +81,10 @@ class _Run:
                 self._work(root)
             finally:
                 self.client.close()
+                order = {s: i for i, s in enumerate(self.symbols)}
+                for lists in (self.report.done, self.report.pending):
+                    for symbols in lists.values():
+                        symbols.sort(key=lambda s: order.get(s, len(order)))
                 self.report.requests = self.pacer.sent
                 self.report.throttled = self.pacer.throttled
                 self.report.stopped = self.pacer.stopped
@@ -107,6 +112,7 @@ class _Run:
     def _work(self, root: dict[str, Any]) -> None:
         a = self.args
         symbols = a["symbols"]
+        self.symbols = symbols or []
         if symbols is None and (a["market"] or a["region"]):
             symbols = root["open_run"].get("universe")
             if symbols is None:
@@ -118,6 +124,7 @@ class _Run:
                     return
                 root["open_run"]["universe"] = symbols
                 self.lake.storage.write_json(root, LAKE_STATE)
+            self.symbols = symbols
         plans: list[tuple[DatasetStore, list[Unit]]] = []
         skipped = 0
         today = self.now.date()
