@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .listings import ListingChange, listing_changes, universe_symbols
 from .server import FAULT_KINDS, MISSING_SYMBOLS, LoggedRequest, Sandbox
 from .synth import KNOWN_SYMBOLS
-from .world import QUIRKS
+from .world import DEFAULT_TODAY, QUIRKS, REVISION_RULES, Revision, RevisionRule
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
@@ -40,6 +40,10 @@ __all__ = [
     "MISSING_SYMBOLS",
     "KNOWN_SYMBOLS",
     "QUIRKS",
+    "DEFAULT_TODAY",
+    "REVISION_RULES",
+    "Revision",
+    "RevisionRule",
     "ListingChange",
     "listing_changes",
     "universe_symbols",

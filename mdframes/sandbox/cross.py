@@ -15,24 +15,10 @@ from typing import Any
 
 from ..registry import APP_RATINGS_HISTORY_START, MARKETS
 from .context import Ctx
+from .filings import BRACKETS, REGISTRANTS, members
 from .listings import REGIONS, select, universe
-from .per_symbol import (
-    BRACKETS,
-    INSTITUTIONS,
-    RATING_LADDER,
-    REGISTRANTS,
-    forecast,
-    members,
-    news_entry,
-    person,
-)
-from .synth import (
-    profile,
-    put_call_on,
-    rng,
-    sentiment_on,
-    unit,
-)
+from .per_symbol import INSTITUTIONS, RATING_LADDER, forecast, news_entry
+from .synth import person, profile, put_call_on, rng, sentiment_seen, unit
 from .world import materialise
 
 __all__ = [
@@ -82,8 +68,12 @@ DISCOVERY: dict[str, Callable[[Ctx], Any]] = {
 _APP_START = dt.date.fromisoformat(APP_RATINGS_HISTORY_START)
 
 
-def _recent_day(seed: int, today: dt.date, k: int, span: int) -> dt.date:
-    return today - dt.timedelta(days=int(unit(seed, k) * span))
+def _latest(seed: int, today: dt.date, k: int, every: int) -> dt.date:
+    """The latest day up to ``today`` of a periodic event of one ticker (every 1 to ``every``
+    days, at a fixed phase): the snapshot keeps it as the clock moves, until the next one."""
+    period = 1 + int(unit(seed, k) * every)
+    phase = int(unit(seed, k + 1) * period)
+    return today - dt.timedelta(days=(today.toordinal() - phase) % period)
 
 
 def _sentiment(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
@@ -91,7 +81,7 @@ def _sentiment(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
         "symbol": symbol,
         "name": name,
         "date": today.isoformat(),
-        "score": sentiment_on(profile(symbol), today),
+        "score": sentiment_seen(profile(symbol), today, today),
     }
 
 
@@ -128,8 +118,8 @@ def _app_ratings(symbol: str, name: str, today: dt.date) -> dict[str, Any] | Non
 
 def _analyst(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
-    r = rng("screener-analyst", symbol, today)
     day = _DATE_OF["analyst-ratings"](p.seed, today)
+    r = rng("screener-analyst", symbol, day)
     action = r.choices(
         ("Reiterated", "Resumed", "Upgrade", "Downgrade", "Initiated"), (50, 5, 15, 12, 10)
     )[0]
@@ -192,13 +182,14 @@ def _predictions(type: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
 
 def _insider(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
-    r = rng("screener-insider", symbol, today)
+    day = _latest(p.seed, today, 80, 60)
+    r = rng("screener-insider", symbol, day)
     kind = r.choices(("Sale", "Buy", "Award", "Tax", "Exercise", "Gift"), (45, 20, 12, 12, 8, 3))[0]
     shares = r.randint(100, 80_000)
     return {
         "symbol": symbol,
         "name": name,
-        "date": _recent_day(p.seed, today, 80, 60).isoformat(),
+        "date": day.isoformat(),
         "insider": person(r),
         "relationship": r.choice(("CEO", "CFO", "Director", "10% Owner", "COO")),
         "transactionType": kind,
@@ -212,8 +203,9 @@ def _congress(chamber: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
 
     def record(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
         p = profile(symbol)
-        r = rng("screener-congress", chamber, symbol, today)
-        day = _recent_day(p.seed, today, 90, 120) - dt.timedelta(days=1)
+        disclosed = _latest(p.seed, today, 90, 120)  # the latest disclosure
+        r = rng("screener-congress", chamber, symbol, disclosed)
+        day = disclosed - dt.timedelta(days=r.randint(1, 45))
         return {
             "symbol": symbol,
             "name": name,
@@ -223,7 +215,7 @@ def _congress(chamber: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
             "transactionType": "Purchase" if r.random() < 0.5 else "Sale",
             "amount": r.choice(BRACKETS[:5]),
             "owner": r.choice(("SELF", "SP", "JT")),
-            "disclosureDate": min(day + dt.timedelta(days=r.randint(1, 45)), today).isoformat(),
+            "disclosureDate": disclosed.isoformat(),
         }
 
     return record
@@ -231,7 +223,7 @@ def _congress(chamber: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
 
 def _lobbying(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
-    day = _recent_day(p.seed, today, 100, 90)
+    day = _latest(p.seed, today, 100, 90)
     return {
         "symbol": symbol,
         "name": name,
@@ -245,7 +237,7 @@ def _lobbying(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
 
 def _contracts(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
-    day = _recent_day(p.seed, today, 110, 180)
+    day = _latest(p.seed, today, 110, 180)
     return {
         "symbol": symbol,
         "name": name,
@@ -259,7 +251,7 @@ def _contracts(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
 
 def _patents(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
-    day = _recent_day(p.seed, today, 120, 60)
+    day = _latest(p.seed, today, 120, 60)
     day -= dt.timedelta(days=(day.weekday() - 1) % 7)
     return {
         "symbol": symbol,
@@ -326,8 +318,8 @@ def screener_records(
 # Recent endpoints sort the whole filtered universe by date: these give each ticker's date
 # without building its record (the builders above use the same draws).
 _DATE_OF: dict[str, Callable[[int, dt.date], dt.date]] = {
-    "news": lambda seed, today: _recent_day(seed, today, 61, 7),
-    "analyst-ratings": lambda seed, today: _recent_day(seed, today, 60, 30),
+    "news": lambda seed, today: _latest(seed, today, 61, 7),
+    "analyst-ratings": lambda seed, today: _latest(seed, today, 60, 30),
 }
 
 

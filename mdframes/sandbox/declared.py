@@ -18,9 +18,10 @@ from typing import Any
 from ..registry import Dataset, Field
 from .context import Ctx
 from .cross import DEFAULT_CROSS_LIMIT
+from .filings import newest_first
 from .listings import select, universe
-from .per_symbol import window
-from .synth import Profile, events, profile, seed_of
+from .synth import EPOCH, Profile, events, profile, seed_of
+from .world import window
 
 __all__ = ["build", "window_field", "synth_value"]
 
@@ -103,11 +104,9 @@ def history(
     stream = events(ds.name, symbol, today, _EVENTS_PER_24_MONTHS, count, anchor)
     out = [_record(ds, seed, day, p, f"{day:%Y%m%d}-{i}") for i, (day, seed) in enumerate(stream)]
     wf = window_field(ds)
-    if wf is not None:
-        out.sort(key=lambda rec: str(rec[wf]), reverse=True)
-    else:
-        out.reverse()
-    return tuple(out)
+    if wf is None:
+        return tuple(reversed(out))
+    return newest_first(out, wf, today, count)
 
 
 def _header(ds: Dataset, ctx: Ctx, p: Profile) -> dict[str, Any]:
@@ -128,7 +127,8 @@ def _per_symbol(ctx: Ctx) -> Any:
     ds = ctx.ds
     parts = dict(ctx.parts)
     symbol = parts.get("symbol") or parts["ticker"]
-    records = history(ds, symbol, ctx.today, ctx.count_for(symbol), ctx.anchor)
+    count = ctx.count_for(symbol)
+    records = history(ds, symbol, ctx.today, count, ctx.anchor if count is not None else EPOCH)
     wf = window_field(ds)
     if wf is not None:
         kept = window(ctx, records, wf)

@@ -1,106 +1,85 @@
 """Per-symbol v2 payloads: whole histories generated once (memoised), then windowed.
 
-Each history function returns every record of the trailing 24 months, newest first by the
-dataset's window field, as a tuple of dicts that are never mutated. ``count`` (from the
-sandbox's ``record_counts``) replaces the default number of records. Builders in
-:data:`BUILDERS` turn a validated :class:`~mdframes.sandbox.context.Ctx` into the ``data``
-object of the envelope.
+Each history function returns every record up to the sandbox's day (the trailing 24 months),
+newest first by the dataset's window field, as a tuple of dicts that are never mutated.
+Daily series are pure functions of (symbol, date) and event histories lie on a fixed
+timeline, so moving the clock adds records and never moves old ones; ``count`` (from the
+sandbox's ``record_counts``) instead lays out exactly that many records back from the
+sandbox's anchor day. Builders in :data:`BUILDERS` turn a validated
+:class:`~mdframes.sandbox.context.Ctx` into the ``data`` object of the envelope; the filed
+datasets (insider, congress, lobbying, contracts, patents) live in
+:mod:`~mdframes.sandbox.filings`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import random
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from ..registry import (
-    APP_RATINGS_HISTORY_START,
-    CHAMBERS,
-    CONGRESS_BRACKETS,
-    INSIDER_GROUPS,
-    INSIDER_TYPES,
-    PATENT_TYPES,
-)
+from ..registry import APP_RATINGS_HISTORY_START
 from .context import Ctx, HttpError
+from .filings import (
+    Records,
+    congress,
+    congress_revisions,
+    contract_revisions,
+    contracts_history,
+    insider_history,
+    lobbying_history,
+    newest_first,
+    patent_history,
+    served_from,
+)
 from .synth import (
+    EPOCH,
     Profile,
-    business_days_after,
+    events,
     history_days,
     history_start,
     price_on,
     profile,
     put_call_on,
     rng,
-    seed_of,
     sentiment_on,
+    sentiment_revision,
     stamp,
     trading_days,
     unit,
 )
-from .world import materialise, visible
+from .world import Revision, revisions_of, window
 
-__all__ = ["BUILDERS", "window", "forecast", "Records"]
+__all__ = [
+    "BUILDERS",
+    "REVISABLE",
+    "forecast",
+    "sentiment_history",
+    "analyst_history",
+    "app_records",
+    "app_views",
+    "news_entry",
+]
 
-Records = tuple[dict[str, Any], ...]
 APP_START = dt.date.fromisoformat(APP_RATINGS_HISTORY_START)
-
-FIRST_NAMES = (
-    "Alex", "Jordan", "Morgan", "Taylor", "Casey", "Riley", "Avery", "Quinn", "Harper", "Rowan",
-    "Elena", "Marcus", "Priya", "Daniel", "Grace", "Victor", "Naomi", "Samuel", "Irene", "Felix",
-)  # fmt: skip
-LAST_NAMES = (
-    "Whitaker", "Okafor", "Lindqvist", "Moreno", "Castellan", "Hargrove", "Ibarra", "Nakamura",
-    "Brennan", "Delacroix", "Foster", "Galloway", "Kessler", "Marsh", "Pryor", "Sato", "Vance",
-    "Wexley", "Yardley", "Ashford",
-)  # fmt: skip
-
-
-def person(r: Any) -> str:
-    return f"{r.choice(FIRST_NAMES)} {r.choice(LAST_NAMES)}"
-
-
-def event_days(r: Any, today: dt.date, n: int, *, lag: int = 0) -> list[dt.date]:
-    """``n`` random days of the history (repeats allowed), newest first; ``lag`` keeps the
-    newest ``lag`` days free (events that must be disclosed by today)."""
-    span = (today - history_start(today)).days + 1 - lag
-    return sorted(
-        (today - dt.timedelta(days=lag + r.randrange(span)) for _ in range(n)), reverse=True
-    )
-
-
-def spread_days(today: dt.date, n: int) -> list[dt.date]:
-    """``n`` evenly spaced days over the history, newest first (several per day if needed)."""
-    span = (today - history_start(today)).days + 1
-    return [today - dt.timedelta(days=i * span // max(n, 1)) for i in range(n)]
-
-
-def _n(count: int | None, r: Any, lo: int, hi: int) -> int:
-    return count if count is not None else r.randint(lo, hi)
-
-
-def window(
-    ctx: Ctx, records: Records, field: str | None = None, *, cap: int | None = None
-) -> list[dict]:
-    """Records inside ``ctx.start``..``ctx.end`` on ``field`` (the registry's window field),
-    then the newest ``ctx.limit`` (or ``cap``: limit-capped endpoints without a limit)."""
-    ds = ctx.ds
-    field = field or ds.window or "date"
-    today = ctx.today.isoformat()
-    out: list[dict] = list(visible(records, today))
-    if ctx.start is not None or ctx.end is not None:
-        lo = ctx.start.isoformat() if ctx.start else ""
-        hi = ctx.end.isoformat() if ctx.end else "9999"
-        out = [rec for rec in out if lo <= rec[field][:10] <= hi]
-    if cap is None and ds.paged:
-        cap = ds.limit_bounds[1]
-    n = ctx.limit if ctx.limit is not None else cap
-    return [materialise(rec, today, ctx.quirks) for rec in (out if n is None else out[:n])]
+History = Callable[[str, dt.date, "int | None", dt.date], Records]
 
 
 def _head(p: Profile) -> dict[str, Any]:
     return {"symbol": p.symbol, "name": p.name}
+
+
+def _days(
+    today: dt.date, count: int | None, anchor: dt.date, weekdays: bool = False
+) -> list[dt.date]:
+    """The days of a daily series, newest first: the trailing 24 months, or ``count`` days back
+    from the anchor (a sized fixture) that have come by ``today``."""
+    pick = trading_days if weekdays else history_days
+    if count is None:
+        return list(pick(today))
+    return [d for d in pick(anchor, count) if d <= today]
 
 
 # --- forecasts ---------------------------------------------------------------------------------
@@ -172,6 +151,9 @@ def forecast(symbol: str, type: str, today: dt.date) -> dict[str, Any]:
 
 
 def _forecast(ctx: Ctx) -> dict[str, Any]:
+    _, delisted = ctx.listed
+    if delisted is not None and ctx.today >= delisted:  # no forward forecast once delisted
+        raise HttpError(404, f"no forecast for {ctx.part('symbol')!r}: delisted on {delisted}")
     return forecast(ctx.part("symbol"), ctx.part("type"), ctx.today)
 
 
@@ -179,34 +161,55 @@ def _forecast(ctx: Ctx) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=2048)
-def sentiment_history(symbol: str, today: dt.date, count: int | None) -> Records:
+def sentiment_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
+    """Daily scores; a few are first published with another value and revised days later."""
     p = profile(symbol)
-    return tuple(
-        {"date": d.isoformat(), "score": sentiment_on(p, d)} for d in history_days(today, count)
-    )
+    out = []
+    for d in _days(today, count, anchor):
+        rec: dict[str, Any] = {"date": d.isoformat(), "score": sentiment_on(p, d)}
+        revision = sentiment_revision(p, d)
+        if revision is not None:
+            on, first = revision
+            rec = {
+                "date": rec["date"],
+                "score": first,
+                "_r": ((on.isoformat(), "score", rec["score"]),),
+            }
+        out.append(rec)
+    return tuple(out)
+
+
+def sentiment_revisions(
+    symbol: str, start: dt.date, end: dt.date, count: int | None, anchor: dt.date
+) -> list[Revision]:
+    history = sentiment_history(symbol, end, count, anchor)
+    return revisions_of("sentiment", symbol, history, ("date",), start, end)
 
 
 @lru_cache(maxsize=2048)
-def put_call_history(symbol: str, today: dt.date, count: int | None) -> Records:
+def put_call_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     p = profile(symbol)
-    return tuple(put_call_on(p, d) for d in trading_days(today, count))
+    return tuple(put_call_on(p, d) for d in _days(today, count, anchor, weekdays=True))
 
 
-def _series(history: Callable[[str, dt.date, int | None], Records]) -> Callable[[Ctx], dict]:
+def _history_args(ctx: Ctx, symbol: str) -> tuple[str, dt.date, int | None, dt.date]:
+    count = ctx.count_for(symbol)
+    # The anchor only matters to sized fixtures: one memo entry per day for everything else.
+    return symbol, ctx.today, count, ctx.anchor if count is not None else EPOCH
+
+
+def _series(history: History) -> Callable[[Ctx], dict]:
     """A builder: header plus the windowed history under the registry's record key."""
 
     def build(ctx: Ctx) -> dict[str, Any]:
         symbol = ctx.part("symbol")
-        records = history(symbol, ctx.today, ctx.count_for(symbol))
-        return {
-            **_head(profile(symbol)),
-            ctx.ds.records or "data": window(ctx, records),
-        }
+        records = history(*_history_args(ctx, symbol))
+        return {**_head(profile(symbol)), ctx.ds.records or "data": window(ctx, records)}
 
     return build
 
 
-# --- analyst ratings ---------------------------------------------------------------------------
+# --- analyst ratings and news ------------------------------------------------------------------
 
 INSTITUTIONS = (
     "Morgan Stanley", "Goldman Sachs", "JP Morgan", "Barclays", "UBS", "Citigroup", "Jefferies",
@@ -242,376 +245,13 @@ def analyst_entry(r: Any, p: Profile, day: dt.date) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=2048)
-def analyst_history(symbol: str, today: dt.date, count: int | None) -> Records:
+def analyst_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     p = profile(symbol)
-    r = rng("analyst-ratings", symbol)
-    return tuple(analyst_entry(r, p, d) for d in event_days(r, today, _n(count, r, 24, 48)))
+    stream = events("analyst-ratings", symbol, today, (24, 48), count, anchor)
+    first = served_from(today, count)
+    out = [analyst_entry(random.Random(seed), p, day) for day, seed in stream if day >= first]
+    return newest_first(out, "date", today, count)
 
-
-# --- insider transactions ----------------------------------------------------------------------
-
-RELATIONSHIPS = (
-    "CEO",
-    "CFO",
-    "COO",
-    "Director",
-    "10% Owner",
-    "General Counsel",
-    "President",
-    "CTO",
-)
-_INSIDER_WEIGHTS = dict(zip(INSIDER_TYPES, (10, 30, 4, 4, 10, 12, 5, 12, 3, 5, 5), strict=True))
-
-
-def insider_people(symbol: str) -> list[tuple[str, str]]:
-    r = rng("insiders", symbol)
-    return [(person(r), RELATIONSHIPS[i % len(RELATIONSHIPS)]) for i in range(r.randint(4, 8))]
-
-
-@lru_cache(maxsize=2048)
-def insider_history(symbol: str, today: dt.date, count: int | None) -> Records:
-    p = profile(symbol)
-    r = rng("insider-trading", symbol)
-    # Conversion happens on NASDAQ only (spec); everything else anywhere.
-    types = [t for t in INSIDER_TYPES if t != "Conversion" or p.exchange == "NASDAQ"]
-    weights = [_INSIDER_WEIGHTS[t] for t in types]
-    people = insider_people(symbol)
-    holdings = {name: r.randint(20_000, 3_000_000) for name, _ in people}
-    cik_num = int(p.cik) if p.cik else 1_000_000 + p.seed % 999_999
-    quirky = seed_of("insider-quirks", symbol)
-    out = []
-    for i, day in enumerate(event_days(r, today, _n(count, r, 50, 70))):
-        name, relationship = people[r.randrange(len(people))]
-        kind = r.choices(types, weights=weights)[0]
-        shares = r.randint(100, 60_000)
-        free = kind in ("Award", "Gift", "Conversion")
-        pps = 0.0 if free else round(price_on(p, day) * (0.97 + r.random() * 0.06), 2)
-        if kind != "Conversion":
-            holdings[name] = max(0, holdings[name] + (shares if kind in _ACQUIRE else -shares))
-        filed = min(business_days_after(day, r.randint(0, 2)), today)
-        out.append(
-            {
-                "date": day.isoformat(),
-                "insider": name,
-                "relationship": relationship,
-                "transactionType": kind,
-                "shares": shares,
-                "pricePerShare": pps,
-                "totalValue": round(shares * pps),
-                "sharesOwned": holdings[name],
-                "filingDate": filed.isoformat(),
-                "filingUrl": (
-                    f"https://filings.sandbox.invalid/edgar/{cik_num}/"
-                    f"{filed:%Y%m%d}-{p.seed % 9973:04d}-{i:05d}.xml"
-                ),
-                "cik": p.cik,
-                "_q": _insider_quirks(quirky, i),
-            }
-        )
-    return tuple(out)
-
-
-def _insider_quirks(seed: int, i: int) -> tuple[tuple[str, str, Any], ...]:
-    """The live service's drift on one insider record (served only with those quirks on)."""
-    out: list[tuple[str, str, Any]] = [("new_vocabulary", "securityTitle", "Common Stock")]
-    if unit(seed, 2 * i) < 0.04:
-        out.append(("null_filing_date", "filingDate", None))
-    if unit(seed, 2 * i + 1) < 0.03:
-        out.append(("new_vocabulary", "transactionType", UNLISTED_INSIDER_TYPE))
-    return tuple(out)
-
-
-UNLISTED_INSIDER_TYPE = "Inheritance"  # a transaction type the spec does not list
-_ACQUIRE = set(INSIDER_GROUPS["acquisition"])
-
-
-# --- congress ----------------------------------------------------------------------------------
-
-BRACKETS = CONGRESS_BRACKETS
-_BRACKET_WEIGHTS = (40, 22, 12, 10, 6, 5, 3, 2)
-
-
-def filed_variant(r: Any, bracket: str) -> str:
-    """A formatting variant of a bracket as members actually file it."""
-    if bracket.startswith("Over"):
-        return r.choice(("over $5,000,000", "Over $5M", "$5,000,001+"))
-    lo, hi = (s.strip().lstrip("$").replace(",", "") for s in bracket.split(" - "))
-    forms = (
-        f"{int(lo):,}-{int(hi):,}",
-        f"${int(lo):,} \u2013 ${int(hi):,}",
-        f"${int(lo):,} -${int(hi):,}",
-        f"{lo} to {hi}",
-        f"${int(lo):,}-${int(hi):,}",
-    )
-    return r.choice(forms)
-
-
-AMBIGUOUS = ("$15,000 - $50,000", "$50,000 - $100,000", "$1,000 - $15,000", "$100,000-$250,000")
-UNREADABLE = ("See attached", "--", "N/A", "Spouse/DC see PTR")
-
-
-def congress_amount(r: Any) -> tuple[str, str | None, str | None]:
-    """(amount, amountRaw, amountFlag) following the spec's amount rules."""
-    roll = r.random()
-    if roll < 0.62:
-        return r.choices(BRACKETS, weights=_BRACKET_WEIGHTS)[0], None, None
-    if roll < 0.80:
-        bracket = r.choices(BRACKETS, weights=_BRACKET_WEIGHTS)[0]
-        return bracket, filed_variant(r, bracket), None
-    if roll < 0.88:
-        return f"${r.randint(1_100, 240_000):,}", None, None
-    if roll < 0.93:
-        return r.choice(("Over $1,000,000", "Under $1,000", "Over $50,000,000")), None, None
-    if roll < 0.97:
-        text = r.choice(UNREADABLE)
-        # The service usually writes Unknown; some rows keep the unreadable filed text.
-        return ("Unknown" if r.random() < 0.7 else text), None, "review"
-    return r.choice(AMBIGUOUS), None, "ambiguous"
-
-
-def members(chamber: str) -> list[str]:
-    r = rng("members", chamber)
-    return [person(r) for _ in range(40)]
-
-
-@lru_cache(maxsize=2048)
-def congress_history(chamber: str, symbol: str, today: dt.date, count: int | None) -> Records:
-    r = rng("congress", chamber, symbol)
-    pool = members(chamber)[: r.randint(4, 12)]
-    blank_owner = "SELF" if chamber == "house" else "UNKNOWN"
-    out = []
-    for day in event_days(r, today, _n(count, r, 24, 36), lag=1):
-        amount, raw, flag = congress_amount(r)
-        owner = r.choices(("SELF", "SP", "DC", "JT", "", "OT"), weights=(45, 25, 6, 12, 10, 2))[0]
-        disclosed = day + dt.timedelta(days=r.randint(1, 45))
-        out.append(
-            {
-                "date": day.isoformat(),
-                "politician": r.choice(pool),
-                "transactionType": "Purchase" if r.random() < 0.52 else "Sale",
-                "amount": amount,
-                "owner": owner or blank_owner,
-                "amountRaw": raw,
-                "amountFlag": flag,
-                # Never before the trade, never after today; ~2% missing.
-                "disclosureDate": None if r.random() < 0.02 else min(disclosed, today).isoformat(),
-            }
-        )
-    return tuple(out)
-
-
-def filed_amount(trade: dict[str, Any]) -> str:
-    """The amount text as originally filed (older shapes and v1 serve this)."""
-    return trade["amountRaw"] or trade["amount"]
-
-
-def _congress(ctx: Ctx) -> dict[str, Any]:
-    chamber, symbol = ctx.part("chamber"), ctx.part("symbol")
-    if chamber not in CHAMBERS:
-        raise HttpError(404, f"unknown chamber {chamber!r}; use house or senate")
-    trades = window(ctx, congress_history(chamber, symbol, ctx.today, ctx.count_for(symbol)))
-    if "congress" in ctx.legacy:
-        trades = [
-            {
-                k: (filed_amount(t) if k == "amount" else v)
-                for k, v in t.items()
-                if k not in _NEW_CONGRESS
-            }
-            for t in trades
-        ]
-    return {**_head(profile(symbol)), "chamber": chamber, "trades": trades}
-
-
-_NEW_CONGRESS = {"owner", "amountRaw", "amountFlag"}
-
-
-# --- lobbying, contracts, patents ----------------------------------------------------------------
-
-REGISTRANTS = (
-    "Capitol Bridge Strategies LLC", "Akin & Marsh LLP", "Brownstone Public Affairs",
-    "Holloway Partners", "Federal Avenue Group", "Kingsley Policy Advisors", "Ridgeline Government Relations",
-)  # fmt: skip
-ISSUE_CODES = (
-    "TAX",
-    "TRD",
-    "CPI",
-    "DEF",
-    "HCR",
-    "ENG",
-    "TEC",
-    "BUD",
-    "FIN",
-    "IMM",
-    "LBR",
-    "ENV",
-    "TRA",
-    "CSP",
-)
-ENTITIES = (
-    "Senate", "House of Representatives", "Department of Commerce", "Department of Defense",
-    "Federal Trade Commission", "Department of the Treasury", "Executive Office of the President",
-)  # fmt: skip
-
-
-def _uuid(r: Any) -> str:
-    h = f"{r.getrandbits(128):032x}"
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
-
-
-@lru_cache(maxsize=2048)
-def lobbying_history(symbol: str, today: dt.date, count: int | None) -> Records:
-    p = profile(symbol)
-    r = rng("lobbying", symbol)
-    out = []
-    for day in event_days(r, today, _n(count, r, 16, 24)):
-        income = float(r.randint(1, 60) * 10_000)
-        out.append(
-            {
-                "date": day.isoformat(),
-                "filingUuid": _uuid(r),
-                "filingYear": day.year,
-                "quarter": f"Q{(day.month - 1) // 3 + 1}",
-                "clientName": p.name,
-                "registrantName": r.choice(REGISTRANTS),
-                "income": income,
-                "expenses": 0.0 if r.random() < 0.6 else float(r.randint(1, 40) * 10_000),
-                "issueCodes": sorted(r.sample(ISSUE_CODES, r.randint(1, 4))),
-                "governmentEntities": r.sample(ENTITIES, r.randint(1, 3)),
-            }
-        )
-    return tuple(out)
-
-
-AGENCIES = (
-    (
-        "Department of Defense",
-        ("Department of the Army", "Department of the Navy", "Defense Logistics Agency"),
-    ),
-    (
-        "Department of Health and Human Services",
-        ("National Institutes of Health", "Centers for Disease Control"),
-    ),
-    ("General Services Administration", ("Federal Acquisition Service",)),
-    ("Department of Energy", ("National Nuclear Security Administration",)),
-    ("National Aeronautics and Space Administration", ("Goddard Space Flight Center",)),
-)
-NAICS = (
-    ("541512", "Computer Systems Design Services"),
-    ("334111", "Electronic Computer Manufacturing"),
-    ("541715", "Research and Development in the Physical, Engineering, and Life Sciences"),
-    ("511210", "Software Publishers"),
-    ("336411", "Aircraft Manufacturing"),
-)
-
-
-@lru_cache(maxsize=2048)
-def contracts_history(symbol: str, today: dt.date, count: int | None) -> Records:
-    p = profile(symbol)
-    r = rng("government-contracts", symbol)
-    out = []
-    for i, day in enumerate(event_days(r, today, _n(count, r, 20, 30))):
-        agency, subs = r.choice(AGENCIES)
-        code, desc = r.choice(NAICS)
-        indefinite = r.random() < 0.2
-        end = "" if indefinite else (day + dt.timedelta(days=r.randint(90, 1800))).isoformat()
-        out.append(
-            {
-                "awardId": f"{agency[:2].upper()}{p.seed % 99991:05d}{day:%y}C{i:05d}",
-                "awardAmount": round(r.uniform(25_000, 40_000_000), 2),
-                "awardType": "",
-                "awardingAgency": agency,
-                "awardingSubAgency": r.choice(subs),
-                "recipientName": p.name.upper(),
-                "startDate": day.isoformat(),
-                "endDate": end,
-                "description": f"{desc.upper()} - {r.choice(('TASK ORDER', 'DELIVERY ORDER', 'BPA CALL'))}",
-                "naicsCode": code,
-                "naicsDescription": desc,
-                "contractAwardType": "",
-                "cik": p.cik,
-                "_q": _award_type_quirk(r),
-            }
-        )
-    return tuple(out)
-
-
-# Award types as the live service's published examples show them, despite the spec's "always
-# empty": (awardType, contractAwardType).
-AWARD_TYPES = (
-    ("DEFINITIVE CONTRACT", "D"),
-    ("DELIVERY ORDER", "C"),
-    ("PURCHASE ORDER", "B"),
-    ("BPA CALL", "A"),
-)
-
-
-def _award_type_quirk(r: Any) -> tuple[tuple[str, str, Any], ...]:
-    if r.random() >= 0.4:
-        return ()
-    award, code = r.choice(AWARD_TYPES)
-    return (("award_type", "awardType", award), ("award_type", "contractAwardType", code))
-
-
-CPC = {"G": ("G06", "G01", "G02"), "H": ("H04", "H01", "H05"), "A": ("A61",), "B": ("B60", "B65")}
-TITLE_WORDS = (
-    "System",
-    "Method",
-    "Apparatus",
-    "Device",
-    "Interface",
-    "Circuit",
-    "Sensor",
-    "Network",
-)
-_KINDS = {"utility": ("B1", "B2"), "design": ("S1",), "plant": ("P2", "P3"), "reissue": ("E1",)}
-_PREFIX = {"utility": "", "design": "D", "plant": "PP", "reissue": "RE"}
-
-
-@lru_cache(maxsize=2048)
-def patent_history(symbol: str, today: dt.date, count: int | None) -> Records:
-    p = profile(symbol)
-    r = rng("patent-filings", symbol)
-    out = []
-    seen: set[int] = set()
-    for i, day in enumerate(event_days(r, today, _n(count, r, 50, 70))):
-        grant = day - dt.timedelta(days=(day.weekday() - 1) % 7)  # grants issue on Tuesdays
-        grant = max(grant, history_start(today))
-        kind = r.choices(PATENT_TYPES, weights=(85, 10, 1, 4))[0]
-        days = r.randint(400, 1500)
-        sections = r.sample(sorted(CPC), r.randint(1, 2))
-        inventors = [person(r) for _ in range(r.randint(1, 5))]
-        # Unique within the symbol; across symbols a hash collision is vanishingly rare.
-        number = 10_000_000 + seed_of("patent", symbol, i) % 89_000_000
-        while number in seen:
-            number += 1
-        seen.add(number)
-        out.append(
-            {
-                "patentId": f"{_PREFIX[kind]}{number}",
-                "patentDate": grant.isoformat(),
-                "title": f"{r.choice(TITLE_WORDS)} and {r.choice(TITLE_WORDS).lower()} for "
-                f"{r.choice(('data processing', 'wireless charging', 'image capture', 'battery cooling'))}",
-                "type": kind,
-                "kind": r.choice(_KINDS[kind]),
-                "numClaims": r.randint(1, 40) if kind != "design" else 1,
-                "numCitedBy": r.randint(0, 60),
-                "assigneeOrganization": p.name,
-                "assigneeType": "2" if p.kind == "equity" else "3",
-                "applicationFilingDate": (grant - dt.timedelta(days=days)).isoformat(),
-                "filingToGrantDays": days,
-                "inventors": inventors,
-                "numInventors": len(inventors),
-                "cpcSections": sections,
-                "cpcSubsections": [r.choice(CPC[s]) for s in sections],
-                "primaryCpcSection": sections[0],
-                "cik": p.cik,
-            }
-        )
-    out.sort(key=lambda rec: str(rec["patentDate"]), reverse=True)
-    return tuple(out)
-
-
-# --- news, professional network, forum mentions -------------------------------------------------
 
 SOURCES = (
     "Reuters",
@@ -649,23 +289,35 @@ def news_entry(r: Any, p: Profile, day: dt.date, i: int) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=2048)
-def news_history(symbol: str, today: dt.date, count: int | None) -> Records:
+def news_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     p = profile(symbol)
-    r = rng("news", symbol)
-    return tuple(
-        news_entry(r, p, d, i) for i, d in enumerate(event_days(r, today, _n(count, r, 100, 140)))
-    )
+    stream = events("news", symbol, today, (100, 140), count, anchor)
+    first = served_from(today, count)
+    out = [
+        news_entry(random.Random(seed), p, d, i) for i, (d, seed) in enumerate(stream) if d >= first
+    ]
+    return newest_first(out, "date", today, count)
+
+
+# --- professional network, forum mentions ------------------------------------------------------
 
 
 @lru_cache(maxsize=2048)
-def professionalnet_history(symbol: str, today: dt.date, count: int | None) -> Records:
+def professionalnet_history(
+    symbol: str, today: dt.date, count: int | None, anchor: dt.date
+) -> Records:
+    """Weekly snapshots; head counts walk forward from the timeline's start."""
     r = rng("professionalnet", symbol)
-    n = count if count is not None else 105
-    days = spread_days(today, n)
     employees = r.randint(50, 200_000)
     followers = employees * r.randint(3, 40)
-    out = []
-    for d in days:  # newest first: walk back, shrinking slowly
+    if count is not None:  # evenly spaced over the 24 months before the anchor
+        span = (anchor - history_start(anchor)).days + 1
+        days = sorted(anchor - dt.timedelta(days=i * span // max(count, 1)) for i in range(count))
+    else:
+        first = EPOCH + dt.timedelta(days=rng("professionalnet-day", symbol).randrange(7))
+        days = [first + dt.timedelta(weeks=w) for w in range((today - first).days // 7 + 1)]
+    out: list[dict[str, Any]] = []
+    for d in days:
         out.append(
             {
                 "date": d.isoformat(),
@@ -674,29 +326,39 @@ def professionalnet_history(symbol: str, today: dt.date, count: int | None) -> R
                 "jobCount": None if r.random() < 0.08 else r.randint(0, max(1, employees // 40)),
             }
         )
-        employees = max(1, int(employees * (1 - r.uniform(-0.002, 0.006))))
-        followers = max(1, int(followers * (1 - r.uniform(0.0, 0.01))))
-    return tuple(out)
+        employees = max(1, int(employees * (1 + r.uniform(-0.002, 0.006))))
+        followers = max(1, int(followers * (1 + r.uniform(0.0, 0.01))))
+    return newest_first(
+        [rec for rec in out if rec["date"] <= today.isoformat()], "date", today, count
+    )
 
 
 SUBREDDITS = ("wallstreetbets", "stocks", "investing", "options", "StockMarket", "SecurityAnalysis")
+_FORUM_HOURS = (20, 14, 8, 2)  # UTC, newest first
 
 
 @lru_cache(maxsize=512)
-def forum_history(symbol: str, today: dt.date, count: int | None) -> Records:
-    r = rng("forum-mentions", symbol)
-    days = (today - history_start(today)).days + 1
-    n = count if count is not None else days * 4
-    base = dt.datetime.combine(today, dt.time(20, 0))
-    popularity = r.randint(1, 300)
-    return tuple(
-        {
-            "date": (base - dt.timedelta(hours=6 * i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "subreddit": r.choice(SUBREDDITS),
-            "mentions": int(popularity * r.random() * 2) + 1,
-        }
-        for i in range(n)
-    )
+def forum_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
+    """Mention counts every six hours (UTC timestamps), each a pure function of its time."""
+    seed = rng("forum-mentions", symbol).getrandbits(63)
+    popularity = 1 + seed % 300
+    last = anchor if count is not None else today
+    n = count if count is not None else ((today - history_start(today)).days + 1) * 4
+    out = []
+    for i in range(n):
+        day = last - dt.timedelta(days=i // 4)
+        if day > today:
+            continue
+        hour = _FORUM_HOURS[i % 4]
+        k = day.toordinal() * 4 + hour // 6
+        out.append(
+            {
+                "date": f"{day.isoformat()}T{hour:02d}:00:00Z",
+                "subreddit": SUBREDDITS[int(unit(seed, 2 * k) * len(SUBREDDITS))],
+                "mentions": int(popularity * unit(seed, 2 * k + 1) * 2) + 1,
+            }
+        )
+    return tuple(out)
 
 
 # --- app ratings -------------------------------------------------------------------------------
@@ -706,23 +368,27 @@ _APP_WORDS = ("Mobile", "Pay", "TV", "Studio", "Go", "Health", "Music", "Connect
 
 
 @lru_cache(maxsize=1024)
-def app_catalogue(symbol: str, today: dt.date, count: int | None) -> tuple[dict[str, Any], ...]:
-    """The company's apps, most-rated first: platform, id, name, first day, size."""
+def app_catalogue(symbol: str, count: int | None, anchor: dt.date) -> tuple[dict[str, Any], ...]:
+    """The company's apps, most-rated first: platform, id, name, first day, size. Apps start
+    on the history's first day or later (never backfilled); sized fixtures lay theirs out
+    back from the anchor."""
     p = profile(symbol)
     r = rng("app-ratings", symbol)
-    days = max(0, (today - APP_START).days + 1)
     slug = "".join(ch for ch in p.name.split()[0].lower() if ch.isalnum()) or "app"
+    firsts: list[dt.date]
     if count is None:
         platforms = r.choice((("ios", "android"),) * 4 + (("ios",), ("android",)))
-        lengths = [days] * sum(r.randint(1, 3) for _ in platforms)
-        if days > 20 and r.random() < 0.6:
-            lengths[-1] = r.randint(5, days - 10)  # an app added later
+        firsts = [APP_START] * sum(r.randint(1, 3) for _ in platforms)
+        if r.random() < 0.6:
+            firsts[-1] = APP_START + dt.timedelta(days=r.randint(10, 200))  # an app added later
     else:
         platforms = ("ios", "android")
+        days = max(0, (anchor - APP_START).days + 1)
         full, rest = divmod(count, days) if days else (0, 0)
         lengths = [days] * full + ([rest] if rest else [])
+        firsts = [anchor - dt.timedelta(days=length - 1) for length in lengths]
     apps = []
-    for i, length in enumerate(lengths):
+    for i, first in enumerate(firsts):
         platform = platforms[i % len(platforms)]
         size = int(4_000_000 / (i + 1) ** 2 * (0.5 + r.random()))
         app_id = (
@@ -737,9 +403,7 @@ def app_catalogue(symbol: str, today: dt.date, count: int | None) -> tuple[dict[
                 "appName": p.name.split(",")[0]
                 if i == 0
                 else f"{slug.title()} {_APP_WORDS[i % len(_APP_WORDS)]}",
-                "first": today - dt.timedelta(days=length - 1)
-                if length
-                else today + dt.timedelta(days=1),
+                "first": first,
                 "size": size,
                 "score": 3.2 + r.random() * 1.6,
                 "seed": r.getrandbits(32),
@@ -750,11 +414,11 @@ def app_catalogue(symbol: str, today: dt.date, count: int | None) -> tuple[dict[
 
 
 @lru_cache(maxsize=1024)
-def app_records(symbol: str, today: dt.date, count: int | None) -> Records:
+def app_records(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     """Every app-date record, newest date first, most-rated app first within a date."""
-    apps = app_catalogue(symbol, today, count)
+    apps = app_catalogue(symbol, count, anchor if count is not None else EPOCH)
     out: list[dict[str, Any]] = []
-    day = today
+    day = min(today, anchor) if count is not None else today
     while day >= APP_START:
         age_total = (day - APP_START).days
         todays: list[dict[str, Any]] = []
@@ -827,7 +491,7 @@ def app_views(records: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
 def _app_ratings(ctx: Ctx) -> dict[str, Any]:
     symbol = ctx.part("symbol")
     p = profile(symbol)
-    records = app_records(symbol, ctx.today, ctx.count_for(symbol))
+    records = app_records(*_history_args(ctx, symbol))
     start, end = ctx.start, ctx.end
     if start is None and end is None and ctx.limit is None:  # the most recent week
         start = ctx.today - dt.timedelta(days=6)
@@ -854,7 +518,8 @@ def _app_ratings_legacy(
     return {**_head(p), "data": data[: (cap + 1) // 2]}
 
 
-# --- the table the server dispatches on ---------------------------------------------------------
+# --- the tables the server dispatches on --------------------------------------------------------
+
 
 BUILDERS: dict[str, Callable[[Ctx], Any]] = {
     "forecast": _forecast,
@@ -862,7 +527,7 @@ BUILDERS: dict[str, Callable[[Ctx], Any]] = {
     "put_call_ratio": _series(put_call_history),
     "analyst_ratings": _series(analyst_history),
     "insider_trading": _series(insider_history),
-    "congress_trades": _congress,
+    "congress_trades": congress,
     "lobbying": _series(lobbying_history),
     "government_contracts": _series(contracts_history),
     "patent_filings": _series(patent_history),
@@ -870,4 +535,12 @@ BUILDERS: dict[str, Callable[[Ctx], Any]] = {
     "professionalnet": _series(professionalnet_history),
     "forum_mentions": _series(forum_history),
     "app_ratings": _app_ratings,
+}
+
+# Datasets whose records the service revises in place: (symbol, start, end, count, anchor) ->
+# the revisions made between start and end (see world.REVISION_RULES).
+REVISABLE: dict[str, Callable[[str, dt.date, dt.date, int | None, dt.date], list[Revision]]] = {
+    "government_contracts": contract_revisions,
+    "congress_trades": congress_revisions,
+    "sentiment": sentiment_revisions,
 }

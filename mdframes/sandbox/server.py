@@ -1,27 +1,25 @@
-"""The sandbox HTTP server: auth, rate limits, fault injection and the request log.
+"""The :class:`Sandbox`: its options and clock, authentication, rate limits, the request log,
+and one request from target to outcome (faults, auth, route, checks, body).
 
-Stdlib only (plus orjson): a ``ThreadingHTTPServer`` on 127.0.0.1 speaking HTTP/1.1 with
-keep-alive, so a client's connection pool is exercised as against the real service.
+The HTTP plumbing is in :mod:`~mdframes.sandbox.wire`, fault rendering in
+:mod:`~mdframes.sandbox.faults`, routing and bodies in :mod:`~mdframes.sandbox.routes`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import math
-import socket
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import orjson
-
-from .context import Ctx, HttpError, status
+from .context import Ctx, HttpError
+from .faults import FAULT_KINDS, FaultQueue, damage
 from .listings import is_served, served_symbols, span
+from .per_symbol import REVISABLE
 from .routes import (
     Route,
     build_routes,
@@ -32,27 +30,13 @@ from .routes import (
     match,
     render,
 )
-from .world import DEFAULT_TODAY, as_day, bare_list_set, quirk_set
+from .synth import EPOCH
+from .wire import LoopbackServer, Outcome
+from .world import DEFAULT_TODAY, Revision, as_day, bare_list_set, quirk_set
 
-__all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS"]
+__all__ = ["Sandbox", "LoggedRequest", "FAULT_KINDS", "MISSING_SYMBOLS"]
 
-FAULT_KINDS = (
-    500,
-    502,
-    503,
-    "html500",
-    "drop",
-    "truncate",
-    "html",
-    "no_envelope",
-    "success_false",
-    "429",
-    "retry_after",
-    "redirect",
-    "remaining0",
-)
 _SECRET_QUERY = ("apiKey", "token")
-_HTML = b"<!DOCTYPE html><html><head><title>Service</title></head><body><h1>%s</h1></body></html>"
 # Symbols that answer 404 in every sandbox, for tests of unknown tickers: none is in the ticker
 # universe, and they stay unknown even when named in ``record_counts`` or ``extra_symbols``.
 MISSING_SYMBOLS = (
@@ -82,79 +66,9 @@ class LoggedRequest:
 
 
 @dataclass
-class _Fault:
-    kind: Any
-    path: str | None
-
-
-@dataclass
 class _Window:
     reset: int  # epoch seconds
     used: int = 0
-
-
-@dataclass
-class _Outcome:
-    status: int
-    body: bytes = b""
-    content_type: str = "application/json"
-    headers: dict[str, str] = field(default_factory=dict)
-    drop: bool = False
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
-    sandbox: Sandbox
-
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        self.open_sockets: set[socket.socket] = set()
-        self.sockets_lock = threading.Lock()
-        super().__init__(*args, **kw)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.discard(request)
-        super().shutdown_request(request)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # TCP_NODELAY on every accepted socket
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass  # silent: request lines may carry a key in the query string
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        outcome = self.server.sandbox._handle("GET", self.path, self.headers)
-        self._send(outcome)
-
-    def _not_allowed(self) -> None:
-        outcome = self.server.sandbox._handle(self.command, self.path, self.headers)
-        self._send(outcome)
-
-    do_POST = do_PUT = do_DELETE = do_PATCH = _not_allowed  # noqa: N815
-
-    def _send(self, out: _Outcome) -> None:
-        if out.drop:
-            self.close_connection = True
-            with contextlib.suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        head = [f"HTTP/1.1 {out.status} {status(out.status).reason}"]
-        head.append(f"Content-Type: {out.content_type}")
-        head.append(f"Content-Length: {len(out.body)}")
-        head.extend(f"{k}: {v}" for k, v in out.headers.items())
-        if self.close_connection:
-            head.append("Connection: close")
-        # One write for head and body: with TCP_NODELAY, fewer packets.
-        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + out.body)
 
 
 class Sandbox:
@@ -247,10 +161,9 @@ class Sandbox:
         self.max_log = max_log
         self.requests: list[LoggedRequest] = []
         self._lock = threading.Lock()
-        self._faults: list[_Fault] = []
+        self._faults = FaultQueue()
         self._windows: dict[str, _Window] = {}
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackServer | None = None
         # The registry as it is now: an entry added later is served by the next sandbox.
         self.routes = build_routes()
 
@@ -276,35 +189,16 @@ class Sandbox:
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Sandbox:
         """Bind 127.0.0.1 and serve in a daemon thread."""
-        if self._server is not None:
-            return self
-        server = _Server(("127.0.0.1", self.port), _Handler)
-        server.sandbox = self
-        self._server = server
-        self.port = server.server_address[1]
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=f"sandbox:{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
+        if self._server is None:
+            self._server = LoopbackServer(self.port, self._handle)
+            self.port = self._server.port
         return self
 
     def stop(self) -> None:
         """Stop serving and close every open connection."""
         server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        with server.sockets_lock:
-            sockets = list(server.open_sockets)
-        for sock in sockets:  # idle keep-alive connections would otherwise live on
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        if server is not None:
+            server.close()
 
     def __enter__(self) -> Sandbox:
         return self.start()
@@ -345,19 +239,7 @@ class Sandbox:
 
         >>> server.inject(500, "drop", path="/v2/markets")   # doctest: +SKIP
         """
-        for fault in faults:
-            kind = fault[0] if isinstance(fault, tuple) else fault
-            if kind not in FAULT_KINDS:
-                raise ValueError(f"unknown fault {fault!r}; known: {FAULT_KINDS}")
-        with self._lock:
-            self._faults.extend(_Fault(f, path) for f in faults)
-
-    def _take_fault(self, path: str, raw: str) -> Any:
-        with self._lock:
-            for i, fault in enumerate(self._faults):
-                if fault.path is None or path.startswith(fault.path) or raw.startswith(fault.path):
-                    return self._faults.pop(i).kind
-        return None
+        self._faults.add(faults, path)
 
     # -- time --------------------------------------------------------------------------------
     @property
@@ -392,6 +274,34 @@ class Sandbox:
 
     def _today(self) -> dt.date:
         return self._day
+
+    def revisions(
+        self,
+        dataset: str,
+        symbols: str | Iterable[str],
+        start: dt.date | str | None = None,
+        end: dt.date | str | None = None,
+    ) -> list[Revision]:
+        """The in-place revisions the service makes to ``symbols``' records of ``dataset``
+        between ``start`` and ``end`` (inclusive; both default to the sandbox's today), oldest
+        first: on ``rev.on`` the record ``rev.key`` shows ``rev.after`` in ``rev.field`` where
+        the day before it showed ``rev.before``. Datasets: ``"government_contracts"``,
+        ``"congress_trades"``, ``"sentiment"`` (the rules: :data:`REVISION_RULES`).
+
+        >>> s = Sandbox(today="2026-06-30")
+        >>> [r.field for r in s.revisions("sentiment", "AAPL", "2026-01-01")][:1]
+        ['score']
+        """
+        if dataset not in REVISABLE:
+            raise ValueError(f"{dataset!r} is never revised; revised: {', '.join(REVISABLE)}")
+        lo = self._day if start is None else as_day(start)
+        hi = self._day if end is None else as_day(end)
+        names = [symbols] if isinstance(symbols, str) else list(symbols)
+        out: list[Revision] = []
+        for symbol in names:
+            count = self.record_counts.get(symbol)
+            out += REVISABLE[dataset](symbol, lo, hi, count, self.anchor if count else EPOCH)
+        return sorted(out, key=lambda r: (r.on, r.symbol, str(r.key), r.field))
 
     def _reset_text(self, epoch: float) -> str:
         seconds = math.ceil(epoch)  # never announce a reset earlier than it happens
@@ -439,7 +349,7 @@ class Sandbox:
         return None, None
 
     # -- one request -------------------------------------------------------------------------
-    def _handle(self, method: str, target: str, headers: Any) -> _Outcome:
+    def _handle(self, method: str, target: str, headers: Any) -> Outcome:
         if self.latency:
             time.sleep(self.latency)
         parts = urlsplit(target)
@@ -460,8 +370,8 @@ class Sandbox:
 
     def _error(
         self, version: str, code: int, message: str | None = None, **headers: str
-    ) -> _Outcome:
-        return _Outcome(code, error_body(version, code, message), headers=dict(headers))
+    ) -> Outcome:
+        return Outcome(code, error_body(version, code, message), headers=dict(headers))
 
     def _respond(
         self,
@@ -474,8 +384,8 @@ class Sandbox:
         headers: Any,
         *,
         faults: bool = True,
-    ) -> _Outcome:
-        fault = self._take_fault(unquote(raw_path), raw_path) if faults else None
+    ) -> Outcome:
+        fault = self._faults.take(unquote(raw_path), raw_path) if faults else None
         if fault is not None and fault != "remaining0":
             return self._fault(fault, version, target, key or "", headers)
         if key is None or key not in self.api_keys + self.forbidden_keys:
@@ -500,7 +410,7 @@ class Sandbox:
             body = render(route, ctx)
         except HttpError as exc:
             return self._error(version, exc.status, exc.message, **rate)
-        return _Outcome(200, body, headers=rate)
+        return Outcome(200, body, headers=rate)
 
     def _ctx(self, route: Route, parts: dict[str, str], query: dict[str, str]) -> Ctx:
         check_parts(route.dataset, parts)
@@ -544,45 +454,26 @@ class Sandbox:
             s for s in served_symbols(self._today()) | named if s.upper() not in missing
         )
 
-    def _fault(self, fault: Any, version: str, target: str, key: str, headers: Any) -> _Outcome:
-        kind, arg = (fault[0], float(fault[1])) if isinstance(fault, tuple) else (fault, 0.0)
+    def _fault(self, fault: Any, version: str, target: str, key: str, headers: Any) -> Outcome:
         _, rate = self._spend(key, consume=False)
-        if isinstance(kind, int):
-            return self._error(version, kind, "injected server error", **rate)
-        if kind == "html500":
-            return _Outcome(500, _HTML % b"500 Internal Server Error", "text/html", rate)
-        if kind == "drop":
-            return _Outcome(0, drop=True)
-        if kind == "html":
-            return _Outcome(200, _HTML % b"Maintenance", "text/html; charset=utf-8", rate)
-        if kind == "success_false":
-            body = orjson.dumps(
-                {"success": False, "error": {"code": "FORBIDDEN", "message": status(403).message}}
+
+        def error(code: int, message: str | None, **extra: str) -> Outcome:
+            return self._error(version, code, message, **extra)
+
+        def real() -> Outcome:
+            path = urlsplit(target).path
+            return self._respond(
+                "GET", version, path, target, _query(target), key, headers, faults=False
             )
-            return _Outcome(200, body, headers=rate)
-        if kind == "429":
-            return self._error(version, 429, **self._rate_headers(0, time.time() + arg))
-        if kind == "retry_after":
-            return self._error(version, 429, **{"Retry-After": str(math.ceil(arg))})
-        if kind == "redirect":
-            return _Outcome(302, b"", headers={**rate, "Location": self.url + target})
-        # truncate / no_envelope: a real body, damaged.
-        real = self._respond(
-            "GET",
-            version,
-            urlsplit(target).path,
-            target,
-            _query(target),
-            key,
-            headers,
-            faults=False,
+
+        return damage(
+            fault,
+            rate,
+            error=error,
+            real=real,
+            location=self.url + target,
+            reset_in=lambda seconds: self._rate_headers(0, time.time() + seconds),
         )
-        if kind == "truncate":
-            return _Outcome(200, real.body[: max(1, len(real.body) // 2)], headers=rate)
-        data = orjson.loads(real.body)
-        if isinstance(data, dict) and "data" in data:
-            data = data["data"]
-        return _Outcome(200, orjson.dumps(data), headers=rate)
 
 
 def _query(target: str) -> dict[str, str]:

@@ -21,6 +21,7 @@ from typing import Any
 __all__ = [
     "Profile",
     "profile",
+    "person",
     "seed_of",
     "rng",
     "unit",
@@ -33,6 +34,8 @@ __all__ = [
     "trading_days",
     "price_on",
     "sentiment_on",
+    "sentiment_revision",
+    "sentiment_seen",
     "put_call_on",
     "stamp",
     "business_days_after",
@@ -104,17 +107,6 @@ DAYS_PER_24_MONTHS = 731
 Event = tuple[dt.date, int]  # a day and the seed of that event's values
 
 
-def poisson(rate: float, u: float) -> int:
-    """The Poisson(``rate``) count whose CDF first reaches ``u`` (inverse transform)."""
-    k, p = 0, math.exp(-rate)
-    total = p
-    while u > total and k < 64:
-        k += 1
-        p *= rate / k
-        total += p
-    return k
-
-
 def event_days(r: random.Random, end: dt.date, n: int, *, lag: int = 0) -> list[dt.date]:
     """``n`` random days of the 24 months ending on ``end`` (repeats allowed), newest first;
     ``lag`` keeps the newest ``lag`` days free (events that must be disclosed by ``end``)."""
@@ -137,9 +129,10 @@ def events(
     """The events of one dataset and symbol up to ``today - lag``, oldest first: each a day
     and a seed for its values (``random.Random(seed)``).
 
-    Without ``count``: a Poisson process on the fixed timeline from :data:`EPOCH`, at a rate
-    drawn per symbol from ``per_24_months``; an event's day and values never depend on
-    ``today``, so a later clock only adds events. With ``count``: exactly ``count`` events
+    Without ``count``: a renewal process on the fixed timeline from :data:`EPOCH` (gaps
+    uniform between a quarter and 1.75 times the mean, so counts stay near the rate), at a
+    rate drawn per symbol from ``per_24_months``; an event's day and values never
+    depend on ``today``, so a later clock only adds events. With ``count``: exactly ``count`` events
     laid out over the 24 months ending on ``anchor`` (a sized fixture, frozen in time).
 
     >>> a = events("demo", "AAPL", dt.date(2026, 6, 1), (40, 60))
@@ -152,13 +145,16 @@ def events(
         days = sorted(event_days(rng(name, symbol, "count"), anchor or today, count, lag=lag))
         return tuple((d, seed_of(name, symbol, "n", i)) for i, d in enumerate(days) if d <= last)
     lo, hi = per_24_months
-    rate = rng(name, symbol, "rate").randint(lo, hi) / DAYS_PER_24_MONTHS
+    mean_gap = DAYS_PER_24_MONTHS / rng(name, symbol, "rate").randint(lo, hi)
     seed = seed_of(name, symbol, "days")
     out: list[Event] = []
-    for ordinal in range(EPOCH.toordinal(), last.toordinal() + 1):
-        for j in range(poisson(rate, unit(seed, ordinal))):
-            out.append((dt.date.fromordinal(ordinal), seed_of(name, symbol, ordinal, j)))
-    return tuple(out)
+    t, k, end = 0.0, 0, (last - EPOCH).days + 1
+    while True:
+        t += mean_gap * (0.25 + 1.5 * unit(seed, k))
+        if t >= end:
+            return tuple(out)
+        out.append((EPOCH + dt.timedelta(days=int(t)), seed_of(name, symbol, k)))
+        k += 1
 
 
 def business_days_after(day: dt.date, n: int) -> dt.date:
@@ -316,6 +312,23 @@ def profile(symbol: str) -> Profile:
     return Profile(symbol, name, kind, market, round(price, 2), cik, seed, **consts)
 
 
+# --- people -------------------------------------------------------------------------------------
+
+FIRST_NAMES = (
+    "Alex", "Jordan", "Morgan", "Taylor", "Casey", "Riley", "Avery", "Quinn", "Harper", "Rowan",
+    "Elena", "Marcus", "Priya", "Daniel", "Grace", "Victor", "Naomi", "Samuel", "Irene", "Felix",
+)  # fmt: skip
+LAST_NAMES = (
+    "Whitaker", "Okafor", "Lindqvist", "Moreno", "Castellan", "Hargrove", "Ibarra", "Nakamura",
+    "Brennan", "Delacroix", "Foster", "Galloway", "Kessler", "Marsh", "Pryor", "Sato", "Vance",
+    "Wexley", "Yardley", "Ashford",
+)  # fmt: skip
+
+
+def person(r: Any) -> str:
+    return f"{r.choice(FIRST_NAMES)} {r.choice(LAST_NAMES)}"
+
+
 # --- value series that screeners and per-symbol endpoints share ---------------------------------
 
 
@@ -334,6 +347,26 @@ def sentiment_on(p: Profile, day: dt.date) -> float:
     swing = 0.35 * math.sin(t / 23.0 + p.swing)
     noise = (unit(p.seed ^ 0x5E47, t) - 0.5) * 0.7
     return round(max(-1.0, min(1.0, p.bias + swing + noise)), 4)
+
+
+def sentiment_revision(p: Profile, day: dt.date) -> tuple[dt.date, float] | None:
+    """``(revised on, first published score)`` for the ~5% of days whose score the service
+    revises 1 to 3 days later (the revised score is :func:`sentiment_on`); None otherwise."""
+    t = day.toordinal()
+    if unit(p.seed ^ 0x2E71, t) >= 0.05:
+        return None
+    final = sentiment_on(p, day)
+    delta = 0.02 + unit(p.seed ^ 0x2E73, t) * 0.18
+    first = final - delta if final - delta >= -1 else final + delta
+    return day + dt.timedelta(days=1 + int(unit(p.seed ^ 0x2E72, t) * 3)), round(first, 4)
+
+
+def sentiment_seen(p: Profile, day: dt.date, today: dt.date) -> float:
+    """The score of ``day`` as the service shows it on ``today`` (before or after a revision)."""
+    revision = sentiment_revision(p, day)
+    if revision is not None and today < revision[0]:
+        return revision[1]
+    return sentiment_on(p, day)
 
 
 def put_call_on(p: Profile, day: dt.date) -> dict[str, Any]:

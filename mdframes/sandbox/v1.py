@@ -9,30 +9,29 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..registry import MARKETS
 from .context import Ctx
+from .filings import congress_history, filed_amount, insider_history
 from .listings import select, universe
-from .per_symbol import (
-    analyst_history,
-    app_records,
-    app_views,
-    congress_history,
-    filed_amount,
-    forecast,
-    insider_history,
-    sentiment_history,
-)
-from .synth import profile, sentiment_on
+from .per_symbol import analyst_history, app_records, app_views, forecast, sentiment_history
+from .synth import EPOCH, profile, sentiment_seen
+from .world import window
 
 __all__ = ["V1_BUILDERS"]
 
 
-def _between(ctx: Ctx, records: Any, field: str = "date") -> list[dict[str, Any]]:
-    lo = ctx.start.isoformat() if ctx.start else ""
-    hi = ctx.end.isoformat() if ctx.end else "9999"
-    return [r for r in records if lo <= r[field][:10] <= hi]
+def _between(ctx: Ctx, records: Any) -> list[dict[str, Any]]:
+    """The records v2 would send on the same day in ``dateFrom``..``dateTo`` (v1 shows no
+    live-service quirks)."""
+    return window(replace(ctx, quirks=frozenset()), records, "date")
+
+
+def _args(ctx: Ctx, ticker: str) -> tuple[str, dt.date, int | None, dt.date]:
+    count = ctx.count_for(ticker)
+    return ticker, ctx.today, count, ctx.anchor if count is not None else EPOCH
 
 
 def _who(ctx: Ctx) -> tuple[str, dict[str, str]]:
@@ -89,7 +88,7 @@ def _market_forecasts(ctx: Ctx) -> Any:
             "prediction": _prediction(symbol, type, ctx.today, with_dates=False),
         }
         if type == "daily":
-            entry["sentimentScore"] = str(sentiment_on(profile(symbol), ctx.today))
+            entry["sentimentScore"] = str(sentiment_seen(profile(symbol), ctx.today, ctx.today))
         out.append(entry)
     return out
 
@@ -102,20 +101,20 @@ def _ticker_forecast(ctx: Ctx) -> Any:
         "prediction": _prediction(ticker, type, ctx.today, with_dates=True),
     }
     if type == "daily":
-        week = sentiment_history(ticker, ctx.today, None)[:7]
+        week = _between(ctx, sentiment_history(*_args(ctx, ticker)))[:7]
         body["sentimentAnalysis"] = {r["date"]: str(r["score"]) for r in week}
     return body
 
 
 def _sentiments(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
-    records = _between(ctx, sentiment_history(ticker, ctx.today, ctx.count_for(ticker)))
+    records = _between(ctx, sentiment_history(*_args(ctx, ticker)))
     return {**head, "sentimentAnalysis": {r["date"]: str(r["score"]) for r in records}}
 
 
 def _app_ratings(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
-    data, _ = app_views(_between(ctx, app_records(ticker, ctx.today, ctx.count_for(ticker))))
+    data, _ = app_views(_between(ctx, app_records(*_args(ctx, ticker))))
     rows = []
     for entry in data:
         ios, android = entry["ios"] or {}, entry["android"] or {}
@@ -135,7 +134,7 @@ def _app_ratings(ctx: Ctx) -> Any:
 def _analyst_ratings(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
     rows = []
-    for i, r in enumerate(_between(ctx, analyst_history(ticker, ctx.today, ctx.count_for(ticker)))):
+    for i, r in enumerate(_between(ctx, analyst_history(*_args(ctx, ticker)))):
         target = r["targetPrice"] or ""
         if target and i % 3 == 0:  # v1 often shows the move between two targets
             old = float(target.lstrip("$").replace(",", "")) * 0.92
@@ -154,7 +153,7 @@ def _analyst_ratings(ctx: Ctx) -> Any:
 
 def _house_trades(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
-    trades = _between(ctx, congress_history("house", ticker, ctx.today, ctx.count_for(ticker)))
+    trades = _between(ctx, congress_history("house", *_args(ctx, ticker)))
     rows = [
         {
             "date": t["date"],
@@ -170,7 +169,7 @@ def _house_trades(ctx: Ctx) -> Any:
 def _insider_transactions(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
     rows = []
-    for i, t in enumerate(_between(ctx, insider_history(ticker, ctx.today, ctx.count_for(ticker)))):
+    for i, t in enumerate(_between(ctx, insider_history(*_args(ctx, ticker)))):
         day = dt.date.fromisoformat(t["date"])
         rows.append(
             {

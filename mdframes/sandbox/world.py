@@ -10,13 +10,23 @@ else in the sandbox needs to know about time or quirks.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..registry import REGISTRY
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import Ctx
+
 __all__ = [
+    "window",
+    "Revision",
+    "RevisionRule",
+    "REVISION_RULES",
+    "revisions_of",
     "DEFAULT_TODAY",
     "as_day",
     "QUIRKS",
@@ -139,3 +149,135 @@ def materialise(rec: dict[str, Any], today_iso: str, quirks: frozenset[str]) -> 
         if quirk in quirks:
             out[name] = value
     return out
+
+
+def window(
+    ctx: Ctx, records: Iterable[dict[str, Any]], field: str | None = None, *, cap: int | None = None
+) -> list[dict[str, Any]]:
+    """What the service sends for a windowed request on ``ctx.today``: the records it shows by
+    then, inside the symbol's listing span and ``ctx.start``..``ctx.end`` on ``field`` (the
+    registry's window field), the newest ``ctx.limit`` (or ``cap``; limit-capped endpoints
+    use their maximum), each as revised by then and with the switched-on quirks."""
+    ds = ctx.ds
+    field = field or ds.window or "date"
+    today = ctx.today.isoformat()
+    out = list(visible(records, today))
+    listed, delisted = ctx.listed
+    lo = max(ctx.start.isoformat() if ctx.start else "", listed.isoformat() if listed else "")
+    hi = ctx.end.isoformat() if ctx.end else "9999"
+    if delisted is not None:  # no records from the delisting day on
+        hi = min(hi, (delisted - dt.timedelta(days=1)).isoformat())
+    if lo or hi != "9999":
+        out = [rec for rec in out if lo <= rec[field][:10] <= hi]
+    if cap is None and ds.paged:
+        cap = ds.limit_bounds[1]
+    n = ctx.limit if ctx.limit is not None else cap
+    return [materialise(rec, today, ctx.quirks) for rec in (out if n is None else out[:n])]
+
+
+# --- revisions in place -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RevisionRule:
+    """Which records of a dataset the service rewrites in place, and when."""
+
+    dataset: str  # registry name
+    fields: tuple[str, ...]  # wire fields that change
+    key: tuple[str, ...]  # what identifies the record (see :class:`Revision`)
+    share: float  # the fraction of eligible records concerned
+    when: str  # in words
+
+
+# The numbers are the generators' own (mdframes.sandbox.filings, .synth); tests read them here.
+REVISION_RULES: tuple[RevisionRule, ...] = (
+    RevisionRule(
+        "government_contracts",
+        ("awardAmount",),
+        ("awardId",),
+        0.35,
+        "an award is modified once or twice, 15 to 400 days after its startDate; each "
+        "modification sets a new awardAmount (latest reported state, same awardId)",
+    ),
+    RevisionRule(
+        "congress_trades",
+        ("amount", "amountRaw"),
+        ("chamber", "date", "politician", "transactionType", "filedAmount"),
+        0.4,
+        "a trade whose filed amount is a formatting variant of a bracket is first served as "
+        "filed (amount = the filed text, amountRaw null) and re-normalised 3 to 60 days after "
+        "its disclosure (amount = the bracket, amountRaw = the filed text)",
+    ),
+    RevisionRule(
+        "congress_trades",
+        ("owner",),
+        ("chamber", "date", "politician", "transactionType", "filedAmount"),
+        0.1,
+        "owner is null at first and backfilled 3 to 60 days after disclosure",
+    ),
+    RevisionRule(
+        "congress_trades",
+        ("disclosureDate",),
+        ("chamber", "date", "politician", "transactionType", "filedAmount"),
+        0.08,
+        "disclosureDate is null at first (the trade is served from its real disclosure day) "
+        "and backfilled 3 to 60 days later",
+    ),
+    RevisionRule(
+        "sentiment",
+        ("score",),
+        ("date",),
+        0.05,
+        "a day's score is first published, then revised 1 to 3 days later",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One in-place change: from ``on`` the record identified by ``key`` (wire names, plus
+    ``chamber`` and ``filedAmount`` = ``amountRaw or amount`` for congress) shows ``after``
+    in ``field`` where the day before it showed ``before``."""
+
+    dataset: str
+    symbol: str
+    on: dt.date
+    field: str
+    before: Any
+    after: Any
+    key: dict[str, Any] = dataclasses.field(hash=False)
+
+
+def revisions_of(
+    dataset: str,
+    symbol: str,
+    records: Iterable[dict[str, Any]],
+    key: Iterable[str],
+    start: dt.date,
+    end: dt.date,
+    extra: dict[str, Any] | None = None,
+) -> list[Revision]:
+    """The revisions of ``records`` made between ``start`` and ``end`` (inclusive)."""
+    lo, hi = start.isoformat(), end.isoformat()
+    names = tuple(key)
+    out = []
+    for rec in records:
+        changes = rec.get("_r") or ()
+        for i, (day, name, value) in enumerate(changes):
+            if not lo <= day <= hi:
+                continue
+            before = rec.get(name)
+            for earlier_day, earlier_name, earlier in changes[:i]:
+                if earlier_name == name and earlier_day < day:
+                    before = earlier
+            ident = {**(extra or {})}
+            for k in names:
+                if k == "filedAmount":
+                    final = materialise(rec, "9999", frozenset())
+                    ident[k] = final.get("amountRaw") or final.get("amount")
+                elif k in rec:
+                    ident[k] = rec[k]
+            out.append(
+                Revision(dataset, symbol, dt.date.fromisoformat(day), name, before, value, ident)
+            )
+    return sorted(out, key=lambda r: (r.on, str(r.key), r.field))
