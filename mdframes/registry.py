@@ -389,9 +389,10 @@ _DATASETS: list[Dataset] = [
         description="US House and Senate member trades.",
         lake="window",
         # The service filters on the trade date and members disclose up to 45 days after the
-        # trade; late filers (who pay the fine) come later still. 60 days covers the legal lag
-        # with two weeks to spare, in the same single request per chamber.
-        lookback=60,
+        # trade; the service then backfills owner and disclosure date and re-normalises amounts
+        # up to 60 days after the disclosure. 120 days covers 45 + 60 with two weeks to spare,
+        # in the same single request per chamber (not capped).
+        lookback=120,
         # The filed amount (amount_raw when set, else amount): a re-normalised amount, a
         # backfilled owner or disclosure date is a new version of the same trade.
         lake_key=(
@@ -460,9 +461,12 @@ _DATASETS: list[Dataset] = [
         window="startDate",
         description="Federal contract awards, latest reported state per award.",
         lake="window",
-        # Awards are published up to 90 days late (DoD's reporting delay) and updated in place
-        # by award id; amounts of older awards are only seen again with a wider start=.
-        lookback=90,
+        # Awards are updated in place by award id (modifications set a new amount) over their
+        # period of performance, most within about a year of the start date (the sandbox: 15
+        # to 400 days), and DoD publishes with a 90-day delay. 400 days re-reads a year of
+        # awards: one page of 500 for most issuers, a few for the largest contractors. Later
+        # modifications are seen by a sync with an earlier start=.
+        lookback=400,
         lake_key=("symbol", "award_id"),
         caveats=("`end_date` may be empty for indefinite-delivery awards (loaded as NaT).",),
     ),

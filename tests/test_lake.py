@@ -14,7 +14,7 @@ import mdframes as md
 from mdframes.lake import LakeBusyError
 from mdframes.lake.layout import LOCK, MANIFEST
 from mdframes.registry import REGISTRY
-from mdframes.sandbox import Sandbox
+from mdframes.sandbox import KNOWN_SYMBOLS, Sandbox
 
 from .conftest import KEY
 
@@ -153,27 +153,79 @@ def test_earlier_start_widens_the_window_backwards(lake: md.Lake, world: Sandbox
 # --- versions and knowledge time -----------------------------------------------------------------
 
 
-def test_changed_records_add_versions_and_known_at_returns_the_old_one(
+def test_second_sync_adds_only_new_records_and_captures_a_late_disclosure(
+    lake: md.Lake, client: md.Client, world: Sandbox
+) -> None:
+    symbols = list(KNOWN_SYMBOLS[:6])
+    day0 = pd.Timestamp(world.today)
+    lake.sync("congress_trades", symbols, progress=False)
+    first = lake.read("congress_trades", symbols)
+    synced = lake.clock()
+    world.advance(days=21)
+    world.clear_log()
+    report = lake.sync("congress_trades", symbols, progress=False)
+    assert report.requests == world.count() == 2 * len(symbols)  # one window per chamber
+    after = lake.read("congress_trades", symbols)
+    # The lake holds what the service shows today, record for record, and keeps what has
+    # aged out of the service's trailing window.
+    expected = md.load_congress_trades(symbols, client=client)
+    shown = lake.read("congress_trades", symbols, start=expected["date"].min())
+    pd.testing.assert_frame_equal(
+        without_meta(shown), loader_order(expected, "congress_trades", symbols)
+    )
+    assert (after["date"] >= expected["date"].min()).sum() == len(shown)
+    fresh = after[after["_fetched_at"] > synced]
+    assert report.rows_added == len(after) - len(first) > 0
+    assert len(fresh) == report.rows_added + report.versions_added
+    # A trade made before the first sync but disclosed after it: caught by the lookback.
+    late = fresh[(fresh["date"] <= day0) & (fresh["disclosure_date"] > day0)]
+    assert len(late) > 0
+    assert lake.read("congress_trades", symbols, known_at=synced).equals(first)
+
+
+def test_revisions_keep_both_versions_and_known_at_returns_the_old_one(
     lake: md.Lake, world: Sandbox
 ) -> None:
-    # A field the service fills in later (here: contract award types, a documented live
-    # quirk) is a revision in place: the same award id with other values.
-    lake.sync("government_contracts", ["NVDA", "AAPL"], progress=False)
-    between = lake.clock()
-    before = lake.read("government_contracts", ["NVDA", "AAPL"])
-    world.quirks = ["award_type"]
-    report = lake.sync("government_contracts", ["NVDA", "AAPL"], progress=False)
-    assert report.versions_added > 0 and report.rows_added == 0
-    after = lake.read("government_contracts", ["NVDA", "AAPL"])
-    assert len(after) == len(before)  # one row per record: its latest version
-    changed = after["award_type"].fillna("") != before["award_type"].fillna("")
-    assert changed.sum() == report.versions_added
-    old = lake.read("government_contracts", ["NVDA", "AAPL"], known_at=between)
-    pd.testing.assert_frame_equal(old, before)
-    history = lake.read("government_contracts", ["NVDA", "AAPL"], history=True)
-    assert len(history) == len(before) + report.versions_added
-    assert history["_version"].max() == 2
-    assert lake.read("government_contracts", "NVDA", known_at="2000-01-01").empty
+    symbols = list(KNOWN_SYMBOLS[:8])
+    lake.sync("government_contracts", symbols, progress=False)
+    synced = lake.clock()
+    before = lake.read("government_contracts", symbols)
+    revisions = world.revisions(
+        "government_contracts", symbols, world.today + dt.timedelta(days=1), world.advance(30)
+    )
+    assert revisions  # the sandbox modifies some awards in these 30 days
+    report = lake.sync("government_contracts", symbols, progress=False)
+    assert report.versions_added == len({r.key["awardId"] for r in revisions})
+    latest = lake.read("government_contracts", symbols).set_index("award_id")
+    old = lake.read("government_contracts", symbols, known_at=synced)
+    pd.testing.assert_frame_equal(old, before)  # as known then
+    history = lake.read("government_contracts", symbols, history=True)
+    for rev in revisions:
+        award = rev.key["awardId"]
+        assert latest.loc[award, "award_amount"] == rev.after
+        assert before.set_index("award_id").loc[award, "award_amount"] == rev.before
+        versions = history[history["award_id"] == award]
+        assert versions["award_amount"].tolist()[0] == rev.before  # both kept, oldest first
+        assert versions["award_amount"].tolist()[-1] == rev.after
+    assert len(history) == len(latest) + report.versions_added
+    assert lake.read("government_contracts", "AAPL", known_at="2000-01-01").empty
+
+
+def test_daily_syncs_follow_sentiment_revisions(
+    lake: md.Lake, client: md.Client, world: Sandbox
+) -> None:
+    symbols = ["AAPL", "MSFT", "NVDA"]
+    lake.sync("sentiment", symbols, progress=False)
+    for _ in range(5):
+        world.advance(days=1)
+        lake.sync("sentiment", symbols, progress=False)
+    expected = md.load_sentiment(symbols, client=client)
+    shown = lake.read("sentiment", symbols, start=expected["date"].min())
+    pd.testing.assert_frame_equal(without_meta(shown), loader_order(expected, "sentiment", symbols))
+    assert len(lake.read("sentiment", symbols)) == len(shown) + 5 * len(symbols)  # aged out
+    revised = world.revisions("sentiment", symbols, world.today - dt.timedelta(days=4))
+    history = lake.read("sentiment", symbols, history=True)
+    assert (history["_version"] > 1).sum() >= len([r for r in revised if r.before is not None])
 
 
 def test_forecast_snapshots_accumulate_as_the_clock_moves(lake: md.Lake, world: Sandbox) -> None:
@@ -368,26 +420,29 @@ def test_duckdb_and_pyarrow_read_the_same_rows_with_identifiers_intact(lake: md.
 
 
 def test_sql_views_latest_and_history(lake: md.Lake, world: Sandbox) -> None:
-    lake.sync("government_contracts", ["NVDA"], progress=False)
-    world.quirks = ["award_type"]
-    report = lake.sync("government_contracts", ["NVDA"], progress=False)
-    latest = lake.sql("select * from government_contracts order by award_id")
+    symbols = list(KNOWN_SYMBOLS[:8])
+    lake.sync("government_contracts", symbols, progress=False)
+    world.advance(days=30)
+    report = lake.sync("government_contracts", symbols, progress=False)
+    assert report.versions_added > 0
+    latest = lake.sql("select * from government_contracts order by symbol, award_id")
     history = lake.sql("select count(*) as n from government_contracts_history")
     assert len(latest) == len(lake.read("government_contracts"))
     assert history["n"][0] == len(latest) + report.versions_added
-    mine = lake.read("government_contracts").sort_values("award_id")
-    assert latest["award_type"].fillna("").tolist() == mine["award_type"].fillna("").tolist()
+    mine = lake.read("government_contracts").sort_values(["symbol", "award_id"])
+    assert latest["award_amount"].tolist() == mine["award_amount"].tolist()
+    assert latest["award_id"].dtype == "string" and latest["start_date"].dtype == "datetime64[ns]"
 
 
 def test_compact_changes_no_read_result(lake: md.Lake, world: Sandbox) -> None:
     for _ in range(3):
         lake.sync(["congress_trades", "forecast"], ["AAPL", "MSFT"], progress=False)
-        world.advance(days=1)
+        world.advance(days=7)
     before = {n: lake.read(n, history=True) for n in ("congress_trades", "forecast")}
     latest = lake.read("congress_trades", known_at=before["congress_trades"]["_fetched_at"].max())
-    info = lake.info().set_index("dataset")
-    assert info.loc["forecast", "files"] == 3
-    assert lake.compact() == {"congress_trades": (3, 1), "forecast": (3, 1)}
+    files = lake.info().set_index("dataset")["files"]
+    assert files["forecast"] == 3
+    assert lake.compact() == {n: (files[n], 1) for n in ("congress_trades", "forecast")}
     for name, frame in before.items():
         pd.testing.assert_frame_equal(lake.read(name, history=True), frame)
     pd.testing.assert_frame_equal(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+import pyarrow as pa
 
 from .frames import types_mapper
 from .layout import view_name
@@ -104,6 +105,10 @@ def run(lake: Lake, query: str, params: Any = None) -> pd.DataFrame:
             return pd.DataFrame()
         # Through Arrow: DuckDB 1.x names it arrow(), 2.x to_arrow_table().
         table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+        # Calendar dates as the loaders give them: naive datetime64[ns].
+        for i, field in enumerate(table.schema):
+            if pa.types.is_date(field.type):
+                table = table.set_column(i, field.name, table[i].cast(pa.timestamp("ns")))
         return table.to_pandas(types_mapper=types_mapper, date_as_object=False)
     finally:
         con.close()
