@@ -470,3 +470,14 @@ def test_info_describes_each_dataset(lake: md.Lake) -> None:
     assert row["rows"] == len(lake.read("insider_trading")) == row["versions"]
     assert row["symbols"] == 2 and row["files"] == 1 and row["bytes"] > 0
     assert row["first"] <= row["last"] and row["last_sync"].tzinfo is not None
+
+
+def test_docs_state_every_lookback_as_the_registry_declares_it() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "lake.md").read_text()
+    windowed = [name for name, ds in REGISTRY.items() if ds.lake == "window"]
+    for name in windowed:
+        row = next(ln for ln in page.splitlines() if ln.startswith("| ") and f"`{name}`" in ln)
+        assert f"| {REGISTRY[name].lookback} |" in row, name
+    for name, ds in REGISTRY.items():
+        if ds.lake and ds.scope == "symbol":
+            assert any(f"`{name}`" in ln for ln in page.split("## Knowledge time")[1].splitlines())

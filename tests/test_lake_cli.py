@@ -75,3 +75,14 @@ def test_bad_input_exits_2_before_any_request(
 def test_default_lake_is_in_the_user_data_dir(env: Sandbox, tmp_path: Path) -> None:
     assert main(["sync", "markets"]) == 0
     assert list((tmp_path / "xdg" / "mdframes" / "lake" / "markets").glob("*.parquet"))
+
+
+def test_demo_ends_with_a_lake_step(tmp_path: Path) -> None:
+    import io
+
+    from mdframes.demo import _lake_step
+
+    stream = io.StringIO()
+    result = _lake_step(["AAPL", "MSFT"], stream)
+    assert result is not None and result["snapshots"].tolist() == [3, 3]
+    assert "DuckDB says" in stream.getvalue()

@@ -71,7 +71,9 @@ class _Run:
             resume = open_run if open_run and open_run.get("spec") == spec else None
             self.run_id = resume["id"] if resume else self.sync_id
             self.pacer = Pacer(self.args["budget"], self.args["wait"])
-            self.pacer.seed(root.get("rate"))
+            rate = root.get("rate") or {}
+            if rate.get("service") == client.base_url:  # the same service's window goes on
+                self.pacer.seed(rate)
             self.client = sync_client(client, self.pacer, self.args["wait"])
             root.update(seq=seq, open_run={"id": self.run_id, "spec": spec})
             if resume and "universe" in resume:
@@ -88,7 +90,7 @@ class _Run:
                 self.report.requests = self.pacer.sent
                 self.report.throttled = self.pacer.throttled
                 self.report.stopped = self.pacer.stopped
-                root["rate"] = self.pacer.rate()
+                root["rate"] = dict(self.pacer.rate(), service=client.base_url)
                 if not self.report.pending and not self.report.failed:
                     root["open_run"] = None
                 root.setdefault("syncs", []).append(self._log_entry())
