@@ -114,3 +114,28 @@ def test_sigkill_mid_fetch_then_resume(
     assert _run(root, _env(server)) == 0
     for name, frame in _stored(root).items():
         pd.testing.assert_frame_equal(frame, reference[name])
+
+
+def test_ctrl_c_stops_the_sync_and_the_next_one_finishes(
+    server: Sandbox, reference: dict[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    root = tmp_path / "lake"
+    server.latency = 0.05
+    try:
+        server.clear_log()
+        proc = _sync(root, _env(server))
+        deadline = time.monotonic() + 120
+        while server.count() < 6 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        asked = server.count()
+        time.sleep(0.3)
+        assert server.count() == asked  # no request is started after the interrupt
+    finally:
+        server.latency = 0.0
+    assert proc.returncode == 130 and b"interrupted" in err
+    assert not (root / ".lock").exists() or (root / ".lock").read_text() == ""  # released
+    assert _run(root, _env(server)) == 0
+    for name, frame in _stored(root).items():
+        pd.testing.assert_frame_equal(frame, reference[name])

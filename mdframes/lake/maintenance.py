@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from ..registry import REGISTRY
 from .layout import COMPACTING, LAKE_STATE, Manifest
 from .store import DatasetStore, is_cross
-from .sync import sort_keys
+from .writes import sort_keys
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import Lake

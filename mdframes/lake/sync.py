@@ -35,6 +35,7 @@ from .report import SyncReport
 from .storage import checkpoint
 from .store import DatasetStore, is_cross
 from .versions import diff_snapshots, diff_window, snapshot_index, window_index
+from .writes import conform, header_columns, sort_keys
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client import Client
@@ -216,7 +217,7 @@ class _Run:
                 self._failure(store, state, unit, outcome)
                 continue
             unit.pages = int(outcome.attrs.get("requests", 0))
-            frame = _header_columns(unit.ds, outcome)
+            frame = header_columns(unit.ds, outcome)
             if frames is not None:
                 frames[unit.id] = frame
             extend_manifest(manifest, frame, unit.ds)
@@ -362,7 +363,7 @@ class _Run:
         manifest = store.manifest
         if table is not None and manifest is not None:
             store.save_manifest(manifest)  # a data file never holds a column it does not name
-            table = _conform(table, store.schema())
+            table = conform(table, store.schema())
             table = table.sort_by(sort_keys(manifest, store.meta, is_cross(store.ds)))
             k = int(state.get("files_written", 0))
             name = f"part-{self.sync_id}-{k:04d}.parquet"
@@ -385,56 +386,6 @@ class _Run:
             store.save_state(state)
             checkpoint("state-written")
         self.holder.refresh()
-
-
-def sort_keys(manifest: Any, meta: Sequence[str], cross: bool) -> list[tuple[str, str]]:
-    """Stored order: symbol, time, key parts, then versions (cross sections by filter first)."""
-    names = manifest.names()
-    keys: list[str] = []
-    if "_scope" in meta and cross:
-        keys.append("_scope")
-    for name in ["symbol", manifest.time or ""] + [p.split("|")[0] for p in manifest.key]:
-        if name and name in names and name not in keys:
-            keys.append(name)
-    if not keys:
-        keys = [n for n in names if manifest.column(n).kind not in ("list", "json", "null")][:3]
-    keys += [m for m in ("_n", "_version") if m in meta]
-    return [(k, "ascending") for k in keys]
-
-
-def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """A buffered table in the final schema of its file (columns added since are null)."""
-    arrays = []
-    for f in schema:
-        if f.name in table.column_names:
-            col = table[f.name]
-            arrays.append(col if col.type == f.type else col.cast(f.type))
-        else:
-            arrays.append(pa.nulls(table.num_rows, type=f.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def _header_columns(ds: Any, frame: pd.DataFrame) -> pd.DataFrame:
-    """Forecast header values as columns (CONTRACT §2), where the loader still keeps them in
-    attrs: the lake must not lose them."""
-    if ds.name != "forecast" or "expected_short_term" in frame.columns:
-        return frame
-    meta = frame.attrs.get("metadata")
-    if not isinstance(meta, dict):
-        return frame
-    out = frame.copy()
-    for key in (
-        "expected_short_term",
-        "expected_mid_term",
-        "expected_long_term",
-        "lower_bound_change",
-        "upper_bound_change",
-    ):
-        out[key] = pd.array([meta.get(key)] * len(out), dtype="float64")
-    stamp = frame.attrs.get("last_updated")
-    stamps = pd.Series([stamp] * len(out), index=out.index, dtype=object)
-    out["last_updated"] = pd.to_datetime(stamps, utc=True).astype("datetime64[ns, UTC]")
-    return out
 
 
 def run_sync(lake: Lake, client: Client, args: dict[str, Any], progress: bool | None) -> SyncReport:
