@@ -77,6 +77,10 @@ def extend_manifest(manifest: Manifest, df: pd.DataFrame, ds: Dataset) -> bool:
         elif col.kind == "null" and kind != "null":
             col.kind, col.categories = kind, fixed.get(name, [])
             changed = True
+        elif {col.kind, kind} == {"string", "category"}:
+            # Stored alike (text): the manifest follows the loader's current dtype.
+            col.kind, col.categories = kind, fixed.get(name, [])
+            changed = True
     return changed
 
 

@@ -80,8 +80,10 @@ class _Run:
             if resume and "universe" in resume:
                 root["open_run"]["universe"] = resume["universe"]
             storage.write_json(root, LAKE_STATE)  # the run is on record before any work
+            finished = False  # an interrupted run stays open, to be resumed
             try:
                 self._work(root)
+                finished = True
             finally:
                 self.client.close()
                 order = {s: i for i, s in enumerate(self.symbols)}
@@ -92,7 +94,7 @@ class _Run:
                 self.report.throttled = self.pacer.throttled
                 self.report.stopped = self.pacer.stopped
                 root["rate"] = dict(self.pacer.rate(), service=client.base_url)
-                if not self.report.pending and not self.report.failed:
+                if finished and not self.report.pending and not self.report.failed:
                     root["open_run"] = None
                 root.setdefault("syncs", []).append(self._log_entry())
                 root["syncs"] = root["syncs"][-_KEEP_SYNCS:]
@@ -208,6 +210,22 @@ class _Run:
     ) -> None:
         manifest = store.manifest or store.new_manifest()
         arrived: list[tuple[Unit, pd.DataFrame, Any]] = []
+        try:
+            self._receive(store, state, batch, bar, frames, manifest, arrived)
+        except KeyboardInterrupt:
+            self._store(store, state, manifest, arrived)  # keep what came in: a few ms
+            raise
+
+    def _receive(
+        self,
+        store: DatasetStore,
+        state: dict[str, Any],
+        batch: list[Unit],
+        bar: Any,
+        frames: dict[str, pd.DataFrame] | None,
+        manifest: Manifest,
+        arrived: list[tuple[Unit, pd.DataFrame, Any]],
+    ) -> None:
         rows = 0
         for unit, outcome, fetched_at in self._fetch(batch):
             if bar is not None:
@@ -225,8 +243,10 @@ class _Run:
             rows += len(frame)
             if rows >= FLUSH_ROWS:
                 self._store(store, state, manifest, arrived)
-                arrived, rows = [], 0
+                arrived.clear()
+                rows = 0
         self._store(store, state, manifest, arrived)
+        arrived.clear()
 
     def _store(
         self,
