@@ -8,6 +8,7 @@ pyarrow until a command runs, so the core install's CLI stays light. Exit codes 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 __all__ = ["register", "split_words"]
@@ -143,13 +144,46 @@ def _cross(name: str) -> bool:
     return is_cross(resolve(name))
 
 
+_SUFFIXES = (".csv", ".xlsx", ".parquet")
+
+
+def _check_out(out: str | None) -> Path | None:
+    """Reject an unknown output suffix before any work."""
+    from ..errors import InvalidParameterError
+
+    if out is None:
+        return None
+    path = Path(out)
+    if path.suffix.lower() not in _SUFFIXES:
+        raise InvalidParameterError(
+            f"cannot tell the format of {out!r}: use a {', '.join(_SUFFIXES)} suffix",
+            parameter="out",
+        )
+    return path
+
+
+def _emit(frame: Any, out: Path | None) -> None:
+    if out is None:
+        print(frame.to_string(max_rows=40, max_cols=12, show_dimensions=True))
+        return
+    from .. import export
+
+    writer = {".csv": export.to_csv, ".xlsx": export.to_excel, ".parquet": export.to_parquet}
+    try:
+        writer[out.suffix.lower()](frame, out)
+    except OSError as exc:
+        from ..errors import MdframesError
+
+        raise MdframesError(f"cannot write {out}: {exc.strerror or exc}") from None
+    print(f"wrote {len(frame)} rows x {frame.shape[1]} columns to {out}")
+
+
 def _cmd_lake(args: argparse.Namespace) -> int:
-    from ..cli import _check_out, _emit, render
     from ..errors import InvalidParameterError
 
     lake = _open(args)
     if args.action == "info":
-        print(render(lake.info(), max_rows=200))
+        print(lake.info().to_string(index=False))
         return 0
     if args.action == "compact":
         for name, (before, after) in lake.compact().items():
