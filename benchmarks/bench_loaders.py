@@ -147,7 +147,7 @@ def main() -> None:
         row("insider 500 transactions", f, s, o, "(goal <= 1.00x SDK)")
         client.close()
 
-    with sandbox_process(latency=LATENCY) as base:
+    with sandbox_process(latency=LATENCY, extra_symbols=SYMBOLS_100) as base:
         sdk = sdk_client(base)
         client = md.Client(api_key=SANDBOX_KEY, base_url=base, cache=False, progress=False)
         workers = client.max_workers

@@ -7,7 +7,8 @@ named modules' attributes whose runtime value is a function, and puts that funct
 signature and docstring) in the attribute's place.
 
 :class:`SphinxRoles` turns the Sphinx roles some docstrings use (``:func:`load```) into
-plain code spans, which is how mkdocstrings would otherwise print them, role and all.
+plain code spans, which is how mkdocstrings would otherwise print them, role and all, and
+drops doctest directives (``# doctest: +SKIP``), which mean nothing to a reader.
 
 Configured in mkdocs.yml::
 
@@ -19,52 +20,36 @@ Configured in mkdocs.yml::
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import re
 from typing import Any
 
 import griffe
 
 
-class RuntimeFunctions(griffe.Extension):
-    """Replace factory-made attributes of ``modules`` by their inspected functions."""
-
-    def __init__(self, modules: list[str] | None = None) -> None:
-        super().__init__()
-        self.modules = set(modules or ())
-
-    def on_module(self, *, mod: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
-        if mod.path not in self.modules:
-            return
-        runtime = importlib.import_module(mod.path)
-        names = [
-            name
-            for name, member in mod.members.items()
-            if not member.is_alias
-            and member.is_attribute
-            and inspect.isfunction(getattr(runtime, name, None))
-        ]
-        if not names:
-            return
-        inspected = griffe.inspect(
-            mod.path,
-            docstring_parser=loader.docstring_parser,
-            docstring_options=loader.docstring_options,
-        )
-        for name in names:
-            func = inspected.get_member(name)
-            func.lineno = mod.members[name].lineno
-            func.endlineno = mod.members[name].endlineno
-            mod.set_member(name, func)
-
-
 _ROLE = re.compile(r":(?:py:)?(?:func|class|mod|meth|attr|exc|data|obj):`~?([^`]+)`")
+_DOCTEST_DIRECTIVE = re.compile(r"[ \t]*#\s*doctest:[^\n]*")
+# A run of doctest lines (">>> " and its "... " continuations, then output lines).
+_DOCTEST_RUN = re.compile(r"^(>>> .*\n?(?:(?!\s*\n).*\n?)*)", re.M)
+# A numpy section header: a title line underlined with dashes.
+_SECTION = re.compile(r"^\S.*\n-{3,}\s*$", re.M)
+
+
+def _fence_description_doctests(text: str) -> str:
+    """Fence the doctest lines of a docstring's description (before its first section) as
+    Python: Markdown would read ``>>>`` as three nested quotes. Sections such as Examples
+    are left to the docstring parser, which handles them itself."""
+    section = _SECTION.search(text)
+    head, tail = (text[: section.start()], text[section.start() :]) if section else (text, "")
+    head = _DOCTEST_RUN.sub(lambda m: f"```pycon\n{m.group(1).rstrip()}\n```\n", head)
+    return head + tail
 
 
 class SphinxRoles(griffe.Extension):
-    """Rewrite ``:func:`name``` (and the other Python roles) as a code span ```name```."""
+    """Rewrite ``:func:`name``` (and the other Python roles) as a code span ```name```, drop
+    ``# doctest: ...`` directives, and fence doctests that stand outside an Examples
+    section."""
 
     def on_object(self, *, obj: griffe.Object, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
         if obj.docstring is not None:
-            obj.docstring.value = _ROLE.sub(r"`\1`", obj.docstring.value)
+            text = _DOCTEST_DIRECTIVE.sub("", _ROLE.sub(r"`\1`", obj.docstring.value))
+            obj.docstring.value = _fence_description_doctests(text)

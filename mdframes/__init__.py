@@ -1,11 +1,14 @@
 """mdframes: typed, validated, cached, point-in-time pandas DataFrames from a market-data service.
 
 >>> import mdframes as md
->>> with md.sandbox.running() as client:           # doctest: +SKIP
-...     df = md.load_insider_trading(["AAPL", "MSFT"], client=client)
+>>> client = md.sandbox.start()                     # doctest: +SKIP
+>>> df = md.load_insider_trading(["AAPL", "MSFT"])   # doctest: +SKIP
 
-Names are imported lazily so that ``import mdframes`` costs little more than
-``import pandas``; pandera, requests-cache and the plotting stack load on first use.
+The package reads top to bottom as the data flow: ``registry`` (what each dataset is) ->
+``params`` -> ``client``/``envelope`` -> ``fetch`` -> ``records`` -> ``frame`` -> ``schemas``,
+tied together by ``pipeline.load``; ``loaders`` and ``v1`` are the public functions; then the
+helpers, point-in-time tools and exports. pandera, requests-cache and the plotting stack load
+on first use, so ``import mdframes`` costs little more than ``import pandas``.
 """
 
 from __future__ import annotations
@@ -13,84 +16,91 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import registry, sandbox, v1
+from .catalog import datasets, describe
+from .client import Client, get_default_client, set_default_client
 from .errors import (
     ApiError,
     AuthenticationError,
     BadRequestError,
     ConfigurationError,
+    DataQualityWarning,
     DataValidationError,
     InvalidParameterError,
     MdframesError,
+    NetworkError,
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
     ResponseFormatError,
     ServerError,
 )
+from .export import read_parquet, to_csv, to_excel, to_parquet
+from .helpers import (
+    analyst_changes,
+    app_ratings_long,
+    congress_amount_bounds,
+    expand_v1_forecast,
+    insider_groups,
+)
+from .interop import to_arrow, to_polars
+from .loaders import *  # noqa: F403  (the public loaders: loaders.__all__, listed once)
+from .loaders import __all__ as _loader_names
+from .pit import asof_join, point_in_time
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-_LAZY: dict[str, str] = {
-    "Client": "client",
-    "set_default_client": "client",
-    "get_default_client": "client",
-    "load_forecast": "loaders",
-    "load_sentiment": "loaders",
-    "load_news": "loaders",
-    "load_analyst_ratings": "loaders",
-    "load_put_call_ratio": "loaders",
-    "load_insider_trading": "loaders",
-    "load_congress_trades": "loaders",
-    "load_lobbying": "loaders",
-    "load_government_contracts": "loaders",
-    "load_patent_filings": "loaders",
-    "load_app_ratings": "loaders",
-    "load_professionalnet": "loaders",
-    "load_forum_mentions": "loaders",
-    "load_tickers": "loaders",
-    "load_markets": "loaders",
-    "load_regions": "loaders",
-    "load_screener": "loaders",
-    "load_recent": "loaders",
-    "load": "loaders",
-    "congress_amount_bounds": "helpers",
-    "insider_groups": "helpers",
-    "app_ratings_long": "helpers",
-    "expand_v1_forecast": "helpers",
-    "point_in_time": "pit",
-    "asof_join": "pit",
-    "to_excel": "export",
-    "to_csv": "export",
-    "to_parquet": "export",
-    "read_parquet": "export",
-    "Lake": "lake",
-    "SyncReport": "lake",
-}
-_SUBMODULES = {"sandbox", "schemas", "registry", "v1", "plot", "export", "helpers", "pit", "cli"}
+# Submodules that pull in optional or heavy dependencies load on first attribute access.
+_SUBMODULES = {"schemas", "plot", "cli", "demo", "docgen", "interop", "catalog"}
+# md.Lake needs the lake extra (pyarrow, DuckDB): imported on first use.
+_LAKE = {"Lake", "SyncReport"}
 
 __all__ = [
     "ApiError",
     "AuthenticationError",
     "BadRequestError",
+    "Client",
     "ConfigurationError",
+    "DataQualityWarning",
     "DataValidationError",
     "InvalidParameterError",
+    "Lake",
     "MdframesError",
+    "NetworkError",
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",
     "ResponseFormatError",
     "ServerError",
-    *sorted(_LAZY),
+    "SyncReport",
+    "analyst_changes",
+    "app_ratings_long",
+    "asof_join",
+    "congress_amount_bounds",
+    "datasets",
+    "describe",
+    "expand_v1_forecast",
+    "get_default_client",
+    "insider_groups",
+    "point_in_time",
+    "read_parquet",
+    "registry",
+    "sandbox",
+    "set_default_client",
+    "to_csv",
+    "to_excel",
+    "to_parquet",
+    "to_arrow",
+    "to_polars",
+    "v1",
+    *_loader_names,
     *sorted(_SUBMODULES),
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
+    if name in _LAKE:
+        return getattr(importlib.import_module(".lake", __name__), name)
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'mdframes' has no attribute {name!r}")
@@ -101,35 +111,4 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from . import export, helpers, pit, registry, sandbox, schemas, v1  # noqa: F401
-    from .client import Client, get_default_client, set_default_client  # noqa: F401
-    from .export import read_parquet, to_csv, to_excel, to_parquet  # noqa: F401
-    from .helpers import (  # noqa: F401
-        app_ratings_long,
-        congress_amount_bounds,
-        expand_v1_forecast,
-        insider_groups,
-    )
     from .lake import Lake, SyncReport  # noqa: F401
-    from .loaders import (  # noqa: F401
-        load,
-        load_analyst_ratings,
-        load_app_ratings,
-        load_congress_trades,
-        load_forecast,
-        load_forum_mentions,
-        load_government_contracts,
-        load_insider_trading,
-        load_lobbying,
-        load_markets,
-        load_news,
-        load_patent_filings,
-        load_professionalnet,
-        load_put_call_ratio,
-        load_recent,
-        load_regions,
-        load_screener,
-        load_sentiment,
-        load_tickers,
-    )
-    from .pit import asof_join, point_in_time  # noqa: F401

@@ -70,7 +70,7 @@ def _arguments(
     ds: Dataset, symbols: Sequence[str], frames: dict[str, pd.DataFrame], client: Client
 ) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
-    if "{symbol}" in ds.path:
+    if ds.per_symbol:
         kwargs["symbols"] = list(symbols)
         kwargs["errors"] = "skip"  # one symbol the service lacks should not hide the rest
     names = {p.name for p in ds.params}

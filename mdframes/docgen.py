@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .registry import REGISTRY, Dataset, Param
-from .schemas import describe
+from .catalog import describe as catalog_describe
+from .kinds import KINDS
+from .registry import REGISTRY, SEVERITY, Dataset, Param, example_arguments
+from .schemas import RULE_DOCS
 
 __all__ = [
     "DTYPES",
@@ -39,34 +41,11 @@ __all__ = [
     "pages",
 ]
 
-# Field.kind -> the dtype the frame column has (mdframes.frame casts to exactly these).
-DTYPES: dict[str, str] = {
-    "str": "string",
-    "date": "datetime64[ns]",
-    "ts": "datetime64[ns, UTC]",
-    "int": "Int64",
-    "float": "float64",
-    "bool": "boolean",
-    "cat": "category",
-    "list": "list",
-    "cik": "string",
-    "obj": "object",
-}
+# Field.kind -> the dtype the frame column has (the one table in mdframes.kinds).
+DTYPES: dict[str, str] = {name: kind.dtype for name, kind in KINDS.items()}
 
-# Frame-level rules named in Dataset.checks (implemented in mdframes.schemas).
-CHECKS: dict[str, str] = {
-    "total_volume": "`total_volume` = `call_volume` + `put_volume` wherever all three are known",
-    "disclosure_after_trade": "`disclosure_date` is never before the trade `date`",
-    "forecast_band": "`lower` <= `mid` <= `upper` on every row",
-}
-
-# Registry datasets served by a loader under another name, with a fixed argument.
-_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "app_ratings_daily": ("load_app_ratings", {"view": "daily"}),
-}
-
-# Example values for the path/query parameters that have no default.
-_EXAMPLE_VALUES: dict[str, Any] = {"market": "S&P 500", "ticker": "AAPL"}
+# Frame-level rules named in Dataset.checks (the rule texts of mdframes.schemas).
+CHECKS: dict[str, str] = RULE_DOCS
 
 
 @dataclass(frozen=True)
@@ -164,27 +143,24 @@ class Example:
 
 
 def example(name: str) -> Example:
-    """The loader call documented (and tested against the sandbox) for dataset ``name``."""
+    """The loader call documented (and tested against the sandbox) for dataset ``name``,
+    from the registry's example arguments."""
     ds = REGISTRY[name]
-    kwargs: dict[str, Any] = {}
+    kwargs = example_arguments(ds)
+    module, _, function = ("mdframes." + ds.loader).rpartition(".")
     args: tuple[Any, ...] = ()
-    module = "mdframes.v1" if ds.version == "v1" else "mdframes"
-    tail = name.split("/", 1)[1] if "/" in name else name
-    if ds.scope in ("screener", "recent"):
-        function = "load_screener" if ds.scope == "screener" else "load_recent"
-        args = (tail,)
-    else:
-        function, fixed = _ALIASES.get(name, (f"load_{tail}", {}))
-        if "{symbol}" in ds.path:
-            args = (["AAPL", "MSFT"],) if ds.param("start") is not None else ("AAPL",)
-        kwargs.update(fixed)
+    if ds.scope in ("screener", "recent") and ds.version == "v2":
+        args = (name.split("/", 1)[1],)
+    if "symbols" in kwargs:
+        args = (kwargs.pop("symbols"),)
     # Required path parts (v1 market and ticker) go positionally, in signature order.
-    required = [p for p in ds.params if p.wire.startswith("{") and p.default is None]
-    args += tuple(_EXAMPLE_VALUES[p.name] for p in required)
-    if ds.needs_market_or_region:
-        kwargs["region"] = "US"
-    if ds.scope in ("screener", "recent"):
-        kwargs["limit"] = 500
+    required = [p.name for p in ds.params if p.in_path and p.default is None]
+    args += tuple(kwargs.pop(n) for n in required if n in kwargs)
+    if ds.view_of is not None:
+        kwargs["view"] = ds.view_of[1]
+    if not hasattr(importlib.import_module(module), function):
+        # A registry entry without a function of its own is loaded by name.
+        return Example("mdframes", "load", (ds.name, *args), kwargs)
     return Example(module, function, args, kwargs)
 
 
@@ -246,7 +222,7 @@ def _param_accepts(p: Param) -> str:
 
 
 def _param_wire(p: Param) -> str:
-    if p.wire.startswith("{"):
+    if p.in_path:
         return f"path segment `{p.wire}`"
     return f"query `{p.wire}`"
 
@@ -254,17 +230,13 @@ def _param_wire(p: Param) -> str:
 def params_table(ds: Dataset, *, notes: bool = True) -> str:
     """The dataset's parameters with their bounds, as a Markdown table."""
     rows = ["| argument | sent as | accepts | default |", "|---|---|---|---|"]
-    if "{symbol}" in ds.path:
+    if ds.per_symbol:
         rows.append(
             "| `symbols` | path segment `{symbol}` | one symbol or a list "
             "(`BRK.B`, `BTC-USD`, `^GSPC` are fine) | required |"
         )
     for p in ds.params:
-        default = (
-            "required"
-            if p.wire.startswith("{") and p.default is None
-            else f"`{_literal(p.default)}`"
-        )
+        default = "required" if p.in_path and p.default is None else f"`{_literal(p.default)}`"
         rows.append(f"| `{p.name}` | {_param_wire(p)} | {_param_accepts(p)} | {default} |")
     if len(rows) == 2:
         return "No parameters.\n"
@@ -279,12 +251,12 @@ def params_table(ds: Dataset, *, notes: bool = True) -> str:
 def columns_table(name: str) -> str:
     """The columns the frame has, their dtypes and value rules, as a Markdown table."""
     ds = REGISTRY[name]
-    rows = ["| column | dtype | API field | rules |", "|---|---|---|---|"]
-    for row in describe(name):
-        dtype = DTYPES[row["kind"]]
-        if row["kind"] == "cik":
-            dtype += " (10 digits)"
-        rows.append(f"| `{row['column']}` | `{dtype}` | `{row['field']}` | {_cell(row['rules'])} |")
+    rows = ["| column | dtype | API field | rules | description |", "|---|---|---|---|---|"]
+    for row in catalog_describe(name).to_dict("records"):
+        rows.append(
+            f"| `{row['column']}` | `{row['dtype']}` | `{row['wire']}` | {_cell(row['rule'])} "
+            f"| {_cell(row['description'])} |"
+        )
     text = "\n".join(rows) + "\n"
     if ds.shape == "auto":
         text += (
@@ -297,10 +269,11 @@ def columns_table(name: str) -> str:
 
 
 def _window(ds: Dataset) -> str:
-    if not ds.window:
+    if not ds.filter_field:
         return "the record date"
-    column = next((f.name for f in ds.all_fields if f.wire == ds.window), ds.window)
-    return f"`{ds.window}` (column `{column}`)" if column != ds.window else f"`{column}`"
+    wire = ds.filter_field
+    column = next((f.name for f in ds.all_fields if f.wire == wire), wire)
+    return f"`{wire}` (column `{column}`)" if column != wire else f"`{column}`"
 
 
 def _facts(ds: Dataset) -> list[tuple[str, str]]:
@@ -318,13 +291,13 @@ def _facts(ds: Dataset) -> list[tuple[str, str]]:
             "the record id; an explicit `limit` is one request"
         )
     else:
-        paging = "one request" + (" per symbol" if "{symbol}" in ds.path else "")
+        paging = "one request" + (" per symbol" if ds.per_symbol else "")
         if ds.param("chamber") is not None:
             paging += " per chamber (`both`: house and senate)"
     facts.append(("Paging", paging))
     facts.append(("Cache lifetime", _lifetime(ds.ttl)))
     if ds.checks:
-        facts.append(("Frame checks", "; ".join(CHECKS[c] for c in ds.checks)))
+        facts.append(("Frame checks", "; ".join(f"{CHECKS[c]} ({SEVERITY[c]})" for c in ds.checks)))
     return facts
 
 
@@ -515,7 +488,27 @@ def cli_help() -> str:
 
 
 # Hand-written pages with a generated part: page -> (marker, generator).
+def severity_table() -> str:
+    """Every kind of rule with its severity (registry.SEVERITY), as a Markdown table."""
+    words = {
+        "type": "a column has its kind's dtype; a JSON value of the wrong type fails while typing",
+        "required": "a record's id and date are present",
+        "range": "values within the spec's range (score in [-1, 1], volumes >= 0, ...)",
+        "cik": "`cik` is 10 digits or null",
+        "list": "list fields hold lists",
+        "not_null": "no null where the spec does not announce one",
+        "vocabulary": "a value of a closed list outside the spec's list (kept, as an added category)",
+        "duplicates": "the same record id twice in one answer",
+    }
+    words.update(CHECKS)
+    rows = ["| rule | severity | what it checks |", "|---|---|---|"]
+    for name, severity in SEVERITY.items():
+        rows.append(f"| `{name}` | {severity} | {_cell(words.get(name, ''))} |")
+    return "\n".join(rows) + "\n"
+
+
 FILLS: dict[str, tuple[str, Callable[[], str]]] = {
+    "frames.md": ("<!-- severities -->", severity_table),
     "caching.md": ("<!-- cache-lifetimes -->", cache_table),
     "cli.md": ("<!-- cli-help -->", cli_help),
 }

@@ -7,13 +7,27 @@ v1 returns bare objects and flat ``{error, message}`` errors. Anything else is a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from .errors import ApiError, ResponseFormatError, error_for_status, redact
+from .ratelimit import reset_from_headers
 
-__all__ = ["decode"]
+__all__ = ["Payload", "decode"]
+
+
+@dataclass
+class Payload:
+    """A decoded response: the envelope's ``data`` (or the v1 body) and its ``meta``."""
+
+    data: Any
+    meta: dict
+    url: str  # redacted
+    from_cache: bool = False
+    request: Any = None  # the PreparedRequest, to evict the cached response if unusable
+
 
 _V1_ERROR_STATUS = {
     "unauthorized": 401,
@@ -36,10 +50,17 @@ def decode(
     url: str,
     dataset: str | None = None,
     secret: str | None = None,
-) -> Any:
-    """Decode a ``requests.Response`` into a :class:`~mdframes.client.Payload`."""
-    from .client import Payload, reset_from_headers
+) -> Payload:
+    """Decode a ``requests.Response`` into a :class:`Payload`.
 
+    Everything the server sends back that ends up in an error (its message, an HTML page,
+    a ``Location``) is redacted with ``secret``: a server may echo the request URL, which
+    carries the v1 key.
+
+    Examples
+    --------
+    >>> payload = decode(response, version="v2", url="/v2/markets")  # doctest: +SKIP
+    """
     status = response.status_code
     content = response.content or b""
     reset = reset_from_headers(response.headers) if status == 429 else None
@@ -66,12 +87,17 @@ def decode(
         ) from None
 
     if version == "v1":
-        return _decode_v1(body, status, url, dataset, reset, Payload)
+        payload = _decode_v1(body, status, url, dataset, reset, secret)
+        payload.from_cache = bool(getattr(response, "from_cache", False))
+        return payload
 
     if not isinstance(body, dict) or "success" not in body:
         if status >= 400:
             raise error_for_status(
-                status, f"error body without envelope: {str(body)[:120]}", url=url, reset_at=reset
+                status,
+                f"error body without envelope: {redact(str(body)[:120], secret)}",
+                url=url,
+                reset_at=reset,
             )
         raise ResponseFormatError(
             "body lacks the v2 envelope ({success, data, meta})", url=url, dataset=dataset
@@ -80,6 +106,7 @@ def decode(
         err = body.get("error")
         if isinstance(err, dict):
             code, message = err.get("code"), err.get("message") or "no message"
+            code = redact(str(code), secret) if code is not None else None
         else:
             code, message = None, str(err or body.get("message") or "request failed")
         raise error_for_status(
@@ -96,8 +123,8 @@ def decode(
 
 
 def _decode_v1(
-    body: Any, status: int, url: str, dataset: str | None, reset: Any, payload: Any
-) -> Any:
+    body: Any, status: int, url: str, dataset: str | None, reset: Any, secret: str | None
+) -> Payload:
     is_error = isinstance(body, dict) and set(body) <= {"error", "message"} and "error" in body
     if status >= 400 or is_error:
         err = body if isinstance(body, dict) else {}
@@ -105,11 +132,11 @@ def _decode_v1(
         code_status = status if status >= 400 else _V1_ERROR_STATUS.get(label.lower())
         raise error_for_status(
             code_status,
-            str(err.get("message") or label or "request failed"),
-            code=label or None,
+            redact(str(err.get("message") or label or "request failed"), secret),
+            code=redact(label, secret) or None,
             url=url,
             reset_at=reset,
         )
     if isinstance(body, dict) and "success" in body and "data" in body:
         raise ResponseFormatError("a v2 envelope came from a v1 path", url=url, dataset=dataset)
-    return payload(body, {}, url)
+    return Payload(body, {}, url)

@@ -4,15 +4,37 @@ Every error carries the context a user needs to act on it (dataset, status, code
 also subclasses the matching builtin, so ``except ValueError`` / ``except LookupError`` in
 existing code keeps working. URLs are stored already redacted: an error may end up in a
 log, a notebook output or a bug report, and the API key must never travel with it.
+
+::
+
+    MdframesError
+    ├── ConfigurationError          (also RuntimeError)
+    ├── InvalidParameterError       (also ValueError)
+    ├── ApiError                    .status .code .message .url
+    │   ├── BadRequestError         400
+    │   ├── AuthenticationError     401
+    │   ├── PermissionDeniedError   403
+    │   ├── NotFoundError           404
+    │   ├── RateLimitError          429 .reset_at
+    │   └── ServerError             5xx
+    ├── NetworkError                (also ConnectionError) .host .reason
+    ├── ResponseFormatError         (also ValueError)
+    └── DataValidationError         (also ValueError)
+    CacheWarning                    (UserWarning)
+
+Every error pickles with its attributes (``__reduce__``), so it survives a process pool.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 __all__ = [
+    "DataQualityWarning",
     "MdframesError",
     "ConfigurationError",
     "InvalidParameterError",
@@ -23,30 +45,100 @@ __all__ = [
     "NotFoundError",
     "RateLimitError",
     "ServerError",
+    "NetworkError",
     "ResponseFormatError",
     "DataValidationError",
+    "CacheWarning",
     "redact",
+    "scrub",
     "error_for_status",
 ]
 
-# Query parameters and header-like fragments that may carry a key.
-_SECRET_QUERY = re.compile(r"(?i)\b(token|apikey|api_key|access_token|key)=([^&#\s]+)")
-_SECRET_BEARER = re.compile(r"(?i)(bearer\s+)([^\s,;'\"]+)")
+# Query parameters and header-like fragments that may carry a key, in any text: a URL
+# (`?token=...`), an echoed header (`X-API-Key: ...`, `"apiKey": "..."`) or a bearer token.
+_SECRET_QUERY = re.compile(r"(?i)\b(token|apikey|api_key|access_token|key)=([^&#\s\"'<>)\]}]+)")
+_SECRET_FIELD = re.compile(
+    r"(?i)\b(x-api-key|api[-_]?key|access_token|token)([\"']?\s*:\s*[\"']?)([^\s\"',;&<>)\]}]+)"
+)
+_SECRET_BEARER = re.compile(r"(?i)(bearer\s+)([^\s,;'\"<>]+)")
+# A key this long is masked wherever it occurs; a shorter one only as a whole token, so that
+# a one-letter key does not turn "Max retries exceeded" into "Ma*** retries e***ceeded".
+_ANYWHERE = 12
+
+
+@lru_cache(maxsize=64)
+def _secret_pattern(secret: str) -> re.Pattern[str]:
+    forms = sorted({secret, quote(secret, safe=""), quote_plus(secret)}, key=len, reverse=True)
+    alternatives = "|".join(re.escape(form) for form in forms)
+    if len(secret) >= _ANYWHERE:
+        return re.compile(alternatives)
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])")
 
 
 def redact(text: str, *secrets: str | None) -> str:
-    """Remove API keys from ``text``: known secrets anywhere, and any value of a key-like
-    query parameter or bearer token."""
+    """Remove API keys from ``text``: the given secrets (as they are, or percent-encoded),
+    and any value of a key-like query parameter, header or bearer token.
+
+    Examples
+    --------
+    >>> redact("GET /v1/x?token=abc123&limit=5")
+    'GET /v1/x?token=***&limit=5'
+    >>> redact("Max retries exceeded: key x", "x")
+    'Max retries exceeded: key ***'
+    """
     out = str(text)
     for secret in secrets:
-        if secret:
-            out = out.replace(secret, "***")
+        if secret and secret.strip():
+            out = _secret_pattern(secret).sub("***", out)
     out = _SECRET_QUERY.sub(lambda m: f"{m.group(1)}=***", out)
+    out = _SECRET_FIELD.sub(lambda m: f"{m.group(1)}{m.group(2)}***", out)
     return _SECRET_BEARER.sub(lambda m: f"{m.group(1)}***", out)
+
+
+def _clean(value: Any, secrets: tuple[str | None, ...]) -> Any:
+    if isinstance(value, str):
+        return redact(value, *secrets)
+    if isinstance(value, tuple):
+        return tuple(_clean(v, secrets) for v in value)
+    return value
+
+
+def scrub(exc: BaseException, *secrets: str | None) -> BaseException:
+    """Redact ``exc`` in place and return it: its arguments and text attributes, and those of
+    every exception chained to it (``__cause__``, ``__context__``). A context the raiser
+    suppressed (``raise ... from None``) is dropped, since it is never shown but would still
+    travel with the error (an orjson error holds the whole body). Attributes holding a
+    request or response (which carry the key in a header) are cleared."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        link.args = _clean(link.args, secrets)
+        for name, value in list(vars(link).items()):
+            if name in ("request", "response", "pool", "_pool"):
+                setattr(link, name, None)
+            elif isinstance(value, (str, tuple)):
+                setattr(link, name, _clean(value, secrets))
+        if link.__suppress_context__:
+            link.__context__ = None
+        link = link.__cause__ or link.__context__
+    return exc
+
+
+def _rebuild(cls: type[BaseException], args: tuple, state: dict[str, Any]) -> BaseException:
+    obj = cls.__new__(cls, *args)
+    obj.args = args
+    obj.__dict__.update(state)
+    return obj
 
 
 class MdframesError(Exception):
     """Base class of every error raised by mdframes."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default would call ``cls(*args)``, which the keyword-only constructors below
+        # refuse or re-format; rebuild from the finished message and attributes instead.
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
 
 class ConfigurationError(MdframesError, RuntimeError):
@@ -129,6 +221,25 @@ class ServerError(ApiError):
     """5xx from the service, after the client's retries."""
 
 
+class NetworkError(MdframesError, ConnectionError):
+    """The service could not be reached (refused, dropped, timed out, TLS, DNS) after the
+    retries. The message names the host and the cause in one line, with a hint where one
+    helps.
+
+    Attributes
+    ----------
+    host : str | None
+        ``host:port`` that failed.
+    reason : str | None
+        A short cause: ``"connection refused"``, ``"timed out"``, ...
+    """
+
+    def __init__(self, message: str, *, host: str | None = None, reason: str | None = None):
+        self.host = host
+        self.reason = reason
+        super().__init__(message)
+
+
 class ResponseFormatError(MdframesError, ValueError):
     """The body is not the documented JSON / envelope / record shape."""
 
@@ -148,13 +259,29 @@ class DataValidationError(MdframesError, ValueError):
     dataset : str
         Registry name of the dataset.
     failures : pandas.DataFrame | None
-        pandera's failure cases (column, check, failure_case, index).
+        One row per failed check: ``check, columns, rows`` (how many), ``symbols``,
+        ``sample`` (failing values) and ``index`` (the first failing row labels).
+    symbols : list of str
+        The symbols whose rows fail (empty for cross-ticker datasets).
     """
 
-    def __init__(self, message: str, *, dataset: str | None = None, failures: Any = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        dataset: str | None = None,
+        failures: Any = None,
+        symbols: list[str] | None = None,
+    ):
         self.dataset = dataset
         self.failures = failures
+        self.symbols = list(symbols or [])
         super().__init__(message)
+
+
+class DataQualityWarning(UserWarning):
+    """Soft rules failed (cross-field consistency, vocabulary, duplicates, unexpected nulls):
+    the data is kept as loaded and each failed check is listed in ``df.attrs["quality"]``."""
 
 
 _STATUS_CLASSES: dict[int, type[ApiError]] = {
@@ -196,3 +323,8 @@ def error_for_status(
     if cls is RateLimitError:
         return RateLimitError(message, reset_at=reset_at, status=status, code=code, url=url)
     return cls(message, status=status, code=code, url=url)
+
+
+class CacheWarning(UserWarning):
+    """The cache file cannot be used (corrupt, unreadable or unwritable): the load goes on
+    without it. ``mdframes cache clear`` removes the file."""

@@ -3,12 +3,16 @@
 Spreadsheet exports (Excel and CSV) go through one sanitiser, :func:`spreadsheet_frame`, so
 that a file opened by a spreadsheet program shows the data and never runs it:
 
-- aware timestamps become naive UTC (spreadsheets have no time zones);
+- aware timestamps become naive UTC (spreadsheets have no time zones), and their column
+  header says so: ``filed_at (UTC)``;
 - list cells become ``"; "``-joined text, dict cells compact JSON text;
 - text that starts with ``=``, ``+``, ``-``, ``@``, tab or carriage return (or their
-  full-width forms, which some spreadsheet locales fold to ASCII) is prefixed with a single
-  quote ``'`` (the OWASP recommendation against formula injection); so are Excel's error
-  literals such as ``#N/A``, which would otherwise be stored as error cells;
+  full-width forms, which some spreadsheet locales fold to ASCII), also after leading
+  spaces, line feeds, no-break or ideographic spaces, a BOM or zero-width characters, is
+  prefixed with a single quote ``'`` (the OWASP recommendation against formula injection);
+  so are Excel's error literals such as ``#N/A``, which would otherwise be stored as error
+  cells. A part after a ``;`` that starts like a formula gets the quote too (``a;'=1+1``),
+  since spreadsheets in ``;``-separator locales split CSV fields there;
 - numbers stay numbers (a negative score is the number -0.4, not text);
 - NA becomes an empty cell; control characters that XML cannot carry are dropped.
 
@@ -22,7 +26,7 @@ import json
 import math
 import re
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -41,8 +45,13 @@ __all__ = [
     "sheet_names",
 ]
 
-# Leading characters that make a spreadsheet read a cell as a formula.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+# Characters that start a formula (ASCII and full-width), and the invisible or blank ones a
+# spreadsheet may skip before them.
+_FORMULA_CHARS = "=+\\-@\uff1d\uff0b\uff0d\uff20"
+_BLANK = " \t\r\n\u00a0\u1680\u180e\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff"
+_FORMULA_HEAD = re.compile(f"[{_BLANK}]*[{_FORMULA_CHARS}]")
+# A ";" then a formula: a separate cell where ";" separates CSV fields.
+_FORMULA_PART = re.compile(f"(;[{_BLANK}]*)(?=[{_FORMULA_CHARS}])")
 # Text openpyxl (and Excel) would store as an error value rather than as text.
 _ERROR_LITERALS = frozenset(
     {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"}
@@ -70,18 +79,23 @@ def neutralise(text: str) -> str:
     """Make one text cell safe to open in a spreadsheet.
 
     Drops control characters XML cannot carry and prefixes ``'`` when the text would
-    otherwise be read as a formula or an error value.
+    otherwise be read as a formula or an error value, also where a ``;`` splits it into
+    another cell.
 
     Examples
     --------
     >>> neutralise("=HYPERLINK(\\"http://x\\")")
     '\\'=HYPERLINK("http://x")'
-    >>> neutralise("Buy")
-    'Buy'
+    >>> neutralise("\\u00a0=1+1"), neutralise("a;=1+1"), neutralise("Buy; Sell")
+    ("'\\xa0=1+1", "a;'=1+1", 'Buy; Sell')
     """
-    text = _ILLEGAL_CHARS.sub("", text)
-    if text.startswith(_FORMULA_START) or text in _ERROR_LITERALS:
+    text = _FORMULA_PART.sub(r"\1'", _ILLEGAL_CHARS.sub("", text))
+    if text.startswith(("\t", "\r")) or _FORMULA_HEAD.match(text) or text in _ERROR_LITERALS:
         return "'" + text
+    return text
+
+
+def _as_is(text: str) -> str:
     return text
 
 
@@ -130,17 +144,17 @@ def _item_text(value: Any) -> str:
     return str(value)
 
 
-def _number(value: float) -> float | str | None:
+def _number(value: float, text: Callable[[str], str] = neutralise) -> float | str | None:
     if math.isnan(value):
         return None
     if math.isinf(value):  # no spreadsheet number holds infinity: keep it readable as text
-        return neutralise("inf" if value > 0 else "-inf")
+        return text("inf" if value > 0 else "-inf")
     return value
 
 
-def spreadsheet_cell(value: Any) -> Any:
+def spreadsheet_cell(value: Any, *, safe: bool = True) -> Any:
     """One value as a spreadsheet can hold it: ``None``, ``bool``, ``int``, ``float``,
-    naive ``datetime``/``date``/``time``, or neutralised ``str``.
+    naive ``datetime``/``date``/``time``, or ``str`` (neutralised unless ``safe=False``).
 
     Examples
     --------
@@ -149,20 +163,21 @@ def spreadsheet_cell(value: Any) -> Any:
     >>> spreadsheet_cell(-0.4)
     -0.4
     """
+    text = neutralise if safe else _as_is
     if _is_list_like(value):
         # Each item is neutralised (a ';'-splitting CSV reader must not meet "=..." either),
         # then the joined text, whose first item might be a bare number such as -1.
-        return neutralise("; ".join(neutralise(_item_text(v)) for v in value))
+        return text("; ".join(text(_item_text(v)) for v in value))
     if _is_missing(value):
         return None
     if isinstance(value, str):
-        return neutralise(value)
+        return text(value)
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating, Decimal)):
-        return _number(float(value))
+        return _number(float(value), text)
     if isinstance(value, pd.Timestamp):
         return _naive_utc(value.floor("us").to_pydatetime())
     if isinstance(value, dt.datetime):
@@ -170,10 +185,10 @@ def spreadsheet_cell(value: Any) -> Any:
     if isinstance(value, (dt.date, dt.time)):
         return value
     if isinstance(value, Mapping):
-        return neutralise(_compact_json(value))
+        return text(_compact_json(value))
     if isinstance(value, bytes):
-        return neutralise(value.decode("utf-8", errors="replace"))
-    return neutralise(str(value))
+        return text(value.decode("utf-8", errors="replace"))
+    return text(str(value))
 
 
 def _datetime_column(s: pd.Series) -> list[Any]:
@@ -188,26 +203,37 @@ def _datetime_column(s: pd.Series) -> list[Any]:
     return [v.to_pydatetime() if ok else None for v, ok in zip(s, present, strict=True)]
 
 
-def _safe_column(s: pd.Series) -> list[Any]:
+def _safe_column(s: pd.Series, safe: bool = True) -> list[Any]:
     if isinstance(s.dtype, pd.CategoricalDtype):
         # Map the (few) categories once instead of every cell.
-        safe_categories = [spreadsheet_cell(c) for c in s.cat.categories]
+        safe_categories = [spreadsheet_cell(c, safe=safe) for c in s.cat.categories]
         return [None if code < 0 else safe_categories[code] for code in s.cat.codes]
     if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
         return _datetime_column(s)
     if pd.api.types.is_float_dtype(s.dtype):
-        return [None if pd.isna(v) else _number(float(v)) for v in s.astype(object)]
+        text = neutralise if safe else _as_is
+        return [None if pd.isna(v) else _number(float(v), text) for v in s.astype(object)]
     if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
         present = s.notna().to_numpy()
         values = s.astype(object).tolist()
         return [v if ok else None for v, ok in zip(values, present, strict=True)]
-    return [spreadsheet_cell(v) for v in s.astype(object)]
+    return [spreadsheet_cell(v, safe=safe) for v in s.astype(object)]
 
 
-def _header_text(column: Any) -> str:
+def _converted_to_utc(s: pd.Series) -> bool:
+    """Whether the column holds aware times, which the export writes as naive UTC."""
+    if isinstance(s.dtype, pd.DatetimeTZDtype):
+        return True
+    if s.dtype != object:
+        return False
+    return any(isinstance(v, dt.datetime) and v.tzinfo is not None for v in s)
+
+
+def _header_text(column: Any, utc: bool = False, safe: bool = True) -> str:
     if isinstance(column, tuple):  # MultiIndex columns
         column = " / ".join(str(part) for part in column)
-    return neutralise(str(column))
+    text = f"{column} (UTC)" if utc else str(column)
+    return neutralise(text) if safe else text
 
 
 def _with_named_index(df: pd.DataFrame) -> pd.DataFrame:
@@ -217,12 +243,14 @@ def _with_named_index(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def spreadsheet_frame(df: pd.DataFrame) -> pd.DataFrame:
+def spreadsheet_frame(df: pd.DataFrame, *, safe: bool = True) -> pd.DataFrame:
     """A copy of ``df`` that any spreadsheet program opens safely (the rules in the module
     docstring), as object columns of plain Python values, with a fresh ``RangeIndex``.
 
     This is the single sanitiser behind :func:`to_excel` and :func:`to_csv`. A positional
-    index is dropped; named index levels become ordinary leading columns.
+    index is dropped; named index levels become ordinary leading columns. Headers of
+    columns converted to naive UTC end in `` (UTC)``. ``safe=False`` leaves text as it is
+    (no formula neutralising); everything else still applies.
 
     Examples
     --------
@@ -233,9 +261,13 @@ def spreadsheet_frame(df: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
     source = _with_named_index(df)
-    columns = [_header_text(c) for c in source.columns]
+    columns = [
+        _header_text(c, _converted_to_utc(source.iloc[:, i]), safe)
+        for i, c in enumerate(source.columns)
+    ]
     data = {
-        i: pd.Series(_safe_column(source.iloc[:, i]), dtype=object) for i in range(source.shape[1])
+        i: pd.Series(_safe_column(source.iloc[:, i], safe), dtype=object)
+        for i in range(source.shape[1])
     }
     out = pd.DataFrame(data, index=pd.RangeIndex(len(source)))
     out.columns = pd.Index(columns, dtype=object)
@@ -253,22 +285,67 @@ def _openpyxl() -> Any:
     return openpyxl
 
 
+# Conventional short forms, applied (longest words first) only while a name is too long.
+_ABBREVIATIONS = {
+    "government": "govt",
+    "professionalnet": "profnet",
+    "professional": "prof",
+    "predictions": "pred",
+    "prediction": "pred",
+    "screener": "scr",
+    "transactions": "trans",
+    "transaction": "trans",
+    "information": "info",
+    "international": "intl",
+    "management": "mgmt",
+    "department": "dept",
+    "corporation": "corp",
+    "quarterly": "qtrly",
+}
+_WORD_SEPARATORS = re.compile(r"([\s_.\-]+)")
+
+
+def _abbreviate(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, shortened by whole words: first the
+    conventional short forms of its longest words, then trailing words dropped. A word is
+    cut only when the first word alone is too long."""
+    if len(text) <= limit:
+        return text
+    parts = _WORD_SEPARATORS.split(text)  # words at even positions, separators between
+    for i in sorted(range(0, len(parts), 2), key=lambda i: -len(parts[i])):
+        short = _ABBREVIATIONS.get(parts[i].casefold())
+        if short is None:
+            continue
+        parts[i] = short.upper() if parts[i].isupper() else short
+        if len("".join(parts)) <= limit:
+            return "".join(parts)
+    kept = ""
+    for i in range(0, len(parts), 2):
+        candidate = "".join(parts[: i + 1])
+        if len(candidate) > limit:
+            break
+        kept = candidate
+    return kept or text[:limit]
+
+
 def _fit_sheet_name(text: str, limit: int = _SHEET_MAX) -> str:
     # Excel forbids []:*?/\ , a leading or trailing apostrophe, empty names and "History".
-    name = _ILLEGAL_CHARS.sub("", _SHEET_FORBIDDEN.sub("_", text))
-    name = name[:limit].strip().strip("'").strip()
+    name = _ILLEGAL_CHARS.sub("", _SHEET_FORBIDDEN.sub("_", text)).strip().strip("'").strip()
+    name = _abbreviate(name, limit).strip().strip("'").strip()
     if not name:
         return "Sheet"
     return name + "_" if name.casefold() == "history" else name
 
 
 def sheet_names(names: Iterable[Any]) -> list[str]:
-    """Excel-valid, case-insensitively unique sheet names, in order.
+    """Excel-valid, case-insensitively unique sheet names, in order. A name longer than
+    Excel's 31 characters is shortened by whole words, with conventional short forms
+    (``government`` -> ``govt``); a word is cut only when it alone is too long.
 
     Examples
     --------
-    >>> sheet_names(["a/b", "A_B", "x" * 40])
-    ['a_b', 'A_B (2)', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx']
+    >>> sheet_names(["a/b", "A_B", "screener/government-contracts summary"])
+    ['a_b', 'A_B (2)', 'screener_govt-contracts summary']
     """
     used: set[str] = set()
     out: list[str] = []
@@ -408,22 +485,34 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
 # --- CSV --------------------------------------------------------------------------------------
 
 
-def to_csv(df: pd.DataFrame, path: str | Path) -> Path:
+def to_csv(df: pd.DataFrame, path: str | Path, *, safe: bool = True) -> Path:
     """Write ``df`` to a UTF-8 CSV file (RFC 4180: comma, CRLF, minimal quoting) that
     spreadsheet programs open safely.
 
     Same cell rules as :func:`to_excel` (formula neutralising, ``"; "``-joined lists,
-    naive UTC times, NA as an empty field); no index column; date columns as
-    ``YYYY-MM-DD``, timestamps as ``YYYY-MM-DD HH:MM:SS``.
+    naive UTC times marked `` (UTC)`` in the header, NA as an empty field); no index
+    column; date columns as ``YYYY-MM-DD``, timestamps as ``YYYY-MM-DD HH:MM:SS``.
+
+    Parameters
+    ----------
+    df : DataFrame
+    path : str or Path
+    safe : bool
+        ``True`` (default): text that a spreadsheet would run as a formula gets a leading
+        ``'``. ``False``: text is written exactly as it is (``-3% on the day`` stays so), for
+        files read by programs, or data you know holds no formulas.
 
     Examples
     --------
-    >>> md.to_csv(df, "sentiment.csv")   # doctest: +SKIP
+    >>> md.to_csv(df, "sentiment.csv")               # doctest: +SKIP
     PosixPath('sentiment.csv')
+    >>> md.to_csv(df, "for-pandas.csv", safe=False)  # doctest: +SKIP
+    PosixPath('for-pandas.csv')
     """
     out = Path(path)
     # CRLF rows (RFC 4180) also make the writer quote any field holding a bare CR or LF.
-    spreadsheet_frame(df).to_csv(out, index=False, encoding="utf-8", lineterminator="\r\n")
+    frame = spreadsheet_frame(df, safe=safe)
+    frame.to_csv(out, index=False, encoding="utf-8", lineterminator="\r\n")
     return out
 
 

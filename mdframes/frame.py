@@ -18,16 +18,15 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataValidationError, ResponseFormatError
-from .records import Chunk
+from .kinds import DATE_DTYPE, TS_DTYPE
+from .records import Records
 from .registry import Dataset, Field, snake
 
-__all__ = ["build_frame", "empty_frame", "cast_column", "typed_by_value"]
+__all__ = ["build_frame", "empty_frame", "cast_column", "typed_by_value", "columnize"]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 _V1_DATE_FORMATS = ("%b %d '%y", "%b %d, %Y", "%m/%d/%Y")
-DATE_DTYPE = "datetime64[ns]"
-TS_DTYPE = "datetime64[ns, UTC]"
 
 
 def _bad(ds_name: str, column: str, message: str, samples: Sequence[Any]) -> ResponseFormatError:
@@ -73,8 +72,9 @@ def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
         except (ValueError, TypeError):
             continue
     if out is None and all(isinstance(v, str) and _TIMESTAMP.match(v) for v in distinct):
-        # Full timestamps where a date was promised: keep the UTC calendar date.
-        out = pd.to_datetime(raw, utc=True, format="ISO8601").dt.tz_convert(None).dt.normalize()
+        # Full timestamps where a date was promised: the date as written, in the writer's own
+        # time zone (converting "2026-03-01T23:30-05:00" to UTC would move it a day on).
+        out = pd.to_datetime(raw.str.slice(0, 10), format="%Y-%m-%d")
     if out is None:
         bad = [v for v in distinct if not (isinstance(v, str) and _DATE.match(v))]
         raise _bad(ds_name, column, "unparsable date", bad or sorted(map(str, distinct)))
@@ -97,7 +97,7 @@ def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series
         out = pd.to_datetime(raw, utc=True, format="ISO8601")
     except (ValueError, TypeError):
         raise _bad(ds_name, column, "unparsable timestamp", bad or raw.dropna().tolist()) from None
-    return out.astype(TS_DTYPE).array  # type: ignore[call-overload]
+    return out.astype(TS_DTYPE).array  # type: ignore[call-overload,return-value]
 
 
 def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:
@@ -187,11 +187,58 @@ def _categorical(values: list[Any], f: Field, ds_name: str, strict: bool) -> Any
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))
 
 
+# The JSON types each kind accepts. Anything else is a type failure, never coerced: a JSON
+# `true` in a number field is not 1.0, a list in a text field is not its repr.
+_TEXT = frozenset({str, type(None)})
+_ACCEPTS: dict[str, frozenset[Any]] = {
+    "str": frozenset({str, int, float, type(None)}),  # numbers render as text (ids, codes)
+    "cik": frozenset({str, int, type(None)}),
+    "date": _TEXT,
+    "ts": _TEXT,
+    "int": frozenset({int, float, str, type(None)}),  # text: v1 sends numbers as strings
+    "float": frozenset({int, float, str, type(None)}),
+    "bool": frozenset({bool, type(None)}),
+    "cat": frozenset({str, int, float, type(None)}),  # a number renders as its label
+    "list": frozenset({list, type(None)}),
+}
+_JSON_NAMES = {dict: "object", list: "array", bool: "boolean", int: "number", float: "number"}
+
+
+def _check_types(values: list[Any], f: Field, ds_name: str) -> None:
+    accepted = _ACCEPTS.get(f.kind)
+    if accepted is None:
+        return
+    present = set(map(type, values))  # C-level: one pass, no per-value Python code
+    wrong = present - accepted
+    if not wrong:
+        return
+    samples = [v for v in values if type(v) in wrong][:5]
+    got = sorted({_JSON_NAMES.get(type(v), type(v).__name__) for v in samples})
+    raise _bad(ds_name, f.name, f"JSON {'/'.join(got)} where the spec says {f.kind}", samples)
+
+
 def cast_column(values: list[Any], f: Field, ds_name: str, *, strict: bool = True) -> Any:
-    """Cast raw values to the dtype of a declared field."""
+    """Cast raw values to the dtype of a declared field; a value of the wrong JSON type, or
+    one the dtype cannot hold (an integer beyond int64), is a :class:`ResponseFormatError`
+    naming the column."""
+    _check_types(values, f, ds_name)
+    try:
+        return _cast(values, f, ds_name, strict)
+    except (TypeError, OverflowError) as exc:
+        raise _bad(
+            ds_name, f.name, f"cannot be {f.kind} ({type(exc).__name__})", _odd(values)
+        ) from None
+
+
+def _odd(values: list[Any]) -> list[Any]:
+    big = [v for v in values if isinstance(v, int) and not -(2**63) <= v < 2**63]
+    return big or [v for v in values if v is not None][:5]
+
+
+def _cast(values: list[Any], f: Field, ds_name: str, strict: bool) -> Any:
     kind = f.kind
     if kind == "str":
-        return _strings(values)
+        return _strings(_nulls(values) if f.blank_is_null else values)
     if kind == "cik":
         return _cik(values)
     if kind == "date":
@@ -239,6 +286,28 @@ def typed_by_value(values: list[Any], column: str, ds_name: str) -> Any:
     return _objects(values)
 
 
+def _declared_elsewhere() -> dict[str, Field]:
+    """Column name -> the field that declares it somewhere in the registry (first wins), so
+    a column the spec does not show for one endpoint gets the dtype it has everywhere else."""
+    from .registry import REGISTRY
+
+    known: dict[str, Field] = {}
+    for ds in REGISTRY.values():
+        for f in ds.all_fields:
+            known.setdefault(f.name, f)
+    return known
+
+
+def _typed(values: list[Any], key: str, name: str, known: dict[str, Field], ds_name: str) -> Any:
+    f = known.get(name)
+    if f is not None:
+        try:
+            return cast_column(values, f, ds_name, strict=False)
+        except ResponseFormatError:
+            pass  # e.g. timestamps where other endpoints send dates: typed by value below
+    return typed_by_value(values, key, ds_name)
+
+
 def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in record.items():
@@ -257,20 +326,20 @@ def _unique_name(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def gather(ds: Dataset, chunk: Chunk) -> Chunk:
-    """Pull the declared record fields of one chunk into value lists.
+def columnize(ds: Dataset, records: Records) -> Records:
+    """Pull the declared record fields of one response into value lists.
 
     Called in the fetching threads: while other threads wait on the network this work is
     free, and :func:`build_frame` then only chains the lists.
     """
-    records = chunk.records
-    chunk.columns = {f.wire: list(map(dict.get, records, repeat(f.wire))) for f in ds.fields}
-    return chunk
+    rows = records.rows
+    records.columns = {f.wire: list(map(dict.get, rows, repeat(f.wire))) for f in ds.fields}
+    return records
 
 
-def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) -> pd.DataFrame:
-    """Typed frame from the chunks of one or many responses, in chunk order."""
-    sizes = [len(c.records) for c in chunks]
+def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) -> pd.DataFrame:
+    """Typed frame from the records of one or many responses, in their order."""
+    sizes = [len(c.rows) for c in chunks]
     total = sum(sizes)
 
     def header_values(key: str) -> list[Any]:
@@ -280,9 +349,7 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
         return out
 
     all_records = (
-        chunks[0].records
-        if len(chunks) == 1
-        else list(chain.from_iterable(c.records for c in chunks))
+        chunks[0].rows if len(chunks) == 1 else list(chain.from_iterable(c.rows for c in chunks))
     )
 
     def record_values(key: str) -> list[Any]:
@@ -290,7 +357,7 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
             return list(chain.from_iterable(c.columns[key] for c in chunks))
         return list(map(dict.get, all_records, repeat(key)))  # C-level loop
 
-    header_wires = {f.wire for f in ds.header}
+    header_wires = {f.wire for f in ds.header + ds.trailer}
     declared = {f.wire for f in ds.all_fields}
     columns: dict[str, Any] = {}
     taken: set[str] = set()
@@ -299,23 +366,35 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
         columns[name] = values
         taken.add(name)
 
-    for f in ds.header:
-        in_records = any(f.wire in r for c in chunks for r in c.records[:1])
+    def put_header(f: Field) -> None:
+        in_records = any(f.wire in r for c in chunks for r in c.rows[:1])
         values = record_values(f.wire) if in_records else header_values(f.wire)
         put(f.name, cast_column(values, f, ds.name, strict=strict))
+
+    for f in ds.header:
+        put_header(f)
 
     # Top-level fields the service sends that the registry does not declare.
     extra_header: dict[str, None] = {}
     for c in chunks:
-        if c.records:
+        if c.rows:
             extra_header.update(dict.fromkeys(k for k in c.header if k not in header_wires))
+    known: dict[str, Field] = {}
+    if (
+        extra_header.keys() - declared
+        or set().union(*(r.keys() for r in all_records[:1])) - declared
+    ):
+        known = _declared_elsewhere()
     for key in extra_header:
         if key in declared:
             continue
-        put(_unique_name(snake(key), taken), typed_by_value(header_values(key), key, ds.name))
+        name = _unique_name(snake(key), taken)
+        put(name, _typed(header_values(key), key, name, known, ds.name))
 
     for f in ds.fields:
         put(f.name, cast_column(record_values(f.wire), f, ds.name, strict=strict))
+    for f in ds.trailer:
+        put_header(f)
 
     # Record fields the registry does not declare: kept, flattened, snake_cased, typed by value.
     seen: dict[str, None] = {}
@@ -327,6 +406,7 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
                 seen.update(dict.fromkeys(r))
     unknown = [k for k in seen if k not in declared and k not in extra_header]
     if unknown:
+        known = known or _declared_elsewhere()
         values_by_key = {k: record_values(k) for k in unknown}
         for key, values in values_by_key.items():
             if any(isinstance(v, dict) for v in values):
@@ -334,9 +414,10 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
                 subkeys = list(dict.fromkeys(k for row in flat for k in row))
                 for sub in subkeys:
                     name = _unique_name(snake(sub), taken)
-                    put(name, typed_by_value([row.get(sub) for row in flat], sub, ds.name))
+                    put(name, _typed([row.get(sub) for row in flat], sub, name, known, ds.name))
             else:
-                put(_unique_name(snake(key), taken), typed_by_value(values, key, ds.name))
+                name = _unique_name(snake(key), taken)
+                put(name, _typed(values, key, name, known, ds.name))
 
     frame = pd.DataFrame(columns, index=pd.RangeIndex(total), copy=False)
     return frame
@@ -344,4 +425,4 @@ def build_frame(ds: Dataset, chunks: Sequence[Chunk], *, strict: bool = True) ->
 
 def empty_frame(ds: Dataset) -> pd.DataFrame:
     """The dataset's declared columns with their dtypes and no rows."""
-    return build_frame(ds, [Chunk({}, [])])
+    return build_frame(ds, [Records({}, [])])

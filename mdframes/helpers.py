@@ -2,6 +2,7 @@
 
 - :func:`congress_amount_bounds` turns congress amount text into whole-dollar bounds.
 - :func:`insider_groups` maps insider transaction types to the spec's three groups.
+- :func:`analyst_changes` reads rating and price-target changes out of analyst text.
 - :func:`app_ratings_long` brings every app-ratings shape to the ``view="apps"`` columns.
 - :func:`expand_v1_forecast` expands a v1 ticker forecast into one row per date.
 
@@ -12,26 +13,27 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from pandas.api.types import pandas_dtype
 
 from .errors import InvalidParameterError, ResponseFormatError
+from .kinds import DATE_DTYPE
+from .records import parse_v1_forecast
 from .registry import INSIDER_GROUPS, INSIDER_TYPES, PLATFORMS
 
 __all__ = [
     "congress_amount_bounds",
     "insider_groups",
+    "analyst_changes",
     "app_ratings_long",
     "expand_v1_forecast",
 ]
 
-# The loaders' date dtype (mdframes.frame.DATE_DTYPE), so helper output concatenates with theirs.
-DATE_DTYPE: Final = "datetime64[ns]"
 
 # --- congress amounts -------------------------------------------------------------------------
 
@@ -243,6 +245,108 @@ def insider_groups(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# --- analyst rating and price-target changes --------------------------------------------------
+
+# A change between two values: "Hold -> Buy", "$180.00 \u2192 $200.00", "Hold to Buy". The
+# first separator splits; a side holding another separator is unreadable.
+_CHANGE_SEP = r"(?:\s*(?:->|\u2192)\s*|\s+[Tt][Oo]\s+)"
+_CHANGE = rf"^(?P<old>.*?){_CHANGE_SEP}(?P<new>.*)$"
+_ANY_SEP = r"->|\u2192|(?:^|\s)[Tt][Oo](?:\s|$)"
+# A price: optional "$" or "US$", grouped thousands or plain digits, optional decimals.
+_PRICE = r"^(?:US)?\$?\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)$"
+_WHITESPACE = r"\s+"
+_STRING = pd.StringDtype()  # the loaders' string dtype
+
+
+def _text(values: pd.Series) -> pd.Series:
+    # Python storage: the patterns mean the same under pandas 2 and 3 (pyarrow strings would
+    # run them through RE2, whose classes differ).
+    text = values.astype(pd.StringDtype("python"))
+    text = text.str.replace(_WHITESPACE, " ", regex=True).str.strip()
+    return text.mask(text == "")
+
+
+def _change_sides(values: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """(from, to) text of each value: both sides of a change, or the value twice; NA where
+    the text is null, empty or not a readable change."""
+    text = _text(values)
+    parts = text.str.extract(_CHANGE)
+    changed = parts["old"].notna().to_numpy(dtype=bool)
+    old = parts["old"].str.strip().where(changed, text)
+    new = parts["new"].str.strip().where(changed, text)
+    bad = (
+        (old == "")
+        | (new == "")
+        | old.str.contains(_ANY_SEP, regex=True)
+        | new.str.contains(_ANY_SEP, regex=True)
+    ).fillna(False)
+    return old.mask(bad), new.mask(bad)
+
+
+def _prices(text: pd.Series) -> pd.Series:
+    number = text.str.extract(_PRICE, expand=False).str.replace(",", "", regex=False)
+    return pd.Series(
+        number.astype("Float64").to_numpy(dtype="float64", na_value=np.nan), index=text.index
+    )
+
+
+def _per_row(parsed: pd.Series, codes: np.ndarray, index: pd.Index) -> pd.Series:
+    """Values parsed once per distinct text, spread back to the rows (code -1: NA)."""
+    return pd.Series(parsed.array.take(codes, allow_fill=True), index=index)
+
+
+def analyst_changes(df: pd.DataFrame) -> pd.DataFrame:
+    """Add ``rating_from``, ``rating_to`` (string) and ``target_price_from``,
+    ``target_price_to`` (float64), read from the ``rating`` and ``target_price`` text.
+
+    A single value gives from = to (``"Buy"``, ``"$200.73"``); a change between two values
+    gives both, with ``->``, ``→`` or `` to `` between them (``"Hold -> Buy"``,
+    ``"$180.00 → $200.00"``, ``"Neutral to Outperform"``; spaces around the arrows optional).
+    Prices may carry ``$`` or ``US$`` and thousands commas. Null, empty or unreadable text
+    (a side that is empty or not a price, more than one separator) gives NA on both sides:
+    a pair is either read whole or not at all.
+
+    Works on per-symbol, recent and screener analyst frames and on v1 frames. A frame that
+    lacks one of the two columns gets NA for that pair; a frame with neither raises
+    :class:`~mdframes.InvalidParameterError`.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"rating": ["Hold -> Buy", "Sell"],
+    ...                    "target_price": ["$180.00 → $200.00", None]})
+    >>> analyst_changes(df).iloc[:, 2:]
+      rating_from rating_to  target_price_from  target_price_to
+    0        Hold       Buy              180.0            200.0
+    1        Sell      Sell                NaN              NaN
+    """
+    if "rating" not in df.columns and "target_price" not in df.columns:
+        raise InvalidParameterError(
+            "analyst_changes needs a 'rating' or 'target_price' column (an analyst-ratings "
+            f"frame); got {', '.join(map(str, df.columns)) or 'no columns'}",
+            parameter="df",
+        )
+    out = df.copy()
+    # Each distinct text is parsed once: a frame repeats few ratings and targets many times.
+    if "rating" in df.columns:
+        codes, uniques = pd.factorize(df["rating"], use_na_sentinel=True)
+        old, new = _change_sides(pd.Series(uniques))
+        out["rating_from"] = _per_row(old.astype(_STRING), codes, df.index)
+        out["rating_to"] = _per_row(new.astype(_STRING), codes, df.index)
+    else:
+        out["rating_from"] = out["rating_to"] = pd.Series(pd.NA, index=df.index, dtype=_STRING)
+    if "target_price" in df.columns:
+        codes, uniques = pd.factorize(df["target_price"], use_na_sentinel=True)
+        old, new = _change_sides(pd.Series(uniques))
+        lo, hi = _prices(old), _prices(new)
+        unreadable = (lo.isna() | hi.isna()).to_numpy(dtype=bool)
+        lo[unreadable] = hi[unreadable] = np.nan
+        out["target_price_from"] = _per_row(lo, codes, df.index)
+        out["target_price_to"] = _per_row(hi, codes, df.index)
+    else:
+        out["target_price_from"] = out["target_price_to"] = np.nan
+    return out
+
+
 # --- app ratings ------------------------------------------------------------------------------
 
 APP_COLUMNS = (
@@ -412,22 +516,7 @@ def app_ratings_long(obj: Any) -> pd.DataFrame:
 
 # --- v1 forecast ------------------------------------------------------------------------------
 
-_FORECAST_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 FORECAST_COLUMNS = ("date", "main", "lower", "upper")
-
-
-def _forecast_triple(date: str, value: Any) -> list[float]:
-    parts = value.split(",") if isinstance(value, str) else value
-    try:
-        if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence) or len(parts) != 3:
-            raise ValueError
-        numbers = [float(p.strip() if isinstance(p, str) else p) for p in parts]
-    except (TypeError, ValueError):
-        raise ResponseFormatError(
-            f"v1 forecast value for {date} is not 'main,lower,upper': {value!r}",
-            dataset="v1/ticker_forecast",
-        ) from None
-    return numbers
 
 
 def expand_v1_forecast(obj: Mapping[str, Any]) -> pd.DataFrame:
@@ -458,12 +547,9 @@ def expand_v1_forecast(obj: Mapping[str, Any]) -> pd.DataFrame:
         raise ResponseFormatError(
             "v1 forecast 'prediction' is not an object", dataset="v1/ticker_forecast"
         )
-    dates: list[str] = []
-    rows: list[list[float]] = []
-    for key, value in prediction.items():
-        if isinstance(key, str) and _FORECAST_DATE.fullmatch(key):
-            dates.append(key)
-            rows.append(_forecast_triple(key, value))
+    entries = parse_v1_forecast(prediction)
+    dates = [e[0] for e in entries]
+    rows = [list(e[1:]) for e in entries]
     try:
         parsed = pd.to_datetime(pd.Series(dates, dtype=object), format="%Y-%m-%d").astype(
             DATE_DTYPE

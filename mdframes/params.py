@@ -13,18 +13,23 @@ from typing import Any
 from urllib.parse import quote
 
 from .errors import InvalidParameterError
-from .registry import Dataset
+from .registry import MARKETS, Dataset
 
-__all__ = ["check_symbol", "check_symbols", "to_date", "build_request", "Request"]
+__all__ = ["check_symbol", "check_symbols", "to_date", "build_request", "plan", "Request"]
 
-_BAD_SYMBOL = re.compile(r"[/?#\s\x00-\x1f\x7f]|\.\.")
+_BAD_SYMBOL = re.compile(r"[/?#\\\s\x00-\x1f\x7f]|\.\.")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# The spec lists every market and region: anything else would only earn a 400 (or, worse, a
+# path the HTTP stack collapses, such as "." or "..").
+_MARKET_NAMES = {m.casefold(): m for m, _ in MARKETS}
+_REGION_NAMES = {r.casefold(): r for _, r in MARKETS}
 
 
 def check_symbol(symbol: Any, *, dataset: str | None = None) -> str:
-    """Return ``symbol`` if the service could accept it in a path, else raise.
+    """Return the normalised ``symbol`` (stripped, upper case) if the service could accept it
+    in a path, else raise.
 
-    >>> check_symbol("BRK.B")
+    >>> check_symbol(" brk.b")
     'BRK.B'
     """
     if not isinstance(symbol, str):
@@ -33,14 +38,41 @@ def check_symbol(symbol: Any, *, dataset: str | None = None) -> str:
             parameter="symbol",
             dataset=dataset,
         )
-    if not symbol or _BAD_SYMBOL.search(symbol):
+    normal = symbol.strip().upper()
+    if (
+        not normal
+        or _BAD_SYMBOL.search(normal)
+        or normal.strip(".") == ""
+        or not _encodable(normal)
+    ):
         raise InvalidParameterError(
-            f"invalid symbol {symbol!r}: it must be non-empty and hold no '/', '?', '#', "
-            "whitespace or '..'",
+            f"invalid symbol {symbol!r}: it must be non-empty UTF-8 text and hold no '/', '\\', "
+            "'?', '#', whitespace or '..'",
             parameter="symbol",
             dataset=dataset,
         )
-    return symbol
+    return normal
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")  # a lone surrogate cannot travel in a URL
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _canonical(table: dict[str, str], value: Any, name: str, dataset: str) -> str:
+    if not isinstance(value, str) or value.strip().casefold() not in table:
+        close = [v for k, v in table.items() if isinstance(value, str) and value.casefold() in k]
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise InvalidParameterError(
+            f"{name}={value!r} is not one of the service's {name}s{hint}: "
+            + ", ".join(sorted(set(table.values()))),
+            parameter=name,
+            dataset=dataset,
+        )
+    return table[value.strip().casefold()]
 
 
 def check_symbols(symbols: str | Iterable[str], *, dataset: str | None = None) -> list[str]:
@@ -87,12 +119,20 @@ def to_date(value: Any, name: str = "date", *, dataset: str | None = None) -> dt
 
 
 class Request:
-    """One planned GET: the percent-encoded path and the query string values."""
+    """One planned GET: the percent-encoded path, the query values, the symbol it asks for
+    ("" for cross-ticker endpoints) and the path values a payload may omit (``chamber``)."""
 
-    __slots__ = ("path", "query", "label")
+    __slots__ = ("path", "query", "symbol", "path_values")
 
-    def __init__(self, path: str, query: dict[str, Any], label: str = "") -> None:
-        self.path, self.query, self.label = path, query, label
+    def __init__(
+        self,
+        path: str,
+        query: dict[str, Any],
+        symbol: str = "",
+        path_values: dict[str, Any] | None = None,
+    ) -> None:
+        self.path, self.query, self.symbol = path, query, symbol
+        self.path_values = path_values or {}
 
     def __repr__(self) -> str:
         return f"Request({self.path!r}, {self.query!r})"
@@ -105,6 +145,7 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
     """
     path_parts: dict[str, str] = {}
     query: dict[str, Any] = {}
+    checked: dict[str, Any] = {}  # the values as sent (normalised)
     dates: list[tuple[str, dt.date]] = []
     for p in ds.params:
         value = values.get(p.name, p.default)
@@ -137,7 +178,11 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
                     dataset=ds.name,
                 )
         elif p.name == "ticker":
-            check_symbol(value, dataset=ds.name)
+            value = check_symbol(value, dataset=ds.name)
+        elif p.name == "market":
+            value = _canonical(_MARKET_NAMES, value, "market", ds.name)
+        elif p.name == "region":
+            value = _canonical(_REGION_NAMES, value, "region", ds.name)
         else:
             if not isinstance(value, str) or not value.strip():
                 raise InvalidParameterError(
@@ -145,8 +190,9 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
                     parameter=p.name,
                     dataset=ds.name,
                 )
-        if p.wire.startswith("{"):
-            path_parts[p.wire[1:-1]] = quote(str(value), safe="")
+        checked[p.name] = value
+        if p.in_path:
+            path_parts[p.placeholder] = quote(str(value), safe="")
         else:
             query[p.wire] = value
     if len(dates) == 2 and dates[0][1] > dates[1][1]:
@@ -162,11 +208,52 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
             dataset=ds.name,
         )
     if symbol is not None:
-        path_parts["symbol"] = quote(check_symbol(symbol, dataset=ds.name), safe="")
+        symbol = check_symbol(symbol, dataset=ds.name)
+        path_parts["symbol"] = quote(symbol, safe="")
     try:
         path = ds.path.format(**path_parts)
     except KeyError as missing:
         raise InvalidParameterError(
             f"missing {missing.args[0]}", parameter=missing.args[0], dataset=ds.name
         ) from None
-    return Request(path, query, symbol or "")
+    header = {f.wire for f in ds.header}
+    # Path values the payload repeats as header fields (chamber, type): known from the request
+    # when a payload omits them.
+    known = {p.name: checked.get(p.name) for p in ds.params if p.in_path and p.name in header}
+    return Request(path, query, symbol or "", known)
+
+
+def plan(ds: Dataset, symbols: Any, params: dict[str, Any]) -> list[Request]:
+    """Check every argument and list the requests, before any of them is sent.
+
+    A value that stands for several (congress ``chamber="both"``) fans out to one request per
+    value, as the registry declares.
+
+    >>> from mdframes.registry import get
+    >>> [r.path for r in plan(get("congress_trades"), "nvda", {})]
+    ['/v2/congress/house/NVDA', '/v2/congress/senate/NVDA']
+    """
+    unknown = set(params) - {p.name for p in ds.params}
+    if unknown:
+        raise InvalidParameterError(f"unexpected parameter(s) {sorted(unknown)}", dataset=ds.name)
+    variants: list[dict[str, Any]] = [params]
+    for p in ds.params:
+        if p.expands:
+            value = params.get(p.name, p.default)
+            if p.kind == "choice" and value not in p.choices:
+                raise InvalidParameterError(
+                    f"{p.name}={value!r} is not one of {', '.join(map(repr, p.choices))}",
+                    parameter=p.name,
+                    dataset=ds.name,
+                )
+            variants = [dict(v, **{p.name: one}) for v in variants for one in p.fan_out(value)]
+    if not ds.per_symbol:
+        if symbols is not None:
+            raise InvalidParameterError(
+                f"{ds.name} is not asked for per symbol; got symbols={symbols!r}",
+                parameter="symbols",
+                dataset=ds.name,
+            )
+        return [build_request(ds, v) for v in variants]
+    checked = check_symbols(symbols, dataset=ds.name)
+    return [build_request(ds, v, symbol=s) for s in checked for v in variants]

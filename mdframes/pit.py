@@ -2,15 +2,18 @@
 
 Every dataset has a point-in-time anchor in the registry (insider ``filing_date``, congress
 ``disclosure_date``, contracts ``start_date``, patents ``patent_date``, the rest ``date``): the
-moment a row became public. A congress trade with no disclosure date counts as public 45 days
-after the trade, the latest the law allows, never at the trade date.
+moment a row became public. Where the law sets a deadline for publication, a row whose anchor
+is null counts as public at that deadline, the latest the law allows, never at the event
+itself (:data:`LEGAL_DEADLINES`): congress trades 45 days after the trade, insider Form 4
+filings 2 business days after the transaction.
 
 Naive timestamps are read as UTC wherever they meet aware ones.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -19,10 +22,88 @@ from pandas.api.types import pandas_dtype
 from .errors import InvalidParameterError
 from .registry import REGISTRY
 
-__all__ = ["point_in_time", "asof_join", "public_times", "CONGRESS_DISCLOSURE_DAYS"]
+__all__ = [
+    "point_in_time",
+    "asof_join",
+    "public_times",
+    "legal_deadline",
+    "LegalDeadline",
+    "LEGAL_DEADLINES",
+    "NULL_ANCHOR_CHOICES",
+    "CONGRESS_DISCLOSURE_DAYS",
+]
 
-CONGRESS_DISCLOSURE_DAYS = 45
+NullAnchor = Literal["deadline", "drop"]
+NULL_ANCHOR_CHOICES: tuple[str, ...] = ("deadline", "drop")
 _UNITS = ("s", "ms", "us", "ns")
+
+
+@dataclass(frozen=True)
+class LegalDeadline:
+    """The latest moment the law allows a row to become public, counted from its event.
+
+    ``anchor`` is the point-in-time column that may be null, ``event`` the column the
+    deadline counts from; ``days`` are calendar days, or Monday-to-Friday days when
+    ``business_days`` (no holiday calendar). ``rule`` names the law, for the docs.
+    """
+
+    anchor: str
+    event: str
+    days: int
+    business_days: bool
+    rule: str
+
+
+_STOCK_ACT = LegalDeadline(
+    "disclosure_date",
+    "date",
+    45,
+    business_days=False,
+    rule="STOCK Act (2012): a periodic transaction report within 45 days of the trade",
+)
+_FORM_4 = LegalDeadline(
+    "filing_date",
+    "date",
+    2,
+    business_days=True,
+    rule="Exchange Act s.16(a), as amended in 2002: Form 4 before the end of the second "
+    "business day after the transaction",
+)
+# Registry data, declared once per dataset; kept here until the registry carries it
+# (a ``Dataset.deadline`` field would hold the same entries).
+LEGAL_DEADLINES: dict[str, LegalDeadline] = {
+    "congress_trades": _STOCK_ACT,
+    "insider_trading": _FORM_4,
+    "v1/insider_transactions": _FORM_4,
+}
+CONGRESS_DISCLOSURE_DAYS = _STOCK_ACT.days
+
+
+def legal_deadline(dataset: str | None, anchor: str) -> LegalDeadline | None:
+    """The deadline rule for ``anchor`` of ``dataset``, or None where the law sets none.
+
+    A frame that names no registry dataset (built by hand) gets the rule of its anchor's
+    column name, so ``disclosure_date`` keeps the 45-day rule there too.
+
+    Examples
+    --------
+    >>> legal_deadline("insider_trading", "filing_date").days
+    2
+    >>> legal_deadline("lobbying", "date") is None
+    True
+    """
+    if dataset in REGISTRY:
+        rule = LEGAL_DEADLINES.get(str(dataset))
+        return rule if rule is not None and rule.anchor == anchor else None
+    return next((r for r in LEGAL_DEADLINES.values() if r.anchor == anchor), None)
+
+
+def _check_null_anchor(null_anchor: Any) -> None:
+    if not isinstance(null_anchor, str) or null_anchor not in NULL_ANCHOR_CHOICES:
+        raise InvalidParameterError(
+            f"null_anchor={null_anchor!r} is not one of {', '.join(NULL_ANCHOR_CHOICES)}",
+            parameter="null_anchor",
+        )
 
 
 def _anchor_of(df: pd.DataFrame, anchor: str | None, role: str) -> str:
@@ -74,12 +155,48 @@ def _to_mode(values: pd.Series, aware: bool) -> pd.Series:
     return values.dt.tz_localize("UTC") if aware else values
 
 
-def public_times(df: pd.DataFrame, anchor: str | None = None) -> pd.Series:
-    """When each row of ``df`` became public: its anchor, congress' 45-day rule applied.
+def _deadlines(event: pd.Series, rule: LegalDeadline, like: pd.Series) -> pd.Series:
+    """``rule``'s deadline for every event, in the dtype (unit, time zone) of ``like``."""
+    traded = _to_mode(_datetimes(event, f"column {rule.event!r}"), aware=False)
+    if rule.business_days:
+        # Rolling a weekend day back to Friday first makes "+2" the second weekday strictly
+        # after it (Saturday -> Tuesday); NaT stays NaT.
+        days = traded.to_numpy().astype("datetime64[D]")
+        due = np.busday_offset(days, rule.days, roll="backward").astype("datetime64[s]")
+        out = pd.Series(due, index=event.index)
+    else:
+        out = traded + pd.Timedelta(days=rule.days)
+    if _is_aware(like):
+        out = out.dt.tz_localize("UTC").dt.tz_convert(like.dt.tz)
+    return out.astype(like.dtype)
 
-    The anchor is ``anchor`` or the registry anchor of ``df.attrs["dataset"]``. A congress row
-    (anchor ``disclosure_date`` and a ``date`` column) whose ``disclosure_date`` is null counts
-    as public ``date`` + 45 days. Other null anchors stay NaT (never public).
+
+def _public(
+    df: pd.DataFrame, anchor: str | None, null_anchor: str, role: str
+) -> tuple[pd.Series, np.ndarray]:
+    """Public times of the rows of ``df`` and a mask of those whose anchor was imputed."""
+    name = _anchor_of(df, anchor, role)
+    times = _datetimes(df[name], f"anchor column {name!r}")
+    imputed = np.zeros(len(df), dtype=bool)
+    missing = times.isna().to_numpy(dtype=bool)
+    rule = legal_deadline(df.attrs.get("dataset"), name)
+    if null_anchor == "deadline" and missing.any() and rule and rule.event in df.columns:
+        due = _deadlines(df[rule.event], rule, times)
+        imputed = missing & due.notna().to_numpy(dtype=bool)
+        times = times.where(~imputed, due)
+    return times.rename(name), imputed
+
+
+def public_times(
+    df: pd.DataFrame, anchor: str | None = None, *, null_anchor: NullAnchor = "deadline"
+) -> pd.Series:
+    """When each row of ``df`` became public: its anchor, or the legal deadline where null.
+
+    The anchor is ``anchor`` or the registry anchor of ``df.attrs["dataset"]``. With
+    ``null_anchor="deadline"`` a null anchor that has a legal deadline
+    (:data:`LEGAL_DEADLINES`: congress 45 days after the trade ``date``, insider 2 business
+    days after the transaction ``date``) gets that deadline; every other null anchor stays
+    NaT (never public), as all do with ``null_anchor="drop"``.
 
     Examples
     --------
@@ -88,13 +205,8 @@ def public_times(df: pd.DataFrame, anchor: str | None = None) -> pd.Series:
     >>> public_times(df, "disclosure_date").tolist()
     [Timestamp('2024-02-16 00:00:00')]
     """
-    name = _anchor_of(df, anchor, "the frame")
-    times = _datetimes(df[name], f"anchor column {name!r}")
-    if name == "disclosure_date" and "date" in df.columns:
-        traded = _to_mode(_datetimes(df["date"], "column 'date'"), _is_aware(times))
-        deadline = traded + pd.Timedelta(days=CONGRESS_DISCLOSURE_DAYS)
-        times = times.where(times.notna(), deadline)
-    return times.rename(name)
+    _check_null_anchor(null_anchor)
+    return _public(df, anchor, null_anchor, "the frame")[0]
 
 
 def _as_of(value: Any) -> pd.Timestamp:
@@ -117,35 +229,53 @@ def _align_scalar(ts: pd.Timestamp, aware: bool) -> pd.Timestamp:
     return ts.tz_convert("UTC") if aware else ts.tz_convert("UTC").tz_localize(None)
 
 
-def point_in_time(df: pd.DataFrame, as_of: Any, *, anchor: str | None = None) -> pd.DataFrame:
+def point_in_time(
+    df: pd.DataFrame,
+    as_of: Any,
+    *,
+    anchor: str | None = None,
+    null_anchor: NullAnchor = "deadline",
+) -> pd.DataFrame:
     """The rows of ``df`` that were public at ``as_of``.
 
     A row is kept when its anchor (``anchor``, or the registry anchor of
-    ``df.attrs["dataset"]``) is on or before ``as_of``; rows whose anchor is null are dropped,
-    except congress trades without a disclosure date, which count as public 45 days after
-    the trade. ``as_of`` is a ``str``, ``date``, ``datetime`` or ``Timestamp``; a date means
-    midnight at its start, so a timestamped row of that same day (a forum post) is not yet
-    public, while a dated row (a filing date) is. Naive values meet aware ones as UTC.
+    ``df.attrs["dataset"]``) is on or before ``as_of``. ``as_of`` is a ``str``, ``date``,
+    ``datetime`` or ``Timestamp``; a date means midnight at its start, so a timestamped row of
+    that same day (a forum post) is not yet public, while a dated row (a filing date) is.
+    Naive values meet aware ones as UTC.
 
-    Returns a new frame with the kept rows, their original index and ``df.attrs``.
+    A null anchor is replaced by the legal deadline where the dataset has one
+    (:data:`LEGAL_DEADLINES`): a congress trade counts as public 45 days after its trade
+    ``date``, an insider transaction 2 business days (Monday to Friday) after its ``date``.
+    Other null anchors are dropped, and so are all of them with ``null_anchor="drop"``.
+
+    Returns a new frame with the kept rows, their original index and ``df.attrs``, plus
+    ``attrs["imputed_anchors"]``: how many of the kept rows are public by a deadline. Their
+    anchor column stays null, as the service sent it; :func:`public_times` gives the times
+    used, and ``df.loc[out.index, anchor].isna()`` finds the rows.
 
     Examples
     --------
     >>> trades = pd.DataFrame({
-    ...     "symbol": ["AAPL", "AAPL"],
-    ...     "date": pd.to_datetime(["2024-01-02", "2024-01-10"]),
-    ...     "disclosure_date": pd.to_datetime(["2024-01-20", "2024-03-01"]),
+    ...     "symbol": ["AAPL", "AAPL", "AAPL"],
+    ...     "date": pd.to_datetime(["2024-01-02", "2024-01-10", "2024-01-12"]),
+    ...     "filing_date": pd.to_datetime(["2024-01-03", "2024-03-01", None]),
     ... })
-    >>> trades.attrs["dataset"] = "congress_trades"
-    >>> point_in_time(trades, "2024-02-01")["date"].dt.strftime("%Y-%m-%d").tolist()
-    ['2024-01-02']
+    >>> trades.attrs["dataset"] = "insider_trading"
+    >>> known = point_in_time(trades, "2024-02-01")
+    >>> known["date"].dt.strftime("%Y-%m-%d").tolist(), known.attrs["imputed_anchors"]
+    (['2024-01-02', '2024-01-12'], 1)
+
+    The trade of Friday 2024-01-12 has no filing date: it counts as filed on Tuesday
+    2024-01-16, the second business day after it.
     """
+    _check_null_anchor(null_anchor)
     ts = _as_of(as_of)
-    times = public_times(df, anchor)
+    times, imputed = _public(df, anchor, null_anchor, "the frame")
     cutoff = _align_scalar(ts, _is_aware(times))
     keep = (times <= cutoff).fillna(False).to_numpy(dtype=bool)
     out = df.loc[keep].copy()
-    out.attrs = dict(df.attrs)
+    out.attrs = {**df.attrs, "imputed_anchors": int((imputed & keep).sum())}
     return out
 
 
@@ -175,19 +305,24 @@ def asof_join(
     by: str | list[str] | None = "symbol",
     anchor: str | None = None,
     suffixes: tuple[str, str] = ("", "_right"),
+    null_anchor: NullAnchor = "deadline",
 ) -> pd.DataFrame:
     """Attach to each row of ``left`` the latest row of ``right`` that was public at ``left[on]``.
 
     This is the join feature engineering needs to avoid look-ahead bias: a label dated D only
     sees alternative data whose point-in-time anchor (``anchor``, or the registry anchor of
-    ``right.attrs["dataset"]``; congress' 45-day rule included) is on or before D, per ``by``
-    group. It is :func:`pandas.merge_asof` with ``direction="backward"`` and
-    ``allow_exact_matches=True``, run on the public times rather than on the event dates.
+    ``right.attrs["dataset"]``) is on or before D, per ``by`` group. Null anchors of ``right``
+    follow ``null_anchor`` as in :func:`point_in_time`: the legal deadline where there is one
+    (congress 45 days, insider 2 business days), otherwise never public. It is
+    :func:`pandas.merge_asof` with ``direction="backward"`` and ``allow_exact_matches=True``,
+    run on the public times rather than on the event dates.
 
     Either input may be unsorted; ``by`` columns may be category, string or object. The
     result has ``left``'s rows in ``left``'s order and index, then ``right``'s columns except
     ``by`` (NA where nothing was public yet); names in both get ``suffixes``. Right rows that
-    became public at the same moment resolve to the one with the latest ``date``.
+    became public at the same moment resolve to the one with the latest ``date``. The result's
+    ``attrs`` are ``left``'s plus ``imputed_anchors``: how many result rows got a ``right`` row
+    that is public by a deadline (its anchor column stays null, as sent).
 
     Examples
     --------
@@ -204,6 +339,7 @@ def asof_join(
 
     The trade of 2024-01-04 is not visible on 2024-01-05: it was filed on 2024-01-08.
     """
+    _check_null_anchor(null_anchor)
     by_cols = [] if by is None else [by] if isinstance(by, str) else list(by)
     if on not in left.columns:
         raise InvalidParameterError(f"column {on!r} is not in left", parameter="on")
@@ -211,7 +347,7 @@ def asof_join(
         if col not in left.columns or col not in right.columns:
             raise InvalidParameterError(f"by column {col!r} must be in both frames", parameter="by")
 
-    avail = public_times(right, anchor)
+    avail, imputed = _public(right, anchor, null_anchor, "right")
     when = _datetimes(left[on], f"left column {on!r}")
     aware = _is_aware(avail) or _is_aware(when)
     unit = _finest(when, avail)
@@ -260,5 +396,5 @@ def asof_join(
             f"suffixes {suffixes!r} leave duplicate column names", parameter="suffixes"
         )
     out.index = left.index
-    out.attrs = dict(left.attrs)
+    out.attrs = {**left.attrs, "imputed_anchors": int(imputed[rpos[rpos >= 0]].sum())}
     return out

@@ -1,9 +1,13 @@
 """Quick-look charts of loaded frames, with the spec's interpretation bands drawn in.
 
 Each function takes a frame in the loader's columns, draws on ``ax`` (a new figure when
-omitted) and returns the matplotlib ``Axes``. Nothing here picks a backend: under a
-headless interpreter matplotlib falls back to Agg, and ``matplotlib.use("Agg")`` before the
-first call makes that explicit. Requires ``pip install "mdframes[plot]"``.
+omitted) and returns the matplotlib ``Axes``. The legend sits in a row between the title and
+the plot, never over the data; band names sit right of the plot. A new figure uses
+matplotlib's constrained layout, so everything lies inside it however it is saved; on an
+``ax`` of your own, create its figure with ``layout="constrained"`` for the same. Nothing
+here picks a backend: under a headless interpreter matplotlib falls back to Agg, and
+``matplotlib.use("Agg")`` before the first call makes that explicit. Requires
+``pip install "mdframes[plot]"``.
 
 >>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT"]))   # doctest: +SKIP
 >>> ax.figure.savefig("sentiment.png")                              # doctest: +SKIP
@@ -11,12 +15,12 @@ first call makes that explicit. Requires ``pip install "mdframes[plot]"``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import _plotkit as kit
 from .errors import InvalidParameterError
 
 __all__ = [
@@ -53,103 +57,6 @@ APP_RATING_BANDS: tuple[tuple[float, float, str, str], ...] = (
 )
 _GROUP_COLOURS = {"acquisition": "#1a9850", "disposition": "#d73027", "neutral": "#969696"}
 _TRADE_COLOURS = {"Purchase": "#1a9850", "Sale": "#d73027"}
-_BAND_ALPHA = 0.15
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError('plotting needs matplotlib: pip install "mdframes[plot]"') from exc
-    return plt
-
-
-def _axes(ax: Any) -> Any:
-    if ax is not None:
-        return ax
-    _, new_ax = _pyplot().subplots(figsize=(10, 5))
-    return new_ax
-
-
-def _require(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
-    """Every chart starts here: matplotlib present, a frame with the columns and rows."""
-    _pyplot()
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{what} expects a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InvalidParameterError(
-            f"{what} needs column(s) {', '.join(missing)}; the frame has {', '.join(map(str, df.columns))}",
-            parameter="df",
-        )
-    if df.empty:
-        raise InvalidParameterError(f"{what}: the frame has no rows to plot", parameter="df")
-
-
-def _symbols(df: pd.DataFrame) -> list[str]:
-    if "symbol" not in df.columns:
-        return []
-    return [str(s) for s in pd.unique(df["symbol"].dropna())]
-
-
-def _one_symbol(df: pd.DataFrame, what: str) -> str:
-    symbols = _symbols(df)
-    if len(symbols) > 1:
-        first = symbols[0]
-        raise InvalidParameterError(
-            f"{what} draws one symbol; the frame holds {len(symbols)} ({', '.join(symbols)}). "
-            f"Select one first, e.g. df[df['symbol'] == {first!r}]",
-            parameter="df",
-        )
-    return symbols[0] if symbols else ""
-
-
-def _by_symbol(df: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
-    """(symbol, rows sorted by date) for each symbol, in order of first appearance."""
-    if "symbol" not in df.columns:
-        yield "", df.sort_values("date")
-        return
-    for symbol in _symbols(df):
-        yield symbol, df[df["symbol"] == symbol].sort_values("date")
-
-
-def _date_axis(ax: Any) -> None:
-    import matplotlib.dates as mdates
-
-    locator = mdates.AutoDateLocator()
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-
-
-def _bands(ax: Any, bands: Iterable[tuple[float, float, str, str]]) -> None:
-    import matplotlib.transforms as mtransforms
-
-    # Band names sit just right of the plot area, in data y and axes x coordinates.
-    trans = mtransforms.blended_transform_factory(ax.transAxes, ax.transData)
-    for low, high, label, colour in bands:
-        ax.axhspan(low, high, color=colour, alpha=_BAND_ALPHA, linewidth=0, zorder=0)
-        ax.text(
-            1.01, (low + high) / 2, label, transform=trans, va="center", fontsize=8, color=colour
-        )
-
-
-def _dollars(ax: Any) -> None:
-    import matplotlib.ticker as mticker
-
-    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: _money(v)))
-
-
-def _money(value: float) -> str:
-    sign = "-" if value < 0 else ""
-    value = abs(value)
-    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if value >= size:
-            return f"{sign}${value / size:g}{unit}"
-    return f"{sign}${value:g}"
-
-
-def _title(symbols: list[str], text: str) -> str:
-    return f"{', '.join(symbols)} {text}".strip()
 
 
 # --- per-dataset charts -----------------------------------------------------------------------
@@ -168,8 +75,8 @@ def forecast_fan(df: pd.DataFrame, ax: Any = None) -> Any:
     --------
     >>> ax = md.plot.forecast_fan(md.load_forecast(["AAPL", "MSFT"]))   # doctest: +SKIP
     """
-    _require(df, ("symbol", "date", "mid", "lower", "upper"), "forecast_fan")
-    ax = _axes(ax)
+    kit.require(df, ("symbol", "date", "mid", "lower", "upper"), "forecast_fan")
+    ax = kit.axes(ax)
     keys = ["symbol", "type"] if "type" in df.columns and df["type"].nunique() > 1 else ["symbol"]
     for key, rows in df.groupby(keys, observed=True, sort=False):
         label = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
@@ -186,10 +93,9 @@ def forecast_fan(df: pd.DataFrame, ax: Any = None) -> Any:
     kind = ""
     if "type" in df.columns and df["type"].nunique() == 1:
         kind = f" ({df['type'].dropna().iloc[0]})"
-    ax.set_title(_title(_symbols(df), f"forecast{kind}"))
     ax.set_ylabel("price")
-    _date_axis(ax)
-    ax.legend(loc="best", fontsize=8)
+    kit.date_axis(ax)
+    kit.finish(ax, kit.title(kit.symbols_of(df), f"forecast{kind}"))
     return ax
 
 
@@ -201,17 +107,16 @@ def sentiment(df: pd.DataFrame, ax: Any = None) -> Any:
     --------
     >>> ax = md.plot.sentiment(md.load_sentiment("AAPL"))   # doctest: +SKIP
     """
-    _require(df, ("date", "score"), "sentiment")
-    ax = _axes(ax)
-    _bands(ax, SENTIMENT_BANDS)
-    for symbol, rows in _by_symbol(df):
+    kit.require(df, ("date", "score"), "sentiment")
+    ax = kit.axes(ax)
+    kit.bands(ax, SENTIMENT_BANDS)
+    for symbol, rows in kit.by_symbol(df):
         ax.plot(rows["date"], rows["score"].astype(float), marker=".", label=symbol or "score")
     ax.set_ylim(-1.0, 1.0)
     ax.axhline(0.0, color="black", linewidth=0.5)
-    ax.set_title(_title(_symbols(df), "sentiment"))
     ax.set_ylabel("score (-1 bearish .. 1 bullish)")
-    _date_axis(ax)
-    ax.legend(loc="upper left", fontsize=8)
+    kit.date_axis(ax)
+    kit.finish(ax, kit.title(kit.symbols_of(df), "sentiment"))
     return ax
 
 
@@ -226,11 +131,11 @@ def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
     --------
     >>> ax = md.plot.put_call(md.load_put_call_ratio("AAPL"))   # doctest: +SKIP
     """
-    _require(df, ("date", "ratio"), "put_call")
-    ax = _axes(ax)
+    kit.require(df, ("date", "ratio"), "put_call")
+    ax = kit.axes(ax)
     has_price = "price" in df.columns and df["price"].notna().any()
     price_ax = ax.twinx() if has_price else None
-    for symbol, rows in _by_symbol(df):
+    for symbol, rows in kit.by_symbol(df):
         (line,) = ax.plot(
             rows["date"], rows["ratio"].astype(float), label=f"{symbol} ratio".strip()
         )
@@ -252,24 +157,9 @@ def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
         price_ax.set_ylabel("price")
         more_handles, more_labels = price_ax.get_legend_handles_labels()
         handles, labels = handles + more_handles, labels + more_labels
-    ax.legend(handles, labels, loc="upper left", fontsize=8)
-    ax.set_title(_title(_symbols(df), "put/call ratio"))
-    _date_axis(ax)
+    kit.date_axis(ax)
+    kit.finish(ax, kit.title(kit.symbols_of(df), "put/call ratio"), handles, labels)
     return ax
-
-
-# Frequencies whose resampling bins are labelled by their end (pandas' own rule).
-_END_LABELLED = {"ME", "YE", "QE", "BME", "BYE", "BQE", "W"}
-
-
-def _bar_widths(index: pd.Index, freq: str) -> np.ndarray:
-    """Signed bar widths in days, 80% of each period: bars sit inside their period, left of
-    an end label (``"ME"``: the Jan 31 bar covers January) and right of a start label."""
-    offset = pd.tseries.frequencies.to_offset(freq)
-    days = np.array([(t - (t - offset)) / pd.Timedelta(days=1) * 0.8 for t in index], dtype=float)
-    rule = offset.rule_code
-    end = rule in _END_LABELLED or rule.split("-")[0] in _END_LABELLED
-    return -days if end else days
 
 
 def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
@@ -292,13 +182,21 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
     --------
     >>> ax = md.plot.insider_activity(md.load_insider_trading("AAPL"), freq="QE")   # doctest: +SKIP
     """
-    _require(df, ("date", "total_value"), "insider_activity")
+    kit.require(df, ("date", "total_value"), "insider_activity")
+    try:
+        period = kit.period(freq)
+    except (ValueError, TypeError) as exc:
+        raise InvalidParameterError(
+            f"insider_activity: freq={freq!r} is not a pandas period alias such as 'ME', 'W', "
+            f"'QE' or 'YE' ({exc})",
+            parameter="freq",
+        ) from None
     if "group" not in df.columns:
-        _require(df, ("transaction_type",), "insider_activity")
+        kit.require(df, ("transaction_type",), "insider_activity")
         from .helpers import insider_groups
 
         df = insider_groups(df)
-    symbol = _one_symbol(df, "insider_activity")
+    symbol = kit.one_symbol(df, "insider_activity")
     values = df.assign(total_value=df["total_value"].astype("Float64").fillna(0.0))
     values = values[values["group"].notna() & values["date"].notna()]
     if values.empty:
@@ -316,8 +214,8 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
         .astype(float)
         .fillna(0.0)
     )
-    ax = _axes(ax)
-    width = _bar_widths(sums.index, freq)
+    ax = kit.axes(ax)
+    width = kit.bar_widths(sums.index, freq)
     acquired = sums["acquisition"].to_numpy() if "acquisition" in sums else np.zeros(len(sums))
     # (group, heights, bottoms, label): neutral stacks on acquisitions, dispositions hang down.
     layers = [
@@ -337,11 +235,16 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
                 label=label,
             )
     ax.axhline(0.0, color="black", linewidth=0.5)
+    # Set the y range from the data: bars stacked on others make their tops "sticky" for
+    # matplotlib's autoscaling, which would leave the tallest bar touching the frame.
+    top = float((acquired + np.asarray(sums.get("neutral", 0.0), dtype=float)).max(initial=0.0))
+    bottom = -float(np.asarray(sums.get("disposition", 0.0), dtype=float).max(initial=0.0))
+    margin = 0.08 * ((top - bottom) or 1.0)
+    ax.set_ylim(bottom - margin if bottom < 0 else 0.0, top + margin if top > 0 else margin)
     ax.set_ylabel("total value (USD)")
-    _dollars(ax)
-    ax.set_title(_title([symbol] if symbol else [], f"insider activity per period ({freq})"))
-    _date_axis(ax)
-    ax.legend(loc="best", fontsize=8)
+    kit.dollars(ax)
+    kit.date_axis(ax)
+    kit.finish(ax, kit.title([symbol] if symbol else [], f"insider activity per {period}"))
     return ax
 
 
@@ -356,14 +259,14 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     --------
     >>> ax = md.plot.congress_trades(md.load_congress_trades("NVDA"))   # doctest: +SKIP
     """
-    _require(df, ("date",), "congress_trades")
+    kit.require(df, ("date",), "congress_trades")
     if "amount_min" not in df.columns or "amount_max" not in df.columns:
-        _require(df, ("amount",), "congress_trades")
+        kit.require(df, ("amount",), "congress_trades")
         from .helpers import congress_amount_bounds
 
         df = congress_amount_bounds(df)
-    symbol = _one_symbol(df, "congress_trades")
-    ax = _axes(ax)
+    symbol = kit.one_symbol(df, "congress_trades")
+    ax = kit.axes(ax)
     lo = df["amount_min"].astype("Float64")
     hi = df["amount_max"].astype("Float64")
     known = df["date"].notna() & lo.notna()
@@ -399,11 +302,10 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
                 label=f"{kind} (open-ended)",
             )
     ax.set_yscale("log")
-    _dollars(ax)
+    kit.dollars(ax)
     ax.set_ylabel("amount (USD, min..max)")
-    ax.set_title(_title([symbol] if symbol else [], "congress trades"))
-    _date_axis(ax)
-    ax.legend(loc="best", fontsize=8)
+    kit.date_axis(ax)
+    kit.finish(ax, kit.title([symbol] if symbol else [], "congress trades"))
     return ax
 
 
@@ -445,13 +347,13 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
         from .helpers import app_ratings_long
 
         df = app_ratings_long(df)
-    _require(df, ("platform", "date", "score"), "app_ratings")
-    symbol = _one_symbol(df, "app_ratings")
+    kit.require(df, ("platform", "date", "score"), "app_ratings")
+    symbol = kit.one_symbol(df, "app_ratings")
     if "app_id" not in df.columns:
         df = df.assign(app_id=pd.Series(pd.NA, index=df.index, dtype="string"))
     rows = df if per_app else _biggest_apps(df)
-    ax = _axes(ax)
-    _bands(ax, APP_RATING_BANDS)
+    ax = kit.axes(ax)
+    kit.bands(ax, APP_RATING_BANDS)
     for (platform, app_id), app in rows.groupby(
         ["platform", "app_id"], dropna=False, observed=True, sort=True
     ):
@@ -464,7 +366,6 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
         ax.plot(app["date"], app["score"].astype(float), marker=".", label=label)
     ax.set_ylim(1.0, 5.0)
     ax.set_ylabel("score (1..5)")
-    ax.set_title(_title([symbol] if symbol else [], "app ratings"))
-    _date_axis(ax)
-    ax.legend(loc="lower left", fontsize=8)
+    kit.date_axis(ax)
+    kit.finish(ax, kit.title([symbol] if symbol else [], "app ratings"))
     return ax

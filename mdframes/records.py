@@ -1,22 +1,23 @@
 """Payload -> records: where the rows sit in each response shape.
 
-Each extractor turns one decoded payload into a :class:`Chunk`: the top-level scalar fields
+Each extractor turns one decoded payload into :class:`Records`: the top-level scalar fields
 (repeated on every row: symbol, name, chamber, cik, ...), the list of records (still keyed by
-the service's field names) and what belongs in ``df.attrs``. The registry entry's ``shape``
-names the extractor. A payload without its records is a :class:`ResponseFormatError`.
+the service's field names), how many of them the service counted against ``limit``, and what
+belongs in ``df.attrs``. The registry entry's ``shape`` names the extractor. A payload without
+its records is a :class:`ResponseFormatError`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ResponseFormatError
-from .registry import Dataset, snake
+from .registry import PLATFORMS, V1_FORECAST_META, Dataset, snake
 
-__all__ = ["Chunk", "extract", "count_records", "EXTRACTORS"]
+__all__ = ["Records", "extract", "EXTRACTORS", "parse_v1_forecast"]
 
 _DATE_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Keys that hold structure, not per-row values, in the payloads we know.
@@ -26,12 +27,21 @@ _LIST_PREFERENCE = ("data", "articles", "records", "items", "results", "mentions
 
 
 @dataclass
-class Chunk:
-    header: dict[str, Any]
-    records: list[dict[str, Any]]
+class Records:
+    """What one response (or one walked window) holds for the frame."""
+
+    header: dict[str, Any]  # top-level values repeated on every row (symbol, name, cik, ...)
+    rows: list[dict[str, Any]]  # the records, keyed by wire names
     attrs: dict[str, Any] = field(default_factory=dict)
+    counted: int | None = None  # records the service counted against `limit` (None: len(rows))
     sources: list[Any] = field(default_factory=list)  # requests behind it (cache eviction)
-    columns: dict[str, list[Any]] = field(default_factory=dict)  # pre-gathered, see frame.gather
+    symbol: str = ""  # the symbol requested ("" for cross-ticker endpoints)
+    # Declared fields' values as lists, filled in the fetching threads (frame.columnize).
+    columns: dict[str, list[Any]] = field(default_factory=dict)
+
+    @property
+    def limit_count(self) -> int:
+        return len(self.rows) if self.counted is None else self.counted
 
 
 def _fail(ds: Dataset, message: str, url: str | None = None) -> ResponseFormatError:
@@ -52,17 +62,26 @@ def _as_dict(ds: Dataset, data: Any, url: str | None) -> dict[str, Any]:
     return data
 
 
+def _check_rows(ds: Dataset, rows: Any, where: str, url: str | None) -> list[dict[str, Any]]:
+    # null where the spec promises a list is not "no records": an empty frame would hide it.
+    if rows is None:
+        raise _fail(ds, f"`{where}` is null where the service promises a list of records", url)
+    if not isinstance(rows, list):
+        raise _fail(ds, f"`{where}` is a {type(rows).__name__}, not a list of records", url)
+    bad = [r for r in rows if not isinstance(r, dict)]
+    if bad:
+        raise _fail(
+            ds, f"`{where}` holds {len(bad)} non-record item(s), e.g. {str(bad[0])[:60]!r}", url
+        )
+    return rows
+
+
 def _record_list(ds: Dataset, data: dict[str, Any], key: str, url: str | None) -> list[dict]:
     if key not in data:
         raise _fail(
             ds, f"payload has no `{key}` list (keys: {', '.join(map(str, data)) or 'none'})", url
         )
-    records = data[key]
-    if records is None:
-        return []
-    if not isinstance(records, list) or (records and not isinstance(records[0], dict)):
-        raise _fail(ds, f"`{key}` is not a list of records", url)
-    return records
+    return _check_rows(ds, data[key], key, url)
 
 
 def _summary(data: dict[str, Any]) -> dict[str, Any]:
@@ -72,9 +91,10 @@ def _summary(data: dict[str, Any]) -> dict[str, Any]:
     return {"summary": {snake(k): v for k, v in summary.items()}}
 
 
-def _records(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Chunk:
-    if isinstance(data, list) and ds.version == "v1":
-        records, header = data, {}
+def _records(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
+    # v1 lists come bare; v2 cross-ticker endpoints send `data` bare as often as wrapped.
+    if isinstance(data, list) and (ds.version == "v1" or not ds.per_symbol):
+        records, header = _check_rows(ds, data, "data", url), {}
     else:
         data = _as_dict(ds, data, url)
         records = _record_list(ds, data, ds.records or "data", url)
@@ -83,7 +103,7 @@ def _records(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -
         header.setdefault(key, value)
         if header[key] is None:
             header[key] = value
-    return Chunk(header, records, _summary(data) if isinstance(data, dict) else {})
+    return Records(header, records, _summary(data) if isinstance(data, dict) else {})
 
 
 def _find_list(ds: Dataset, data: dict[str, Any]) -> str | None:
@@ -102,69 +122,63 @@ def _find_list(ds: Dataset, data: dict[str, Any]) -> str | None:
     return max(candidates, key=lambda k: len(data[k]))
 
 
-def _auto(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Chunk:
+def _auto(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     """Shapes the spec does not show: find the record list wherever it sits."""
     if isinstance(data, list):
-        if data and not isinstance(data[0], dict):
-            raise _fail(ds, "`data` is a list but not of records", url)
-        return Chunk(dict(context), data)
+        return Records(dict(context), _check_rows(ds, data, "data", url))
     data = _as_dict(ds, data, url)
+    for known in (ds.records, "data"):
+        if known and known in data and data[known] is None:
+            _check_rows(ds, None, known, url)  # a null list is an error, not "no records"
     key = _find_list(ds, data)
     if key is None:
         nested = [k for k, v in data.items() if isinstance(v, dict) and k not in _STRUCTURAL]
         for k in nested:  # one level down, e.g. {"data": {"items": [...]}}
             inner = _find_list(ds, data[k])
             if inner is not None:
-                return Chunk(_scalars(data) | context, data[k][inner], _summary(data))
+                return Records(_scalars(data) | context, data[k][inner], _summary(data))
         scalars = _scalars(data)
         if set(scalars) - {"symbol", "name"} or nested:
             # A single snapshot record rather than a list.
-            return Chunk(dict(context), [data], _summary(data))
+            return Records(dict(context), [data], _summary(data))
         raise _fail(ds, f"no records found in payload (keys: {', '.join(data) or 'none'})", url)
     header = _scalars(data, skip=key)
     for k, v in context.items():
         header.setdefault(k, v)
-    return Chunk(header, data[key], _summary(data))
+    return Records(header, _check_rows(ds, data[key], key, url), _summary(data))
 
 
-def _forecast(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Chunk:
+def _forecast(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     data = _as_dict(ds, data, url)
-    chunk = _records(ds, data, context, url)
+    records = _records(ds, data, context, url)
     meta = data.get("metadata")
-    if isinstance(meta, dict):
-        try:
-            chunk.attrs["metadata"] = {
-                snake(k): (float(v) if v is not None else None) for k, v in meta.items()
-            }
-        except (TypeError, ValueError):
-            raise _fail(ds, f"forecast metadata holds a non-number: {meta!r}", url) from None
-    # lastUpdated describes the whole forecast: it belongs in attrs, not on every row.
-    last = chunk.header.pop("lastUpdated", None)
-    if last is not None:
-        chunk.attrs["last_updated"] = last
-    return chunk
+    if meta is not None and not isinstance(meta, dict):
+        raise _fail(ds, f"forecast `metadata` is not an object: {meta!r}", url)
+    # The metadata numbers describe the whole forecast: header values, one column each, so one
+    # symbol and many give the same shape (CONTRACT §2).
+    for key, value in (meta or {}).items():
+        records.header.setdefault(key, value)
+    return records
 
 
-_APP_PLATFORMS = ("ios", "android")
+_APP_PLATFORMS = PLATFORMS
 
 
-def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Chunk:
+def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     """One record per app per platform per date; older weekly shape -> NA app id/name."""
     data = _as_dict(ds, data, url)
     header = _scalars(data)
     rows: list[dict[str, Any]] = []
     if "apps" in data:
-        apps = data["apps"] or []
-        if not isinstance(apps, list):
-            raise _fail(ds, "`apps` is not a list", url)
-        for app in apps:
+        for app in _check_rows(ds, data["apps"], "apps", url):
             base = {
                 "platform": app.get("platform"),
                 "appId": app.get("appId"),
                 "appName": app.get("appName"),
             }
             extra = {k: v for k, v in app.items() if k not in base and k != "observations"}
-            for obs in app.get("observations") or ():
+            observations = app.get("observations", [])
+            for obs in _check_rows(ds, observations, "apps[].observations", url):
                 rows.append({**base, **extra, **obs})
     elif "data" in data:
         for entry in _record_list(ds, data, "data", url):
@@ -183,34 +197,39 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
                 )
     else:
         raise _fail(ds, "app-ratings payload has neither `apps` nor `data`", url)
-    return Chunk(header, rows)
+    # The service counts app-date observations against `limit`: exactly these rows.
+    return Records(header, rows, counted=len(rows))
 
 
-def _app_daily(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Chunk:
+def _app_daily(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     data = _as_dict(ds, data, url)
     rows = []
+    counted = 0  # the service counts app-date observations against `limit`, not dates
     for entry in _record_list(ds, data, "data", url):
         row = {k: v for k, v in entry.items() if k not in _APP_PLATFORMS}
         for platform in _APP_PLATFORMS:
             obj = entry.get(platform)
             if isinstance(obj, dict):
+                counted += 1
                 for k, v in obj.items():
                     row[platform + k[:1].upper() + k[1:]] = v
         rows.append(row)
     # The daily view is about dates; cik stays with the apps view.
     header = {k: v for k, v in _scalars(data).items() if k != "cik"}
-    return Chunk(header, rows)
+    return Records(header, rows, counted=counted)
 
 
-def _v1_markets(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Chunk:
+def _v1_markets(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     data = _as_dict(ds, data, url)
     names = data.get(ds.records or "")
     if not isinstance(names, list):
         raise _fail(ds, f"payload has no `{ds.records}` list", url)
-    return Chunk({}, [{"market": n} for n in names])
+    return Records({}, [{"market": n} for n in names])
 
 
-def _v1_market_forecasts(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Chunk:
+def _v1_market_forecasts(
+    ds: Dataset, data: Any, context: dict[str, Any], url: str | None
+) -> Records:
     if not isinstance(data, list):
         raise _fail(ds, "expected a list of forecast entries", url)
     rows = []
@@ -221,44 +240,74 @@ def _v1_market_forecasts(ds: Dataset, data: Any, context: dict[str, Any], url: s
         row = {k: v for k, v in entry.items() if k != "prediction"}
         row.update({k: v for k, v in pred.items() if not _DATE_KEY.match(k)})
         rows.append(row)
-    return Chunk({}, rows)
+    return Records({}, rows)
 
 
-def _v1_ticker_forecast(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Chunk:
-    from .helpers import expand_v1_forecast
+_FORECAST_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
+
+def _forecast_triple(date: str, value: Any) -> list[float]:
+    parts = value.split(",") if isinstance(value, str) else value
+    try:
+        if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence) or len(parts) != 3:
+            raise ValueError
+        numbers = [float(p.strip() if isinstance(p, str) else p) for p in parts]
+    except (TypeError, ValueError):
+        raise ResponseFormatError(
+            f"v1 forecast value for {date} is not 'main,lower,upper': {value!r}",
+            dataset="v1/ticker_forecast",
+        ) from None
+    return numbers
+
+
+def parse_v1_forecast(prediction: Mapping[str, Any]) -> list[tuple[str, float, float, float]]:
+    """The dated entries of a v1 ``prediction`` object: ``(date, main, lower, upper)``.
+
+    Date keys (``YYYY-MM-DD``) hold ``"main,lower,upper"`` text or a three-number list; every
+    other key (``expectedShort``, ``type``, ``lastUpdate``, ...) is left alone.
+
+    >>> parse_v1_forecast({"2024-03-06": "101.5,99.0,104.0", "type": "daily"})
+    [('2024-03-06', 101.5, 99.0, 104.0)]
+    """
+    out = []
+    for key, value in prediction.items():
+        if isinstance(key, str) and _FORECAST_DATE.fullmatch(key):
+            main, lower, upper = _forecast_triple(key, value)
+            out.append((key, main, lower, upper))
+    return out
+
+
+def _v1_ticker_forecast(
+    ds: Dataset, data: Any, context: dict[str, Any], url: str | None
+) -> Records:
     data = _as_dict(ds, data, url)
     pred = data.get("prediction")
     if not isinstance(pred, dict):
         raise _fail(ds, "ticker forecast has no `prediction` object", url)
-    frame = expand_v1_forecast(pred)
     rows = [
-        {"date": d.strftime("%Y-%m-%d"), "mid": m, "lower": lo, "upper": hi}
-        for d, m, lo, hi in zip(
-            frame["date"], frame["main"], frame["lower"], frame["upper"], strict=True
-        )
+        {"date": d, "mid": m, "lower": lo, "upper": hi} for d, m, lo, hi in parse_v1_forecast(pred)
     ]
     header = _scalars(data)
     header.setdefault("type", pred.get("type"))
-    from .registry import V1_FORECAST_META
-
-    try:
-        metadata = {
-            f.name: float(pred[f.wire])
-            for f in V1_FORECAST_META
-            if pred.get(f.wire) not in (None, "")
-        }
-    except (TypeError, ValueError):
-        raise _fail(ds, "forecast expected-move values are not numbers", url) from None
-    attrs: dict[str, Any] = {"metadata": metadata}
-    if pred.get("lastUpdate"):
-        attrs["last_updated"] = pred["lastUpdate"]
+    # The forecast's own numbers are per-symbol header values: columns on every row.
+    for f in V1_FORECAST_META:
+        header[f.wire] = pred.get(f.wire)
+    header["lastUpdate"] = pred.get("lastUpdate")
+    attrs: dict[str, Any] = {}
     if pred.get("technicalAnalysis"):
         attrs["technical_analysis"] = pred["technicalAnalysis"]
-    return Chunk(header, rows, attrs)
+    sentiment = data.get("sentimentAnalysis")
+    if sentiment is not None:
+        if not isinstance(sentiment, dict):
+            raise _fail(ds, "`sentimentAnalysis` is not an object of date -> score", url)
+        try:
+            attrs["sentiment"] = {str(k): float(v) for k, v in sentiment.items()}
+        except (TypeError, ValueError):
+            raise _fail(ds, "`sentimentAnalysis` holds a non-number score", url) from None
+    return Records(header, rows, attrs)
 
 
-def _v1_sentiments(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Chunk:
+def _v1_sentiments(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     data = _as_dict(ds, data, url)
     scores = data.get(ds.records or "")
     if scores is None:
@@ -267,10 +316,10 @@ def _v1_sentiments(ds: Dataset, data: Any, context: dict[str, Any], url: str | N
         raise _fail(ds, f"`{ds.records}` is not an object of date -> score", url)
     rows = [{"date": d, "score": s} for d, s in scores.items()]
     rows.sort(key=lambda r: r["date"], reverse=True)
-    return Chunk(_scalars(data), rows)
+    return Records(_scalars(data), rows)
 
 
-Extractor = Callable[[Dataset, Any, dict, "str | None"], Chunk]
+Extractor = Callable[[Dataset, Any, dict, "str | None"], Records]
 EXTRACTORS: dict[str, Extractor] = {
     "records": _records,
     "congress": _records,
@@ -288,20 +337,6 @@ EXTRACTORS: dict[str, Extractor] = {
 
 def extract(
     ds: Dataset, data: Any, context: dict[str, Any] | None = None, url: str | None = None
-) -> Chunk:
+) -> Records:
     """Apply the dataset's extractor to one payload."""
     return EXTRACTORS[ds.shape](ds, data, context or {}, url)
-
-
-def count_records(ds: Dataset, data: Any) -> int:
-    """How many records the server counted against ``limit`` (app ratings: app-date records)."""
-    if ds.name.startswith("app_ratings") and isinstance(data, dict):
-        if "apps" in data:
-            return sum(len(a.get("observations") or ()) for a in data["apps"] or ())
-        return sum(
-            sum(1 for p in _APP_PLATFORMS if isinstance(e.get(p), dict))
-            for e in data.get("data") or ()
-        )
-    if isinstance(data, dict) and isinstance(data.get(ds.records or ""), list):
-        return len(data[ds.records or ""])
-    return 0

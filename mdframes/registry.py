@@ -9,9 +9,9 @@ with closed enumerations as ``cat``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "Field",
@@ -26,6 +26,9 @@ __all__ = [
     "INSIDER_GROUPS",
     "MARKETS",
     "APP_RATINGS_HISTORY_START",
+    "example_arguments",
+    "views",
+    "SEVERITY",
 ]
 
 Kind = Literal["str", "date", "ts", "int", "float", "bool", "cat", "list", "cik", "obj"]
@@ -56,8 +59,13 @@ class Field:
     categories: tuple[str, ...] = ()
     ge: float | None = None
     le: float | None = None
+    # The spec says "or null": a null is normal. Otherwise a null is a soft failure (the live
+    # service sends some), unless ``required``: a missing record id or date is a hard one.
     nullable: bool = True
     column: str = ""  # snake_case name; derived from ``wire`` when empty
+    required: bool = False
+    description: str = ""
+    blank_is_null: bool = False  # "" means absent (contracts' always-empty award types)
 
     @property
     def name(self) -> str:
@@ -75,6 +83,21 @@ class Param:
     hi: int | None = None
     choices: tuple[str, ...] = ()
     default: object = None
+    # A value that stands for several: one request per listed value (congress "both").
+    expands: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @property
+    def in_path(self) -> bool:
+        """True when the value is a path part (``{chamber}``), not a query parameter."""
+        return self.wire.startswith("{")
+
+    @property
+    def placeholder(self) -> str:
+        return self.wire[1:-1] if self.in_path else ""
+
+    def fan_out(self, value: Any) -> tuple[Any, ...]:
+        """The values one user value stands for: ``"both"`` -> ``("house", "senate")``."""
+        return dict(self.expands).get(value, (value,))
 
 
 @dataclass(frozen=True)
@@ -90,9 +113,13 @@ class Dataset:
     records: str | None = None  # key of the record list inside ``data``; None: find it
     header: tuple[Field, ...] = ()  # top-level fields repeated on every row
     fields: tuple[Field, ...] = ()  # record fields the spec states, in column order
+    # Per-response values placed after the record columns (forecast metadata, update time).
+    trailer: tuple[Field, ...] = ()
     record_id: tuple[str, ...] = ()  # columns that identify a record (dedupe on paging)
     anchor: str | None = None  # point-in-time column
-    window: str | None = None  # wire field the server filters startDate/endDate on
+    # The record field (wire name) the service's startDate/endDate filter applies to; paging
+    # walks the window along it.
+    filter_field: str | None = None
     paged: bool = False  # limit-capped: walk the window when a page is full
     needs_market_or_region: bool = False
     ttl: int = 3600  # cache lifetime in seconds
@@ -107,15 +134,46 @@ class Dataset:
     # The lake's record identity. Separate from ``record_id``, which the loaders' paging uses to
     # merge pages; "a|b" means a, or b where a is null. Never a value revised in place.
     lake_key: tuple[str, ...] = ()
+    # Another registry entry's loader serves this one: (dataset, view name).
+    view_of: tuple[str, str] | None = None
+    view: str = ""  # this entry's own view name where the loader has a `view=` switch
+    # Arguments of the documented example call (docs, demo, tests); see example_arguments.
+    example: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def per_symbol(self) -> bool:
+        """True when the dataset is asked for one symbol at a time (``symbols`` argument)."""
+        return "{symbol}" in self.path
+
+    @property
+    def loader(self) -> str:
+        """The public loader's dotted name under ``mdframes`` (``load_insider_trading``,
+        ``v1.load_sentiments``, ``load_screener``)."""
+        if self.view_of is not None:
+            return REGISTRY[self.view_of[0]].loader
+        if self.scope in ("screener", "recent") and self.version == "v2":
+            return f"load_{self.scope}"
+        if self.version == "v1":
+            return "v1.load_" + self.name.split("/", 1)[1]
+        return f"load_{self.name}"
+
+    @property
+    def time_column(self) -> str | None:
+        """The column rows are ordered by: the window's field, else ``date``."""
+        wire = self.filter_field or "date"
+        for f in self.fields:
+            if f.wire == wire or f.name == wire:
+                return f.name
+        return None
 
     @property
     def columns(self) -> list[str]:
         """The contract's column order (header fields first)."""
-        return [f.name for f in self.header] + [f.name for f in self.fields]
+        return [f.name for f in self.all_fields]
 
     @property
     def all_fields(self) -> tuple[Field, ...]:
-        return self.header + self.fields
+        return self.header + self.fields + self.trailer
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
@@ -192,6 +250,24 @@ MARKETS: tuple[tuple[str, str], ...] = (
     ("Tel Aviv TASE", "Israel"),
 )
 
+# How serious a failed rule is (CONTRACT §2 Validation). Hard: what the spec states about one
+# value; the load raises (or, with errors="skip", drops the symbols whose rows fail). Soft:
+# consistency and vocabulary a live service can outgrow; the data is kept, the failure is
+# recorded in df.attrs["quality"] with one DataQualityWarning (validate="strict" raises).
+SEVERITY: dict[str, str] = {
+    "type": "hard",  # the column has its kind's dtype (wrong JSON types fail while typing)
+    "required": "hard",  # a record's id or date is present
+    "range": "hard",  # score in [-1, 1], volumes >= 0, ...
+    "cik": "hard",  # 10 digits or null
+    "list": "hard",  # list fields hold lists
+    "not_null": "soft",  # a null the spec does not announce (insider filingDate does occur)
+    "vocabulary": "soft",  # a value outside the spec's list: kept as an added category
+    "duplicates": "soft",  # the same record id twice in one answer
+    "total_volume": "soft",  # total = calls + puts (+1: truncated separately)
+    "disclosure_after_trade": "soft",
+    "forecast_band": "soft",  # lower <= mid <= upper
+}
+
 # --- building blocks --------------------------------------------------------------------------
 
 MINUTE, HOUR, DAY = 60, 3600, 86400
@@ -208,20 +284,28 @@ def _limit(lo: int | None = 1, hi: int | None = None) -> Param:
     return Param("limit", "limit", "int", lo=lo, hi=hi)
 
 
-WINDOW = (START, END, _limit())
-CAPPED = (START, END, _limit(1, 500))
+DATE_RANGE = (START, END, _limit())
+CAPPED_RANGE = (START, END, _limit(1, 500))
 SCREEN = (Param("market", "market"), Param("region", "region"), _limit(1, 20_000))
 
 INSIDER_FIELDS = (
     Field("date", "date"),
     Field("insider"),
-    Field("relationship"),
-    Field("transactionType", "cat", INSIDER_TYPES),
+    Field("relationship", description="Role of the insider (CEO, Director, 10% Owner, ...)"),
+    Field(
+        "transactionType",
+        "cat",
+        INSIDER_TYPES,
+        description="Form 4 transaction kind; md.insider_groups() maps it to acquisition, "
+        "disposition or neutral",
+    ),
     Field("shares", "int", ge=0),
     Field("pricePerShare", "float", ge=0),
     Field("totalValue", "int", ge=0),
     Field("sharesOwned", "int", ge=0),
-    Field("filingDate", "date"),
+    # "filingDate | string" (not "or null"), yet the service's own published example has a
+    # null: a soft failure, loaded as NA (point_in_time imputes the 2-business-day deadline).
+    Field("filingDate", "date", nullable=False),
     Field("filingUrl"),
     CIK,
 )
@@ -229,10 +313,27 @@ CONGRESS_FIELDS = (
     Field("date", "date"),
     Field("politician"),
     Field("transactionType", "cat", CONGRESS_TYPES),
-    Field("amount"),
-    Field("owner", "cat"),  # SELF, SP, DC, JT, UNKNOWN or a member-specific code: open set
-    Field("amountRaw"),
-    Field("amountFlag", "str", AMOUNT_FLAGS),
+    Field(
+        "amount",
+        description="Amount bracket such as '$1,001 - $15,000' (md.congress_amount_bounds "
+        "gives numbers)",
+    ),
+    # An open set: member-specific codes occur.
+    Field(
+        "owner",
+        "cat",
+        description="Whose trade: SELF, SP (spouse), DC (dependent child), JT (joint), "
+        "UNKNOWN (blank owner in a Senate filing; blank House owners read SELF) or a "
+        "member-specific code",
+    ),
+    Field("amountRaw", description="The amount as filed, set only when `amount` was rewritten"),
+    Field(
+        "amountFlag",
+        "str",
+        AMOUNT_FLAGS,
+        description="null on clean rows; review: the filed amount was unusable; ambiguous: "
+        "it had two readings (amount keeps the filed text in both cases)",
+    ),
     Field("disclosureDate", "date"),
 )
 NEWS_FIELDS = (
@@ -245,9 +346,14 @@ NEWS_FIELDS = (
 ANALYST_FIELDS = (
     Field("date", "date"),
     Field("institution"),
-    Field("action"),  # seen values only (Reiterated, Upgrade, ...): not a closed set
+    # Seen values only (Reiterated, Upgrade, ...): not a closed set.
+    Field("action", description="Rating action: Upgrade, Downgrade, Reiterated, Initiated, ..."),
     Field("rating"),
-    Field("targetPrice"),  # currency text, or null
+    Field(
+        "targetPrice",
+        description="Price target as currency text ('$200.73') or a change ('$180.00 -> "
+        "$200.00'); md.analyst_changes() parses it",
+    ),
 )
 APP_OBS_FIELDS = (
     Field("platform", "cat", PLATFORMS),
@@ -263,9 +369,9 @@ APP_OBS_FIELDS = (
 def _per_symbol(
     name: str, tail: str, records: str | None, fields: tuple[Field, ...], **kw
 ) -> Dataset:
-    kw.setdefault("params", WINDOW)
+    kw.setdefault("params", DATE_RANGE)
     kw.setdefault("anchor", "date")
-    kw.setdefault("window", "date")
+    kw.setdefault("filter_field", "date")
     return Dataset(
         name=name,
         path=f"/v2/{tail}/{{symbol}}",
@@ -289,6 +395,14 @@ _DATASETS: list[Dataset] = [
             Field("mid", "float"),
             Field("lower", "float"),
             Field("upper", "float"),
+        ),
+        trailer=(
+            Field("expectedShortTerm", "float"),
+            Field("expectedMidTerm", "float"),
+            Field("expectedLongTerm", "float"),
+            Field("lowerBoundChange", "float"),
+            Field("upperBoundChange", "float"),
+            Field("lastUpdated", "ts"),
         ),
         anchor=None,  # forecasts are forward-looking; they carry no publication date
         ttl=15 * MINUTE,
@@ -376,15 +490,22 @@ _DATASETS: list[Dataset] = [
         name="congress_trades",
         path="/v2/congress/{chamber}/{symbol}",
         params=(
-            Param("chamber", "{chamber}", "choice", choices=("both",) + CHAMBERS, default="both"),
+            Param(
+                "chamber",
+                "{chamber}",
+                "choice",
+                choices=("both",) + CHAMBERS,
+                default="both",
+                expands=(("both", CHAMBERS),),
+            ),
         )
-        + WINDOW,
+        + DATE_RANGE,
         shape="congress",
         records="trades",
         header=(SYMBOL, NAME, Field("chamber", "cat", CHAMBERS)),
         fields=CONGRESS_FIELDS,
         anchor="disclosure_date",
-        window="date",
+        filter_field="date",
         checks=("disclosure_after_trade",),
         description="US House and Senate member trades.",
         lake="window",
@@ -425,7 +546,7 @@ _DATASETS: list[Dataset] = [
             Field("issueCodes", "list"),
             Field("governmentEntities", "list"),
         ),
-        params=CAPPED,
+        params=CAPPED_RANGE,
         paged=True,
         record_id=("filing_uuid",),
         description="Corporate lobbying filings.",
@@ -442,7 +563,11 @@ _DATASETS: list[Dataset] = [
         (
             Field("awardId"),
             Field("awardAmount", "float"),
-            Field("awardType"),
+            Field(
+                "awardType",
+                blank_is_null=True,
+                description="Award type; the spec says always empty (empty text loads as NA)",
+            ),
             Field("awardingAgency"),
             Field("awardingSubAgency"),
             Field("recipientName"),
@@ -451,14 +576,19 @@ _DATASETS: list[Dataset] = [
             Field("description"),
             Field("naicsCode"),
             Field("naicsDescription"),
-            Field("contractAwardType"),
+            Field(
+                "contractAwardType",
+                blank_is_null=True,
+                description="Contract award type; the spec says always empty (empty text "
+                "loads as NA)",
+            ),
             CIK,
         ),
-        params=CAPPED,
+        params=CAPPED_RANGE,
         paged=True,
         record_id=("award_id",),
         anchor="start_date",
-        window="startDate",
+        filter_field="startDate",
         description="Federal contract awards, latest reported state per award.",
         lake="window",
         # Awards are updated in place by award id (modifications set a new amount) over their
@@ -479,11 +609,11 @@ _DATASETS: list[Dataset] = [
             Field("patentDate", "date"),
             Field("title"),
             Field("type", "cat", PATENT_TYPES),
-            Field("kind"),
+            Field("kind", description="Patent kind code (B1, B2: utility grants; S1: design; ...)"),
             Field("numClaims", "float", ge=0),
             Field("numCitedBy", "float", ge=0),
             Field("assigneeOrganization"),
-            Field("assigneeType"),
+            Field("assigneeType", description="Assignee code: 2 = US company, 3 = foreign company"),
             Field("applicationFilingDate", "date"),
             Field("filingToGrantDays", "float"),
             Field("inventors", "list"),
@@ -493,11 +623,11 @@ _DATASETS: list[Dataset] = [
             Field("primaryCpcSection"),
             CIK,
         ),
-        params=CAPPED,
+        params=CAPPED_RANGE,
         paged=True,
         record_id=("patent_id",),
         anchor="patent_date",
-        window="patentDate",
+        filter_field="patentDate",
         description="Granted patents; the window filters on the grant date.",
         lake="window",
         # Grants are published weekly on their grant date; two weeks absorbs indexing delays.
@@ -511,7 +641,8 @@ _DATASETS: list[Dataset] = [
         APP_OBS_FIELDS,
         extra_header=(CIK,),
         shape="app_ratings_apps",
-        params=CAPPED,
+        view="apps",
+        params=CAPPED_RANGE,
         paged=True,
         record_id=("platform", "app_id", "date"),
         description="Mobile app ratings, one row per app per platform per date.",
@@ -539,18 +670,27 @@ _DATASETS: list[Dataset] = [
             Field("androidInstallCount", "int", ge=0),
         ),
         shape="app_ratings_daily",
-        params=CAPPED,
+        view_of=("app_ratings", "daily"),
+        view="daily",
+        params=CAPPED_RANGE,
         paged=True,
         record_id=("date",),
         description="Mobile app ratings, one row per date (biggest app per platform).",
     ),
+    # The spec shows no record fields for these two; declared as the live service sends them
+    # (its documentation's examples and the official client), every other field still kept.
     _per_symbol(
         "professionalnet",
         "professionalnet",
-        None,
-        (),
+        "data",
+        (
+            Field("date", "date"),
+            Field("employeeCount", "int", ge=0),
+            Field("followerCount", "int", ge=0),
+            Field("jobCount", "int", ge=0),
+        ),
         shape="auto",
-        description="Professional-network metrics (fields not shown in the spec).",
+        description="Professional-network metrics: employees, followers and open jobs.",
         lake="window",
         lookback=7,  # daily counts of a crawl; a week absorbs re-crawls, one request anyway
         lake_key=("symbol", "date"),
@@ -558,13 +698,17 @@ _DATASETS: list[Dataset] = [
     _per_symbol(
         "forum_mentions",
         "forum-mentions",
-        None,
-        (),
+        "data",
+        (
+            Field("date", "ts", description="UTC time of the count (the service sends times)"),
+            Field("subreddit"),
+            Field("mentions", "int", ge=0),
+        ),
         shape="auto",
-        description="Forum mentions (fields not shown in the spec).",
+        description="Forum mentions per subreddit, timestamped.",
         lake="window",
         lookback=7,  # mention counts of recent days grow as posts are indexed
-        # The live service names the forum ``subreddit``; the sandbox ``subforum``.
+        # Older sandboxes named the forum ``subforum``; the live service ``subreddit``.
         lake_key=("symbol", "date", "subreddit|subforum"),
     ),
     Dataset(
@@ -764,6 +908,7 @@ _DATASETS += [
             Field("lower", "float"),
             Field("upper", "float"),
         ),
+        trailer=(*V1_FORECAST_META, Field("lastUpdate", "ts", column="last_updated")),
         ttl=15 * MINUTE,
         checks=("forecast_band",),
         description="One ticker's forecast, one row per date.",
@@ -824,7 +969,7 @@ _DATASETS += [
             Field("date", "date"),
             Field("insiderTradings", column="insider"),
             Field("relationship"),
-            Field("transaction", column="transaction_type"),
+            Field("transaction", "cat", INSIDER_TYPES, column="transaction_type"),
             Field("cost", "float", ge=0, column="price_per_share"),
             Field("shares", "int", ge=0),
             Field("USDValue", "int", ge=0, column="total_value"),
@@ -840,17 +985,73 @@ _DATASETS += [
 
 REGISTRY: dict[str, Dataset] = {d.name: d for d in _DATASETS}
 
+# Values for required parameters in documented example calls (docs, demo and tests run them).
+_EXAMPLE_VALUES: dict[str, Any] = {"market": "S&P 500", "ticker": "AAPL"}
+
+
+def example_arguments(ds: Dataset) -> dict[str, Any]:
+    """The arguments of the dataset's documented example, for ``md.load(ds.name, **args)``.
+
+    Derived from the declared parameters (two symbols where a window is taken, the required
+    path parts, a region where the screener needs one) and overridden by ``ds.example``.
+
+    >>> example_arguments(get("screener/sentiment"))
+    {'region': 'US', 'limit': 500}
+    """
+    args: dict[str, Any] = {}
+    if ds.per_symbol:
+        args["symbols"] = ["AAPL", "MSFT"] if ds.param("start") is not None else "AAPL"
+    for p in ds.params:
+        if p.in_path and p.default is None and p.name in _EXAMPLE_VALUES:
+            args[p.name] = _EXAMPLE_VALUES[p.name]
+    if ds.needs_market_or_region:
+        args["region"] = "US"
+    if ds.scope in ("screener", "recent"):
+        args["limit"] = 500
+    args.update(ds.example)
+    return args
+
+
+def views(dataset: str) -> dict[str, str]:
+    """View name -> registry name for a loader with a ``view=`` switch (``app_ratings``)."""
+    own = REGISTRY[dataset]
+    out = {own.view: own.name} if own.view else {}
+    out.update(
+        {d.view_of[1]: d.name for d in REGISTRY.values() if d.view_of and d.view_of[0] == dataset}
+    )
+    return out
+
+
+def _spelling(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
 
 def get(name: str) -> Dataset:
     """Look a dataset up by registry name (``insider_trading``, ``screener/sentiment``, ...);
-    ``-`` and ``_`` are interchangeable for the per-symbol names."""
-    if name in REGISTRY:
-        return REGISTRY[name]
-    alt = name.replace("-", "_")
-    if alt in REGISTRY:
-        return REGISTRY[alt]
+    ``-`` and ``_`` are interchangeable everywhere (``insider-trading``,
+    ``screener/insider_trading``).
+
+    >>> get("insider-trading").name
+    'insider_trading'
+    """
     from .errors import InvalidParameterError
 
+    if not isinstance(name, str):
+        raise InvalidParameterError(
+            f"dataset must be a registry name (str), got {type(name).__name__}",
+            parameter="dataset",
+        )
+    if name in REGISTRY:
+        return REGISTRY[name]
+    by_spelling = {_spelling(n): d for n, d in REGISTRY.items()}
+    if _spelling(name) in by_spelling:
+        return by_spelling[_spelling(name)]
+    from difflib import get_close_matches
+
+    close = get_close_matches(_spelling(name), list(by_spelling), n=3)
+    hint = ""
+    if close:
+        hint = "; did you mean " + " or ".join(repr(by_spelling[c].name) for c in close) + "?"
     raise InvalidParameterError(
-        f"unknown dataset {name!r}; known: {', '.join(sorted(REGISTRY))}", parameter="dataset"
+        f"unknown dataset {name!r}{hint} (md.datasets() lists them all)", parameter="dataset"
     )

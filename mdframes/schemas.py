@@ -1,8 +1,19 @@
-"""pandera schemas, one per dataset, generated from the registry's field rules.
+"""Validation: every rule of every dataset, graded hard or soft, written once.
 
-Frames are cast by hand (see :mod:`mdframes.frame`) and validated with ``coerce=False``:
-pandera's coercion would force nanosecond datetimes and costs more. Unknown columns are
-allowed (``strict=False``): fields the service adds later pass through.
+Each :class:`Rule` is a vectorised test that marks the failing rows of a frame. The rules of a
+dataset come from its registry entry (field kinds, ranges, vocabularies, nulls, cik, lists,
+frame-level checks); their severity comes from :data:`mdframes.registry.SEVERITY`:
+
+- **hard** rules are what the spec states about one value (types, ranges, a missing record
+  id or date): a failure raises :class:`~mdframes.DataValidationError` naming the dataset,
+  symbols, columns, checks and sample values;
+- **soft** rules are consistency a live service can outgrow (put/call totals, disclosure after
+  trade, forecast bands, vocabulary, duplicates, unexpected nulls): a failure is recorded in
+  ``df.attrs["quality"]`` and the data is kept (``validate="strict"`` raises instead).
+
+The loaders call :func:`check`, one pass over the rules. :func:`get` builds a pandera schema
+from the same rules (soft ones as ``raise_warning`` checks) for users who validate their own
+frames with pandera.
 
 >>> from mdframes import schemas
 >>> schemas.get("insider_trading").validate(df)       # doctest: +SKIP
@@ -11,6 +22,8 @@ allowed (``strict=False``): fields the service adds later pass through.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -18,242 +31,337 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataValidationError
-from .registry import REGISTRY, Dataset, Field
+from .kinds import has_kind
+from .registry import REGISTRY, SEVERITY, Dataset, Field
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandera.pandas as pa
 
-__all__ = ["get", "validate", "SCHEMA_NAMES"]
+__all__ = ["Rule", "rules", "check", "validate", "get", "describe", "SCHEMA_NAMES", "RULE_DOCS"]
 
 SCHEMA_NAMES = tuple(REGISTRY)
-CIK_PATTERN = r"^\d{10}$"
 _CIK = re.compile(r"\d{10}")
+Mask = Callable[[pd.DataFrame], "np.ndarray | None"]  # failing rows; None: none fail
 
-_KIND_TEST = {
-    "str": lambda d: isinstance(d, pd.StringDtype),
-    "cik": lambda d: isinstance(d, pd.StringDtype),
-    "date": lambda d: pd.api.types.is_datetime64_dtype(d) and getattr(d, "tz", None) is None,
-    "ts": lambda d: isinstance(d, pd.DatetimeTZDtype) and str(d.tz) == "UTC",
-    "int": lambda d: isinstance(d, pd.Int64Dtype),
-    "float": lambda d: d == "float64",
-    "bool": lambda d: isinstance(d, pd.BooleanDtype),
-    "cat": lambda d: isinstance(d, pd.CategoricalDtype),
-    "list": lambda d: d == np.dtype(object),
-    "obj": lambda d: True,
-}
+# Frame-level rules named in Dataset.checks: (columns, doc, failing-row test).
+_FRAME_RULES: dict[str, tuple[tuple[str, ...], str, Mask]] = {}
 
 
-def _column_checks(f: Field) -> list[pa.Check]:
-    import pandera.pandas as pa
+@dataclass(frozen=True)
+class Rule:
+    """One check: its name, the columns it reads, its severity and the failing-row test."""
 
-    test = _KIND_TEST[f.kind]
-    checks = [
-        pa.Check(
-            lambda s, test=test: bool(test(s.dtype)),
-            element_wise=False,
-            name=f"dtype_is_{f.kind}",
-            error=f"dtype must be {f.kind}",
+    name: str
+    columns: tuple[str, ...]
+    severity: str  # "hard" or "soft"
+    fails: Mask
+    doc: str
+
+
+def _frame_rule(name: str, columns: tuple[str, ...], doc: str) -> Callable[[Mask], Mask]:
+    def register(fn: Mask) -> Mask:
+        _FRAME_RULES[name] = (columns, doc, fn)
+        return fn
+
+    return register
+
+
+def _mask(series: pd.Series) -> np.ndarray | None:
+    out = series.fillna(False).to_numpy(dtype=bool)
+    return out if out.any() else None
+
+
+@_frame_rule(
+    "total_volume",
+    ("total_volume", "call_volume", "put_volume"),
+    "`total_volume` - (`call_volume` + `put_volume`) is 0 or 1 (the service truncates calls "
+    "and puts separately)",
+)
+def _total_volume(df: pd.DataFrame) -> np.ndarray | None:
+    gap = df["total_volume"] - (df["call_volume"] + df["put_volume"])
+    return _mask((gap < 0) | (gap > 1))
+
+
+@_frame_rule(
+    "disclosure_after_trade",
+    ("disclosure_date", "date"),
+    "`disclosure_date` is never before the trade `date`",
+)
+def _disclosure_after_trade(df: pd.DataFrame) -> np.ndarray | None:
+    return _mask(df["disclosure_date"] < df["date"])
+
+
+@_frame_rule("forecast_band", ("lower", "mid", "upper"), "`lower` <= `mid` <= `upper` on every row")
+def _forecast_band(df: pd.DataFrame) -> np.ndarray | None:
+    return _mask((df["lower"] > df["mid"]) | (df["mid"] > df["upper"]))
+
+
+def _all_rows(df: pd.DataFrame) -> np.ndarray:
+    return np.ones(len(df), dtype=bool)
+
+
+def _field_rules(ds: Dataset, f: Field) -> list[Rule]:
+    col = f.name
+    # A record's id and its date identify it: without them a row means nothing (hard). Parts of
+    # a composite id may be absent in older shapes (app ratings without app ids).
+    single_id = ds.record_id == (col,)
+    required = f.required or single_id or (ds.per_symbol and col == ds.time_column)
+    out = [
+        Rule(
+            f"dtype_is_{f.kind}",
+            (col,),
+            SEVERITY["type"],
+            lambda df: None if has_kind(df[col].dtype, f.kind) else _all_rows(df),
+            f"dtype is the kind's ({f.kind})",
         )
     ]
-    if f.ge is not None and f.le is not None:
-        checks.append(pa.Check.in_range(f.ge, f.le))
-    elif f.ge is not None:
-        checks.append(pa.Check.ge(f.ge))
-    elif f.le is not None:
-        checks.append(pa.Check.le(f.le))
-    if f.categories:
-        checks.append(pa.Check.isin(list(f.categories)))
-    if f.kind == "cik":
-        checks.append(pa.Check.str_matches(CIK_PATTERN))
-    if f.kind == "list":
-        checks.append(
-            pa.Check(
-                lambda s: s.map(lambda v: v is None or isinstance(v, list)),
-                name="is_list",
-                error="cells must be lists or null",
+    if required or not f.nullable:
+        kind = "required" if required else "not_null"
+        out.append(
+            Rule(
+                kind,
+                (col,),
+                SEVERITY[kind],
+                lambda df: _mask(df[col].isna()) if len(df) else None,
+                "never null" + ("" if required else " (the spec does not mark it nullable)"),
             )
         )
-    return checks
+    if f.ge is not None or f.le is not None:
+        lo = -np.inf if f.ge is None else f.ge
+        hi = np.inf if f.le is None else f.le
+
+        def out_of_range(df: pd.DataFrame) -> np.ndarray | None:
+            values = df[col]
+            low, high = values.min(), values.max()  # NA-skipping summary first: cheap
+            if not (pd.notna(low) and (low < lo or high > hi)):
+                return None
+            return _mask((values < lo) | (values > hi))
+
+        bounds = (
+            f"[{f.ge:g}, {f.le:g}]"
+            if f.ge is not None and f.le is not None
+            else (f">= {f.ge:g}" if f.ge is not None else f"<= {f.le:g}")
+        )
+        out.append(Rule(f"in_range {bounds}", (col,), SEVERITY["range"], out_of_range, bounds))
+    if f.categories:
+        allowed = set(f.categories)
+
+        def outside(df: pd.DataFrame) -> np.ndarray | None:
+            values = df[col]
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                extra = set(values.dtype.categories) - allowed
+                if not extra:
+                    return None
+                return _mask(values.isin(list(extra)))
+            return _mask(values.notna() & ~values.isin(list(allowed)))
+
+        out.append(
+            Rule(
+                "in_vocabulary",
+                (col,),
+                SEVERITY["vocabulary"],
+                outside,
+                "one of " + ", ".join(f.categories),
+            )
+        )
+    if f.kind == "cik":
+
+        def not_cik(df: pd.DataFrame) -> np.ndarray | None:
+            values = df[col]
+            distinct = values.dropna().unique()
+            if all(_CIK.fullmatch(str(v)) for v in distinct):
+                return None
+            return _mask(values.notna() & ~values.astype("string").str.fullmatch(r"\d{10}"))
+
+        out.append(Rule("cik_10_digits", (col,), SEVERITY["cik"], not_cik, "10 digits or null"))
+    if f.kind == "list":
+        out.append(
+            Rule(
+                "is_list",
+                (col,),
+                SEVERITY["list"],
+                lambda df: _mask(~df[col].map(lambda v: v is None or isinstance(v, list))),
+                "a list or null",
+            )
+        )
+    return out
 
 
-def _total_volume(df: pd.DataFrame) -> pd.Series:
-    total = df["call_volume"] + df["put_volume"]
-    return (df["total_volume"] == total).fillna(True).astype(bool)
+def _duplicate_rule(ds: Dataset) -> Rule | None:
+    if not ds.record_id:
+        return None
+    header = tuple(c for c in ("symbol", "chamber") if c in ds.columns)
+    key = header + tuple(c for c in ds.record_id if c not in header)
+
+    def duplicated(df: pd.DataFrame) -> np.ndarray | None:
+        present = [c for c in key if c in df.columns]
+        return _mask(pd.Series(df.duplicated(present, keep="first"))) if present else None
+
+    return Rule("no_duplicates", key, SEVERITY["duplicates"], duplicated, f"one row per {key}")
 
 
-def _disclosure_after_trade(df: pd.DataFrame) -> pd.Series:
-    return ~(df["disclosure_date"] < df["date"]).fillna(False).astype(bool)
+@cache
+def rules(name: str) -> tuple[Rule, ...]:
+    """Every rule of dataset ``name``, in column order, then the frame-level ones."""
+    ds = REGISTRY[name]
+    out = [r for f in ds.all_fields for r in _field_rules(ds, f)]
+    for check_name in ds.checks:
+        columns, doc, fn = _FRAME_RULES[check_name]
+        out.append(Rule(check_name, columns, SEVERITY[check_name], fn, doc))
+    dup = _duplicate_rule(ds)
+    if dup is not None:
+        out.append(dup)
+    return tuple(out)
 
 
-def _forecast_band(df: pd.DataFrame) -> pd.Series:
-    return ~((df["lower"] > df["mid"]) | (df["mid"] > df["upper"])).fillna(False).astype(bool)
+RULE_DOCS: dict[str, str] = {name: doc for name, (_, doc, _) in _FRAME_RULES.items()}
 
 
-_FRAME_RULES = {
-    "total_volume": ("total_volume_is_call_plus_put", _total_volume),
-    "disclosure_after_trade": ("disclosure_not_before_trade", _disclosure_after_trade),
-    "forecast_band": ("lower_le_mid_le_upper", _forecast_band),
-}
-# The columns each frame-level rule reads, to name them in errors.
-_RULE_COLUMNS = {
-    "total_volume_is_call_plus_put": ("total_volume", "call_volume", "put_volume"),
-    "disclosure_not_before_trade": ("disclosure_date", "date"),
-    "lower_le_mid_le_upper": ("lower", "mid", "upper"),
-}
+def _sample(df: pd.DataFrame, rows: np.ndarray, columns: tuple[str, ...]) -> list[Any]:
+    present = [c for c in columns if c in df.columns]
+    picked = df.loc[rows, present].head(3)
+    if len(present) == 1:
+        return [_plain(v) for v in picked[present[0]].tolist()]
+    return [{c: _plain(v) for c, v in rec.items()} for rec in picked.to_dict("records")]
 
 
-def _frame_rules(ds: Dataset) -> list:
-    return [_FRAME_RULES[c][1] for c in ds.checks]
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return value.item() if isinstance(value, np.generic) else value
 
 
-def _frame_checks(ds: Dataset) -> list[pa.Check]:
-    import pandera.pandas as pa
+def _symbols(df: pd.DataFrame, rows: np.ndarray) -> list[str]:
+    if "symbol" not in df.columns:
+        return []
+    return [str(s) for s in pd.unique(df.loc[rows, "symbol"].dropna())]
 
-    return [pa.Check(_FRAME_RULES[c][1], name=_FRAME_RULES[c][0]) for c in ds.checks]
+
+def check(df: pd.DataFrame, name: str, *, strict: bool = False) -> list[dict[str, Any]]:
+    """Run every rule of dataset ``name`` over ``df`` in one pass.
+
+    Returns the soft failures as ``attrs["quality"]`` entries (``check, columns, rows,
+    symbols, sample``); raises :class:`DataValidationError` for hard failures (and for soft
+    ones with ``strict=True``), naming the symbols whose rows fail.
+
+    >>> schemas.check(md.load_put_call_ratio("TSLA"), "put_call_ratio")  # doctest: +SKIP
+    []
+    """
+    hard: list[dict[str, Any]] = []
+    soft: list[dict[str, Any]] = []
+    for rule in rules(name):
+        if any(c not in df.columns for c in rule.columns):
+            if rule.severity == "hard" or rule.name.startswith("dtype"):
+                hard.append(_entry(rule, df, None, missing=True))
+            continue
+        rows = rule.fails(df)
+        if rows is None:
+            continue
+        entry = _entry(rule, df, rows)
+        (hard if rule.severity == "hard" or strict else soft).append(entry)
+    if hard:
+        symbols = list(dict.fromkeys(s for e in hard for s in e["symbols"]))
+        raise DataValidationError(
+            f"{name}: {sum(e['rows'] for e in hard)} failing row(s)"
+            + (f" [symbols: {', '.join(symbols)}]" if symbols else "")
+            + "\n"
+            + "\n".join(_line(e) for e in hard),
+            dataset=name,
+            failures=pd.DataFrame(hard),
+            symbols=symbols,
+        )
+    return soft
+
+
+def _entry(
+    rule: Rule, df: pd.DataFrame, rows: np.ndarray | None, missing: bool = False
+) -> dict[str, Any]:
+    if missing:
+        return {
+            "check": f"column_present ({rule.name})",
+            "columns": list(rule.columns),
+            "rows": len(df),
+            "symbols": _symbols(df, _all_rows(df)) if len(df) else [],
+            "sample": [],
+            "index": [],
+        }
+    return {
+        "check": rule.name,
+        "columns": list(rule.columns),
+        "rows": int(rows.sum()),  # type: ignore[union-attr]
+        "symbols": _symbols(df, rows),  # type: ignore[arg-type]
+        "sample": _sample(df, rows, rule.columns),  # type: ignore[arg-type]
+        "index": df.index[rows][:10].tolist(),  # type: ignore[index]  # first failing labels
+    }
+
+
+def _line(e: dict[str, Any]) -> str:
+    where = f" symbols {e['symbols']}" if e["symbols"] else ""
+    return f"  columns {e['columns']} check {e['check']!r}: {e['rows']} row(s), e.g. {e['sample']}{where}"
+
+
+def validate(df: pd.DataFrame, name: str, *, strict: bool = False) -> pd.DataFrame:
+    """Validate ``df`` against dataset ``name``: raise on hard failures, record soft ones in
+    ``df.attrs["quality"]``; returns ``df``.
+
+    >>> schemas.validate(df, "sentiment")  # doctest: +SKIP
+    """
+    df.attrs["quality"] = check(df, name, strict=strict)
+    return df
 
 
 @cache
 def get(name: str) -> pa.DataFrameSchema:
-    """The pandera schema of a registry dataset (``insider_trading``, ``screener/sentiment``...)."""
-    import pandera.pandas as pa
+    """The pandera schema of a registry dataset, built from the same rules as :func:`check`:
+    hard rules fail validation, soft ones warn (``raise_warning``).
 
-    ds = REGISTRY[name]
-    columns = {
-        f.name: pa.Column(
-            dtype=None,
-            checks=_column_checks(f),
-            nullable=f.nullable,
-            required=True,
-            coerce=False,
-        )
-        for f in ds.all_fields
-    }
-    return pa.DataFrameSchema(
-        columns,
-        checks=_frame_checks(ds),
-        strict=False,
-        coerce=False,
-        name=name,
-        description=ds.description,
-    )
-
-
-def _describe(failures: pd.DataFrame, limit: int = 6) -> str:
-    lines = []
-    rules = failures[failures["check"].isin(list(_RULE_COLUMNS))]
-    for rule, group in rules.groupby("check", sort=False):
-        columns = list(_RULE_COLUMNS[str(rule)])
-        at = sorted(set(group["index"].dropna().astype(int)))[:5]
-        lines.append(f"  columns {columns} check {rule!r}: fails at rows {at}")
-    cells = failures[~failures["check"].isin(list(_RULE_COLUMNS))]
-    grouped = cells.groupby(["column", "check"], dropna=False, sort=False)
-    for (column, check), group in list(grouped)[:limit]:
-        values = group["failure_case"].head(5).tolist()
-        rows = group["index"].head(5).tolist()
-        where = column if isinstance(column, str) else "frame"
-        lines.append(f"  column {where!r} check {check!r}: values {values} at rows {rows}")
-    return "\n".join(lines)
-
-
-def _below(col: pd.Series, bound: float) -> bool:
-    low = col.min()  # NA-skipping; NA/NaN when nothing is present
-    return bool(pd.notna(low) and low < bound)
-
-
-def _above(col: pd.Series, bound: float) -> bool:
-    high = col.max()
-    return bool(pd.notna(high) and high > bound)
-
-
-def _rules_hold(ds: Dataset, df: pd.DataFrame) -> bool:
-    """Every rule of the detailed schema in one pass, using column summaries (min, max,
-    the distinct values) rather than per-row masks: True when all hold."""
-    for f in ds.all_fields:
-        if f.name not in df.columns:
-            return False
-        col = df[f.name]
-        dtype = col.dtype
-        if not _KIND_TEST[f.kind](dtype):
-            return False
-        if not f.nullable and col.isna().any():
-            return False
-        if f.ge is not None and _below(col, f.ge):
-            return False
-        if f.le is not None and _above(col, f.le):
-            return False
-        if f.categories or f.kind == "cik":
-            if isinstance(dtype, pd.CategoricalDtype):
-                # Unused categories do not matter; values outside the set do.
-                extra = set(dtype.categories) - set(f.categories)
-                distinct = set(col.dropna().unique()) & extra if extra else set()
-            else:
-                distinct = set(col.dropna().unique())
-            if f.categories and not distinct <= set(f.categories):
-                return False
-            if f.kind == "cik" and not all(_CIK.fullmatch(str(v)) for v in distinct):
-                return False
-        if f.kind == "list" and not col.map(lambda v: v is None or isinstance(v, list)).all():
-            return False
-    return all(bool(check(df).all()) for check in _frame_rules(ds))
-
-
-@cache
-def _fast(name: str) -> pa.DataFrameSchema:
-    """A one-check schema with the same rules as :func:`get`.
-
-    pandera costs a fixed 0.1-0.2 ms per check; the detailed schema has one per rule and
-    column. This one runs them all in one vectorised check, so a 500-row load does not
-    spend more on validation than on fetching. When it fails, :func:`validate` runs the
-    detailed schema to name the columns, checks and values.
+    >>> schemas.get("insider_trading").validate(df, lazy=True)  # doctest: +SKIP
     """
     import pandera.pandas as pa
 
     ds = REGISTRY[name]
+    checks = [
+        pa.Check(
+            lambda df, r=rule: _passes(r, df),
+            name=rule.name,
+            error=f"{', '.join(rule.columns)}: {rule.doc}",
+            raise_warning=rule.severity == "soft",
+            ignore_na=False,  # the rules handle nulls themselves (a null id is a failure)
+        )
+        for rule in rules(name)
+    ]
+    columns = {
+        f.name: pa.Column(dtype=None, nullable=True, required=True, coerce=False)
+        for f in ds.all_fields
+    }
     return pa.DataFrameSchema(
-        checks=[pa.Check(lambda df: _rules_hold(ds, df), name=f"{name}_rules")],
-        strict=False,
-        coerce=False,
-        name=name,
+        columns, checks=checks, strict=False, coerce=False, name=name, description=ds.description
     )
 
 
-def validate(df: pd.DataFrame, name: str) -> pd.DataFrame:
-    """Validate ``df`` against dataset ``name``; raise :class:`DataValidationError` with the
-    columns, checks and sample failing values."""
-    import pandera.errors as pe
-
-    try:
-        return _fast(name).validate(df, lazy=False, inplace=True)
-    except pe.SchemaError:
-        pass  # name the failures with the detailed schema below
-    try:
-        return get(name).validate(df, lazy=True, inplace=True)
-    except pe.SchemaErrors as exc:
-        failures = exc.failure_cases
-        raise DataValidationError(
-            f"{name}: {len(failures)} schema failure(s)\n{_describe(failures)}",
-            dataset=name,
-            failures=failures,
-        ) from None
-    except pe.SchemaError as exc:  # pragma: no cover - lazy=True collects, kept for safety
-        raise DataValidationError(f"{name}: {exc}", dataset=name) from None
+def _passes(rule: Rule, df: pd.DataFrame) -> pd.Series:
+    rows = rule.fails(df)
+    ok = np.ones(len(df), dtype=bool) if rows is None else ~rows
+    return pd.Series(ok, index=df.index)
 
 
 def describe(name: str) -> list[dict[str, Any]]:
-    """Rows of (column, kind, rules) for docs."""
+    """Rows of (column, field, kind, rules) for the docs and the catalog."""
     ds = REGISTRY[name]
-    rows = []
-    for f in ds.all_fields:
-        rules = []
-        if f.ge is not None:
-            rules.append(f">= {f.ge:g}")
-        if f.le is not None:
-            rules.append(f"<= {f.le:g}")
-        if f.categories:
-            rules.append("one of " + ", ".join(f.categories))
-        if f.kind == "cik":
-            rules.append("10 digits or null")
-        if not f.nullable:
-            rules.append("not null")
-        rows.append({"column": f.name, "field": f.wire, "kind": f.kind, "rules": "; ".join(rules)})
-    return rows
+    by_column: dict[str, list[str]] = {}
+    for rule in rules(name):
+        if rule.name.startswith("dtype_is") or len(rule.columns) != 1:
+            continue
+        tag = "" if rule.severity == "hard" else " (soft)"
+        by_column.setdefault(rule.columns[0], []).append(rule.doc + tag)
+    return [
+        {
+            "column": f.name,
+            "field": f.wire,
+            "kind": f.kind,
+            "rules": "; ".join(by_column.get(f.name, [])),
+        }
+        for f in ds.all_fields
+    ]

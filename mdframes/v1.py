@@ -11,13 +11,14 @@ Where v2 has a field of the same meaning, the v1 frame uses the v2 column name
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
 
 import pandas as pd
 
 from .client import Client
-from .loaders import load
-from .registry import REGISTRY
+from .pipeline import Validate, load
+
+DateLike = str | dt.date | pd.Timestamp | None
 
 __all__ = [
     "load_available_markets",
@@ -32,18 +33,20 @@ __all__ = [
 ]
 
 
-def load_available_markets(*, client: Client | None = None, validate: bool = True) -> pd.DataFrame:
+def load_available_markets(
+    *, client: Client | None = None, validate: Validate = True
+) -> pd.DataFrame:
     """Market names the subscription covers (column ``market``).
 
     Examples
     --------
     >>> v1.load_available_markets()  # doctest: +SKIP
     """
-    return load("v1/available_markets", client=client, validate=validate)
+    return load("v1/available_markets", **locals())
 
 
 def load_available_tickers(
-    type: str = "daily", *, client: Client | None = None, validate: bool = True
+    type: str = "daily", *, client: Client | None = None, validate: Validate = True
 ) -> pd.DataFrame:
     """Tickers the subscription can access: ``symbol, name, market``.
 
@@ -51,11 +54,11 @@ def load_available_tickers(
     --------
     >>> v1.load_available_tickers("monthly")  # doctest: +SKIP
     """
-    return load("v1/available_tickers", type=type, client=client, validate=validate)
+    return load("v1/available_tickers", **locals())
 
 
 def load_market_forecasts(
-    market: str, type: str = "daily", *, client: Client | None = None, validate: bool = True
+    market: str, type: str = "daily", *, client: Client | None = None, validate: Validate = True
 ) -> pd.DataFrame:
     """Forecast summary of every ticker in ``market``: expected moves as floats.
 
@@ -63,83 +66,151 @@ def load_market_forecasts(
     --------
     >>> v1.load_market_forecasts("S&P 500")  # doctest: +SKIP
     """
-    return load("v1/market_forecasts", market=market, type=type, client=client, validate=validate)
+    return load("v1/market_forecasts", **locals())
 
 
 def load_ticker_forecast(
-    ticker: str, type: str = "daily", *, client: Client | None = None, validate: bool = True
+    ticker: str, type: str = "daily", *, client: Client | None = None, validate: Validate = True
 ) -> pd.DataFrame:
     """One ticker's forecast, one row per date: ``symbol, name, type, date, mid, lower, upper``
-    (expanded with :func:`mdframes.expand_v1_forecast`); expected moves in ``attrs["metadata"]``.
+    (as :func:`mdframes.expand_v1_forecast` reads it), then ``expected_short_term,
+    expected_mid_term, expected_long_term, last_updated`` on every row; the dated
+    ``sentimentAnalysis`` scores go to ``attrs["sentiment"]`` (date -> float).
 
     Examples
     --------
     >>> v1.load_ticker_forecast("AAPL")  # doctest: +SKIP
     """
-    return load("v1/ticker_forecast", ticker=ticker, type=type, client=client, validate=validate)
+    return load("v1/ticker_forecast", **locals())
 
 
-def _dated_loader(name: str, summary: str, example: str) -> Any:
-    """A loader for one of the four v1 endpoints that take market, ticker and a date window."""
-    ds = REGISTRY[name]
+def load_sentiments(
+    market: str,
+    ticker: str,
+    date_from: DateLike = None,
+    date_to: DateLike = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+) -> pd.DataFrame:
+    """Daily sentiment scores: ``symbol, name, date, score``.
 
-    def loader(
-        market: str,
-        ticker: str,
-        date_from: Any = None,
-        date_to: Any = None,
-        *,
-        client: Client | None = None,
-        validate: bool = True,
-    ) -> pd.DataFrame:
-        return load(
-            name,
-            market=market,
-            ticker=ticker,
-            date_from=date_from,
-            date_to=date_to,
-            client=client,
-            validate=validate,
-        )
+    ``GET /v1/sentiments/{market}/{ticker}`` with ``dateFrom``/``dateTo``.
 
-    loader.__name__ = loader.__qualname__ = "load_" + name.split("/", 1)[1]
-    loader.__module__ = __name__
-    loader.__doc__ = f"""{summary}
-
-    ``GET {ds.path}`` (``dateFrom``/``dateTo``); columns: ``{", ".join(ds.columns)}``.
+    Parameters
+    ----------
+    market : str
+        A market name (``"S&P 500"``, see :func:`load_available_markets`).
+    ticker : str
+        The symbol (normalised to upper case).
+    date_from, date_to : str, date, datetime or Timestamp, optional
+        Inclusive window.
+    client : Client, optional
+    validate : bool or "strict"
 
     Examples
     --------
-    >>> {example}  # doctest: +SKIP
+    >>> v1.load_sentiments("S&P 500", "AAPL", date_from="2026-01-01")  # doctest: +SKIP
     """
-    return loader
+    return load("v1/sentiments", **locals())
 
 
-load_sentiments = _dated_loader(
-    "v1/sentiments",
-    "Daily sentiment scores.",
-    'v1.load_sentiments("S&P 500", "AAPL", date_from="2026-01-01")',
-)
-load_app_ratings = _dated_loader(
-    "v1/app_ratings",
-    "App ratings in the v2 daily-view column names (``ios_score``, ``android_install_count``,\n"
-    "    ...); :func:`mdframes.app_ratings_long` gives the per-app long form.",
-    'v1.load_app_ratings("S&P 500", "AAPL")',
-)
-load_analyst_ratings = _dated_loader(
-    "v1/analyst_ratings",
-    "Analyst ratings in v2 column names (``type`` -> ``action``, ``signal`` -> ``rating``).",
-    'v1.load_analyst_ratings("S&P 500", "AAPL")',
-)
-load_house_trades = _dated_loader(
-    "v1/house_trades",
-    "US House trades, amounts as filed (:func:`mdframes.congress_amount_bounds` reads them).",
-    'md.congress_amount_bounds(v1.load_house_trades("S&P 500", "NVDA"))',
-)
+def load_app_ratings(
+    market: str,
+    ticker: str,
+    date_from: DateLike = None,
+    date_to: DateLike = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+) -> pd.DataFrame:
+    """App ratings in the v2 daily-view column names (``ios_score``,
+    ``android_install_count``, ...); :func:`mdframes.app_ratings_long` gives the long form.
+
+    ``GET /v1/appratings/{market}/{ticker}`` with ``dateFrom``/``dateTo``.
+
+    Parameters
+    ----------
+    market : str
+        A market name (``"S&P 500"``, see :func:`load_available_markets`).
+    ticker : str
+        The symbol (normalised to upper case).
+    date_from, date_to : str, date, datetime or Timestamp, optional
+        Inclusive window.
+    client : Client, optional
+    validate : bool or "strict"
+
+    Examples
+    --------
+    >>> v1.load_app_ratings("S&P 500", "AAPL")  # doctest: +SKIP
+    """
+    return load("v1/app_ratings", **locals())
+
+
+def load_analyst_ratings(
+    market: str,
+    ticker: str,
+    date_from: DateLike = None,
+    date_to: DateLike = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+) -> pd.DataFrame:
+    """Analyst ratings in v2 column names (``type`` -> ``action``, ``signal`` -> ``rating``).
+
+    ``GET /v1/analystratings/{market}/{ticker}`` with ``dateFrom``/``dateTo``.
+
+    Parameters
+    ----------
+    market : str
+        A market name (``"S&P 500"``, see :func:`load_available_markets`).
+    ticker : str
+        The symbol (normalised to upper case).
+    date_from, date_to : str, date, datetime or Timestamp, optional
+        Inclusive window.
+    client : Client, optional
+    validate : bool or "strict"
+
+    Examples
+    --------
+    >>> v1.load_analyst_ratings("S&P 500", "AAPL")  # doctest: +SKIP
+    """
+    return load("v1/analyst_ratings", **locals())
+
+
+def load_house_trades(
+    market: str,
+    ticker: str,
+    date_from: DateLike = None,
+    date_to: DateLike = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+) -> pd.DataFrame:
+    """US House trades, amounts as filed (:func:`mdframes.congress_amount_bounds` reads them).
+
+    ``GET /v1/housetrades/{market}/{ticker}`` with ``dateFrom``/``dateTo``.
+
+    Parameters
+    ----------
+    market : str
+        A market name (``"S&P 500"``, see :func:`load_available_markets`).
+    ticker : str
+        The symbol (normalised to upper case).
+    date_from, date_to : str, date, datetime or Timestamp, optional
+        Inclusive window.
+    client : Client, optional
+    validate : bool or "strict"
+
+    Examples
+    --------
+    >>> md.congress_amount_bounds(v1.load_house_trades("S&P 500", "NVDA"))  # doctest: +SKIP
+    """
+    return load("v1/house_trades", **locals())
 
 
 def load_insider_transactions(
-    market: str, ticker: str, *, client: Client | None = None, validate: bool = True
+    market: str, ticker: str, *, client: Client | None = None, validate: Validate = True
 ) -> pd.DataFrame:
     """Insider transactions in v2 column names (``insider``, ``transaction_type``,
     ``price_per_share``, ``total_value``, ``shares_owned``, ``filing_date`` (UTC), ``filing_url``).
@@ -148,6 +219,4 @@ def load_insider_transactions(
     --------
     >>> v1.load_insider_transactions("S&P 500", "AAPL")  # doctest: +SKIP
     """
-    return load(
-        "v1/insider_transactions", market=market, ticker=ticker, client=client, validate=validate
-    )
+    return load("v1/insider_transactions", **locals())

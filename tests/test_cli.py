@@ -4,6 +4,8 @@ sandbox server on loopback."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -59,23 +61,37 @@ def test_help_shows_every_command_and_examples(capsys: pytest.CaptureFixture[str
     assert "MDFRAMES_API_KEY" in out and "MDFRAMES_BASE_URL" in out
 
 
-def test_load_help_lists_datasets_and_options_from_the_loaders(
+def test_load_help_lists_datasets_and_options_from_the_registry(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, out, _ = run(capsys, "load", "--help")
     assert code == 0
     for name in load_names():
         assert name in out
-    for flag in ("--start", "--end", "--limit", "--chamber", "--type", "--view", "--out"):
-        assert flag in out
+    params = {p.name for n in load_names() for p in REGISTRY[n].params}
+    for name in params:
+        assert f"--{name.replace('_', '-')}" in out
+    # Every dataset option is a registry parameter; the rest are the fixed ones.
+    flags = {a.dest for a in _subparser("load")._actions if a.option_strings}
+    assert flags - params == {"help", "errors", "out", "no_cache", "no_validate"}
 
 
-def test_load_names_are_the_loader_names() -> None:
+def test_load_names_are_the_registry_names() -> None:
     from mdframes import loaders
 
-    expected = {n[5:] for n in loaders.__all__ if n.startswith("load_")}
-    assert set(load_names()) == expected - {"screener", "recent"}
-    assert set(load_names()) <= set(REGISTRY)
+    expected = {n for n, ds in REGISTRY.items() if ds.version == "v2" and ds.scope != "screener"}
+    assert set(load_names()) == expected - {n for n in REGISTRY if n.startswith("recent/")}
+    public = {n[5:] for n in loaders.__all__ if n.startswith("load_")} - {"screener", "recent"}
+    assert public <= set(load_names())
+    assert "app_ratings_daily" in load_names()
+
+
+def _subparser(name: str):
+    import argparse
+
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
 
 
 def test_parser_types_limit_as_int() -> None:
@@ -153,15 +169,15 @@ def test_load_passes_chamber(
     assert len(back) > 0 and set(back["chamber"].astype(str)) == {"senate"}
 
 
-def test_load_passes_view_and_type(
+def test_load_passes_type_and_reads_the_daily_app_view(
     env: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     daily = tmp_path / "daily.parquet"
-    code, _, err = run(
-        capsys, "load", "app_ratings", "AAPL", "--view", "daily", "--out", str(daily)
-    )
+    code, _, err = run(capsys, "load", "app_ratings_daily", "AAPL", "--out", str(daily))
     assert code == 0, err
-    assert "ios_score" in pd.read_parquet(daily).columns
+    back = pd.read_parquet(daily)
+    assert "ios_score" in back.columns
+    assert len(back) == len(direct("app_ratings_daily", "AAPL")) > 0
     monthly = tmp_path / "monthly.parquet"
     code, _, err = run(
         capsys, "load", "forecast", "AAPL", "--type", "monthly", "--out", str(monthly)
@@ -206,6 +222,102 @@ def test_recent(env: Sandbox, capsys: pytest.CaptureFixture[str], dataset: str) 
     assert f"recent/{dataset}: 5 rows" in out
 
 
+# --- dataset names: registry names, "_" and "-" alike, "did you mean" -----------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "dataset"),
+    [
+        (["screen", "insider_trading"], "screener/insider-trading"),
+        (["screen", "insider-trading"], "screener/insider-trading"),
+        (["screen", "screener/insider_trading"], "screener/insider-trading"),
+        (["screen", "congress/house"], "screener/congress/house"),
+        (["screen", "predictions/daily"], "screener/predictions/daily"),
+        (["recent", "analyst_ratings"], "recent/analyst-ratings"),
+        (["load", "app_ratings_daily", "AAPL"], "app_ratings_daily"),
+        (["load", "app-ratings-daily", "AAPL"], "app_ratings_daily"),
+        (["load", "Insider-Trading", "AAPL"], "insider_trading"),
+        (["load", "put_call_ratio", "AAPL"], "put_call_ratio"),
+    ],
+)
+def test_every_spelling_of_a_dataset_name_loads_it(
+    env: Sandbox, capsys: pytest.CaptureFixture[str], argv: list[str], dataset: str
+) -> None:
+    code, out, err = run(capsys, *argv, "--limit", "3")
+    assert code == 0, err
+    expected = direct(dataset, argv[2:] or None, limit=3)
+    assert len(expected) > 0
+    assert out.startswith(f"{dataset}: {len(expected)} rows")
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["load", "insider_trade", "AAPL"], "did you mean insider_trading?"),
+        (["load", "app_rating", "AAPL"], "did you mean app_ratings, app_ratings_daily or"),
+        (["screen", "insider_tradng"], "unknown screener dataset 'insider_tradng'; did you mean"),
+        (["recent", "newz"], "unknown recent dataset 'newz'; did you mean news?"),
+        (["load", "congress/house"], "not a load dataset; try: mdframes screen congress/house"),
+        (["load", "screener/sentiment"], "try: mdframes screen sentiment"),
+        (["recent", "insider_trading"], "try: mdframes load insider_trading"),
+    ],
+)
+def test_unknown_names_get_a_suggestion(
+    capsys: pytest.CaptureFixture[str], argv: list[str], words: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert words in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "words"),
+    [
+        (["load", "sentiment", "AAPL", "--strat", "2026-01-01"], "mdframes load", "--start?"),
+        (["screen", "sentiment", "--regoin", "US"], "mdframes screen", "--region?"),
+        (["load", "app_ratings", "AAPL", "--view", "daily"], "mdframes load", "--view"),
+        (["cache", "inf"], "mdframes cache", "did you mean info?"),
+        (["lod", "sentiment"], "mdframes [-h]", "did you mean load?"),
+    ],
+)
+def test_misspelt_option_shows_its_subcommand_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], usage: str, words: str
+) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert err.startswith(f"usage: {usage}")
+    assert words in err.splitlines()[-1]
+
+
+def test_sandbox_help_names_the_key_and_the_variables(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Not through run(): the sandbox's own key is public and belongs in this help.
+    assert main(["sandbox", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert f"export MDFRAMES_API_KEY={md.sandbox.SANDBOX_KEY}" in out
+    assert "export MDFRAMES_BASE_URL=http://127.0.0.1:8765" in out
+    assert "md.sandbox.start()" in out
+
+
+def test_a_module_registers_its_own_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mdframes import cli
+
+    def register(sub) -> None:
+        p = cli.add_command(
+            sub, "hello", help="greet", description="Greet.", run=lambda a: print(a.who) or 0
+        )
+        p.add_argument("--who", default="world")
+
+    monkeypatch.setattr(cli, "COMMANDS", [*cli.COMMANDS, register])
+    assert run(capsys, "hello", "--who", "you")[:2] == (0, "you\n")
+    assert "hello" in run(capsys, "--help")[1]
+    code, _, err = run(capsys, "hello", "--woh", "x")
+    assert code == 2 and err.startswith("usage: mdframes hello") and "--who?" in err
+
+
 # --- bad input: exit 2, one line, nothing sent ---------------------------------------------------
 
 
@@ -220,7 +332,7 @@ def test_recent(env: Sandbox, capsys: pytest.CaptureFixture[str], dataset: str) 
         (["load", "sentiment", "AAPL", "--start", "yesterday"], "not a date"),
         (["load", "sentiment", "AAPL", "--chamber", "house"], "--chamber does not apply"),
         (["load", "congress_trades", "AAPL", "--chamber", "moon"], "chamber='moon'"),
-        (["load", "app_ratings", "AAPL", "--view", "weekly"], "view='weekly'"),
+        (["load", "forecast", "AAPL", "--type", "weekly"], "type='weekly'"),
         (["load", "sentiment"], "needs at least one SYMBOL"),
         (["load", "markets", "AAPL"], "takes no SYMBOL"),
         (["load", "sentiment", "AAPL", "--out", "x.json"], "suffix"),
@@ -475,3 +587,20 @@ def test_console_script_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert str(tmp_path / "c.sqlite") in result.stdout and "entries: 0" in result.stdout
+
+
+def test_the_outputs_shown_on_the_cli_page_are_what_the_command_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text("utf-8")
+    sessions = [
+        block
+        for block in re.findall(r"```text\n(.*?)```", page, flags=re.S)
+        if "$ mdframes" in block
+    ]
+    shown = [part for block in sessions for part in block.split("$ ")[1:]]
+    assert len(shown) >= 2
+    for part in shown:
+        command, *expected = part.strip().splitlines()
+        code, out, err = run(capsys, *shlex.split(command)[1:])
+        assert (out + err).strip().splitlines() == expected, command

@@ -13,7 +13,8 @@ import pytest
 import requests
 
 import mdframes as md
-from mdframes.client import NetworkError, parse_reset
+from mdframes.errors import NetworkError
+from mdframes.ratelimit import parse_reset
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
@@ -356,6 +357,7 @@ def test_shared_session_pool_is_wide_enough() -> None:
 
 def test_concurrent_loads_share_one_cached_session(sandbox: Sandbox, tmp_path) -> None:
     symbols = [f"C{i:02d}" for i in range(24)]
+    sandbox.extra_symbols = set(symbols)  # outside the sandbox's universe, like real new listings
     with _client(sandbox, cache=tmp_path / "c.sqlite", max_workers=8) as client:
         first = md.load_insider_trading(symbols, client=client)
         assert sandbox.count("/v2/insider-trading") == 24
@@ -377,24 +379,26 @@ def test_unreadable_200_is_not_replayed_from_the_cache(
     assert sandbox.count("/v2/markets") == 2
 
 
-def test_invalid_data_is_not_replayed_from_the_cache(sandbox: Sandbox, tmp_path) -> None:
-    from mdframes.loaders import _extract, _fetch
+def test_invalid_data_is_not_replayed_from_the_cache(
+    sandbox: Sandbox, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
     from mdframes.params import build_request
     from mdframes.registry import REGISTRY
 
+    # The same cached answer read by an entry that expects another record list: a 200 whose
+    # records are unusable. The pipeline must evict it, so the next call asks again.
     ds = REGISTRY["insider_trading"]
+    wrong = dataclasses.replace(ds, name="insider_wrong_shape", records="nope")
+    monkeypatch.setitem(REGISTRY, wrong.name, wrong)
     req = build_request(ds, {}, symbol="AAPL")
     with _client(sandbox, cache=tmp_path / "c.sqlite") as client:
-        payload = client.get(req.path, req.query)
-        assert not payload.from_cache and client.get(req.path, req.query).from_cache
-        # The same response, read as if its records were missing (a wrong-shape body).
-        broken = type(payload)(
-            {"symbol": "AAPL"}, payload.meta, payload.url, False, payload.request
-        )
-        with pytest.raises(md.ResponseFormatError):
-            _extract(client, ds, broken, {})
+        md.load_insider_trading("AAPL", client=client)
+        assert client.get(req.path, req.query).from_cache
+        with pytest.raises(md.ResponseFormatError, match="nope"):
+            md.load(wrong.name, "AAPL", client=client)
         assert not client.get(req.path, req.query).from_cache  # evicted: asked again
-        assert len(_fetch(client, ds, req, {})[0].sources) == 1
 
 
 def test_timeouts_are_retried_then_raise(tmp_path) -> None:

@@ -11,21 +11,28 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
+import subprocess
+import sys
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 import pytest
 import yaml
 
 import mdframes as md
-from mdframes import docgen
+from mdframes import docgen, plot
 from mdframes.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = docgen.pages()
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+# Pictures docs/gen_plots.py draws at build time (checked in the built site below).
+DRAWN = set(re.findall(r"\]\((plots/[\w.-]+\.png)\)", (DOCS / "plots.md").read_text("utf-8")))
 
 
 def _resolves(page: str, target: str) -> bool:
@@ -40,7 +47,7 @@ def _resolves(page: str, target: str) -> bool:
         elif part not in ("", "."):
             parts.append(part)
     joined = "/".join(parts)
-    return joined in PAGES or (DOCS / joined).is_file()
+    return joined in PAGES or joined in DRAWN or (DOCS / joined).is_file()
 
 
 # --- generated pages vs the registry ----------------------------------------------------------
@@ -197,7 +204,15 @@ def test_page_examples_run_offline(
 
 def test_every_hand_written_page_with_code_has_a_runnable_example() -> None:
     pages = {page for page, _ in EXAMPLES}
-    for name in ("index.md", "helpers.md", "point-in-time.md", "errors.md", "exports.md"):
+    for name in (
+        "index.md",
+        "helpers.md",
+        "point-in-time.md",
+        "errors.md",
+        "exports.md",
+        "plots.md",
+        "recipes.md",
+    ):
         assert name in pages, name
 
 
@@ -257,7 +272,7 @@ def test_api_reference_targets_import() -> None:
         for line in path.read_text(encoding="utf-8").splitlines()
         if line.startswith(":::")
     ]
-    assert "mdframes.loaders" in targets and "mdframes.client.Client" in targets
+    assert "mdframes.loaders.load_sentiment" in targets and "mdframes.client.Client" in targets
     for target in targets:
         module, _, attr = target.rpartition(".")
         try:
@@ -266,12 +281,9 @@ def test_api_reference_targets_import() -> None:
             assert hasattr(importlib.import_module(module), attr), target
 
 
-def test_griffe_extension_documents_factory_made_loaders() -> None:
+def test_stock_griffe_sees_every_loader_signature() -> None:
     griffe = pytest.importorskip("griffe", reason="griffe comes with the docs extra")
-    extensions = griffe.load_extensions(
-        {str(DOCS / "griffe_runtime.py") + ":RuntimeFunctions": {"modules": ["mdframes.loaders"]}},
-        str(DOCS / "griffe_runtime.py") + ":SphinxRoles",
-    )
+    extensions = griffe.load_extensions(str(DOCS / "griffe_runtime.py") + ":SphinxRoles")
     module = griffe.load(
         "mdframes.loaders",
         extensions=extensions,
@@ -280,6 +292,226 @@ def test_griffe_extension_documents_factory_made_loaders() -> None:
     )
     loader = module["load_lobbying"]
     assert loader.is_function
-    assert "GET /v2/lobbying/{symbol}" in loader.docstring.value
+    assert "filing_uuid" in loader.docstring.value
     assert [p.name for p in loader.parameters][:4] == ["symbols", "start", "end", "limit"]
     assert ":func:" not in module.docstring.value
+
+
+# --- the recipes page, run top to bottom --------------------------------------------------------
+
+
+def test_recipes_page_runs_top_to_bottom_and_computes_what_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (DOCS / "recipes.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 6
+    monkeypatch.chdir(tmp_path)
+    ns: dict[str, object] = {"__name__": "docs_recipes"}
+    try:
+        for block in blocks:
+            exec(compile(block, "recipes.md", "exec"), ns)
+    finally:
+        md.set_default_client(None)
+    sentiment, insiders = ns["sentiment"], ns["insiders"]
+    assert isinstance(sentiment, pd.DataFrame) and isinstance(insiders, pd.DataFrame)
+    # Wide: one column per symbol, dates ascending, every score in its cell.
+    wide = ns["wide"]
+    assert list(wide.columns) == ["AAPL", "MSFT", "NVDA"]
+    assert wide.index.is_monotonic_increasing and wide.index.is_unique
+    assert wide.notna().sum().sum() == len(sentiment)
+    row = sentiment.iloc[0]
+    assert wide.loc[row["date"], row["symbol"]] == row["score"]
+    prices, returns = ns["prices"], ns["returns"]
+    pd.testing.assert_frame_equal(returns, prices / prices.shift(1) - 1)
+    # MultiIndex: the rolling mean never crosses from one symbol to the next.
+    panel = ns["panel"]
+    assert panel.index.names == ["symbol", "date"]
+    first_of_msft = panel.loc["MSFT"].head(4)
+    assert first_of_msft["score_5d"].isna().all()
+    pd.testing.assert_frame_equal(ns["same_as_wide"], wide)
+    assert len(ns["latest"]) == 3
+    # Weekly: Friday labels, each bin the mean of its days.
+    weekly = ns["weekly"]
+    assert (weekly.index.day_of_week == 4).all()
+    friday = weekly.index[1]
+    days = wide.loc[friday - pd.Timedelta(days=6) : friday]
+    assert weekly.loc[friday].tolist() == pytest.approx(days.mean().tolist())
+    # Net insider value per week by filing date: acquisitions minus dispositions.
+    groups = md.insider_groups(insiders)
+    sign = {"acquisition": 1, "disposition": -1, "neutral": 0}
+    expected = sum(
+        int(v) * sign[str(g)]
+        for v, g in zip(groups["total_value"], groups["group"], strict=True)
+        if pd.notna(v) and pd.notna(g)
+    )
+    assert int(ns["weekly_net"].to_numpy().sum()) == expected
+    # As of a date: no row sees an insider filing made public after it.
+    features = ns["features"]
+    seen = features.dropna(subset=["filing_date"])
+    assert len(seen) > 0 and (seen["filing_date"] <= seen["date"]).all()
+    assert (seen["date_right"] <= seen["filing_date"]).all()
+
+
+# --- the built site, read as HTML ---------------------------------------------------------------
+
+
+class _Page(HTMLParser):
+    """Headings, ids, links and images of one built page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[tuple[str, str]] = []
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.images: list[dict[str, str | None]] = []
+        self._heading: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if found.get("id"):
+            self.ids.add(str(found["id"]))
+        if tag in ("h1", "h2", "h3"):
+            self._heading, self._text = tag, []
+        if tag == "a" and found.get("href"):
+            self.links.append(str(found["href"]))
+        if tag in ("link", "script") and (found.get("href") or found.get("src")):
+            self.links.append(str(found.get("href") or found.get("src")))
+        if tag == "img":
+            self.images.append(found)
+
+    def handle_data(self, data: str) -> None:
+        if self._heading:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == self._heading:
+            self.headings.append((tag, "".join(self._text).strip().rstrip("¶").strip()))
+            self._heading = None
+
+
+def _documented_build_environment() -> dict[str, str]:
+    """The variables of the build command the docs give (they silence two banners)."""
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    command = next(line for line in index.splitlines() if "mkdocs build --strict" in line)
+    pairs = [word.split("=", 1) for word in command.split() if "=" in word]
+    assert pairs, command
+    return dict(pairs)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    pytest.importorskip("mkdocs", reason="the site is built with the docs extra")
+    out = tmp_path_factory.mktemp("site")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MDFRAMES_")}
+    env.update(_documented_build_environment())
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out, done.stdout + done.stderr
+
+
+def _read(site_dir: Path, page: str) -> _Page:
+    parser = _Page()
+    parser.feed((site_dir / page).read_text(encoding="utf-8"))
+    return parser
+
+
+def _target(site_dir: Path, page: str, link: str) -> tuple[Path, str] | None:
+    """The file (and fragment) a link of ``page`` points to; None when it leaves the site."""
+    parts = urlsplit(link)
+    if parts.scheme or parts.netloc or link.startswith(("mailto:", "javascript:")):
+        return None
+    path = (site_dir / page).parent / unquote(parts.path) if parts.path else site_dir / page
+    if path.is_dir():
+        path = path / "index.html"
+    return path.resolve(), parts.fragment
+
+
+def test_documented_build_command_prints_no_third_party_banner(site: tuple[Path, str]) -> None:
+    _, output = site
+    for banner in ("ProperDocs", "Zensical", "MkDocs 2.0", "version 2"):
+        assert banner not in output
+
+
+def test_built_pages_have_their_headings(site: tuple[Path, str]) -> None:
+    site_dir, _ = site
+    index = _read(site_dir, "index.html").headings
+    assert ("h1", "mdframes") in index
+    for title in ("Two commands", "A first frame, offline", "Configuration"):
+        assert ("h2", title) in index
+    page = docgen.page_path("insider_trading").removesuffix(".md") + "/index.html"
+    dataset = _read(site_dir, page).headings
+    assert ("h1", "insider_trading") in dataset and ("h2", "Columns") in dataset
+    plots = _read(site_dir, "plots/index.html").headings
+    for title in ("Forecast fan", "Sentiment", "Put/call ratio", "Insider activity"):
+        assert ("h2", title) in plots
+    assert ("h2", "Congress trades") in plots and ("h2", "App ratings") in plots
+    recipes = _read(site_dir, "recipes/index.html").headings
+    for title in ("Wide: dates by symbols", "MultiIndex: symbol and date", "Weekly bins"):
+        assert ("h2", title) in recipes
+
+
+def test_plots_page_shows_a_rendered_picture_per_chart(site: tuple[Path, str]) -> None:
+    site_dir, _ = site
+    images = _read(site_dir, "plots/index.html").images
+    names = {Path(str(img["src"])).name for img in images}
+    for chart in plot.__all__:
+        if chart.islower():  # the six functions, not the band tables
+            assert f"{chart}.png" in names, chart
+    for img in images:
+        assert img.get("alt"), img
+        found = _target(site_dir, "plots/index.html", str(img["src"]))
+        assert found is not None and found[0].is_file(), img
+        data = found[0].read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+
+
+def test_no_stray_summary_page_and_no_internals_on_the_loaders_page(
+    site: tuple[Path, str],
+) -> None:
+    site_dir, _ = site
+    assert not any("SUMMARY" in p.as_posix() for p in site_dir.rglob("*.html"))
+    text = (site_dir / "reference/loaders/index.html").read_text(encoding="utf-8")
+    for internal in ("griffe", "factory", "pipeline", "_window_loader", "PROGRESS_THRESHOLD"):
+        assert internal not in text, internal
+    ids = _read(site_dir, "reference/loaders/index.html").ids
+    from mdframes import loaders
+
+    for name in loaders.__all__:
+        assert f"mdframes.loaders.{name}" in ids, name
+    assert "doctest" not in "".join(p.read_text(encoding="utf-8") for p in site_dir.rglob("*.html"))
+    # A doctest outside an Examples section is fenced code, not ">>>" read as nested quotes.
+    for page in (site_dir / "reference").rglob("*.html"):
+        assert "<blockquote>" not in page.read_text(encoding="utf-8"), page
+
+
+def test_no_broken_internal_links(site: tuple[Path, str]) -> None:
+    site_dir, _ = site
+    # 404.html is served for any missing path, so its links are absolute by design.
+    pages = {p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*.html")} - {"404.html"}
+    parsed = {page: _read(site_dir, page) for page in pages}
+    broken = []
+    checked = 0
+    for page, parser in parsed.items():
+        for link in parser.links + [str(i.get("src")) for i in parser.images]:
+            found = _target(site_dir, page, link)
+            if found is None:
+                continue
+            path, fragment = found
+            checked += 1
+            if not path.is_file():
+                broken.append(f"{page}: {link}")
+            elif fragment and path.suffix == ".html":
+                target = parsed.get(path.relative_to(site_dir.resolve()).as_posix())
+                if target is not None and fragment not in target.ids:
+                    broken.append(f"{page}: {link} (no #{fragment})")
+    assert checked > 500
+    assert broken == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from mdframes.export import (
     to_excel,
     to_parquet,
 )
+from mdframes.registry import REGISTRY
 
 PREFIXES = ["=", "+", "-", "@", "\t", "\r"]
 PAYLOAD = "cmd|' /c calc'!A1"
@@ -87,7 +89,7 @@ def test_excel_values_and_types_read_back(tmp_path: Path) -> None:
         "name",
         "transaction_type",
         "date",
-        "filed_at",
+        "filed_at (UTC)",  # converted from aware times: the header says so
         "shares",
         "score",
         "issue_codes",
@@ -263,10 +265,11 @@ def test_sheet_names_cut_cleaned_and_deduplicated(tmp_path: Path) -> None:
     frames[long].attrs["summary"] = {"n": 1}
     path = to_excel(frames, tmp_path / "n.xlsx")
     names = openpyxl.load_workbook(path).sheetnames
+    # Too long: whole trailing words are dropped, never a word cut in the middle.
     assert names == [
-        long[:31],
-        long[:23] + " summary",
-        long.upper()[:27] + " (2)",
+        "a_very_long_dataset_name_that",
+        "a_very_long_dataset summary",
+        "A_VERY_LONG_DATASET_NAME (2)",
         "x_1______y",
         "Sheet",
         "quoted",
@@ -280,7 +283,29 @@ def test_sheet_names_cut_cleaned_and_deduplicated(tmp_path: Path) -> None:
 
 def test_sheet_names_function() -> None:
     assert sheet_names(["a", "A", "a", "b/c"]) == ["a", "A (2)", "a (3)", "b_c"]
+    # One word longer than Excel allows is the only name that is cut inside a word.
     assert sheet_names(["x" * 40, "X" * 40]) == ["x" * 31, "X" * 27 + " (2)"]
+
+
+def test_long_dataset_sheet_names_are_readable_abbreviations(tmp_path: Path) -> None:
+    frames = {}
+    for name in ("screener/government-contracts", "screener/professionalnet", "screener/news"):
+        df = pd.DataFrame({"a": [1]})
+        df.attrs["summary"] = {"n": 1}
+        frames[name] = df
+    names = openpyxl.load_workbook(to_excel(frames, tmp_path / "s.xlsx")).sheetnames
+    assert names == [
+        "screener_government-contracts",
+        "screener_govt-contracts summary",
+        "screener_professionalnet",
+        "screener_profnet summary",
+        "screener_news",
+        "screener_news summary",
+    ]
+    every_word = {w for n in REGISTRY for w in re.split(r"[_/\-]", n)} | {"summary", "scr"}
+    for name in names:
+        for word in re.split(r"[_\s-]", name):
+            assert word in every_word or word in ("govt", "profnet"), (name, word)
 
 
 def test_excel_rejects_what_it_cannot_write(tmp_path: Path) -> None:
@@ -382,7 +407,84 @@ def test_csv_numbers_and_times(tmp_path: Path) -> None:
     back = pd.read_csv(to_csv(df, tmp_path / "n.csv"))
     assert back["score"].tolist() == [-0.5, 0.25]  # read back as numbers, not text
     assert back["n"].iloc[0] == -3 and pd.isna(back["n"].iloc[1])
-    assert back["at"].tolist() == ["2026-03-01 11:00:00", "2026-03-01 22:30:00"]
+    assert back["at (UTC)"].tolist() == ["2026-03-01 11:00:00", "2026-03-01 22:30:00"]
+
+
+# Leading characters a spreadsheet may skip before a formula: line feed, spaces, no-break
+# and ideographic space, BOM, zero-width space and joiners, and a mix of them.
+BLANK_LEADS = ["\n", " ", "   ", "\u00a0", "\u3000", "\ufeff", "\u200b", "\u2060", " \n\u00a0"]
+
+
+@pytest.mark.parametrize("lead", BLANK_LEADS)
+@pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\uff1d"])
+def test_formulas_behind_blank_characters_are_neutralised(
+    tmp_path: Path, lead: str, prefix: str
+) -> None:
+    text = lead + prefix + PAYLOAD
+    df = pd.DataFrame({"text": pd.Series([text], dtype="string"), "codes": [["ok", text]]})
+    back = pd.read_csv(to_csv(df, tmp_path / "b.csv"), dtype=str, keep_default_na=False)
+    assert back.iloc[0].tolist() == ["'" + text, f"ok; '{text}"]
+    rows = sheet_rows(to_excel(df, tmp_path / "b.xlsx"))
+    assert rows[1] == (xml_text("'" + text), xml_text(f"ok; '{text}"))
+    assert all(c.data_type != "f" for c in all_cells(tmp_path / "b.xlsx"))
+
+
+@pytest.mark.parametrize(
+    ("text", "safe"),
+    [
+        ("a;=1+1", "a;'=1+1"),
+        ("a; =1+1", "a; '=1+1"),
+        ("x;\u00a0@SUM(A1)", "x;\u00a0'@SUM(A1)"),
+        ("a;b;-2+3", "a;b;'-2+3"),
+        ("=1;=2", "'=1;'=2"),
+        ("Buy; Sell", "Buy; Sell"),
+        ("a=b;c", "a=b;c"),
+    ],
+)
+def test_parts_after_a_semicolon_are_neutralised(tmp_path: Path, text: str, safe: str) -> None:
+    # In a ';'-separator locale "a;=1+1" opens as two cells, the second a formula.
+    df = pd.DataFrame({"text": [text]})
+    raw = to_csv(df, tmp_path / "s.csv").read_text(encoding="utf-8")
+    assert raw.splitlines()[1] == safe
+    for locale_cell in raw.splitlines()[1].split(";"):
+        assert not locale_cell.lstrip(" \u00a0").startswith(("=", "+", "-", "@"))
+
+
+def test_csv_safe_false_writes_text_as_it_is(tmp_path: Path) -> None:
+    texts = ["-3% on the day", "=1+1", "a;=b", "+44 20 7946 0000", "@handle"]
+    df = pd.DataFrame(
+        {
+            "note": pd.Series(texts, dtype="string"),
+            "tags": [["-x", "=y"]] * 5,
+            "at": pd.Series(pd.to_datetime(["2026-03-01 12:00"] * 5)).dt.tz_localize("UTC"),
+        }
+    )
+    back = pd.read_csv(to_csv(df, tmp_path / "raw.csv", safe=False), keep_default_na=False)
+    assert back["note"].tolist() == texts
+    assert back["tags"].tolist() == ["-x; =y"] * 5  # lists are still joined
+    assert back["at (UTC)"].tolist() == ["2026-03-01 12:00:00"] * 5  # times still UTC
+    default = pd.read_csv(to_csv(df, tmp_path / "safe.csv"), keep_default_na=False)
+    assert default["note"].tolist() == [
+        "'" + texts[0],
+        "'=1+1",
+        "a;'=b",
+        "'+44 20 7946 0000",
+        "'@handle",
+    ]
+
+
+def test_utc_marker_only_on_converted_columns(tmp_path: Path) -> None:
+    df = pd.DataFrame(
+        {
+            "naive": pd.to_datetime(["2026-01-05 10:00"]),
+            "aware": pd.Series(pd.to_datetime(["2026-01-05 10:00"])).dt.tz_localize("Asia/Tokyo"),
+            "mixed_object": pd.Series([pd.Timestamp("2026-01-05 10:00", tz="UTC")], dtype=object),
+            "date": pd.to_datetime(["2026-01-05"]),
+        }
+    ).set_index(pd.Index([pd.Timestamp("2026-01-05", tz="UTC")], name="asof"))
+    header = sheet_rows(to_excel(df, tmp_path / "u.xlsx"))[0]
+    assert header == ("asof (UTC)", "naive", "aware (UTC)", "mixed_object (UTC)", "date")
+    assert list(pd.read_csv(to_csv(df, tmp_path / "u.csv")).columns) == list(header)
 
 
 def test_spreadsheet_frame_leaves_input_untouched() -> None:

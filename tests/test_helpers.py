@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -14,6 +15,7 @@ import mdframes as md
 from mdframes import helpers
 from mdframes.errors import InvalidParameterError, ResponseFormatError
 from mdframes.helpers import (
+    analyst_changes,
     app_ratings_long,
     congress_amount_bounds,
     expand_v1_forecast,
@@ -269,6 +271,210 @@ def test_insider_groups_unknown_types_one_warning():
 def test_insider_groups_needs_column():
     with pytest.raises(InvalidParameterError, match="transaction_type"):
         insider_groups(pd.DataFrame({"type": ["Sale"]}))
+
+
+# --- analyst changes --------------------------------------------------------------------------
+
+NA = None
+# (rating text, from, to): every documented spelling, and what must read as NA.
+RATING_TABLE = [
+    ("Buy", "Buy", "Buy"),
+    ("Strong Buy", "Strong Buy", "Strong Buy"),
+    ("  Mkt   Perform ", "Mkt Perform", "Mkt Perform"),
+    ("Hold -> Buy", "Hold", "Buy"),
+    ("Hold->Buy", "Hold", "Buy"),
+    ("Underperform  ->  Outperform", "Underperform", "Outperform"),
+    ("Hold \u2192 Buy", "Hold", "Buy"),
+    ("Hold\u2192Buy", "Hold", "Buy"),
+    ("Neutral to Outperform", "Neutral", "Outperform"),
+    ("Neutral TO Outperform", "Neutral", "Outperform"),
+    ("Sector Perform to Strong Buy", "Sector Perform", "Strong Buy"),
+    ("Hold\u00a0->\u00a0Buy", "Hold", "Buy"),
+    (None, NA, NA),
+    ("", NA, NA),
+    ("   ", NA, NA),
+    ("-> Buy", NA, NA),
+    ("Hold ->", NA, NA),
+    ("Hold -> Buy -> Sell", NA, NA),
+    ("Hold to Buy \u2192 Sell", NA, NA),
+    ("to Buy", NA, NA),
+]
+PRICE_TABLE = [
+    ("$200.73", 200.73, 200.73),
+    ("$200", 200.0, 200.0),
+    ("200.5", 200.5, 200.5),
+    ("$1,234.50", 1234.5, 1234.5),
+    ("US$ 99.99", 99.99, 99.99),
+    ("$180.00 -> $200.00", 180.0, 200.0),
+    ("$180.00->$200.00", 180.0, 200.0),
+    ("$184.67 \u2192 $200.73", 184.67, 200.73),
+    ("$180 to $200", 180.0, 200.0),
+    ("$2,180.10 \u2192 2,200", 2180.1, 2200.0),
+    (None, NA, NA),
+    ("", NA, NA),
+    ("n/a", NA, NA),
+    ("$180.00 -> n/a", NA, NA),
+    ("-> $200.00", NA, NA),
+    ("$1,00.00", NA, NA),
+    ("-$5", NA, NA),
+    ("$1 -> $2 -> $3", NA, NA),
+    ("$180 - $200", NA, NA),  # a hyphen is a range or a sign, never a change
+]
+
+
+def _na_or(value):
+    return None if pd.isna(value) else value
+
+
+@pytest.mark.parametrize(("text", "lo", "hi"), RATING_TABLE)
+def test_analyst_rating_table(text, lo, hi):
+    out = analyst_changes(pd.DataFrame({"rating": pd.array([text], dtype="string")}))
+    assert [_na_or(out["rating_from"][0]), _na_or(out["rating_to"][0])] == [lo, hi]
+
+
+@pytest.mark.parametrize(("text", "lo", "hi"), PRICE_TABLE)
+def test_analyst_price_table(text, lo, hi):
+    out = analyst_changes(pd.DataFrame({"target_price": pd.array([text], dtype="string")}))
+    got = [_na_or(out["target_price_from"][0]), _na_or(out["target_price_to"][0])]
+    assert got == [lo, hi]
+
+
+def test_analyst_changes_dtypes_attrs_index_and_no_mutation():
+    df = pd.DataFrame(
+        {
+            "rating": pd.Categorical(["Hold -> Buy", None, "Sell"]),
+            "target_price": np.array(["$1 -> $2", "$3", None], dtype=object),
+        },
+        index=[7, 7, 3],  # a duplicated label must not misalign anything
+    )
+    df.attrs["dataset"] = "recent/analyst-ratings"
+    before = df.copy(deep=True)
+    out = analyst_changes(df)
+    pd.testing.assert_frame_equal(df, before)
+    assert list(out.columns) == [
+        "rating",
+        "target_price",
+        "rating_from",
+        "rating_to",
+        "target_price_from",
+        "target_price_to",
+    ]
+    assert isinstance(out["rating_from"].dtype, pd.StringDtype)
+    assert isinstance(out["rating_to"].dtype, pd.StringDtype)
+    assert str(out["target_price_from"].dtype) == str(out["target_price_to"].dtype) == "float64"
+    assert out.index.tolist() == [7, 7, 3] and out.attrs == df.attrs
+    assert out["rating_to"].tolist()[::2] == ["Buy", "Sell"] and pd.isna(out["rating_to"].iloc[1])
+    assert out["target_price_from"].tolist()[:2] == [1.0, 3.0]
+    assert np.isnan(out["target_price_to"].iloc[2])
+
+
+def test_analyst_changes_missing_columns():
+    only_rating = analyst_changes(pd.DataFrame({"rating": ["Buy"]}))
+    assert only_rating["target_price_from"].isna().all()
+    assert str(only_rating["target_price_to"].dtype) == "float64"
+    only_price = analyst_changes(pd.DataFrame({"target_price": ["$5"]}))
+    assert only_price["rating_from"].isna().all()
+    assert isinstance(only_price["rating_to"].dtype, pd.StringDtype)
+    with pytest.raises(InvalidParameterError, match="'rating' or 'target_price'"):
+        analyst_changes(pd.DataFrame({"score": [0.1]}))
+    empty = analyst_changes(pd.DataFrame({"rating": pd.Series([], dtype="string")}))
+    assert len(empty) == 0 and str(empty["target_price_from"].dtype) == "float64"
+
+
+_word = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz&%.", min_size=1)
+_rating = (
+    st.lists(_word, min_size=1, max_size=3)
+    .map(" ".join)
+    .filter(lambda r: not re.search(r"(?:^|\s)to(?:\s|$)", r, flags=re.I))
+)
+_space = st.sampled_from(["", " ", "  ", "\u00a0", "\t"])
+_arrow = st.sampled_from(["->", "\u2192"])
+_price = st.decimals(min_value=0, max_value=10**7, places=2, allow_nan=False)
+
+
+def _separator(draw):
+    if draw(st.booleans()):
+        return draw(_space) + draw(_arrow) + draw(_space)
+    return draw(_space.filter(bool)) + draw(st.sampled_from(["to", "To", "TO"])) + " "
+
+
+@st.composite
+def _rating_change(draw):
+    old, new = draw(_rating), draw(_rating)
+    return old, new, draw(_space) + old + _separator(draw) + new + draw(_space)
+
+
+@st.composite
+def _price_change(draw):
+    old, new = draw(_price), draw(_price)
+
+    def text(value):
+        grouped = draw(st.booleans())
+        number = f"{value:,.2f}" if grouped else f"{value:.2f}"
+        return draw(st.sampled_from(["$", "", "US$", "$ "])) + number
+
+    return float(old), float(new), text(old) + _separator(draw) + text(new)
+
+
+@FAST
+@given(st.lists(_rating_change(), min_size=1, max_size=8), st.sampled_from(["string", object]))
+def test_every_rating_spelling_reads_both_sides(cases, dtype):
+    df = pd.DataFrame({"rating": pd.Series([t for _, _, t in cases], dtype=dtype)})
+    out = analyst_changes(df)
+    assert out["rating_from"].tolist() == [o for o, _, _ in cases]
+    assert out["rating_to"].tolist() == [n for _, n, _ in cases]
+    single = analyst_changes(pd.DataFrame({"rating": [o for o, _, _ in cases]}))
+    assert (
+        single["rating_from"].tolist() == single["rating_to"].tolist() == single["rating"].tolist()
+    )
+
+
+@FAST
+@given(st.lists(_price_change(), min_size=1, max_size=8))
+def test_every_price_spelling_reads_both_sides(cases):
+    out = analyst_changes(pd.DataFrame({"target_price": [t for _, _, t in cases]}))
+    assert out["target_price_from"].tolist() == [o for o, _, _ in cases]
+    assert out["target_price_to"].tolist() == [n for _, n, _ in cases]
+
+
+@FAST
+@given(st.lists(st.one_of(st.none(), st.text(max_size=30)), min_size=1, max_size=10))
+def test_analyst_changes_never_raises_and_pairs_are_whole(texts):
+    out = analyst_changes(pd.DataFrame({"rating": texts, "target_price": texts}))
+    for a, b in (("rating_from", "rating_to"), ("target_price_from", "target_price_to")):
+        assert (out[a].isna() == out[b].isna()).all()
+    assert (out["target_price_from"].dropna() >= 0).all()
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("analyst_ratings", {"symbols": ["AAPL", "MSFT"]}),
+        ("recent/analyst-ratings", {}),
+        ("screener/analyst-ratings", {"region": "US"}),
+        ("v1/analyst_ratings", {"market": "S&P 500", "ticker": "AAPL"}),
+    ],
+)
+def test_analyst_changes_on_sandbox_frames(client, name, params):
+    params = dict(params)
+    df = md.load(name, params.pop("symbols", None), client=client, **params)
+    out = analyst_changes(df)
+    assert len(out) == len(df) > 0 and out.attrs == df.attrs
+    rating, price = df["rating"].astype(object), df["target_price"].astype(object)
+    for i in range(len(df)):
+        r, p = rating.iloc[i], price.iloc[i]
+        old, new = out["rating_from"].iloc[i], out["rating_to"].iloc[i]
+        if isinstance(r, str) and "->" in r:
+            assert f"{old} -> {new}" == r
+        else:
+            assert old == new == r
+        lo, hi = out["target_price_from"].iloc[i], out["target_price_to"].iloc[i]
+        if not isinstance(p, str) or not p:
+            assert np.isnan(lo) and np.isnan(hi)
+            continue
+        texts = p.split(" \u2192 ") if "\u2192" in p else [p, p]
+        assert [lo, hi] == [float(t.lstrip("$").replace(",", "")) for t in texts]
+    assert out["target_price_from"].notna().any()
 
 
 # --- app ratings ------------------------------------------------------------------------------
@@ -544,3 +750,4 @@ def test_helpers_are_exported():
     assert md.app_ratings_long is app_ratings_long
     assert md.expand_v1_forecast is expand_v1_forecast
     assert md.insider_groups is insider_groups
+    assert md.analyst_changes is analyst_changes

@@ -60,7 +60,7 @@ def loader_order(df: pd.DataFrame, dataset: str, symbols: list[str]) -> pd.DataF
     """A loader frame in the documented row order: symbol as given, then time, then the
     record key's values (as text, categories included)."""
     ds = REGISTRY[dataset]
-    time = md.registry.snake(ds.window) if ds.window else "date"
+    time = ds.time_column or "date"
     parts = [p.split("|")[0] for p in ds.lake_key]
     keys = [k for k in dict.fromkeys([time, *parts]) if k in df.columns and k != "symbol"]
     order = pd.DataFrame({"__rank": df["symbol"].map({s: i for i, s in enumerate(symbols)})})

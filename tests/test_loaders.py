@@ -15,7 +15,7 @@ import mdframes as md
 from mdframes import schemas
 from mdframes.frame import build_frame
 from mdframes.records import extract
-from mdframes.registry import REGISTRY, SCREENER_DATASETS, Dataset, Field
+from mdframes.registry import REGISTRY, SCREENER_DATASETS, Dataset, Field, example_arguments
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
@@ -24,16 +24,10 @@ V1_MARKET = "S&P 500"
 
 
 def valid_params(ds: Dataset) -> dict[str, Any]:
-    """The smallest valid call of a dataset, derived from its registry entry."""
-    params: dict[str, Any] = {}
-    if "{symbol}" in ds.path:
-        params["symbols"] = "AAPL"
-    if ds.needs_market_or_region:
-        params["region"] = "US"
-    if ds.param("market") is not None and ds.version == "v1":
-        params["market"] = V1_MARKET
-    if ds.param("ticker") is not None:
-        params["ticker"] = "AAPL"
+    """The smallest valid call of a dataset: the registry's example, for one symbol."""
+    params = example_arguments(ds)
+    if isinstance(params.get("symbols"), list):
+        params["symbols"] = params["symbols"][0]
     return params
 
 
@@ -134,7 +128,9 @@ def test_values_match_the_raw_payload(name: str, client: md.Client) -> None:
     raw = client.get(req.path, req.query).data
     records = raw[ds.records]
     assert len(records) == len(df)
-    # Spot-check: by record id where the dataset has one, else by position (newest first).
+    if ds.per_symbol:  # the service sends newest first; frames are oldest first (stable)
+        records = sorted(records, key=lambda r: r[ds.filter_field or "date"])
+    # Spot-check: by record id where the dataset has one, else by position.
     picks = [0, len(records) // 2, len(records) - 1]
     for i in picks:
         rec = records[i]
@@ -150,14 +146,19 @@ def test_values_match_the_raw_payload(name: str, client: md.Client) -> None:
             )
 
 
-def test_forecast_metadata_and_last_updated(client: md.Client) -> None:
+def test_forecast_metadata_and_last_updated_are_columns(client: md.Client) -> None:
     df = md.load_forecast("AAPL", client=client)
     assert len(df) == 10 and (df["type"] == "daily").all()
-    meta = df.attrs["metadata"]
-    assert set(meta) >= {"expected_short_term", "expected_mid_term", "expected_long_term"}
-    assert all(isinstance(v, float) for v in meta.values())
-    ts = df.attrs["last_updated"]
-    assert isinstance(ts, pd.Timestamp) and str(ts.tz) == "UTC"
+    meta = ["expected_short_term", "expected_mid_term", "expected_long_term"]
+    meta += ["lower_bound_change", "upper_bound_change"]
+    assert list(df.columns[7:]) == [*meta, "last_updated"]
+    assert all(df[c].dtype == "float64" and df[c].nunique() == 1 for c in meta)
+    assert str(df["last_updated"].dtype) == "datetime64[ns, UTC]"
+    assert "metadata" not in df.attrs and "last_updated" not in df.attrs
+    # One symbol and many give the same shape: header values are columns, never attrs.
+    many = md.load_forecast(["AAPL", "MSFT"], client=client)
+    assert list(many.columns) == list(df.columns) and list(many.dtypes) == list(df.dtypes)
+    assert many.groupby("symbol", observed=True)["expected_short_term"].nunique().eq(1).all()
     assert (df["date"].dt.day_of_week < 5).all()
     monthly = md.load_forecast("AAPL", type="monthly", client=client)
     assert len(monthly) == 12
@@ -227,7 +228,7 @@ def test_1234_filings_window_complete_without_duplicates() -> None:
         requests = server.count("/v2/lobbying")
         assert requests == df.attrs["requests"]
         assert 3 <= requests <= 5  # 500-record pages with overlapping boundary dates
-        assert df["date"].is_monotonic_decreasing
+        assert df["date"].is_monotonic_increasing
         # An explicit limit is honoured as given: one request.
         server.clear_log()
         capped = md.load_lobbying("BIGCO", limit=10, client=client)
@@ -487,7 +488,7 @@ def test_date_forms_the_service_uses() -> None:
 
 
 def test_paging_never_merges_records_that_lack_an_id() -> None:
-    from mdframes.loaders import _record_key
+    from mdframes.fetch import _record_key
 
     a = {"filingUuid": None, "date": "2026-01-02", "clientName": "A"}
     b = {"filingUuid": None, "date": "2026-01-02", "clientName": "B"}

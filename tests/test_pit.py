@@ -62,9 +62,15 @@ def test_point_in_time_uses_filing_date_not_trade_date():
     out = point_in_time(df, "2024-01-04")
     pd.testing.assert_frame_equal(df, before)
     assert out.index.tolist() == [10]  # the trade of 01-03 is filed on 03-01: not public yet
-    assert out.attrs == {"dataset": "insider_trading"}
+    assert out.attrs == {"dataset": "insider_trading", "imputed_anchors": 0}
     assert out.dtypes.equals(df.dtypes)
-    assert point_in_time(df, "2024-03-01").index.tolist() == [10, 11, 12]  # null anchor: dropped
+    # Row 13 (traded Friday 01-05, no filing date) counts as filed Tuesday 01-09.
+    assert point_in_time(df, "2024-01-08").index.tolist() == [10, 12]
+    late = point_in_time(df, "2024-03-01")
+    assert late.index.tolist() == [10, 11, 12, 13]
+    assert late.attrs["imputed_anchors"] == 1
+    assert late["filing_date"].isna().tolist() == [False, False, False, True]  # kept as sent
+    assert point_in_time(df, "2024-03-01", null_anchor="drop").index.tolist() == [10, 11, 12]
 
 
 @pytest.mark.parametrize(
@@ -164,6 +170,19 @@ def test_point_in_time_v1_insider_aware_filing_date():
 _day = st.integers(min_value=0, max_value=60)
 
 
+def _deadline_oracle(dataset: str, trade: pd.Timestamp | None) -> pd.Timestamp | None:
+    """The legal deadline counted by hand, day by day (independent of numpy's busday)."""
+    if trade is None or pd.isna(trade):
+        return None
+    if dataset == "congress_trades":
+        return trade + pd.Timedelta(days=45)
+    day, left = trade.normalize(), 2
+    while left:
+        day += pd.Timedelta(days=1)
+        left -= day.weekday() < 5
+    return day
+
+
 @FAST
 @given(
     st.lists(st.tuples(_day, st.one_of(st.none(), _day)), min_size=0, max_size=20),
@@ -179,11 +198,210 @@ def test_point_in_time_never_returns_future_rows(rows, as_of_day, dataset):
     df.attrs["dataset"] = dataset
     as_of = start + pd.Timedelta(days=as_of_day)
     out = point_in_time(df, as_of)
-    public = df[column]
-    if dataset == "congress_trades":
-        public = public.fillna(df["date"] + pd.Timedelta(days=45))
+    deadline = [_deadline_oracle(dataset, t) for t in trade]
+    public = df[column].fillna(pd.Series(_dates(deadline), index=df.index))
     expected = df.index[public.notna() & (public <= as_of)]
     assert out.index.equals(expected)  # exactly the public rows, none from the future
+    assert out.attrs["imputed_anchors"] == int(df.loc[expected, column].isna().sum())
+
+
+# --- null anchors: legal deadlines -------------------------------------------------------------
+
+
+_when = st.one_of(
+    st.none(),
+    st.datetimes(min_value=dt.datetime(1990, 1, 1), max_value=dt.datetime(2060, 12, 31)),
+)
+
+
+@FAST
+@given(st.lists(_when, min_size=1, max_size=30), st.booleans())
+def test_insider_deadline_is_the_second_weekday_after_the_trade(trades, aware):
+    traded = _dates([None if t is None else pd.Timestamp(t).normalize() for t in trades])
+    filed = pd.Series(pd.NaT, index=range(len(trades)), dtype="datetime64[ns]")
+    if aware:  # v1 insider: filing_date is a UTC timestamp, the trade a naive date
+        filed = filed.dt.tz_localize("UTC")
+    df = pd.DataFrame({"date": traded, "filing_date": filed})
+    df.attrs["dataset"] = "v1/insider_transactions" if aware else "insider_trading"
+    public = public_times(df)
+    assert public.dtype == df["filing_date"].dtype
+    for trade, when in zip(df["date"], public, strict=True):
+        if pd.isna(trade):
+            assert pd.isna(when)  # nothing to count from: never public
+            continue
+        day = when.tz_convert(None) if aware else when
+        assert day > trade and day.weekday() < 5 and day == day.normalize()
+        # exactly 2 Monday-to-Friday days in (trade, deadline]
+        assert (
+            np.busday_count(
+                (trade + pd.Timedelta(days=1)).date(), (day + pd.Timedelta(days=1)).date()
+            )
+            == 2
+        )
+        assert day == _deadline_oracle("insider_trading", trade)
+    out = point_in_time(df, "2100-01-01")
+    assert out.attrs["imputed_anchors"] == int(df["date"].notna().sum()) == len(out)
+    assert point_in_time(df, "2100-01-01", null_anchor="drop").empty
+
+
+@pytest.mark.parametrize(
+    ("trade", "due"),
+    [
+        ("2024-01-01", "2024-01-03"),  # Monday -> Wednesday
+        ("2024-01-04", "2024-01-08"),  # Thursday -> Monday
+        ("2024-01-05", "2024-01-09"),  # Friday -> Tuesday
+        ("2024-01-06", "2024-01-09"),  # Saturday -> Tuesday (Monday is the first)
+        ("2024-01-07", "2024-01-09"),  # Sunday -> Tuesday
+    ],
+)
+def test_insider_deadline_examples(trade, due):
+    df = pd.DataFrame({"date": _dates([trade]), "filing_date": _dates([None])})
+    df.attrs["dataset"] = "insider_trading"
+    assert public_times(df).tolist() == [pd.Timestamp(due)]
+    assert point_in_time(df, pd.Timestamp(due) - pd.Timedelta(seconds=1)).empty
+    assert len(point_in_time(df, due)) == 1
+
+
+@FAST
+@given(st.lists(_when, min_size=1, max_size=30))
+def test_congress_deadline_is_45_calendar_days(trades):
+    df = pd.DataFrame({"date": _dates(trades), "disclosure_date": _dates([None] * len(trades))})
+    df.attrs["dataset"] = "congress_trades"
+    expected = df["date"] + pd.Timedelta(days=45)
+    pd.testing.assert_series_equal(public_times(df), expected, check_names=False)
+    dropped = public_times(df, null_anchor="drop")
+    assert dropped.isna().all()
+
+
+def test_v1_insider_aware_anchor_gets_a_utc_deadline():
+    df = pd.DataFrame(
+        {
+            "symbol": ["AAPL", "AAPL"],
+            "date": _dates(["2024-01-04", "2024-01-05"]),
+            "filing_date": pd.to_datetime(["2024-01-04T21:05:00Z", None], utc=True),
+        }
+    )
+    df.attrs["dataset"] = "v1/insider_transactions"
+    assert public_times(df).tolist() == [
+        pd.Timestamp("2024-01-04T21:05:00Z"),
+        pd.Timestamp("2024-01-09", tz="UTC"),
+    ]
+    assert point_in_time(df, "2024-01-08T23:59:59Z").index.tolist() == [0]
+    out = point_in_time(df, "2024-01-09")
+    assert out.index.tolist() == [0, 1] and out.attrs["imputed_anchors"] == 1
+    assert out["filing_date"].dtype == df["filing_date"].dtype
+
+
+def test_null_anchor_without_a_deadline_is_dropped():
+    lobbying = pd.DataFrame({"symbol": ["X"] * 2, "date": _dates(["2024-01-02", None])})
+    lobbying.attrs["dataset"] = "lobbying"
+    out = point_in_time(lobbying, "2030-01-01")
+    assert out.index.tolist() == [0] and out.attrs["imputed_anchors"] == 0
+    # The insider screener's anchor is the trade date: no deadline applies to it.
+    screener = pd.DataFrame({"date": _dates([None]), "filing_date": _dates([None])})
+    screener.attrs["dataset"] = "screener/insider-trading"
+    assert point_in_time(screener, "2030-01-01").empty
+    # An explicit anchor other than the rule's own: no deadline either.
+    undated = _insider().assign(date=_dates([None, "2024-01-03", "2024-01-04", "2024-01-05"]))
+    assert point_in_time(undated, "2030-01-01", anchor="date").index.tolist() == [11, 12, 13]
+    # No trade date to count from: nothing to impute.
+    no_event = _insider().drop(columns="date")
+    assert point_in_time(no_event, "2030-01-01").index.tolist() == [10, 11, 12]
+
+
+def test_legal_deadlines_table_matches_the_registry():
+    from mdframes.pit import LEGAL_DEADLINES, legal_deadline
+    from mdframes.registry import REGISTRY
+
+    for name, rule in LEGAL_DEADLINES.items():
+        ds = REGISTRY[name]
+        assert ds.anchor == rule.anchor and rule.event in ds.columns, name
+        assert legal_deadline(name, rule.anchor) is rule
+    assert {n: r.days for n, r in LEGAL_DEADLINES.items()} == {
+        "congress_trades": 45,
+        "insider_trading": 2,
+        "v1/insider_transactions": 2,
+    }
+    assert legal_deadline("lobbying", "date") is None
+    assert legal_deadline(None, "filing_date") is LEGAL_DEADLINES["insider_trading"]
+    assert legal_deadline("insider_trading", "date") is None
+
+
+@pytest.mark.parametrize("bad", ["impute", "Drop", "", None, 0, ["drop"]])
+def test_unknown_null_anchor_is_refused(bad):
+    for call in (
+        lambda: point_in_time(_insider(), "2024-01-05", null_anchor=bad),
+        lambda: asof_join(_prices(), _insider(), null_anchor=bad),
+        lambda: public_times(_insider(), null_anchor=bad),
+    ):
+        with pytest.raises(InvalidParameterError, match="null_anchor") as info:
+            call()
+        assert info.value.parameter == "null_anchor"
+
+
+def test_asof_join_counts_rows_that_see_an_imputed_anchor():
+    right = _insider()  # row 13: AAPL traded Friday 01-05, no filing date -> public 01-09
+    left = pd.DataFrame(
+        {
+            "symbol": ["AAPL"] * 4,
+            "date": _dates(["2024-01-08", "2024-01-09", "2024-01-10", "2024-03-02"]),
+        }
+    )
+    out = asof_join(left, right)
+    assert out["shares"].tolist() == [100, 400, 400, 200]
+    assert out.attrs["imputed_anchors"] == 2
+    assert out["filing_date"].isna().tolist() == [False, True, True, False]  # kept as sent
+    dropped = asof_join(left, right, null_anchor="drop")
+    assert dropped["shares"].tolist() == [100, 100, 100, 200]
+    assert dropped.attrs["imputed_anchors"] == 0
+
+
+def _loaded(client: md.Client, name: str) -> pd.DataFrame:
+    if name.startswith("v1/"):
+        return md.load(name, market="S&P 500", ticker="NVDA", client=client)
+    return md.load(name, ["NVDA", "AAPL"], client=client)
+
+
+@pytest.mark.parametrize(
+    ("name", "anchor"),
+    [
+        ("insider_trading", "filing_date"),
+        ("v1/insider_transactions", "filing_date"),
+        ("congress_trades", "disclosure_date"),
+    ],
+)
+def test_deadlines_on_sandbox_frames(client, name, anchor):
+    df = _loaded(client, name)
+    assert df.attrs["dataset"] == name and len(df) > 20
+    # The sandbox sends few or no null anchors (congress: about 2%); null every third one
+    # more so that each frame has some, as the service's own example has (issue 10, fact 3).
+    df.loc[df.index[::3], anchor] = pd.NaT
+    before = df.copy(deep=True)
+    null = df[anchor].isna()
+    public = public_times(df)
+    for when, trade, is_null, sent in zip(public, df["date"], null, df[anchor], strict=True):
+        if not is_null:
+            assert when == sent
+            continue
+        due = _deadline_oracle(name, trade)
+        assert when == (due.tz_localize(when.tzinfo) if when.tzinfo else due) and due > trade
+    for as_of in df["date"].quantile([0.25, 0.5, 0.9]).tolist() + ["2100-01-01"]:
+        out = point_in_time(df, as_of)
+        cutoff = pd.Timestamp(as_of).tz_localize(public.dt.tz) if public.dt.tz else as_of
+        assert out.index.equals(df.index[(public <= cutoff).to_numpy()])
+        assert out.attrs["imputed_anchors"] == int(null[out.index].sum())
+        assert out.attrs["dataset"] == name
+        kept = point_in_time(df, as_of, null_anchor="drop")
+        assert kept.index.equals(out.index[~null[out.index].to_numpy()])
+        assert kept.attrs["imputed_anchors"] == 0
+    assert point_in_time(df, "2100-01-01").attrs["imputed_anchors"] == int(null.sum())
+    pd.testing.assert_frame_equal(df, before)  # input untouched
+    days = pd.DataFrame(
+        {"symbol": "NVDA", "date": pd.date_range(df["date"].min(), periods=400, freq="D")}
+    )
+    feats = asof_join(days, df[df["symbol"] == "NVDA"])
+    seen = feats[anchor].isna() & feats["date_right"].notna()
+    assert feats.attrs["imputed_anchors"] == int(seen.sum()) > 0
 
 
 # --- asof_join --------------------------------------------------------------------------------
@@ -228,7 +446,7 @@ def test_asof_join_insider_planted_future_filing():
     assert out.loc["f", "shares"] == 100
     assert str(out["shares"].dtype) == "Int64"
     assert isinstance(out["name"].dtype, pd.StringDtype)
-    assert out.attrs == left.attrs
+    assert out.attrs == {**left.attrs, "imputed_anchors": 0}
 
 
 def test_asof_join_congress_45_day_rule_and_suffixes():

@@ -282,8 +282,42 @@ def test_insider_activity_uses_an_existing_group_column_and_freq(tmp_path: Path)
     found = bars(ax)
     assert list(found) == ["acquisition"]
     assert [r.get_height() for r in found["acquisition"]] == [6000.0]
-    assert "QE" in ax.get_title()
+    assert ax.get_title() == "AAPL insider activity per quarter"
     render(ax, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("freq", "words"),
+    [
+        ("ME", "per month"),
+        ("MS", "per month"),
+        ("W", "per week"),
+        ("2W", "per 2 weeks"),
+        ("QE", "per quarter"),
+        ("YE", "per year"),
+        ("D", "per day"),
+    ],
+)
+def test_insider_activity_title_names_the_period_in_words(freq: str, words: str) -> None:
+    title = plot.insider_activity(insider_frame(), freq=freq).get_title()
+    assert title == f"AAPL insider activity {words}"
+    assert "(" not in title and freq not in title.split()
+
+
+def test_insider_activity_refuses_an_unknown_freq() -> None:
+    with pytest.raises(md.InvalidParameterError, match="freq='monthly'"):
+        plot.insider_activity(insider_frame(), freq="monthly")
+
+
+def test_insider_activity_tallest_bars_clear_the_frame() -> None:
+    ax = plot.insider_activity(insider_frame())
+    rects = [r for c in ax.containers if isinstance(c, BarContainer) for r in c]
+    tops = [max(r.get_y(), r.get_y() + r.get_height()) for r in rects]
+    bottoms = [min(r.get_y(), r.get_y() + r.get_height()) for r in rects]
+    low, high = ax.get_ylim()
+    # Acquisitions reach 1,500 (neutral 200 stacks on a 0 bar); dispositions 4,000 below.
+    assert max(tops) == 1500.0 and min(bottoms) == -4000.0
+    assert high > 1500.0 + 0.05 * 5500 and low < -4000.0 - 0.05 * 5500
 
 
 def test_insider_activity_refuses_several_symbols() -> None:
@@ -404,3 +438,105 @@ def test_missing_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r'pip install "mdframes\[plot\]"'):
         plot.sentiment(sentiment_frame())
+
+
+# --- layout: every label inside the figure, legends off the data ---------------------------
+
+CHARTS = {
+    "forecast_fan": (plot.forecast_fan, forecast_frame),
+    "sentiment": (plot.sentiment, sentiment_frame),
+    "put_call": (plot.put_call, put_call_frame),
+    "insider_activity": (plot.insider_activity, insider_frame),
+    "congress_trades": (plot.congress_trades, congress_frame),
+    "app_ratings": (plot.app_ratings, apps_frame),
+}
+
+
+def drawn_texts(fig) -> Iterator[tuple[str, object]]:
+    """Every text a reader sees: titles, axis labels, tick labels, offsets, band names and
+    legend entries, of every axes (twins included)."""
+    for ax in fig.axes:
+        yield "title", ax.title
+        for axis in (ax.xaxis, ax.yaxis):
+            yield "axis label", axis.label
+            yield "offset", axis.get_offset_text()
+            yield from drawn_texts_of(axis)
+        for text in ax.texts:
+            yield "band", text
+        legend = ax.get_legend()
+        if legend is not None:
+            for text in legend.get_texts():
+                yield "legend", text
+
+
+def drawn_texts_of(axis) -> Iterator[tuple[str, object]]:
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-9 * abs(high - low)
+    for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+        # Ticks outside the view are kept by matplotlib but never drawn.
+        if low - slack <= tick.get_loc() <= high + slack:
+            for label in (tick.label1, tick.label2):
+                if label.get_visible():
+                    yield "tick label", label
+
+
+def assert_laid_out(ax, path: Path) -> None:
+    fig = ax.figure
+    fig.savefig(path)  # no bbox_inches="tight": the figure as it is
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    seen = 0
+    for kind, text in drawn_texts(fig):
+        if not text.get_visible() or not text.get_text():
+            continue
+        seen += 1
+        ext = text.get_window_extent(renderer)
+        inside = (
+            ext.x0 >= box.x0 - 0.5
+            and ext.y0 >= box.y0 - 0.5
+            and ext.x1 <= box.x1 + 0.5
+            and ext.y1 <= box.y1 + 0.5
+        )
+        assert inside, f"{kind} {text.get_text()!r} at {ext.bounds} outside {box.bounds}"
+    assert seen > 10
+    for axis in (ax.xaxis, ax.yaxis):
+        boxes = [t.get_window_extent(renderer) for _, t in drawn_texts_of(axis) if t.get_text()]
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1 :]:
+                assert not a.overlaps(b), f"tick labels overlap: {a.bounds} {b.bounds}"
+    legend = ax.get_legend()
+    assert legend is not None
+    area = ax.get_window_extent(renderer)
+    legend_box = legend.get_window_extent(renderer)
+    assert legend_box.y0 >= area.y1 - 0.5, "the legend overlaps the plot area"
+    assert not legend_box.overlaps(ax.title.get_window_extent(renderer)), "legend under title"
+
+
+@pytest.mark.parametrize("name", list(CHARTS))
+def test_every_label_lies_inside_the_figure(name: str, tmp_path: Path) -> None:
+    draw, frame = CHARTS[name]
+    assert_laid_out(draw(frame()), tmp_path / f"{name}.png")
+
+
+@pytest.mark.parametrize("name", list(CHARTS))
+def test_every_label_lies_inside_the_figure_with_sandbox_data(
+    name: str, tmp_path: Path, client: md.Client
+) -> None:
+    draw, _ = CHARTS[name]
+    frames = {
+        "forecast_fan": lambda: md.load_forecast(["AAPL", "MSFT"], client=client),
+        "sentiment": lambda: md.load_sentiment(["AAPL", "MSFT"], client=client),
+        "put_call": lambda: md.load_put_call_ratio("TSLA", client=client),
+        "insider_activity": lambda: md.load_insider_trading("AAPL", client=client),
+        "congress_trades": lambda: md.load_congress_trades("NVDA", client=client),
+        "app_ratings": lambda: md.load_app_ratings("AAPL", client=client),
+    }
+    assert_laid_out(draw(frames[name]()), tmp_path / f"{name}.png")
+
+
+def test_labels_stay_inside_a_small_constrained_figure_of_the_callers(tmp_path: Path) -> None:
+    fig, axes = plt.subplots(2, 3, figsize=(15, 7), layout="constrained")
+    for ax, (draw, frame) in zip(axes.ravel(), CHARTS.values(), strict=True):
+        draw(frame(), ax=ax)
+    for ax in axes.ravel():
+        assert_laid_out(ax, tmp_path / "grid.png")

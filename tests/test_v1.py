@@ -45,13 +45,13 @@ def test_insider_transactions_use_v2_names_and_types(client: md.Client) -> None:
 
 def test_ticker_forecast_is_expanded_with_mid(client: md.Client) -> None:
     df = v1.load_ticker_forecast("AAPL", client=client)
-    assert list(df.columns) == ["symbol", "name", "type", "date", "mid", "lower", "upper"]
+    meta = ["expected_short_term", "expected_mid_term", "expected_long_term", "last_updated"]
+    assert list(df.columns) == ["symbol", "name", "type", "date", "mid", "lower", "upper", *meta]
     assert len(df) == 10 and (df["lower"] <= df["mid"]).all() and (df["mid"] <= df["upper"]).all()
-    assert set(df.attrs["metadata"]) == {
-        "expected_short_term",
-        "expected_mid_term",
-        "expected_long_term",
-    }
+    assert df["expected_short_term"].dtype == "float64" and df["expected_short_term"].nunique() == 1
+    # Nothing the service sends is dropped: the dated sentiment scores go to attrs.
+    sentiment = df.attrs["sentiment"]
+    assert sentiment and all(isinstance(v, float) for v in sentiment.values())
     monthly = v1.load_ticker_forecast("AAPL", "monthly", client=client)
     assert len(monthly) == 12
 
@@ -87,9 +87,12 @@ def test_app_ratings_in_daily_view_names(client: md.Client) -> None:
     assert set(long["platform"].dropna()) <= {"ios", "android"}
 
 
-def test_unknown_market_is_not_found(client: md.Client) -> None:
-    with pytest.raises(md.NotFoundError):
-        v1.load_sentiments("Atlantis", "AAPL", client=client)
+def test_unknown_market_is_refused_before_any_request(client: md.Client) -> None:
+    # The spec lists every market: an unknown one (or "." and "..", which the HTTP stack would
+    # collapse out of the path) never reaches the service.
+    for market in ("Atlantis", ".", ".."):
+        with pytest.raises(md.InvalidParameterError, match="market"):
+            v1.load_sentiments(market, "AAPL", client=client)
 
 
 def test_v1_errors_map_to_the_same_classes_without_the_key(tmp_path) -> None:

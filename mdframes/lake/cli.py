@@ -8,7 +8,6 @@ pyarrow until a command runs, so the core install's CLI stays light. Exit codes 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 __all__ = ["register", "split_words"]
@@ -31,23 +30,25 @@ examples:
 """
 
 
-def register(sub: Any, formatter: Any = argparse.HelpFormatter) -> None:
+def register(subcommands: Any) -> None:
     """Add ``sync`` and ``lake`` to the ``mdframes`` subcommands.
 
     Examples
     --------
-    >>> parser = argparse.ArgumentParser()
-    >>> register(parser.add_subparsers(dest="command"))
-    >>> parser.parse_args(["lake", "info"]).action
+    >>> from mdframes.cli import build_parser
+    >>> build_parser().parse_args(["lake", "info"]).action
     'info'
     """
-    p = sub.add_parser(
+    from ..cli.common import add_command
+
+    p = add_command(
+        subcommands,
         "sync",
         help="sync datasets into the local lake (a point-in-time history)",
         description="Fetch what is new into the lake. Leading words that name a dataset are "
         "datasets, the rest symbols.",
         epilog=SYNC_EPILOG,
-        formatter_class=formatter,
+        run=_cmd_sync,
     )
     p.add_argument("words", nargs="+", metavar="DATASET|SYMBOL")
     universe = p.add_mutually_exclusive_group()
@@ -58,14 +59,14 @@ def register(sub: Any, formatter: Any = argparse.HelpFormatter) -> None:
     p.add_argument("--budget", type=int, metavar="N", help="most requests this run may send")
     p.add_argument("--wait", action="store_true", help="wait for rate-limit resets")
     _lake_option(p)
-    p.set_defaults(func=_cmd_sync)
 
-    p = sub.add_parser(
+    p = add_command(
+        subcommands,
         "lake",
         help="look into the lake: info, compact, sql QUERY, read DATASET",
         description="Show, compact, query or read the local lake.",
         epilog=LAKE_EPILOG,
-        formatter_class=formatter,
+        run=_cmd_lake,
     )
     p.add_argument("action", choices=("info", "compact", "sql", "read"))
     p.add_argument("args", nargs="*", metavar="ARG", help="sql: QUERY; read: DATASET [SYMBOL...]")
@@ -73,7 +74,6 @@ def register(sub: Any, formatter: Any = argparse.HelpFormatter) -> None:
     p.add_argument("--as-of", dest="as_of", help="read: rows public at this time")
     p.add_argument("--out", metavar="FILE", help="write .csv, .xlsx or .parquet")
     _lake_option(p)
-    p.set_defaults(func=_cmd_lake)
 
 
 def _lake_option(p: argparse.ArgumentParser) -> None:
@@ -144,61 +144,28 @@ def _cross(name: str) -> bool:
     return is_cross(resolve(name))
 
 
-_SUFFIXES = (".csv", ".xlsx", ".parquet")
-
-
-def _check_out(out: str | None) -> Path | None:
-    """Reject an unknown output suffix before any work."""
-    from ..errors import InvalidParameterError
-
-    if out is None:
-        return None
-    path = Path(out)
-    if path.suffix.lower() not in _SUFFIXES:
-        raise InvalidParameterError(
-            f"cannot tell the format of {out!r}: use a {', '.join(_SUFFIXES)} suffix",
-            parameter="out",
-        )
-    return path
-
-
-def _emit(frame: Any, out: Path | None) -> None:
-    if out is None:
-        print(frame.to_string(max_rows=40, max_cols=12, show_dimensions=True))
-        return
-    from .. import export
-
-    writer = {".csv": export.to_csv, ".xlsx": export.to_excel, ".parquet": export.to_parquet}
-    try:
-        writer[out.suffix.lower()](frame, out)
-    except OSError as exc:
-        from ..errors import MdframesError
-
-        raise MdframesError(f"cannot write {out}: {exc.strerror or exc}") from None
-    print(f"wrote {len(frame)} rows x {frame.shape[1]} columns to {out}")
-
-
 def _cmd_lake(args: argparse.Namespace) -> int:
+    from ..cli.common import check_out, emit, render
     from ..errors import InvalidParameterError
 
     lake = _open(args)
     if args.action == "info":
-        print(lake.info().to_string(index=False))
+        print(render(lake.info(), max_rows=200))
         return 0
     if args.action == "compact":
         for name, (before, after) in lake.compact().items():
             print(f"{name}: {before} -> {after} files")
         return 0
-    out = _check_out(args.out)
+    out = check_out(args.out)
     if args.action == "sql":
         if len(args.args) != 1:
             raise InvalidParameterError("lake sql takes one QUERY (quote it)", parameter="query")
-        _emit(lake.sql(args.args[0]), out)
+        emit(lake.sql(args.args[0]), out)
         return 0
     if not args.args:
         raise InvalidParameterError("lake read needs a DATASET", parameter="dataset")
     dataset, *symbols = args.args
     symbols = [s for w in symbols for s in w.split(",") if s]
     frame = lake.read(dataset, symbols or None, known_at=args.known_at, as_of=args.as_of)
-    _emit(frame, out)
+    emit(frame, out)
     return 0

@@ -90,10 +90,9 @@ def is_data_file(name: str) -> bool:
 def time_column(ds: Dataset, columns: list[str]) -> str | None:
     """The column a dataset's rows are ordered and windowed by: the one the service filters
     start/end on, else ``date`` when there is one."""
-    from ..registry import snake
-
-    if ds.window and snake(ds.window) in columns:
-        return snake(ds.window)
+    name = ds.time_column
+    if name and name in columns:
+        return name
     return "date" if "date" in columns else None
 
 

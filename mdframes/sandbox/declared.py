@@ -31,8 +31,8 @@ _EVENTS_PER_24_MONTHS = (40, 60)
 
 def window_field(ds: Dataset) -> str | None:
     """The wire field a window filters on: the declared one, else the first date field."""
-    if ds.window:
-        return ds.window
+    if ds.filter_field:
+        return ds.filter_field
     return next((f.wire for f in ds.fields if f.kind in ("date", "ts")), None)
 
 

@@ -195,6 +195,7 @@ _KNOWN: dict[str, tuple[str, float, str | None, str]] = {
     "DIS": ("The Walt Disney Company", 112.0, "0001744489", "NYSE"),
     "XOM": ("Exxon Mobil Corporation", 118.0, "0000034088", "NYSE"),
     "BAC": ("Bank of America Corporation", 46.0, "0000070858", "NYSE"),
+    "LMT": ("Lockheed Martin Corporation", 470.0, "0000936468", "NYSE"),
 }
 KNOWN_SYMBOLS = tuple(_KNOWN)
 

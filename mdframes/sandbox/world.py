@@ -3,9 +3,11 @@ become visible or change as the clock moves.
 
 Generators write every record with its whole future: private keys (starting with ``_``) say
 from which day the service shows it (``_from``), which values it revises on which later day
-(``_r``) and which live-service quirks touch it (``_q``). :func:`materialise` turns such a
-record into what the service sends on a given day with the given quirks switched on; nothing
-else in the sandbox needs to know about time or quirks.
+(``_r``) and which live-service quirks touch it (``_q``). :func:`window` (through
+:func:`materialise`) turns such records into what the service sends on a given day with the
+given quirks switched on, so builders need not know about time or quirks. Also here: the
+default clock, the quirk and bare-list option forms, and the documented revision schedule
+(:data:`REVISION_RULES`, :class:`Revision`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ __all__ = [
     "as_day",
     "QUIRKS",
     "quirk_set",
-    "BARE_LIST_DATASETS",
     "bare_list_set",
     "materialise",
     "visible",
@@ -91,11 +92,8 @@ def quirk_set(value: bool | Iterable[str] | None) -> frozenset[str]:
 
 
 def _bare_list_datasets() -> tuple[str, ...]:
+    # Where the official client's fixtures send ``data`` as a bare list (fidelity issue).
     return ("markets",) + tuple(n for n, d in REGISTRY.items() if d.scope in ("screener", "recent"))
-
-
-# Where the official client's fixtures send ``data`` as a bare list (fidelity issue, fact 2).
-BARE_LIST_DATASETS = _bare_list_datasets()
 
 
 def bare_list_set(value: bool | Iterable[str] | None) -> frozenset[str]:
@@ -159,7 +157,7 @@ def window(
     registry's window field), the newest ``ctx.limit`` (or ``cap``; limit-capped endpoints
     use their maximum), each as revised by then and with the switched-on quirks."""
     ds = ctx.ds
-    field = field or ds.window or "date"
+    field = field or ds.filter_field or "date"
     today = ctx.today.isoformat()
     out = list(visible(records, today))
     listed, delisted = ctx.listed

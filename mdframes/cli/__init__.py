@@ -1,0 +1,167 @@
+"""The ``mdframes`` command line.
+
+Commands: ``demo``, ``load``, ``screen``, ``recent``, ``sandbox`` and ``cache``. Dataset
+names and their options come from the registry alone, so a new dataset shows up without
+edits; ``_`` and ``-`` are interchangeable in names, and a misspelt name, command or option
+gets a "did you mean".
+
+A module adds its own commands with a ``register(subcommands)`` hook listed in
+:data:`COMMANDS`; the hook calls :func:`~mdframes.cli.common.add_command` and adds its
+arguments (``mdframes/cli/tools.py`` is a short example).
+
+Exit codes: 0 success, 1 an error from the service, the data, the configuration or the file
+system, 2 bad input (unknown dataset, bad option value, bad symbol). Expected errors print one
+line on stderr; only a bug prints a traceback.
+
+>>> from mdframes.cli import main
+>>> main(["load", "insider_trading", "AAPL", "--limit", "5"])  # doctest: +SKIP
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import InvalidParameterError, MdframesError, redact
+from .common import (
+    OUTPUT_SUFFIXES,
+    PROG,
+    CommandError,
+    Formatter,
+    Parser,
+    UsageError,
+    add_command,
+    add_output_options,
+    emit,
+    render,
+    resolve_name,
+)
+from .datasets import load_names
+
+__all__ = [
+    "main",
+    "build_parser",
+    "COMMANDS",
+    "add_command",
+    "add_output_options",
+    "resolve_name",
+    "emit",
+    "render",
+    "load_names",
+    "UsageError",
+    "CommandError",
+    "OUTPUT_SUFFIXES",
+]
+
+# The subcommands, in `mdframes --help` order: "module:function" names of register hooks,
+# imported when the parser is built. A module adds its commands with one line here.
+COMMANDS: list[str | Callable[[Any], None]] = [
+    "mdframes.cli.tools:register_demo",
+    "mdframes.cli.datasets:register",
+    "mdframes.cli.tools:register",
+    "mdframes.lake.cli:register",  # mdframes sync, mdframes lake (needs the lake extra to run)
+]
+
+EPILOG = """\
+examples:
+  mdframes demo --out-dir demo-output
+  mdframes load insider_trading AAPL MSFT --start 2026-01-01 --out insider.xlsx
+  mdframes load congress-trades NVDA --chamber senate --limit 50
+  mdframes load app_ratings_daily AAPL --out apps.parquet
+  mdframes load markets
+  mdframes screen insider_trading --limit 100
+  mdframes recent news --limit 20
+  mdframes sandbox --port 8765
+  mdframes cache info
+
+environment:
+  MDFRAMES_API_KEY   the API key (never printed)
+  MDFRAMES_BASE_URL  the service root, e.g. https://api.example.com
+  MDFRAMES_CACHE     the HTTP cache file (default: the user cache folder)
+
+exit codes: 0 ok; 1 service, data, configuration or file error; 2 bad input
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mdframes`` argument parser, with the commands of :data:`COMMANDS`.
+
+    Examples
+    --------
+    >>> build_parser().parse_args(["load", "sentiment", "AAPL", "--limit", "5"]).limit
+    5
+    """
+    from .. import __version__
+
+    parser = Parser(
+        prog=PROG,
+        description="Typed, validated pandas DataFrames from the market-data service.",
+        epilog=EPILOG,
+        formatter_class=Formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=Parser
+    )
+    for hook in COMMANDS:
+        if isinstance(hook, str):
+            module, _, name = hook.partition(":")
+            hook = getattr(importlib.import_module(module), name)
+        hook(sub)
+    return parser
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    # An unknown option is reported by its subcommand's parser, so the usage shown is the
+    # subcommand's (argparse alone shows the top-level usage).
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _clean(text: str) -> str:
+    return redact(text, os.environ.get("MDFRAMES_API_KEY")).replace("\n", " ")
+
+
+def _one_line_warnings(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+    print(f"{PROG}: warning: {_clean(str(message))}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``mdframes`` command; returns the exit code.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments without the program name (default: ``sys.argv[1:]``).
+
+    Examples
+    --------
+    >>> main(["cache", "info"])  # doctest: +SKIP
+    0
+    """
+    try:
+        args = _parse(build_parser(), argv)
+    except SystemExit as exc:  # --help, --version and argparse's own usage errors
+        return exc.code if isinstance(exc.code, int) else 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warnings
+        try:
+            return int(args.func(args))
+        except InvalidParameterError as exc:
+            print(f"{PROG} {args.command}: error: {_clean(str(exc))}", file=sys.stderr)
+            return 2
+        except MdframesError as exc:
+            print(f"{PROG} {args.command}: error: {_clean(str(exc))}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted", file=sys.stderr)
+            return 130

@@ -1,0 +1,217 @@
+"""What every ``mdframes`` command shares: adding a subcommand, its output options, dataset
+name matching, printing or writing a frame, and the errors that set the exit code.
+
+A module that adds commands imports from here (or from :mod:`mdframes.cli`, which re-exports
+these names) and lists its ``register(subcommands)`` hook in ``mdframes.cli.COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ..errors import InvalidParameterError, MdframesError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = [
+    "PROG",
+    "OUTPUT_SUFFIXES",
+    "UsageError",
+    "CommandError",
+    "add_command",
+    "add_output_options",
+    "resolve_name",
+    "check_out",
+    "split_symbols",
+    "emit",
+    "render",
+]
+
+PROG = "mdframes"
+OUTPUT_SUFFIXES = (".csv", ".xlsx", ".parquet")
+
+
+class UsageError(InvalidParameterError):
+    """Bad command-line input found by the CLI itself (exit code 2)."""
+
+
+class CommandError(MdframesError):
+    """An expected failure outside the library proper, e.g. a file that cannot be written
+    (exit code 1)."""
+
+
+# --- parsers ---------------------------------------------------------------------------------
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32)
+
+
+def _suggest(word: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a misspelt command, choice or option."""
+
+    def error(self, message: str) -> NoReturn:
+        choice = re.search(r"invalid choice: '([^']*)'", message)
+        if choice:
+            choices = [c for a in self._actions if a.choices for c in a.choices]
+            message += _suggest(choice.group(1), choices)
+        elif message.startswith("unrecognized arguments:"):
+            options = [o for o in self._option_string_actions if o.startswith("--")]
+            words = [w for w in message.split(":", 1)[1].split() if w.startswith("-")]
+            if words:
+                message += _suggest(words[0].split("=")[0], options)
+        super().error(message)
+
+
+def add_command(
+    subcommands: Any,
+    name: str,
+    *,
+    help: str,
+    description: str,
+    epilog: str = "",
+    run: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    """Add one subcommand whose ``run(args)`` returns the exit code; returns its parser.
+
+    Examples
+    --------
+    >>> def register(subcommands):  # doctest: +SKIP
+    ...     p = add_command(subcommands, "hello", help="say hello", description="Say hello.",
+    ...                     run=lambda args: print("hello") or 0)
+    ...     p.add_argument("--loud", action="store_true")
+    """
+    p = subcommands.add_parser(
+        name, help=help, description=description, epilog=epilog, formatter_class=Formatter
+    )
+    p.set_defaults(func=run)
+    return p
+
+
+def add_output_options(p: argparse.ArgumentParser) -> None:
+    """``--out FILE``, ``--no-cache`` and ``--no-validate``, as every dataset command has."""
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write to FILE; the format follows the suffix (.csv, .xlsx, .parquet). "
+        "Without it a table is printed",
+    )
+    p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
+    p.add_argument(
+        "--no-validate", action="store_true", help="skip the pandera schema check of the frame"
+    )
+
+
+# --- input -----------------------------------------------------------------------------------
+
+
+def name_key(name: str) -> str:
+    """The form in which names are compared: ``_`` and ``-`` alike, case ignored."""
+    return name.strip().lower().replace("-", "_")
+
+
+def resolve_name(text: str, names: Iterable[str], what: str = "") -> str:
+    """The entry of ``names`` that ``text`` spells, ``_``/``-`` and case aside; otherwise a
+    :class:`UsageError` with a "did you mean" suggestion or the list of names.
+
+    Examples
+    --------
+    >>> resolve_name("insider-trading", ["insider_trading", "news"])
+    'insider_trading'
+    """
+    names = list(names)
+    by_key = {name_key(n): n for n in names}
+    if name_key(text) in by_key:
+        return by_key[name_key(text)]
+    close = [by_key[c] for c in difflib.get_close_matches(name_key(text), list(by_key), 3, 0.6)]
+    if close:
+        listed = f"{', '.join(close[:-1])} or {close[-1]}" if len(close) > 1 else close[0]
+        hint = f"did you mean {listed}?"
+    else:
+        hint = f"one of: {', '.join(names)}"
+    raise UsageError(f"unknown {what}dataset {text!r}; {hint}", parameter="dataset")
+
+
+def check_out(out: str | None) -> Path | None:
+    """``--out`` as a path; an unknown suffix is refused before any request is made."""
+    if out is None:
+        return None
+    path = Path(out)
+    if path.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise UsageError(
+            f"cannot tell the format of {out!r}: use a {', '.join(OUTPUT_SUFFIXES)} suffix",
+            parameter="out",
+        )
+    return path
+
+
+def split_symbols(values: Sequence[str]) -> list[str]:
+    """Symbols given space or comma separated, as one list."""
+    symbols = [s for value in values for s in value.split(",")]
+    if any(not s for s in symbols):
+        raise UsageError("empty symbol in the list", parameter="symbols")
+    return symbols
+
+
+# --- output ----------------------------------------------------------------------------------
+
+
+def render(df: pd.DataFrame, *, max_rows: int = 20, width: int | None = None) -> str:
+    """A terminal view of ``df``: a header with the shape, the first and last rows, the
+    dtypes, and the screener/recent summary or failed symbols when present.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> print(render(pd.DataFrame({"a": [1, 2]})).splitlines()[0])
+    2 rows x 1 columns
+    """
+    width = width or shutil.get_terminal_size((120, 24)).columns
+    name = df.attrs.get("dataset")
+    lines = [f"{name + ': ' if name else ''}{len(df)} rows x {df.shape[1]} columns"]
+    if len(df):
+        lines.append(df.to_string(max_rows=max_rows, min_rows=max_rows, line_width=width))
+    counts = df.dtypes.astype(str).value_counts(sort=False)
+    lines.append("dtypes: " + ", ".join(f"{dtype}({n})" for dtype, n in counts.items()))
+    summary = df.attrs.get("summary")
+    if isinstance(summary, dict) and summary:
+        lines.append("summary: " + ", ".join(f"{k}={v}" for k, v in summary.items()))
+    failed = df.attrs.get("failed")
+    if failed:
+        lines.append("failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items()))
+    return "\n".join(lines)
+
+
+def emit(df: pd.DataFrame, out: Path | None) -> None:
+    """Print ``df`` as a table, or write it to ``out`` in the format of its suffix."""
+    if out is None:
+        print(render(df))
+        return
+    from .. import export
+
+    writer: dict[str, Callable[[pd.DataFrame, Path], Path]] = {
+        ".csv": export.to_csv,
+        ".xlsx": export.to_excel,
+        ".parquet": export.to_parquet,
+    }
+    try:
+        writer[out.suffix.lower()](df, out)
+    except OSError as exc:
+        raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
+    except ImportError as exc:
+        extra = "excel" if out.suffix.lower() == ".xlsx" else "parquet"
+        raise CommandError(f"{exc}; install it with: pip install 'mdframes[{extra}]'") from None
+    print(f"wrote {len(df)} rows x {df.shape[1]} columns to {out}")

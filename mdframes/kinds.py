@@ -1,0 +1,84 @@
+"""Field kinds -> pandas dtypes: the one table the frame builder, the schemas, the catalog and
+the docs read.
+
+A kind is the spec's word for a field's type ("integer" -> ``int``, "number" -> ``float``,
+"string" -> ``str``), plus ``date``/``ts`` for dates and timestamps, ``cat`` for closed
+vocabularies, ``cik`` for the zero-padded registry key and ``list`` for list fields.
+
+>>> from mdframes.kinds import dtype_name
+>>> dtype_name("int")
+'Int64'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Kind", "KINDS", "DATE_DTYPE", "TS_DTYPE", "dtype_name", "has_kind", "kind_of"]
+
+DATE_DTYPE: Final = "datetime64[ns]"
+TS_DTYPE: Final = "datetime64[ns, UTC]"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One field kind: the dtype its column gets and how to recognise that dtype."""
+
+    name: str
+    dtype: str  # as shown in docs and the catalog
+    test: Callable[[Any], bool]
+    words: str  # what the spec calls it
+
+
+def _is_string(d: Any) -> bool:
+    return isinstance(d, pd.StringDtype)
+
+
+KINDS: dict[str, Kind] = {
+    k.name: k
+    for k in (
+        Kind("str", "string", _is_string, "string"),
+        Kind("cik", "string", _is_string, "10-digit zero-padded string"),
+        Kind(
+            "date",
+            DATE_DTYPE,
+            lambda d: pd.api.types.is_datetime64_dtype(d) and getattr(d, "tz", None) is None,
+            "date (YYYY-MM-DD)",
+        ),
+        Kind(
+            "ts",
+            TS_DTYPE,
+            lambda d: isinstance(d, pd.DatetimeTZDtype) and str(d.tz) == "UTC",
+            "ISO 8601 timestamp",
+        ),
+        Kind("int", "Int64", lambda d: isinstance(d, pd.Int64Dtype), "integer"),
+        Kind("float", "float64", lambda d: d == np.dtype("float64"), "number"),
+        Kind("bool", "boolean", lambda d: isinstance(d, pd.BooleanDtype), "boolean"),
+        Kind("cat", "category", lambda d: isinstance(d, pd.CategoricalDtype), "enumeration"),
+        Kind("list", "list", lambda d: d == np.dtype(object), "array"),
+        Kind("obj", "object", lambda d: True, "object"),
+    )
+}
+
+
+def dtype_name(kind: str) -> str:
+    """The dtype a column of this kind has (``"Int64"``, ``"category"``, ...)."""
+    return KINDS[kind].dtype
+
+
+def has_kind(dtype: Any, kind: str) -> bool:
+    """True when ``dtype`` is the dtype of ``kind``."""
+    return bool(KINDS[kind].test(dtype))
+
+
+def kind_of(dtype: Any) -> str:
+    """The kind a dtype belongs to (``obj`` when none: lists and undeclared objects)."""
+    for kind in ("int", "float", "bool", "cat", "date", "ts", "str"):
+        if KINDS[kind].test(dtype):
+            return kind
+    return "obj"

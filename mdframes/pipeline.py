@@ -1,0 +1,333 @@
+"""The loading pipeline, in the order it runs:
+
+    plan (params) -> fetch (fetch: page or walk; the client decodes the envelope)
+    -> records (records) -> frame (frame) -> validate (schemas) -> order and attrs
+
+:func:`load` is that sequence. Every public loader (:mod:`mdframes.loaders`,
+:mod:`mdframes.v1`) is a thin call into it. A list of symbols is fetched concurrently on the
+client's shared session; the frame is built and validated once for the whole batch. A
+response whose data turns out unusable is evicted from the HTTP cache here, in one place, so
+the next call asks the service again.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .client import Client, resolve_client
+from .errors import (
+    AuthenticationError,
+    ConfigurationError,
+    DataQualityWarning,
+    DataValidationError,
+    InvalidParameterError,
+    MdframesError,
+    RateLimitError,
+    ResponseFormatError,
+)
+from .fetch import fetch
+from .frame import build_frame, columnize
+from .params import Request, plan
+from .progress import progress_bar
+from .records import Records
+from .registry import Dataset, get
+
+__all__ = ["load", "Errors", "Validate", "PROGRESS_THRESHOLD"]
+
+Errors = Literal["raise", "skip"]
+Validate = bool | Literal["strict"]
+PROGRESS_THRESHOLD = 10
+
+# Errors about the account or the service as a whole: skipping a symbol cannot help.
+_FATAL = (AuthenticationError, RateLimitError, ConfigurationError)
+
+
+def load(
+    dataset: str,
+    symbols: str | Iterable[str] | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+    **params: Any,
+) -> pd.DataFrame:
+    """Load any registry dataset by name.
+
+    Parameters
+    ----------
+    dataset : str
+        Registry name, e.g. ``"insider_trading"``, ``"screener/sentiment"``, ``"recent/news"``
+        (``md.datasets()`` lists them; ``_`` and ``-`` are interchangeable).
+    symbols : str or list of str, optional
+        For per-symbol datasets; normalised (stripped, upper case).
+    client : Client, optional
+        Defaults to :func:`mdframes.get_default_client`.
+    validate : bool or "strict"
+        ``True``: hard rules raise, soft rules warn once and fill ``df.attrs["quality"]``;
+        ``"strict"``: soft rules raise too; ``False``: no checks.
+    errors : {"raise", "skip"}
+        What one failing symbol does. With ``"skip"``, ``df.attrs["failed"]`` maps symbol to
+        error text and a warning is emitted.
+    **params
+        The dataset's parameters (``start``, ``end``, ``limit``, ``market``, ...).
+
+    Examples
+    --------
+    >>> df = md.load("insider_trading", ["AAPL", "MSFT"], start="2026-01-01")  # doctest: +SKIP
+    """
+    ds = get(dataset)
+    _check_options(ds, client, validate, errors)
+    if ds.per_symbol and symbols is None:
+        raise InvalidParameterError("no symbol given", parameter="symbols", dataset=ds.name)
+    requests = plan(ds, symbols, {k: v for k, v in params.items() if v is not None})
+    client = resolve_client(client)
+    client._require()  # configuration errors before any thread starts
+    client._reset_interrupt()  # an earlier Ctrl-C does not cancel this load
+    batches: list[Records] = []
+    failed: dict[str, MdframesError] = {}
+    try:
+        batches, failed = _fetch_all(client, ds, requests, errors)
+        frame, batches = _build(ds, batches, failed, errors)
+        quality: list[dict[str, Any]] = []
+        if validate is not False:
+            frame, quality = _validate(ds, frame, batches, failed, errors, validate == "strict")
+    except (ResponseFormatError, DataValidationError) as exc:
+        # Bad data stays an error, but not a cached one: the next call asks the service again.
+        client.evict(_sources(exc, failed) + [r for b in batches for r in b.sources])
+        raise
+    client.evict(_sources(None, failed))  # skipped symbols' unusable answers, likewise
+    frame = _order(ds, frame, batches)
+    frame.attrs.update(_attrs(ds, batches))
+    frame.attrs["quality"] = quality
+    if quality:
+        checks = ", ".join(sorted({q["check"] for q in quality}))
+        warnings.warn(
+            f"{ds.name}: data-quality checks failed ({checks}); kept as loaded, "
+            "details in df.attrs['quality']",
+            DataQualityWarning,
+            stacklevel=2,
+        )
+    if failed:
+        frame.attrs["failed"] = {symbol: str(exc) for symbol, exc in failed.items()}
+        warnings.warn(
+            f"{ds.name}: {len(failed)} symbol(s) failed and were skipped: {', '.join(failed)}",
+            stacklevel=2,
+        )
+    return frame
+
+
+def _sources(exc: BaseException | None, failed: dict[str, MdframesError]) -> list[Any]:
+    errors = [exc, *failed.values()] if exc is not None else list(failed.values())
+    return [r for e in errors for r in getattr(e, "sources", ())]
+
+
+def _check_options(ds: Dataset, client: Any, validate: Any, errors: Any) -> None:
+    if errors not in ("raise", "skip"):
+        raise InvalidParameterError(
+            f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors", dataset=ds.name
+        )
+    if validate not in (True, False, "strict"):
+        raise InvalidParameterError(
+            f"validate={validate!r} is not True, False or 'strict'",
+            parameter="validate",
+            dataset=ds.name,
+        )
+    if client is not None and not isinstance(client, Client):
+        raise InvalidParameterError(
+            f"client must be an md.Client, got {type(client).__name__}",
+            parameter="client",
+            dataset=ds.name,
+        )
+
+
+# --- fetch: every planned request, concurrently ---------------------------------------------
+
+
+def _want_progress(client: Client, n: int) -> bool:
+    if client.progress is not None:
+        return bool(client.progress)
+    if n < PROGRESS_THRESHOLD:
+        return False
+    if "ipykernel" in sys.modules:
+        return True
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def _fetch_all(
+    client: Client, ds: Dataset, requests: Sequence[Request], errors: Errors
+) -> tuple[list[Records], dict[str, MdframesError]]:
+    """Fetch each request's records, in the caller's order; with errors="skip" a failing
+    symbol is set aside (all its requests: a congress symbol keeps no half)."""
+    results: list[Records | None] = [None] * len(requests)
+    failed: dict[str, MdframesError] = {}
+    lock = threading.Lock()
+    many = len(requests) > 1
+    bar = progress_bar(len(requests), ds.name, many and _want_progress(client, len(requests)))
+
+    def attempt(i: int) -> None:
+        request = requests[i]
+        try:
+            got = fetch(client, ds, request)
+            # Gathering columns here is free while other threads wait on the network.
+            results[i] = columnize(ds, got) if many else got
+        except MdframesError as exc:
+            if errors == "raise" or isinstance(exc, _FATAL) or not request.symbol:
+                raise
+            with lock:
+                failed.setdefault(request.symbol, exc)
+        finally:
+            if bar is not None:
+                bar.update(1)
+
+    try:
+        if not many:  # no thread for a single request
+            attempt(0)
+        else:
+            _in_threads(client, attempt, len(requests))
+    finally:
+        if bar is not None:
+            bar.close()
+    batches = [r for r in results if r is not None and r.symbol not in failed]
+    if failed and not batches:
+        raise _all_failed(ds, failed)
+    return batches, failed
+
+
+def _in_threads(client: Client, attempt: Any, n: int) -> None:
+    pool = ThreadPoolExecutor(max_workers=min(client.max_workers, n), thread_name_prefix="mdframes")
+    futures = [pool.submit(attempt, i) for i in range(n)]
+    try:
+        wait(futures, return_when=FIRST_EXCEPTION)
+        for fut in futures:
+            if fut.done() and not fut.cancelled() and fut.exception() is not None:
+                raise fut.exception()  # type: ignore[misc]
+    except KeyboardInterrupt:
+        # Ctrl-C: waits end, no request starts, stalled reads are abandoned; don't join.
+        client._interrupt()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    except BaseException:
+        # An error: start nothing more and don't wait for requests in flight.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _all_failed(ds: Dataset, failed: dict[str, MdframesError]) -> MdframesError:
+    # Every symbol failed: an empty frame would hide it. Raise the first error, naming all.
+    first = next(iter(failed.values()))
+    if len(failed) > 1:
+        lines = "\n".join(f"  {s}: {e}" for s, e in failed.items())
+        first.args = (f"{ds.name}: all {len(failed)} symbols failed:\n{lines}",)
+    return first
+
+
+# --- frame: built once; a symbol whose records cannot be typed is attributed -------------------
+
+
+def _build(
+    ds: Dataset, batches: list[Records], failed: dict[str, MdframesError], errors: Errors
+) -> tuple[pd.DataFrame, list[Records]]:
+    try:
+        return build_frame(ds, batches, strict=False), batches
+    except ResponseFormatError:
+        if errors == "raise" and len({b.symbol for b in batches}) <= 1:
+            raise
+    # Find the symbols whose records cannot be typed (only on this failure path).
+    bad: dict[str, ResponseFormatError] = {}
+    for b in batches:
+        try:
+            build_frame(ds, [b], strict=False)
+        except ResponseFormatError as exc:
+            exc.sources = b.sources  # type: ignore[attr-defined]
+            bad.setdefault(b.symbol, exc)
+    if errors == "raise" or not bad:
+        first = next(iter(bad.values()), None)
+        if first is None:  # only the combination fails (should not happen): rebuild to raise
+            build_frame(ds, batches, strict=False)
+        raise _named(first, list(bad))  # type: ignore[arg-type]
+    failed.update(bad)
+    keep = [b for b in batches if b.symbol not in bad]
+    if not keep:
+        raise _all_failed(ds, failed)
+    return build_frame(ds, keep, strict=False), keep
+
+
+def _named(exc: ResponseFormatError, symbols: list[str]) -> ResponseFormatError:
+    if symbols and symbols != [""]:
+        exc.args = (f"{exc.args[0]} [symbols: {', '.join(symbols)}]",)
+    return exc
+
+
+# --- validate: hard rules raise (or skip their symbols), soft rules are recorded --------------
+
+
+def _validate(
+    ds: Dataset,
+    frame: pd.DataFrame,
+    batches: list[Records],
+    failed: dict[str, MdframesError],
+    errors: Errors,
+    strict: bool,
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    from .schemas import check
+
+    try:
+        return frame, check(frame, ds.name, strict=strict)
+    except DataValidationError as exc:
+        if errors == "raise" or not exc.symbols or not ds.per_symbol:
+            raise
+        for symbol in exc.symbols:
+            failed[symbol] = exc
+    keep = [b for b in batches if b.symbol not in failed]
+    if not keep:
+        raise _all_failed(ds, failed)
+    batches[:] = keep
+    frame = build_frame(ds, keep, strict=False)
+    return frame, check(frame, ds.name, strict=strict)
+
+
+# --- order and attrs ----------------------------------------------------------------------------
+
+
+def _order(ds: Dataset, frame: pd.DataFrame, batches: list[Records]) -> pd.DataFrame:
+    """Symbols in the caller's order, then time ascending (ties by record id): ready for
+    ``shift``, ``rolling`` and ``merge_asof``. Cross-ticker frames keep the service's order."""
+    time = ds.time_column
+    if not ds.per_symbol or time is None or time not in frame.columns or len(frame) < 2:
+        return frame
+    position = {b.symbol: i for i, b in reversed(list(enumerate(batches)))}
+    block = np.repeat([position[b.symbol] for b in batches], [len(b.rows) for b in batches])
+    keys = {"__block": block, "__time": frame[time].to_numpy()}
+    for i, column in enumerate(c for c in ds.record_id if c in frame.columns and c != time):
+        keys[f"__id{i}"] = frame[column].to_numpy()
+    ordered = pd.DataFrame(keys).sort_values(list(keys), kind="stable", na_position="last")
+    order: np.ndarray = ordered.index.to_numpy()
+    if (order == np.arange(len(frame))).all():
+        return frame
+    return frame.take(order).reset_index(drop=True)
+
+
+def _attrs(ds: Dataset, batches: Sequence[Records]) -> dict[str, Any]:
+    attrs: dict[str, Any] = {"dataset": ds.name}
+    keyed: dict[str, dict[str, Any]] = {}
+    for batch in batches:
+        for key, value in batch.attrs.items():
+            if key == "requests":
+                attrs["requests"] = attrs.get("requests", 0) + value
+            else:
+                keyed.setdefault(key, {})[batch.symbol] = value
+    for key, by_symbol in keyed.items():
+        # Cross-ticker (one response) or one symbol: the value itself.
+        attrs[key] = next(iter(by_symbol.values())) if len(by_symbol) == 1 else by_symbol
+    if ds.scope in ("screener", "recent"):
+        attrs.setdefault("summary", {})
+    return attrs

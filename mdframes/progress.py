@@ -1,0 +1,53 @@
+"""Progress bars for loads of many symbols.
+
+In a Jupyter kernel with ipywidgets (``pip install "mdframes[notebook]"``) the bar is a
+widget; in a kernel without it, a plain text bar on stdout, so no ``TqdmWarning`` and no red
+stderr box; elsewhere tqdm's text bar on stderr. ``md.Client(progress=False)`` turns bars off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+__all__ = ["progress_bar"]
+
+
+def _kernel() -> bool:
+    """A Jupyter kernel that shows rich output (not qtconsole or Spyder)."""
+    if "ipykernel.zmqshell" not in sys.modules:
+        return False
+    return not any(k == "QT_API" or k.startswith("SPYDER") for k in os.environ)
+
+
+def _widgets() -> bool:
+    from tqdm.notebook import IProgress  # None when ipywidgets is missing; never warns
+
+    return IProgress is not None
+
+
+def progress_bar(total: int, desc: str, enabled: bool = True) -> Any:
+    """A tqdm bar of ``total`` steps, or ``None`` when ``enabled`` is false.
+
+    The bar disappears when closed (``leave=False``); call ``bar.update(1)`` per step and
+    ``bar.close()`` at the end.
+
+    Examples
+    --------
+    >>> bar = progress_bar(3, "sentiment", enabled=False)
+    >>> bar is None
+    True
+    """
+    if not enabled:
+        return None
+    options: dict[str, Any] = {"total": total, "desc": desc, "unit": "req", "leave": False}
+    if _kernel():
+        if _widgets():
+            from tqdm.notebook import tqdm as widget_bar
+
+            return widget_bar(**options)
+        options["file"] = sys.stdout  # a kernel shows stderr as an error box
+    from tqdm.std import tqdm as text_bar
+
+    return text_bar(**options)
