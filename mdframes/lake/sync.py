@@ -151,7 +151,10 @@ class _Run:
         all_units = [u for _, units in plans for u in units]
         self.report.plan = plan_text(all_units, skipped, a["budget"], self.pacer.rate(), self.now)
         if self.progress is not False:
-            print(self.report.plan, file=sys.stderr, flush=True)
+            from ..progress import _kernel
+
+            # A notebook shows stderr as an error box: the plan goes to stdout there.
+            print(self.report.plan, file=sys.stdout if _kernel() else sys.stderr, flush=True)
         bar = self._bar(len(all_units))
         try:
             for store, units in plans:
@@ -174,14 +177,15 @@ class _Run:
         return list(dict.fromkeys(frame["symbol"].dropna().astype(str)))
 
     def _bar(self, total: int) -> Any:
+        from ..progress import _kernel, progress_bar
+
         want = self.progress
         if want is None:
-            want = "ipykernel" in sys.modules or bool(getattr(sys.stderr, "isatty", bool)())
-        if not want or total == 0:
-            return None
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc="sync", unit="unit")
+            want = _kernel() or bool(getattr(sys.stderr, "isatty", bool)())
+        bar = progress_bar(total, "sync", enabled=bool(want) and total > 0)
+        if bar is not None:
+            bar.unit = "unit"
+        return bar
 
     # -- one dataset ----------------------------------------------------------------------------
     def _dataset(
