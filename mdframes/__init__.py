@@ -14,7 +14,7 @@ on first use, so ``import mdframes`` costs little more than ``import pandas``.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import registry, v1
 from .catalog import datasets, describe
@@ -61,7 +61,10 @@ _SUBMODULES = {
     "interop",
     "catalog",
     "features",  # md.features: point-in-time feature panels
+    "lake",
 }
+# md.Lake needs the lake extra (pyarrow, DuckDB): imported on first use.
+_LAKE = {"Lake", "SyncReport"}
 
 __all__ = [
     "ApiError",
@@ -72,6 +75,7 @@ __all__ = [
     "DataQualityWarning",
     "DataValidationError",
     "InvalidParameterError",
+    "Lake",
     "MdframesError",
     "NetworkError",
     "NotFoundError",
@@ -79,6 +83,7 @@ __all__ = [
     "RateLimitError",
     "ResponseFormatError",
     "ServerError",
+    "SyncReport",
     "analyst_changes",
     "app_ratings_long",
     "asof_join",
@@ -104,6 +109,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name in _LAKE:
+        return getattr(importlib.import_module(".lake", __name__), name)
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'mdframes' has no attribute {name!r}")
@@ -111,3 +118,7 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .lake import Lake, SyncReport  # noqa: F401

@@ -126,6 +126,14 @@ class Dataset:
     checks: tuple[str, ...] = ()  # frame-level rules, see mdframes.schemas
     description: str = ""
     caveats: tuple[str, ...] = ()
+    # How md.Lake keeps this dataset (CONTRACT §10): "window" = incremental start..end windows
+    # re-fetched ``lookback`` days back; "snapshot" = the whole answer stored at each sync;
+    # "" = not synced (a view of another dataset, or v1).
+    lake: Literal["window", "snapshot", ""] = ""
+    lookback: int = 0  # days; see the reasons at each entry
+    # The lake's record identity. Separate from ``record_id``, which the loaders' paging uses to
+    # merge pages; "a|b" means a, or b where a is null. Never a value revised in place.
+    lake_key: tuple[str, ...] = ()
     # Another registry entry's loader serves this one: (dataset, view name).
     view_of: tuple[str, str] | None = None
     view: str = ""  # this entry's own view name where the loader has a `view=` switch
@@ -398,6 +406,9 @@ _DATASETS: list[Dataset] = [
         ),
         anchor=None,  # forecasts are forward-looking; they carry no publication date
         ttl=15 * MINUTE,
+        # Forward only: the service keeps no past forecast, so each sync stores the answer.
+        lake="snapshot",
+        lake_key=("symbol", "type", "date"),
         checks=("forecast_band",),
         description="Forward price forecasts: 10 trading days (daily) or 12 months (monthly).",
         caveats=("Only forward forecasts exist; historical forecasts are unavailable.",),
@@ -408,6 +419,11 @@ _DATASETS: list[Dataset] = [
         "data",
         (Field("date", "date"), Field("score", "float", ge=-1, le=1)),
         description="Daily news-sentiment score in [-1, 1].",
+        lake="window",
+        # Recent scores are recomputed as late articles are scored (the service revises them
+        # in place). One request covers any window (not capped), so a month costs nothing.
+        lookback=30,
+        lake_key=("symbol", "date"),
     ),
     _per_symbol(
         "news",
@@ -416,6 +432,10 @@ _DATASETS: list[Dataset] = [
         NEWS_FIELDS,
         shape="auto",
         description="News articles for one symbol.",
+        lake="window",
+        # Articles are dated by publication but indexed (and scored) up to days later.
+        lookback=14,
+        lake_key=("symbol", "url"),  # an article is its link; its score may be revised
         caveats=("Record fields are not shown in the spec; every returned field is kept.",),
     ),
     _per_symbol(
@@ -424,6 +444,11 @@ _DATASETS: list[Dataset] = [
         "ratings",
         ANALYST_FIELDS,
         description="Analyst rating actions with price targets (as currency text).",
+        lake="window",
+        # Aggregators report rating actions days after the note; a month covers the stragglers.
+        lookback=30,
+        # One firm, one action on a symbol per day; rating and target text may be corrected.
+        lake_key=("symbol", "date", "institution", "action"),
     ),
     _per_symbol(
         "put_call_ratio",
@@ -439,6 +464,11 @@ _DATASETS: list[Dataset] = [
         ),
         checks=("total_volume",),
         description="Daily put/call ratio with options volumes and closing price.",
+        lake="window",
+        # Volumes and the closing price settle after the session; late corrections are rare
+        # beyond a week. Not capped: the longer window costs no request.
+        lookback=10,
+        lake_key=("symbol", "date"),
     ),
     _per_symbol(
         "insider_trading",
@@ -447,6 +477,13 @@ _DATASETS: list[Dataset] = [
         INSIDER_FIELDS,
         anchor="filing_date",
         description="Insider transactions from Form 4 filings.",
+        lake="window",
+        # The window filters on the transaction date; Form 4 is due 2 business days later, but
+        # late filings and amendments (4/A) arrive weeks later. 30 days catches most of them
+        # at no extra request (not capped); older amendments need a wider start=.
+        lookback=30,
+        # filing_date/filing_url are backfilled and amended, so they are not identity.
+        lake_key=("symbol", "date", "insider", "transaction_type", "shares", "price_per_share"),
         caveats=("`filing_date` is when the filing became public: the point-in-time anchor.",),
     ),
     Dataset(
@@ -471,6 +508,22 @@ _DATASETS: list[Dataset] = [
         filter_field="date",
         checks=("disclosure_after_trade",),
         description="US House and Senate member trades.",
+        lake="window",
+        # The service filters on the trade date and members disclose up to 45 days after the
+        # trade; the service then backfills owner and disclosure date and re-normalises amounts
+        # up to 60 days after the disclosure. 120 days covers 45 + 60 with two weeks to spare,
+        # in the same single request per chamber (not capped).
+        lookback=120,
+        # The filed amount (amount_raw when set, else amount): a re-normalised amount, a
+        # backfilled owner or disclosure date is a new version of the same trade.
+        lake_key=(
+            "symbol",
+            "chamber",
+            "date",
+            "politician",
+            "transaction_type",
+            "amount_raw|amount",
+        ),
         caveats=(
             "startDate/endDate filter on the trade date, not the disclosure date.",
             "Older responses lack owner, amountRaw and amountFlag (loaded as NA).",
@@ -497,6 +550,11 @@ _DATASETS: list[Dataset] = [
         paged=True,
         record_id=("filing_uuid",),
         description="Corporate lobbying filings.",
+        lake="window",
+        # The window filters on the posting date; LD-2 reports are due 20 days after the
+        # quarter and are indexed (and amended) over the following weeks.
+        lookback=45,
+        lake_key=("symbol", "filing_uuid"),  # one filing can be listed under two symbols
     ),
     _per_symbol(
         "government_contracts",
@@ -532,6 +590,14 @@ _DATASETS: list[Dataset] = [
         anchor="start_date",
         filter_field="startDate",
         description="Federal contract awards, latest reported state per award.",
+        lake="window",
+        # Awards are updated in place by award id (modifications set a new amount) over their
+        # period of performance, most within about a year of the start date (the sandbox: 15
+        # to 400 days), and DoD publishes with a 90-day delay. 400 days re-reads a year of
+        # awards: one page of 500 for most issuers, a few for the largest contractors. Later
+        # modifications are seen by a sync with an earlier start=.
+        lookback=400,
+        lake_key=("symbol", "award_id"),
         caveats=("`end_date` may be empty for indefinite-delivery awards (loaded as NaT).",),
     ),
     _per_symbol(
@@ -563,6 +629,10 @@ _DATASETS: list[Dataset] = [
         anchor="patent_date",
         filter_field="patentDate",
         description="Granted patents; the window filters on the grant date.",
+        lake="window",
+        # Grants are published weekly on their grant date; two weeks absorbs indexing delays.
+        lookback=14,
+        lake_key=("symbol", "patent_id"),
     ),
     _per_symbol(
         "app_ratings",
@@ -576,6 +646,11 @@ _DATASETS: list[Dataset] = [
         paged=True,
         record_id=("platform", "app_id", "date"),
         description="Mobile app ratings, one row per app per platform per date.",
+        lake="window",
+        # One observation per app per day, taken once; the newest day may still be filling.
+        # Capped at 500 records a page, so the lookback is kept short.
+        lookback=3,
+        lake_key=("symbol", "platform", "app_id", "date"),
         caveats=(
             "History begins 2026-09-03; apps added later are never backfilled.",
             "`limit` counts app-date records.",
@@ -616,6 +691,9 @@ _DATASETS: list[Dataset] = [
         ),
         shape="auto",
         description="Professional-network metrics: employees, followers and open jobs.",
+        lake="window",
+        lookback=7,  # daily counts of a crawl; a week absorbs re-crawls, one request anyway
+        lake_key=("symbol", "date"),
     ),
     _per_symbol(
         "forum_mentions",
@@ -628,6 +706,10 @@ _DATASETS: list[Dataset] = [
         ),
         shape="auto",
         description="Forum mentions per subreddit, timestamped.",
+        lake="window",
+        lookback=7,  # mention counts of recent days grow as posts are indexed
+        # Older sandboxes named the forum ``subforum``; the live service ``subreddit``.
+        lake_key=("symbol", "date", "subreddit|subforum"),
     ),
     Dataset(
         name="tickers",
@@ -643,6 +725,8 @@ _DATASETS: list[Dataset] = [
         fields=(SYMBOL, NAME),
         ttl=DAY,
         description="Tickers with predictions available.",
+        lake="snapshot",  # the universe as it was: no survivorship bias
+        lake_key=("symbol",),
     ),
     Dataset(
         name="markets",
@@ -652,6 +736,8 @@ _DATASETS: list[Dataset] = [
         fields=(Field("name", nullable=False), Field("region")),
         ttl=DAY,
         description="Markets and their regions (the values of the `market` filter).",
+        lake="snapshot",
+        lake_key=("name",),
     ),
     Dataset(
         name="regions",
@@ -660,6 +746,8 @@ _DATASETS: list[Dataset] = [
         shape="auto",
         ttl=DAY,
         description="Markets grouped by region (payload not shown in the spec).",
+        lake="snapshot",
+        lake_key=("region",),
     ),
 ]
 
@@ -708,6 +796,9 @@ for _tail in SCREENER_DATASETS:
             needs_market_or_region=_tail in SCREENER_REQUIRED,
             ttl=5 * MINUTE,
             description=f"Screener: {_tail} across tickers; summary in attrs['summary'].",
+            # Latest state only: each sync stores the cross-section. A row carries no id, so
+            # the whole row is its identity (lake_key empty).
+            lake="snapshot",
         )
     )
 
@@ -728,6 +819,7 @@ for _tail in RECENT_DATASETS:
             anchor="date",
             ttl=5 * MINUTE,
             description=f"Latest {_tail} across all tickers; summary in attrs['summary'].",
+            lake="snapshot",  # the latest entries only; whole-row identity as for screeners
         )
     )
 

@@ -1,0 +1,221 @@
+"""The lake, measured in one run against the sandbox (in its own process, like a service).
+
+    python benchmarks/bench_lake.py [--symbols 2000] [--rows 3000000] [--rate 50]
+
+Prints, side by side (this machine is shared and noisy; the ratios are what mean something):
+
+(a) a sync of N symbols x 3 datasets under a rate limit: requests used / requests needed (goal
+    1.0 plus paging), achieved rate / allowed rate (goal >= 0.9), 429 answers (goal <= 1 per
+    window);
+(b) a re-sync with nothing new: requests per (dataset, symbol) window (goal 1.0), rows added
+    (goal 0);
+(c) lake.read of one symbol and of a whole dataset of about 3M rows, against a bare
+    pyarrow.dataset read of the same files (goal <= 1.5x) and against the loader through a
+    warm HTTP cache (goal >= 50x faster);
+(d) files and bytes per million stored rows, before and after compact().
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+
+import mdframes as md
+from mdframes.sandbox import DEFAULT_TODAY, SANDBOX_KEY, universe_symbols
+
+DATASETS = ["sentiment", "insider_trading", "put_call_ratio"]
+BIG = "sentiment"  # about 730 rows per symbol
+
+
+@contextlib.contextmanager
+def sandbox_process(**options: object) -> Iterator[str]:
+    """The sandbox in its own process: its threads must not share this interpreter's GIL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = f"from mdframes.sandbox import serve; serve({port}, **{options!r})"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(400):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def median_time(fn: Callable[[], object], repeat: int) -> float:
+    fn()  # warm
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def client_for(url: str, cache: bool | str = False) -> md.Client:
+    return md.Client(api_key=SANDBOX_KEY, base_url=url, cache=cache, max_workers=8)
+
+
+def fixed_clock() -> Callable[[], object]:
+    import datetime as dt
+
+    day = DEFAULT_TODAY
+
+    def clock() -> dt.datetime:
+        now = dt.datetime.now(dt.timezone.utc)
+        return dt.datetime.combine(day, now.timetz())
+
+    return clock
+
+
+def part_a(root: Path, symbols: list[str], rate: int, window: float) -> md.Lake:
+    limit = int(rate * window)
+    with sandbox_process(rate_limit=limit, rate_window=window) as url:
+        lake = md.Lake(root, client=client_for(url), clock=fixed_clock())
+        started = time.perf_counter()
+        report = lake.sync(DATASETS, symbols, wait=True, progress=False)
+        elapsed = time.perf_counter() - started
+    needed = len(DATASETS) * len(symbols)
+    windows = max(1.0, elapsed / window)
+    achieved = report.requests / elapsed
+    print(f"(a) sync {len(symbols)} symbols x {len(DATASETS)} datasets, limit {limit}/{window:g}s")
+    print(f"    {report.requests} requests in {elapsed:.1f} s; complete: {report.complete}")
+    print(f"    requests used / needed      {report.requests / needed:6.3f}   (goal 1.0)")
+    print(f"    achieved / allowed rate     {achieved / rate:6.3f}   (goal >= 0.9)")
+    print(
+        f"    429 answers                 {report.throttled:6d}   "
+        f"({report.throttled / windows:.2f} per window; goal <= 1)"
+    )
+    return lake
+
+
+def part_b(lake: md.Lake, url: str, symbols: list[str]) -> None:
+    lake.client = client_for(url)
+    started = time.perf_counter()
+    report = lake.sync(DATASETS, symbols, progress=False)
+    elapsed = time.perf_counter() - started
+    assert report.complete, str(report)
+    windows = len(DATASETS) * len(symbols)
+    print(f"(b) re-sync with nothing new: {report.requests} requests in {elapsed:.1f} s")
+    print(f"    requests per window         {report.requests / windows:6.3f}   (goal 1.0)")
+    print(f"    rows added                  {report.rows_added:6d}   (goal 0)")
+    print(f"    versions added              {report.versions_added:6d}")
+
+
+def sync_big(lake: md.Lake, big_symbols: list[str]) -> None:
+    started = time.perf_counter()
+    assert lake.sync(BIG, big_symbols, progress=False).complete
+    rows = lake.info().set_index("dataset").loc[BIG, "versions"]
+    print(
+        f"(c) {BIG}: {rows:,} rows for {len(big_symbols)} symbols (synced in "
+        f"{time.perf_counter() - started:.0f} s)"
+    )
+
+
+def part_c(lake: md.Lake, one: str, repeat: int, label: str) -> tuple[float, float]:
+    """lake.read against a bare pyarrow.dataset read of the same files."""
+    folder = lake.path(BIG)
+
+    def bare_one() -> object:
+        table = pads.dataset(folder, format="parquet").to_table(filter=pc.field("symbol") == one)
+        return table.to_pandas()
+
+    def bare_all() -> object:
+        return pads.dataset(folder, format="parquet").to_table().to_pandas()
+
+    # Short reads are noisier: more repeats.
+    t_lake_one = median_time(lambda: lake.read(BIG, one), 4 * repeat)
+    t_bare_one = median_time(bare_one, 4 * repeat)
+    t_lake_all = median_time(lambda: lake.read(BIG), repeat)
+    t_bare_all = median_time(bare_all, repeat)
+    print(f"    {label}:")
+    print(
+        f"      one symbol:  lake.read {t_lake_one * 1e3:8.1f} ms, pyarrow "
+        f"{t_bare_one * 1e3:8.1f} ms -> {t_lake_one / t_bare_one:5.2f}x   (goal <= 1.5x)"
+    )
+    print(
+        f"      all rows:    lake.read {t_lake_all * 1e3:8.1f} ms, pyarrow "
+        f"{t_bare_all * 1e3:8.1f} ms -> {t_lake_all / t_bare_all:5.2f}x   (goal <= 1.5x)"
+    )
+    return t_lake_one, t_lake_all
+
+
+def against_loader(
+    url: str, big_symbols: list[str], one: str, times: tuple[float, float], repeat: int
+) -> None:
+    cache = Path(tempfile.mkdtemp()) / "http-cache.sqlite"
+    with client_for(url, cache=str(cache)) as warm:
+        md.load_sentiment(big_symbols, client=warm)  # warm the HTTP cache
+        t_loader_one = median_time(lambda: md.load_sentiment(one, client=warm), 4 * repeat)
+        t_loader_all = median_time(lambda: md.load_sentiment(big_symbols, client=warm), 1)
+    t_lake_one, t_lake_all = times
+    print("    against the loader through a warm HTTP cache (compacted lake):")
+    print(
+        f"      one symbol:  loader {t_loader_one * 1e3:8.1f} ms -> lake.read "
+        f"{t_loader_one / t_lake_one:6.1f}x faster   (goal >= 50x)"
+    )
+    print(
+        f"      all rows:    loader {t_loader_all * 1e3:8.1f} ms -> lake.read "
+        f"{t_loader_all / t_lake_all:6.1f}x faster   (goal >= 50x)"
+    )
+
+
+def part_d(lake: md.Lake) -> None:
+    before = lake.info().set_index("dataset")
+    lake.compact()
+    after = lake.info().set_index("dataset")
+    print("(d) files and MB per million stored rows, before -> after compact()")
+    for name in before.index:
+        million = before.loc[name, "versions"] / 1e6
+        if million == 0:
+            continue
+        print(
+            f"    {name:16s} {before.loc[name, 'files'] / million:8.1f} -> "
+            f"{after.loc[name, 'files'] / million:6.1f} files, "
+            f"{before.loc[name, 'bytes'] / 1e6 / million:6.1f} -> "
+            f"{after.loc[name, 'bytes'] / 1e6 / million:6.1f} MB"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--symbols", type=int, default=2000)
+    parser.add_argument("--rows", type=int, default=3_000_000, help="size of the (c) dataset")
+    parser.add_argument("--rate", type=int, default=50, help="allowed requests per second")
+    parser.add_argument("--window", type=float, default=10.0, help="rate-limit window, seconds")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--lake", help="keep the lake here (default: a temporary folder)")
+    args = parser.parse_args()
+
+    universe = sorted(universe_symbols(DEFAULT_TODAY))
+    symbols = universe[: args.symbols]
+    big_symbols = universe[: max(args.symbols, args.rows // 730)]
+    root = Path(args.lake) if args.lake else Path(tempfile.mkdtemp()) / "lake"
+    lake = part_a(root, symbols, args.rate, args.window)
+    one = big_symbols[len(big_symbols) // 2]
+    with sandbox_process() as url:
+        part_b(lake, url, symbols)
+        sync_big(lake, big_symbols)
+        part_c(lake, one, args.repeat, "before compact")
+        part_d(lake)
+        times = part_c(lake, one, args.repeat, "after compact")
+        against_loader(url, big_symbols, one, times, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Where things sit in a lake, and the manifest that says how to read them back.
+
+One folder per dataset (``screener/sentiment`` -> ``screener__sentiment``). Only finished data
+files end in ``.parquet``; the manifest, the sync state, locks and files being written start
+with ``_`` or ``.``, so the globs of DuckDB, Polars, pyarrow, Spark and Dask never see them.
+
+The manifest records, per column, the pandas dtype the loader gave (strings, ``Int64``,
+categories with their fixed vocabulary, naive dates, UTC timestamps, lists) and the Arrow type
+it is stored as, so a read restores the loader's frame exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..registry import Dataset
+
+__all__ = [
+    "FORMAT_VERSION",
+    "DATA_SUFFIX",
+    "MANIFEST",
+    "STATE",
+    "LAKE_STATE",
+    "LOCK",
+    "META_COLUMNS",
+    "Column",
+    "Manifest",
+    "dir_name",
+    "view_name",
+    "is_data_file",
+    "time_column",
+    "kind_of",
+]
+
+FORMAT_VERSION = 1
+DATA_SUFFIX = ".parquet"
+MANIFEST = "_manifest.json"
+STATE = "_state.json"  # per dataset: windows and snapshots synced, failures
+LAKE_STATE = "_lake.json"  # at the root: format, sync counter, the open (unfinished) run
+LOCK = ".lock"
+COMPACTING = "_compacting.json"  # journal of a compaction in progress
+
+# Columns the lake adds to every stored row. ``_n`` tells apart records that share a key in
+# one answer (0 unless the service sends several); ``_scope`` names a snapshot's filter.
+META_COLUMNS = ("_fetched_at", "_sync_id", "_version", "_n", "_scope")
+
+# Column kinds: how a loader column is stored and restored.
+KINDS = (
+    "string",
+    "Int64",
+    "float64",
+    "boolean",
+    "date",
+    "timestamp",
+    "category",
+    "list",
+    "json",
+    "null",
+)
+
+
+def dir_name(dataset: str) -> str:
+    """The folder of a dataset: ``/`` becomes ``__`` (``screener/sentiment`` ->
+    ``screener__sentiment``).
+
+    >>> dir_name("congress_trades"), dir_name("screener/put-call-ratio")
+    ('congress_trades', 'screener__put-call-ratio')
+    """
+    return dataset.replace("/", "__")
+
+
+def view_name(dataset: str) -> str:
+    """The SQL view of a dataset: a plain identifier.
+
+    >>> view_name("screener/put-call-ratio")
+    'screener__put_call_ratio'
+    """
+    return dir_name(dataset).replace("-", "_")
+
+
+def is_data_file(name: str) -> bool:
+    """Whether a file name is a finished data file (what engines' globs should read)."""
+    return name.endswith(DATA_SUFFIX) and not name.startswith(("_", "."))
+
+
+def time_column(ds: Dataset, columns: list[str]) -> str | None:
+    """The column a dataset's rows are ordered and windowed by: the one the service filters
+    start/end on, else ``date`` when there is one."""
+    name = ds.time_column
+    if name and name in columns:
+        return name
+    return "date" if "date" in columns else None
+
+
+def kind_of(values: pd.Series) -> str:
+    """The storage kind of one loader column."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "category"
+    if isinstance(dtype, pd.StringDtype):
+        return "string"
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return "timestamp"
+    if pd.api.types.is_datetime64_dtype(dtype):
+        return "date"  # the loaders keep naive datetimes for calendar dates only
+    if isinstance(dtype, pd.BooleanDtype) or pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "Int64"
+    if pd.api.types.is_float_dtype(dtype):
+        return "float64"
+    present = values.dropna() if pd.api.types.is_object_dtype(dtype) else values
+    if len(present) == 0:
+        return "null"
+    if all(isinstance(v, str) for v in present):
+        return "string"
+    if all(isinstance(v, (list, tuple)) for v in present):
+        items = [x for v in present for x in v if x is not None]
+        if all(isinstance(x, str) for x in items):
+            return "list"
+    return "json"
+
+
+@dataclass
+class Column:
+    name: str
+    kind: str
+    categories: list[str] = field(default_factory=list)  # fixed vocabulary, in order
+
+
+@dataclass
+class Manifest:
+    """How a dataset folder is laid out and typed (``_manifest.json``)."""
+
+    dataset: str
+    mode: str  # "window" or "snapshot"
+    key: list[str]
+    time: str | None
+    columns: list[Column]
+    format: int = FORMAT_VERSION
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def column(self, name: str) -> Column | None:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        return None
+
+    def to_json(self) -> bytes:
+        body = asdict(self)
+        body["dtypes"] = {c.name: _pandas_name(c) for c in self.columns}  # for humans and tools
+        return json.dumps(body, indent=1, ensure_ascii=False).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> Manifest:
+        body: dict[str, Any] = json.loads(raw)
+        if body.get("format") != FORMAT_VERSION:
+            from ..errors import MdframesError
+
+            raise MdframesError(
+                f"lake format {body.get('format')!r} is not {FORMAT_VERSION}: this lake was "
+                "written by another mdframes version"
+            )
+        body.pop("dtypes", None)
+        body["columns"] = [Column(**c) for c in body["columns"]]
+        return cls(**body)
+
+
+def _pandas_name(c: Column) -> str:
+    return {
+        "date": "datetime64[ns]",
+        "timestamp": "datetime64[ns, UTC]",
+        "list": "object (list)",
+        "json": "object",
+        "null": "object",
+    }.get(c.kind, c.kind)

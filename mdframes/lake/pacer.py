@@ -1,0 +1,206 @@
+"""Requests within the budget and the service's rate limit, across all sync threads.
+
+Every network send of a sync passes :meth:`Pacer.before_send` and
+:meth:`Pacer.after_response`. The pacer counts requests (retries included), never starts one
+past ``budget``, and keeps the requests in flight within ``X-RateLimit-Remaining``, so the
+service is not sent requests it would answer with 429. When the window is spent it waits for
+the reset (``wait=True``) or stops the sync cleanly (``wait=False``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from ..client import Client, reset_from_headers
+from ..errors import MdframesError
+
+__all__ = ["Pacer", "SyncStopped", "sync_client", "SYNC_MAX_WAIT"]
+
+SYNC_MAX_WAIT = 24 * 3600.0  # wait=True: any window the service names
+
+
+class SyncStopped(MdframesError):
+    """The sync stopped before this request: budget spent, window spent, or interrupted."""
+
+
+class Pacer:
+    """Shared by a sync's threads: the request budget and the rate-limit window."""
+
+    def __init__(self, budget: int | None, wait: bool) -> None:
+        self.budget = budget
+        self.wait = wait
+        self.sent = 0  # requests the service received (retries included)
+        self.throttled = 0  # 429 answers
+        self.in_flight = 0
+        self.limit: int | None = None
+        self.remaining: int | None = None
+        self.reset: datetime | None = None
+        self.stopped: str | None = None  # why no further request is sent
+        self._cond = threading.Condition()
+        self._running: set[_Work] = set()
+        self._headerless = False  # the service sends no rate-limit headers: nothing to pace
+        self._local = threading.local()
+
+    # -- state ---------------------------------------------------------------------------------
+    def stop(self, why: str) -> None:
+        with self._cond:
+            if self.stopped is None:
+                self.stopped = why
+            self._cond.notify_all()
+
+    def rate(self) -> dict[str, Any]:
+        with self._cond:
+            return {
+                "limit": self.limit,
+                "remaining": self.remaining,
+                "reset": self.reset.isoformat() if self.reset else None,
+            }
+
+    def seed(self, rate: dict[str, Any] | None) -> None:
+        """Start from the window the last sync saw, if it has not reset since."""
+        if not rate or not rate.get("reset"):
+            return
+        reset = datetime.fromisoformat(rate["reset"])
+        if reset > datetime.now(timezone.utc):
+            self.limit, self.remaining, self.reset = rate.get("limit"), rate.get("remaining"), reset
+
+    # -- around each unit of work ---------------------------------------------------------------
+    def begin(self, estimate: int) -> _Work:
+        """Start a unit that needs at least ``estimate`` requests, if the budget still holds
+        them after what running units are sure to spend; else stop the sync."""
+        with self._cond:
+            if self.stopped:
+                raise SyncStopped(f"sync stopped: {self.stopped}")
+            if self.budget is not None:
+                reserved = sum(max(w.estimate - w.sent, 0) for w in self._running)
+                if self.sent + self.in_flight + reserved + estimate > self.budget:
+                    self.stopped = f"budget of {self.budget} requests spent"
+                    raise SyncStopped(f"sync stopped: {self.stopped}")
+            work = _Work(estimate)
+            self._running.add(work)
+            self._local.work = work
+            return work
+
+    def end(self, work: _Work) -> None:
+        with self._cond:
+            self._running.discard(work)
+            self._local.work = None
+
+    # -- around each send -----------------------------------------------------------------------
+    def before_send(self) -> None:
+        with self._cond:
+            while True:
+                if self.stopped:
+                    raise SyncStopped(f"sync stopped: {self.stopped}")
+                if self.budget is not None and self.sent + self.in_flight >= self.budget:
+                    self.stopped = f"budget of {self.budget} requests spent"
+                    continue
+                if self.remaining is None:
+                    if self.in_flight == 0 or self._headerless:
+                        break  # one request at a time until an answer tells the window
+                    self._cond.wait(timeout=0.25)
+                    continue
+                if self.remaining - self.in_flight > 0:
+                    break
+                delay = self._until_reset()
+                if delay <= 0:
+                    self.remaining = None  # a new window: the next answer tells its size
+                    break
+                if not self.wait:
+                    self.stopped = "rate-limit window spent (wait=False)"
+                    continue
+                # Short waits so that a stop (Ctrl-C) is noticed within a fraction of a second.
+                self._cond.wait(timeout=min(delay, 0.25))
+            self.in_flight += 1
+            work = getattr(self._local, "work", None)
+            if work is not None:  # requests of a loader's own threads are not attributed
+                work.sent += 1
+
+    def _until_reset(self) -> float:
+        if self.reset is None:
+            return 1.0  # spent with no reset named: look again shortly
+        return self.reset.timestamp() - time.time()
+
+    def after_response(self, response: Any) -> None:
+        retries = getattr(getattr(response, "raw", None), "retries", None)
+        history = list(getattr(retries, "history", ()) or ())
+        with self._cond:
+            self.in_flight -= 1
+            self.sent += 1 + len(history)
+            self.throttled += sum(1 for h in history if getattr(h, "status", None) == 429)
+            if response.status_code == 429:
+                self.throttled += 1
+            self._observe(response.headers)
+            self._cond.notify_all()
+
+    def after_error(self) -> None:
+        with self._cond:
+            self.in_flight -= 1
+            self.sent += 1
+            self._cond.notify_all()
+
+    def _observe(self, headers: Any) -> None:
+        limit, remaining = headers.get("X-RateLimit-Limit"), headers.get("X-RateLimit-Remaining")
+        if remaining is None:
+            self._headerless = True
+            return
+        reset = reset_from_headers(headers)
+        try:
+            if limit is not None:
+                self.limit = int(float(limit))
+            if remaining is not None:
+                value = int(float(remaining))
+                newer = reset is not None and (self.reset is None or reset > self.reset)
+                # Answers arrive out of order across threads: keep the lowest count of a window.
+                if newer or self.remaining is None or value < self.remaining:
+                    self.remaining = value
+        except ValueError:
+            return
+        if reset is not None:
+            self.reset = reset
+
+
+class _Work:
+    __slots__ = ("estimate", "sent")
+
+    def __init__(self, estimate: int) -> None:
+        self.estimate = estimate
+        self.sent = 0
+
+
+def sync_client(client: Client, pacer: Pacer, wait: bool) -> Client:
+    """A client like ``client`` that bypasses the HTTP cache and sends through ``pacer``."""
+    c = Client(
+        api_key=client._api_key,
+        base_url=client.base_url,
+        cache=False,  # a sync always asks the service
+        timeout=client.timeout,
+        max_retries=client.max_retries,
+        max_workers=client.max_workers,
+        progress=False,
+        # wait=False: the client's own gate raises at once instead of sleeping to the reset.
+        max_wait=SYNC_MAX_WAIT if wait else 0.0,
+        backoff_factor=client.backoff_factor,
+    )
+    c.sandbox = client.sandbox
+    session = c.session
+    for adapter in set(session.adapters.values()):
+        adapter.send = _paced(adapter.send, pacer)  # type: ignore[method-assign]
+    return c
+
+
+def _paced(send: Any, pacer: Pacer) -> Any:
+    def paced_send(request: Any, *args: Any, **kwargs: Any) -> Any:
+        pacer.before_send()
+        try:
+            response = send(request, *args, **kwargs)
+        except BaseException:
+            pacer.after_error()
+            raise
+        pacer.after_response(response)
+        return response
+
+    return paced_send

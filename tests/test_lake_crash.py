@@ -1,0 +1,144 @@
+"""A real ``mdframes sync`` process killed with SIGKILL, then resumed, ends with exactly the
+lake an uninterrupted run produces: no partial file visible, nothing stored twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+import mdframes as md
+from mdframes.lake.storage import CRASH_ENV
+from mdframes.sandbox import Sandbox
+
+from .conftest import KEY
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(signal, "SIGKILL"), reason="SIGKILL exists on POSIX systems only"
+)
+
+DATASETS = ["insider_trading", "congress_trades", "forecast"]
+SYMBOLS = ["AAPL", "MSFT", "NVDA", "0700"]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Sandbox]:
+    with Sandbox(extra_symbols=["0700"]) as s:
+        yield s
+
+
+def _env(server: Sandbox, crash: str | None = None) -> dict[str, str]:
+    env = dict(os.environ, MDFRAMES_BASE_URL=server.url, MDFRAMES_API_KEY=KEY)
+    env.pop(CRASH_ENV, None)
+    if crash:
+        env[CRASH_ENV] = crash
+    return env
+
+
+def _sync(lake: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "mdframes", "sync", *DATASETS, *SYMBOLS, "--lake", str(lake)]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _run(lake: Path, env: dict[str, str]) -> int:
+    proc = _sync(lake, env)
+    _, err = proc.communicate(timeout=300)
+    if proc.returncode not in (0, -signal.SIGKILL):
+        print(err.decode(errors="replace"))  # shown by pytest when the test fails
+    return proc.returncode
+
+
+def _stored(root: Path) -> dict[str, pd.DataFrame]:
+    lake = md.Lake(root)
+    return {
+        name: lake.read(name, history=True).drop(columns=["_fetched_at", "_sync_id"])
+        for name in DATASETS
+    }
+
+
+def _visible_files_are_whole(root: Path) -> None:
+    for folder in root.iterdir():
+        if folder.is_dir() and any(folder.glob("*.parquet")):
+            # DuckDB's glob sees exactly the finished files, and each of them reads whole.
+            duckdb.sql(f"select count(*) from read_parquet('{folder}/*.parquet')").fetchall()
+
+
+@pytest.fixture(scope="module")
+def reference(server: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
+    root = tmp_path_factory.mktemp("reference")
+    assert _run(root, _env(server)) == 0
+    return _stored(root)
+
+
+@pytest.mark.parametrize(
+    "point",
+    ["data-written:1", "data-renamed:1", "state-written:1", "data-written:2", "data-renamed:3"],
+)
+def test_sigkill_at_a_checkpoint_then_resume(
+    server: Sandbox, reference: dict[str, pd.DataFrame], tmp_path: Path, point: str
+) -> None:
+    root = tmp_path / "lake"
+    assert _run(root, _env(server, point)) == -signal.SIGKILL
+    _visible_files_are_whole(root)
+    assert _run(root, _env(server)) == 0
+    assert not list(root.rglob("*.tmp"))  # the crashed writer's temporary file is gone
+    for name, frame in _stored(root).items():
+        pd.testing.assert_frame_equal(frame, reference[name])
+
+
+def test_sigkill_mid_fetch_then_resume(
+    server: Sandbox, reference: dict[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    root = tmp_path / "lake"
+    server.latency = 0.05  # slow answers, so the kill lands while requests are in flight
+    try:
+        server.clear_log()
+        proc = _sync(root, _env(server))
+        deadline = time.monotonic() + 120
+        while server.count() < 6 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        server.latency = 0.0
+    assert proc.returncode == -signal.SIGKILL
+    _visible_files_are_whole(root)
+    assert _run(root, _env(server)) == 0
+    for name, frame in _stored(root).items():
+        pd.testing.assert_frame_equal(frame, reference[name])
+
+
+def test_ctrl_c_stops_the_sync_and_the_next_one_finishes(
+    server: Sandbox, reference: dict[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    root = tmp_path / "lake"
+    server.latency = 0.05
+    try:
+        server.clear_log()
+        proc = _sync(root, _env(server))
+        deadline = time.monotonic() + 120
+        while server.count() < 6 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        asked = server.count()
+        time.sleep(0.3)
+        assert server.count() == asked  # no request is started after the interrupt
+    finally:
+        server.latency = 0.0
+    assert proc.returncode == 130 and b"interrupted" in err
+    assert not (root / ".lock").exists() or (root / ".lock").read_text() == ""  # released
+    server.clear_log()
+    assert _run(root, _env(server)) == 0
+    # The interrupted run kept what had arrived and is resumed: those units are not asked again.
+    assert server.count() < len(SYMBOLS) * 5  # insider 1 + congress 2 + forecast 2 per symbol
+    for name, frame in _stored(root).items():
+        pd.testing.assert_frame_equal(frame, reference[name])
