@@ -18,3 +18,11 @@ for page in docgen.FILLS:
         text = fh.read()
     with mkdocs_gen_files.open(page, "w") as fh:
         fh.write(docgen.fill(page, text))
+
+# The features page: hand-written rules around the table generated from the catalog.
+from mdframes.features import docs as feature_docs  # noqa: E402
+
+with mkdocs_gen_files.open("features.md", "r") as fh:
+    text = fh.read()
+with mkdocs_gen_files.open("features.md", "w") as fh:
+    fh.write(feature_docs.fill(text))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import registry, sandbox, v1
+from . import registry, v1
 from .catalog import datasets, describe
 from .client import Client, get_default_client, set_default_client
 from .errors import (
@@ -51,7 +51,18 @@ from .pit import asof_join, point_in_time
 __version__ = "0.2.0"
 
 # Submodules that pull in optional or heavy dependencies load on first attribute access.
-_SUBMODULES = {"schemas", "plot", "cli", "demo", "docgen", "interop", "catalog"}
+_SUBMODULES = {
+    "sandbox",
+    "schemas",
+    "plot",
+    "cli",
+    "demo",
+    "docgen",
+    "interop",
+    "catalog",
+    "features",  # md.features: point-in-time feature panels
+    "lake",
+}
 # md.Lake needs the lake extra (pyarrow, DuckDB): imported on first use.
 _LAKE = {"Lake", "SyncReport"}
 
@@ -85,7 +96,6 @@ __all__ = [
     "point_in_time",
     "read_parquet",
     "registry",
-    "sandbox",
     "set_default_client",
     "to_csv",
     "to_excel",

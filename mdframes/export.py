@@ -25,7 +25,6 @@ import datetime as dt
 import json
 import math
 import re
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from pathlib import Path
@@ -33,6 +32,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from . import _exportkit as kit
 
 __all__ = [
     "to_excel",
@@ -61,12 +62,10 @@ _ILLEGAL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 EXCEL_MAX_ROWS = 1_048_576
 EXCEL_MAX_COLUMNS = 16_384
-EXCEL_MAX_TEXT = 32_767
+EXCEL_MAX_TEXT = kit.MAX_TEXT
 _SHEET_MAX = 31
 _SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
 _SUMMARY_SUFFIX = " summary"
-_MAX_WIDTH = 60
-_MIN_WIDTH = 6
 
 # Key under which to_parquet stores typed attrs and list columns in the file's metadata.
 _PARQUET_KEY = b"mdframes"
@@ -99,51 +98,6 @@ def _as_is(text: str) -> str:
     return text
 
 
-def _naive_utc(value: dt.datetime) -> dt.datetime:
-    if value.tzinfo is not None:
-        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return value
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, (dt.datetime, dt.date)):
-        return value.isoformat()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (set, frozenset, tuple, np.ndarray)):
-        return list(value)
-    return str(value)
-
-
-def _compact_json(value: Any) -> str:
-    return json.dumps(value, default=_json_default, ensure_ascii=False, separators=(",", ":"))
-
-
-def _is_list_like(value: Any) -> bool:
-    return isinstance(value, (list, tuple, set, frozenset, np.ndarray, pd.Series, pd.Index))
-
-
-def _is_missing(value: Any) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, (float, np.floating)) and math.isnan(value)
-
-
-def _item_text(value: Any) -> str:
-    """One element of a list cell, as text (before neutralising)."""
-    if _is_missing(value):
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (Mapping, list, tuple, np.ndarray)):
-        return _compact_json(value)
-    if isinstance(value, dt.datetime):
-        return _naive_utc(value).isoformat()
-    if isinstance(value, np.generic):
-        return str(value.item())
-    return str(value)
-
-
 def _number(value: float, text: Callable[[str], str] = neutralise) -> float | str | None:
     if math.isnan(value):
         return None
@@ -164,11 +118,11 @@ def spreadsheet_cell(value: Any, *, safe: bool = True) -> Any:
     -0.4
     """
     text = neutralise if safe else _as_is
-    if _is_list_like(value):
+    if kit.is_list_like(value):
         # Each item is neutralised (a ';'-splitting CSV reader must not meet "=..." either),
         # then the joined text, whose first item might be a bare number such as -1.
-        return text("; ".join(text(_item_text(v)) for v in value))
-    if _is_missing(value):
+        return text("; ".join(text(kit.item_text(v)) for v in value))
+    if kit.is_missing(value):
         return None
     if isinstance(value, str):
         return text(value)
@@ -179,13 +133,13 @@ def spreadsheet_cell(value: Any, *, safe: bool = True) -> Any:
     if isinstance(value, (float, np.floating, Decimal)):
         return _number(float(value), text)
     if isinstance(value, pd.Timestamp):
-        return _naive_utc(value.floor("us").to_pydatetime())
+        return kit.naive_utc(value.floor("us").to_pydatetime())
     if isinstance(value, dt.datetime):
-        return _naive_utc(value)
+        return kit.naive_utc(value)
     if isinstance(value, (dt.date, dt.time)):
         return value
     if isinstance(value, Mapping):
-        return text(_compact_json(value))
+        return text(kit.compact_json(value))
     if isinstance(value, bytes):
         return text(value.decode("utf-8", errors="replace"))
     return text(str(value))
@@ -285,53 +239,10 @@ def _openpyxl() -> Any:
     return openpyxl
 
 
-# Conventional short forms, applied (longest words first) only while a name is too long.
-_ABBREVIATIONS = {
-    "government": "govt",
-    "professionalnet": "profnet",
-    "professional": "prof",
-    "predictions": "pred",
-    "prediction": "pred",
-    "screener": "scr",
-    "transactions": "trans",
-    "transaction": "trans",
-    "information": "info",
-    "international": "intl",
-    "management": "mgmt",
-    "department": "dept",
-    "corporation": "corp",
-    "quarterly": "qtrly",
-}
-_WORD_SEPARATORS = re.compile(r"([\s_.\-]+)")
-
-
-def _abbreviate(text: str, limit: int) -> str:
-    """``text`` in at most ``limit`` characters, shortened by whole words: first the
-    conventional short forms of its longest words, then trailing words dropped. A word is
-    cut only when the first word alone is too long."""
-    if len(text) <= limit:
-        return text
-    parts = _WORD_SEPARATORS.split(text)  # words at even positions, separators between
-    for i in sorted(range(0, len(parts), 2), key=lambda i: -len(parts[i])):
-        short = _ABBREVIATIONS.get(parts[i].casefold())
-        if short is None:
-            continue
-        parts[i] = short.upper() if parts[i].isupper() else short
-        if len("".join(parts)) <= limit:
-            return "".join(parts)
-    kept = ""
-    for i in range(0, len(parts), 2):
-        candidate = "".join(parts[: i + 1])
-        if len(candidate) > limit:
-            break
-        kept = candidate
-    return kept or text[:limit]
-
-
 def _fit_sheet_name(text: str, limit: int = _SHEET_MAX) -> str:
     # Excel forbids []:*?/\ , a leading or trailing apostrophe, empty names and "History".
     name = _ILLEGAL_CHARS.sub("", _SHEET_FORBIDDEN.sub("_", text)).strip().strip("'").strip()
-    name = _abbreviate(name, limit).strip().strip("'").strip()
+    name = kit.abbreviate(name, limit).strip().strip("'").strip()
     if not name:
         return "Sheet"
     return name + "_" if name.casefold() == "history" else name
@@ -359,64 +270,6 @@ def sheet_names(names: Iterable[Any]) -> list[str]:
         used.add(name.casefold())
         out.append(name)
     return out
-
-
-def _summary_frame(summary: Mapping[Any, Any]) -> pd.DataFrame:
-    return pd.DataFrame(
-        {"key": [str(k) for k in summary], "value": pd.Series(list(summary.values()), dtype=object)}
-    )
-
-
-def _display_width(value: Any) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, dt.datetime):
-        return 19
-    if isinstance(value, dt.date):
-        return 10
-    if isinstance(value, str):
-        return max((len(line) for line in value.splitlines()), default=0)
-    return len(str(value))
-
-
-def _column_widths(frame: pd.DataFrame) -> list[float]:
-    widths = []
-    for i, header in enumerate(frame.columns):
-        longest = max([len(header), *map(_display_width, frame.iloc[:, i])])
-        widths.append(float(min(max(longest + 2, _MIN_WIDTH), _MAX_WIDTH)))
-    return widths
-
-
-def _truncate_text(frame: pd.DataFrame) -> pd.DataFrame:
-    # Excel refuses cells longer than 32,767 characters; the rare long text is cut.
-    def cut(v: Any) -> Any:
-        return v[:EXCEL_MAX_TEXT] if isinstance(v, str) and len(v) > EXCEL_MAX_TEXT else v
-
-    return frame.map(cut) if frame.size else frame
-
-
-def _write_sheet(wb: Any, title: str, frame: pd.DataFrame) -> None:
-    from openpyxl.cell import WriteOnlyCell
-    from openpyxl.styles import Font
-    from openpyxl.utils import get_column_letter
-
-    n_rows, n_cols = frame.shape
-    ws = wb.create_sheet(title)
-    # Write-only sheets need their layout before the first row is streamed.
-    ws.freeze_panes = "A2"
-    for i, width in enumerate(_column_widths(frame), start=1):
-        ws.column_dimensions[get_column_letter(i)].width = width
-    if n_cols:
-        ws.auto_filter.ref = f"A1:{get_column_letter(n_cols)}{n_rows + 1}"
-    bold = Font(bold=True)
-    header = []
-    for name in frame.columns:
-        cell = WriteOnlyCell(ws, value=name)
-        cell.font = bold
-        header.append(cell)
-    ws.append(header)
-    for row in _truncate_text(frame).itertuples(index=False, name=None):
-        ws.append(row)
 
 
 def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path) -> Path:
@@ -472,11 +325,11 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
             # Keep room for the suffix so "<name> summary" stays recognisable.
             short = _fit_sheet_name(name, _SHEET_MAX - len(_SUMMARY_SUFFIX))
             labels.append(short + _SUMMARY_SUFFIX)
-            sheets.append(spreadsheet_frame(_summary_frame(summary)))
+            sheets.append(spreadsheet_frame(kit.summary_frame(summary)))
 
     wb = openpyxl.Workbook(write_only=True)
     for title, frame in zip(sheet_names(labels), sheets, strict=True):
-        _write_sheet(wb, title, frame)
+        kit.write_sheet(wb, title, frame)
     out = Path(path)
     wb.save(out)
     return out
@@ -519,82 +372,6 @@ def to_csv(df: pd.DataFrame, path: str | Path, *, safe: bool = True) -> Path:
 # --- Parquet ----------------------------------------------------------------------------------
 
 
-def _pyarrow() -> tuple[Any, Any]:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise ImportError('Parquet export needs pyarrow: pip install "mdframes[parquet]"') from exc
-    return pa, pq
-
-
-class _Unstorable(Exception):
-    pass
-
-
-def _encode(value: Any, *, tagged: bool) -> Any:
-    """attrs value -> JSON data. ``tagged`` keeps times recognisable (``{"$timestamp": ...}``)
-    so :func:`read_parquet` can restore them; untagged, they are ISO text."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, pd.Timestamp) and value is not pd.NaT:
-        return {"$timestamp": value.isoformat()} if tagged else value.isoformat()
-    if isinstance(value, (dt.datetime, dt.date)):
-        stamp = pd.Timestamp(value)
-        return {"$timestamp": stamp.isoformat()} if tagged else stamp.isoformat()
-    if isinstance(value, Mapping):
-        if not all(isinstance(k, str) for k in value):
-            raise _Unstorable
-        return {k: _encode(v, tagged=tagged) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_encode(v, tagged=tagged) for v in value]
-    raise _Unstorable
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"$timestamp"}:
-            return pd.Timestamp(value["$timestamp"])
-        return {k: _decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
-
-
-def _storable_attrs(attrs: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    plain: dict[str, Any] = {}
-    tagged: dict[str, Any] = {}
-    dropped = []
-    for key, value in attrs.items():
-        try:
-            if not isinstance(key, str):
-                raise _Unstorable
-            plain[key] = _encode(value, tagged=False)
-            tagged[key] = _encode(value, tagged=True)
-        except _Unstorable:
-            dropped.append(str(key))
-    if dropped:
-        warnings.warn(
-            f"attrs {', '.join(dropped)} cannot be stored as JSON; left out of the Parquet file",
-            UserWarning,
-            stacklevel=3,
-        )
-    return plain, tagged
-
-
-def _list_columns(df: pd.DataFrame) -> list[str]:
-    found = []
-    for name in df.columns:
-        col = df[name]
-        if col.dtype == object:
-            present = col.dropna()
-            if len(present) and present.map(lambda v: isinstance(v, list)).all():
-                found.append(str(name))
-    return found
-
-
 def to_parquet(df: pd.DataFrame, path: str | Path) -> Path:
     """Write ``df`` to Parquet with every dtype kept.
 
@@ -611,16 +388,16 @@ def to_parquet(df: pd.DataFrame, path: str | Path) -> Path:
     >>> md.to_parquet(df, "forecast.parquet")   # doctest: +SKIP
     PosixPath('forecast.parquet')
     """
-    pa, pq = _pyarrow()
+    pa, pq = kit.pyarrow()
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
-    plain, tagged = _storable_attrs(df.attrs)
+    plain, tagged = kit.storable_attrs(df.attrs)
     frame = df.copy(deep=False)
     # pyarrow writes attrs into the pandas metadata itself; give it the JSON-able form.
     frame.attrs.clear()
     frame.attrs.update(plain)
     table = pa.Table.from_pandas(frame)
-    extra = {"attrs": tagged, "list_columns": _list_columns(df)}
+    extra = {"attrs": tagged, "list_columns": kit.list_columns(df)}
     metadata = {**(table.schema.metadata or {}), _PARQUET_KEY: json.dumps(extra).encode()}
     out = Path(path)
     pq.write_table(table.replace_schema_metadata(metadata), out)
@@ -637,7 +414,7 @@ def read_parquet(path: str | Path) -> pd.DataFrame:
     >>> df.attrs["last_updated"]                           # doctest: +SKIP
     Timestamp('2026-09-03 12:00:00+0000', tz='UTC')
     """
-    _, pq = _pyarrow()
+    _, pq = kit.pyarrow()
     df = pd.read_parquet(path)
     raw = (pq.read_schema(path).metadata or {}).get(_PARQUET_KEY)
     if raw is None:  # not written by mdframes: nothing more to restore
@@ -650,5 +427,5 @@ def read_parquet(path: str | Path) -> pd.DataFrame:
                 index=df.index,
                 dtype=object,
             )
-    df.attrs = _decode(extra.get("attrs", {}))
+    df.attrs = kit.decode(extra.get("attrs", {}))
     return df

@@ -83,7 +83,8 @@ def _typed_lists(table: Any, names: set[str]) -> Any:
 
 
 def _arrow(df: pd.DataFrame, preserve_index: bool | None) -> Any:
-    from .export import _list_columns, _storable_attrs
+    from ._exportkit import list_columns as _list_columns
+    from ._exportkit import storable_attrs as _storable_attrs
 
     pa = _pyarrow()
     plain, tagged = _storable_attrs(df.attrs)

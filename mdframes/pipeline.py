@@ -95,6 +95,7 @@ def load(
     failed: dict[str, MdframesError] = {}
     try:
         batches, failed = _fetch_all(client, ds, requests, errors)
+        _oldest_first(ds, batches)
         frame, batches = _build(ds, batches, failed, errors)
         quality: list[dict[str, Any]] = []
         if validate is not False:
@@ -298,6 +299,19 @@ def _validate(
 # --- order and attrs ----------------------------------------------------------------------------
 
 
+def _oldest_first(ds: Dataset, batches: list[Records]) -> None:
+    """Reverse each answer the service sent newest first, before the frame is built: the
+    common case then needs no sort at all (see :func:`_order`)."""
+    wire = ds.filter_field or "date"
+    if not ds.per_symbol or ds.time_column is None:
+        return
+    for b in batches:
+        dates = b.columns.get(wire) or [r.get(wire) for r in b.rows]
+        if len(dates) > 1 and None not in dates and dates[0] > dates[-1]:
+            b.rows.reverse()
+            b.columns = {k: v[::-1] for k, v in b.columns.items()}
+
+
 def _order(ds: Dataset, frame: pd.DataFrame, batches: list[Records]) -> pd.DataFrame:
     """Symbols in the caller's order, then time ascending (ties by record id): ready for
     ``shift``, ``rolling`` and ``merge_asof``. Cross-ticker frames keep the service's order."""
@@ -306,11 +320,19 @@ def _order(ds: Dataset, frame: pd.DataFrame, batches: list[Records]) -> pd.DataF
         return frame
     position = {b.symbol: i for i, b in reversed(list(enumerate(batches)))}
     block = np.repeat([position[b.symbol] for b in batches], [len(b.rows) for b in batches])
-    keys = {"__block": block, "__time": frame[time].to_numpy()}
-    for i, column in enumerate(c for c in ds.record_id if c in frame.columns and c != time):
-        keys[f"__id{i}"] = frame[column].to_numpy()
-    ordered = pd.DataFrame(keys).sort_values(list(keys), kind="stable", na_position="last")
-    order: np.ndarray = ordered.index.to_numpy()
+    column = frame[time]
+    if not pd.api.types.is_datetime64_any_dtype(column.dtype):
+        return frame  # the declared time column is a date or a timestamp; nothing else sorts
+    # Times as integers (UTC for aware ones), missing ones last (NaT is the smallest int64).
+    stamps = np.asarray(column.array.asi8).copy()  # type: ignore[union-attr]
+    stamps[stamps == np.iinfo("i8").min] = np.iinfo("i8").max
+    order = np.lexsort((stamps, block))  # stable: ties keep the service's order
+    same = (np.diff(block[order]) == 0) & (np.diff(stamps[order]) == 0)
+    ids = [c for c in ds.record_id if c in frame.columns and c != time]
+    if ids and same.any():
+        keys = {"__block": block, "__time": stamps, **{c: frame[c].to_numpy() for c in ids}}
+        ordered = pd.DataFrame(keys).sort_values(list(keys), kind="stable", na_position="last")
+        order = ordered.index.to_numpy()
     if (order == np.arange(len(frame))).all():
         return frame
     return frame.take(order).reset_index(drop=True)

@@ -180,7 +180,8 @@ def _examples() -> list[tuple[str, str]]:
     out = []
     for page, text in sorted(texts.items()):
         for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
-            if "sandbox.running(" in block or (block.startswith("import") and "load" not in block):
+            offline = "sandbox.running(" in block or "sandbox.start(" in block
+            if offline or (block.startswith("import") and "load" not in block):
                 out.append((page, block))
     return out
 
@@ -206,6 +207,7 @@ def test_every_hand_written_page_with_code_has_a_runnable_example() -> None:
     pages = {page for page, _ in EXAMPLES}
     for name in (
         "index.md",
+        "frames.md",
         "helpers.md",
         "point-in-time.md",
         "errors.md",

@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import mdframes as md
+from mdframes._exportkit import decode as _decode
 from mdframes.errors import InvalidParameterError
-from mdframes.export import _decode
 from mdframes.interop import ARROW_METADATA_KEY, to_arrow, to_polars
 from mdframes.registry import REGISTRY
 

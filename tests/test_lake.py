@@ -481,3 +481,20 @@ def test_docs_state_every_lookback_as_the_registry_declares_it() -> None:
     for name, ds in REGISTRY.items():
         if ds.lake and ds.scope == "symbol":
             assert any(f"`{name}`" in ln for ln in page.split("## Knowledge time")[1].splitlines())
+
+
+def test_feature_panels_read_from_the_lake_as_from_the_service(
+    lake: md.Lake, client: md.Client, world: Sandbox
+) -> None:
+    symbols = ["AAPL", "MSFT"]
+    names = ["insider_net_value_90d", "congress_net_buy_90d", "sentiment_mean_7d"]
+    lake.sync(["insider_trading", "congress_trades", "sentiment"], symbols, progress=False)
+    synced = lake.clock()
+    end = world.today
+    from_lake = md.features.panel(symbols, "2026-09-01", end, names, source=lake)
+    from_service = md.features.panel(symbols, "2026-09-01", end, names, client=client)
+    pd.testing.assert_frame_equal(from_lake, from_service)
+    world.advance(days=7)
+    lake.sync(["insider_trading", "congress_trades", "sentiment"], symbols, progress=False)
+    as_known = md.features.panel(symbols, "2026-09-01", end, names, source=lake, known_at=synced)
+    pd.testing.assert_frame_equal(as_known, from_lake)  # later syncs change nothing then

@@ -85,7 +85,7 @@ def test_empty_window_gives_a_typed_empty_frame(name: str, client: md.Client) ->
 
 
 def _same(raw: Any, value: Any, f: Field) -> bool:
-    if raw is None or (raw == "" and f.kind in ("date", "ts")):
+    if raw is None or (raw == "" and (f.kind in ("date", "ts") or f.blank_is_null)):
         return (
             value is None
             or value is pd.NA

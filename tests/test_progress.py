@@ -12,7 +12,21 @@ from nbclient import NotebookClient
 import mdframes as md
 from mdframes.progress import progress_bar
 
-SYMBOLS = [f"S{i:02d}" for i in range(12)]
+# Twelve symbols of the sandbox's universe: enough for a bar (10 or more).
+SYMBOLS = [
+    "AAPL",
+    "MSFT",
+    "NVDA",
+    "TSLA",
+    "AMZN",
+    "GOOGL",
+    "META",
+    "JPM",
+    "GME",
+    "IBM",
+    "AMD",
+    "NFLX",
+]
 
 
 def test_disabled_is_none() -> None:

@@ -65,6 +65,7 @@ COMMANDS: list[str | Callable[[Any], None]] = [
     "mdframes.cli.tools:register_demo",
     "mdframes.cli.datasets:register",
     "mdframes.cli.tools:register",
+    "mdframes.features.cli:register",
     "mdframes.lake.cli:register",  # mdframes sync, mdframes lake (needs the lake extra to run)
 ]
 

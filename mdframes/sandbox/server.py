@@ -112,6 +112,8 @@ class Sandbox:
         The request log keeps at most this many entries (oldest dropped first), so a long
         benchmark does not grow memory without bound.
 
+    Notes
+    -----
     All options are also attributes that may be changed while the server runs.
 
     Examples

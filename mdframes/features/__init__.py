@@ -1,0 +1,19 @@
+"""Point-in-time feature panels for models (CONTRACT §11).
+
+>>> import mdframes as md
+>>> md.features.catalog()["name"].head(3).tolist()
+['insider_net_value_90d', 'insider_buy_count_90d', 'congress_net_buy_90d']
+
+- :func:`catalog`: the named features, as data (:data:`CATALOG`).
+- :func:`panel`: one row per (date, symbol), one column per feature, computed from each
+  dataset by its publication anchor, so that no row sees what was not yet public.
+- :class:`Feature`: a custom feature next to the catalog's.
+"""
+
+from __future__ import annotations
+
+from .core import panel
+from .definitions import CATALOG, catalog
+from .spec import Feature
+
+__all__ = ["catalog", "panel", "Feature", "CATALOG"]

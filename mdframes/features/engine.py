@@ -1,0 +1,355 @@
+"""The vectorised engine: every feature of one dataset from one sorted pass.
+
+A dataset's rows are sorted once by (symbol, public time). For each cell (symbol g, date D)
+two positions in that order answer every window: ``b`` = rows of g public by the end of D,
+``a`` = rows of g public by the end of D - n, so the window ``(D - n, D]`` is rows ``a..b``.
+The positions come from a (symbol, day) count table accumulated in sort order (or, when that
+table would dwarf the panel, from binary searches), once per dataset and window length.
+Per feature, only the rows carrying a value count: sums are differences of running totals,
+counts ``b - a``, means their ratio, a last value is row ``b - 1``. There is no Python loop
+over dates, symbols or rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import (
+    is_bool_dtype,
+    is_float_dtype,
+    is_integer_dtype,
+    is_object_dtype,
+)
+
+from ..errors import InvalidParameterError
+from ..pit import public_times
+from ..registry import REGISTRY
+from .spec import Feature
+
+__all__ = ["Events", "Grid", "compute", "day_numbers"]
+
+# Day numbers of datetime64[ns] lie within +-106,752; OFF makes them (and a window before
+# them) non-negative, SPAN separates symbols.
+OFF: Final = 1 << 20
+SPAN: Final = 1 << 22
+NS_PER_DAY: Final = 86_400 * 10**9
+# A (symbol, day) count table of up to this many cells (or 4 per panel cell) replaces the
+# binary searches; past it (a long range sampled sparsely), searching is cheaper.
+DENSE_CELLS = 1 << 22
+DENSE_PER_CELL = 4
+
+
+def utc_naive(values: pd.Series) -> np.ndarray:
+    """datetime64[ns] values, aware ones converted to UTC (naive ones are read as UTC)."""
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        values = values.dt.tz_convert("UTC").dt.tz_localize(None)
+    return values.to_numpy(dtype="datetime64[ns]")
+
+
+def day_numbers(times: np.ndarray) -> np.ndarray:
+    """Calendar day (days since 1970-01-01) of datetime64[ns] values: a time counts on its
+    date (floor division, so times before 1970 too). NaT gives a meaningless number."""
+    return times.view(np.int64) // NS_PER_DAY
+
+
+def _symbol_codes(values: pd.Series, symbols: list[str]) -> np.ndarray:
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    where = {s: i for i, s in enumerate(symbols)}
+    # One look-up per distinct symbol, not per row.
+    lut = [where.get(str(u).strip().upper(), -1) for u in uniques]
+    return np.asarray([*lut, -1], dtype=np.int64)[codes]
+
+
+class Grid:
+    """The panel's cells. Computed symbol-major, so that the searches' keys come sorted (numpy
+    searches sorted keys much faster); :meth:`panel_order` gives the panel's date-major order."""
+
+    def __init__(self, dates: pd.DatetimeIndex, n_symbols: int, max_back: int = 0) -> None:
+        days = day_numbers(dates.to_numpy(dtype="datetime64[ns]"))
+        self.max_back = max_back  # the longest window that will be asked for
+        self._keys: dict[int, np.ndarray] = {}
+        self.n_symbols, self.n_dates = n_symbols, len(days)
+        self.codes = np.repeat(np.arange(n_symbols, dtype=np.int64), len(days))
+        self.days = np.tile(days, n_symbols)
+        self.size = len(self.codes)
+
+    def keys(self, back: int = 0) -> np.ndarray:
+        """Sort keys of (symbol, D - back): rows up to and including that day sort before."""
+        if back not in self._keys:
+            self._keys[back] = self.codes * SPAN + np.maximum(self.days - back + OFF, 0)
+        return self._keys[back]
+
+    def panel_order(self, values: np.ndarray) -> np.ndarray:
+        """Symbol-major ``values`` in the panel's order: by date, then symbol."""
+        return values.reshape(self.n_symbols, self.n_dates).T.ravel()
+
+
+class Events:
+    """One dataset's rows that can enter the panel, sorted by (symbol, public time)."""
+
+    def __init__(self, frame: pd.DataFrame, dataset: str, symbols: list[str], end_day: int):
+        frame = frame.reset_index(drop=True)
+        frame.attrs = {**frame.attrs, "dataset": dataset}
+        self.frame, self.dataset = frame, dataset
+        codes = _symbol_codes(frame["symbol"], symbols)
+        # Anchors, null anchors and their legal deadlines: mdframes.pit decides, so the panel
+        # and point_in_time can never disagree on when a row became public.
+        times = utc_naive(public_times(frame))
+        days = day_numbers(times)
+        keep = np.flatnonzero((codes >= 0) & ~np.isnat(times) & (days <= end_day))
+        self.take = keep[_sort_order(codes[keep], times[keep].view(np.int64), self._tie(keep))]
+        self.codes = codes[self.take]
+        self.days = days[self.take]
+        self.keys = self.codes * SPAN + (self.days + OFF)
+        # Each symbol's first row: one search per symbol, not per cell.
+        self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
+        self._ends: dict[int, np.ndarray] = {}
+        self._first: np.ndarray | None = None
+        self._dense: tuple[int, int, np.ndarray] | None = None
+
+    def first(self, grid: Grid) -> np.ndarray:
+        """For each cell (g, D): the position of symbol g's first row."""
+        if self._first is None:
+            self._first = self.starts[grid.codes]
+        return self._first
+
+    def _tie(self, keep: np.ndarray) -> np.ndarray | None:
+        """Event dates, where they differ from the anchor: of rows public at the same moment,
+        the one with the later event date is the latest."""
+        if "date" in self.frame.columns and REGISTRY[self.dataset].anchor != "date":
+            return utc_naive(self.frame["date"]).view(np.int64)[keep]  # NaT sorts first
+        return None
+
+    def ends(self, grid: Grid, back: int = 0) -> np.ndarray:
+        """For each cell (g, D): the number of rows sorted before the end of day D - back, over
+        all symbols (so rows of symbol g run from ``starts[g]`` to it). Shared by the
+        dataset's features."""
+        if back not in self._ends:
+            table = self._table(grid) if back <= grid.max_back else None
+            if table is None:
+                self._ends[back] = np.searchsorted(self.keys, grid.keys(back), side="right")
+            else:
+                base, span, totals = table
+                self._ends[back] = totals[grid.codes * span + (grid.days - back - base)]
+        return self._ends[back]
+
+    def _table(self, grid: Grid) -> tuple[int, int, np.ndarray] | None:
+        """Rows counted per (symbol, day) and accumulated in sort order: entry (g, D) is the
+        number of rows sorted up to the end of day D of symbol g, which is what a search
+        would find. Cheaper than searching when the days are not many more than the cells."""
+        if self._dense is None:
+            base = int(grid.days.min()) - grid.max_back - 1  # day ``base`` holds all earlier
+            span = int(grid.days.max()) - base + 1
+            size = grid.n_symbols * span
+            if size > max(DENSE_PER_CELL * grid.size, DENSE_CELLS):
+                self._dense = (0, 0, np.empty(0, dtype=np.int64))
+            else:
+                column = np.clip(self.days - base, 0, span - 1)
+                counts = np.bincount(self.codes * span + column, minlength=size)
+                self._dense = (base, span, np.cumsum(counts))
+        return None if self._dense[1] == 0 else self._dense
+
+    def values(self, feature: Feature) -> tuple[np.ndarray, np.ndarray | None, bool]:
+        """The feature's per-row numbers in sorted order, which rows count (``None``: all),
+        and whether the numbers are integers."""
+        n = len(self.frame)
+        if feature.value is None:
+            vals, valid, is_int = np.ones(n, dtype=np.int64), np.ones(n, dtype=bool), True
+        else:
+            vals, valid, is_int = _numbers(self._evaluate(feature, "value"), feature, "value")
+        if feature.sign is not None:
+            sign, ok, sign_int = _numbers(self._evaluate(feature, "sign"), feature, "sign")
+            is_int = is_int and sign_int
+            vals = vals * sign if is_int else vals.astype("float64") * sign
+            valid = valid & ok
+        if feature.where is not None:
+            valid = valid & _flags(self._evaluate(feature, "where"), feature)
+        counted = None if valid.all() else valid[self.take]  # None: every row counts
+        return vals[self.take], counted, is_int
+
+    def _evaluate(self, feature: Feature, role: str) -> pd.Series:
+        spec = getattr(feature, role)
+        frame = self.frame
+        if isinstance(spec, str):
+            if spec not in frame.columns:
+                raise InvalidParameterError(
+                    f"feature {feature.name!r}: the {self.dataset} frame has no column {spec!r} "
+                    f"({role}); its columns: {', '.join(map(str, frame.columns))}",
+                    parameter=role,
+                )
+            return frame[spec]
+        try:
+            result = spec(frame)
+        except InvalidParameterError:
+            raise
+        except Exception as exc:  # a user's function: say which feature and role failed
+            raise InvalidParameterError(
+                f"feature {feature.name!r}: its {role} function failed on the {self.dataset} "
+                f"frame: {type(exc).__name__}: {exc}",
+                parameter=role,
+            ) from exc
+        if isinstance(result, pd.Series):
+            return result if result.index.equals(frame.index) else result.reindex(frame.index)
+        if np.ndim(result) == 0:
+            return pd.Series([result] * len(frame), index=frame.index)
+        if len(result) != len(frame):
+            raise InvalidParameterError(
+                f"feature {feature.name!r}: its {role} function returned {len(result)} values "
+                f"for {len(frame)} rows",
+                parameter=role,
+            )
+        return pd.Series(result, index=frame.index)
+
+
+def _sort_order(codes: np.ndarray, times: np.ndarray, tie: np.ndarray | None) -> np.ndarray:
+    """The stable order by (code, time, tie): rows with equal keys keep their frame order, so
+    the later row of the frame is the latest.
+
+    Frames grouped by symbol with times ascending (oldest first) or strictly descending
+    (newest first), as loaders return them, need no comparison sort: a radix sort of the
+    symbol codes, then a check (and a reversal within each symbol)."""
+    n = len(codes)
+    if n > 1 and not (codes[1:] >= codes[:-1]).all():
+        small = codes.astype(np.uint16) if codes.max() < 1 << 16 else codes
+        by_code = np.argsort(small, kind="stable")  # radix sort for 16-bit keys
+    else:
+        by_code = np.arange(n)
+    c, t = codes[by_code], times[by_code]
+    same = c[1:] == c[:-1]
+    rising = t[1:] >= t[:-1]
+    if tie is not None:
+        k = tie[by_code]
+        rising = (t[1:] > t[:-1]) | ((t[1:] == t[:-1]) & (k[1:] >= k[:-1]))
+    if (~same | rising).all():
+        return by_code
+    if (~same | (t[1:] < t[:-1])).all():  # strictly newest first: no ties to keep in order
+        bounds = np.flatnonzero(~same) + 1
+        starts, stops = np.concatenate([[0], bounds]), np.concatenate([bounds, [n]])
+        mirror = np.repeat(starts + stops - 1, stops - starts)  # first + last of the row's run
+        return by_code[mirror - np.arange(n)]
+    return np.lexsort((times, codes) if tie is None else (tie, times, codes))
+
+
+def _numbers(values: pd.Series, feature: Feature, role: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    dtype = values.dtype
+    if is_object_dtype(dtype):
+        with contextlib.suppress(TypeError, ValueError):
+            values = pd.to_numeric(values)
+        dtype = values.dtype
+    if is_bool_dtype(dtype) or is_integer_dtype(dtype):
+        valid = values.notna().to_numpy(dtype=bool)
+        return values.to_numpy(dtype=np.int64, na_value=0), valid, True
+    if is_float_dtype(dtype):
+        vals = values.to_numpy(dtype="float64", na_value=np.nan)
+        return vals, ~np.isnan(vals), False
+    raise InvalidParameterError(
+        f"feature {feature.name!r}: its {role} is not numeric (dtype {dtype})", parameter=role
+    )
+
+
+def _flags(values: pd.Series, feature: Feature) -> np.ndarray:
+    if is_object_dtype(values.dtype):
+        with contextlib.suppress(TypeError, ValueError):
+            values = values.astype("boolean")
+    if not is_bool_dtype(values.dtype):
+        raise InvalidParameterError(
+            f"feature {feature.name!r}: where must be boolean (dtype {values.dtype})",
+            parameter="where",
+        )
+    return values.to_numpy(dtype=bool, na_value=False)
+
+
+def _window_sums(
+    vals: np.ndarray, codes: np.ndarray, a: np.ndarray, b: np.ndarray, grid: Grid
+) -> np.ndarray:
+    """Sum of rows ``a..b`` of each cell, from running totals."""
+    if not len(vals):
+        return np.zeros(len(b), dtype=vals.dtype)
+    if vals.dtype.kind == "i":  # integers: one exact running total
+        totals = np.concatenate([[0], np.cumsum(vals)])
+        return totals[b] - totals[a]
+    # Floats: running totals restart at each symbol, so rounding stays at that symbol's
+    # scale. Symbol g's totals sit after a 0 of its own, shifted by g places.
+    local = pd.Series(vals).groupby(codes, sort=False).cumsum().to_numpy()
+    starts = np.searchsorted(codes, np.arange(grid.n_symbols), side="left")
+    padded = np.insert(local, starts, 0.0)
+    return padded[b + grid.codes] - padded[a + grid.codes]
+
+
+def compute(feature: Feature, events: Events, grid: Grid) -> Any:
+    """One panel column (``Int64`` array or ``float64`` ndarray) for every cell of ``grid``,
+    in the panel's order."""
+    vals, valid, is_int = events.values(feature)
+    agg, n = feature.agg, feature.days
+    # Positions among all rows -> positions among the rows that count for this feature
+    # (the same positions when every row counts, the common case).
+    counted = None if valid is None else np.concatenate([[0], np.cumsum(valid)])
+
+    def position(ends: np.ndarray) -> np.ndarray:
+        return ends if counted is None else counted[ends]
+
+    codes, days = events.codes, events.days
+    if valid is not None:
+        rows = np.flatnonzero(valid)
+        vals, codes, days = vals[rows], codes[rows], days[rows]
+    first = position(events.first(grid))
+    b = position(events.ends(grid))
+    has_now = b > first
+    if agg == "change":
+        prior = position(events.ends(grid, n or 0))
+        ok = has_now & (prior > first)
+        if not len(vals):
+            return _finish(feature, grid, np.zeros(grid.size), ~ok, False)
+        out = vals[b - 1].astype("float64") - vals[prior - 1].astype("float64")
+        return _finish(feature, grid, out, ~ok, False)
+    if agg == "last":
+        if not len(vals):
+            return _finish(feature, grid, np.zeros(grid.size, np.int64), ~has_now, is_int)
+        ok = has_now
+        if n is not None:
+            ok &= days[b - 1] > grid.days - n
+        return _finish(feature, grid, vals[b - 1], ~ok, is_int)
+    a = first if n is None else position(events.ends(grid, n))
+    counts = b - a
+    nothing_missing = np.zeros(grid.size, dtype=bool)
+    if agg == "count":
+        return _finish(feature, grid, counts, nothing_missing, True)
+    sums = _window_sums(vals, codes, a, b, grid)
+    if agg == "sum":
+        return _finish(feature, grid, sums, nothing_missing, is_int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums.astype("float64") / counts
+    return _finish(feature, grid, means, counts == 0, False)
+
+
+def result_dtype(feature: Feature, is_int: bool) -> str:
+    if feature.dtype is not None:
+        return feature.dtype
+    return (
+        "Int64"
+        if feature.agg == "count" or (is_int and feature.agg in ("sum", "last"))
+        else "float64"
+    )
+
+
+def _finish(
+    feature: Feature, grid: Grid, values: np.ndarray, missing: np.ndarray, is_int: bool
+) -> Any:
+    values = grid.panel_order(values)
+    missing = grid.panel_order(missing) if missing.any() else np.zeros(len(values), dtype=bool)
+    if result_dtype(feature, is_int) == "float64":
+        out = values.astype("float64")
+        out[missing] = np.nan
+        return out
+    if values.dtype.kind == "f":
+        known = values[~missing]
+        if not np.array_equal(known, np.round(known)):
+            raise InvalidParameterError(
+                f"feature {feature.name!r}: dtype='Int64' but its values are not whole numbers",
+                parameter="dtype",
+            )
+    ints = np.where(missing, 0, values).astype(np.int64)
+    return pd.arrays.IntegerArray(ints, np.ascontiguousarray(missing))
