@@ -200,6 +200,7 @@ def test_page_examples_run_offline(
     try:
         exec(compile(code, page, "exec"), namespace)
     finally:
+        md.sandbox.stop()  # an example may have started the process-wide sandbox
         md.set_default_client(None)  # an example may have set the sandbox client as default
 
 

@@ -1073,6 +1073,7 @@ def test_running_sets_and_restores_the_default_client() -> None:
 
 
 def test_start_gives_one_client_for_the_process() -> None:
+    md.sandbox.stop()  # whatever an earlier test left running
     try:
         client = md.sandbox.start(today=TODAY)
         assert md.get_default_client() is client and client.sandbox.today == TODAY
