@@ -533,10 +533,6 @@ def test_lake_app_ratings_become_the_daily_view(
         pd.testing.assert_series_equal(merged[col], merged[f"{col}_derived"], check_names=False)
 
 
-@pytest.mark.skipif(
-    not hasattr(md, "Lake"),
-    reason="md.Lake arrives with the lake branch; until then StandInLake covers the lake path",
-)
 def test_a_real_lake_gives_the_services_panel(server: Sandbox, tmp_path: Path) -> None:
     symbols = SYMBOLS[:2]
     datasets = sorted({f.dataset for f in md.features.CATALOG} - {"app_ratings_daily"})
