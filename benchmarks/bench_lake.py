@@ -18,53 +18,20 @@ Prints, side by side (this machine is shared and noisy; the ratios are what mean
 from __future__ import annotations
 
 import argparse
-import contextlib
-import socket
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
+from _common import median_time, sandbox_process  # benchmarks/_common.py (the script's folder)
 
 import mdframes as md
 from mdframes.sandbox import DEFAULT_TODAY, SANDBOX_KEY, universe_symbols
 
 DATASETS = ["sentiment", "insider_trading", "put_call_ratio"]
 BIG = "sentiment"  # about 730 rows per symbol
-
-
-@contextlib.contextmanager
-def sandbox_process(**options: object) -> Iterator[str]:
-    """The sandbox in its own process: its threads must not share this interpreter's GIL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    code = f"from mdframes.sandbox import serve; serve({port}, **{options!r})"
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL)
-    try:
-        for _ in range(400):
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
-                break
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def client_for(url: str, cache: bool | str = False) -> md.Client:

@@ -17,55 +17,21 @@ the ideal (requests x latency / workers); `import mdframes` within 0.15 s of `im
 from __future__ import annotations
 
 import argparse
-import contextlib
-import socket
 import statistics
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import orjson
 import pandas as pd
 import requests
+from _common import median_time, sandbox_process  # benchmarks/_common.py (the script's folder)
 
 import mdframes as md
 from mdframes.sandbox import SANDBOX_KEY
 
 SYMBOLS_100 = [f"B{i:03d}" for i in range(100)]
 LATENCY = 0.02
-
-
-@contextlib.contextmanager
-def sandbox_process(**options: object) -> Iterator[str]:
-    """The sandbox in its own process, as a real service would be: its threads must not
-    compete with the client's for this interpreter's GIL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    code = f"from mdframes.sandbox import serve; serve({port}, **{options!r})"
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL)
-    try:
-        for _ in range(200):
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
-                break
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-def median_time(fn: Callable[[], object], repeat: int, warmup: int = 1) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def floor_get(session: requests.Session, url: str, params: dict, key: str) -> pd.DataFrame:
