@@ -27,6 +27,9 @@ from .errors import (
     DataQualityWarning,
     DataValidationError,
     InvalidParameterError,
+    KnowledgeTimeWarning,
+    LakeBusyError,
+    LakeDamagedError,
     MdframesError,
     NetworkError,
     NotFoundError,
@@ -34,6 +37,7 @@ from .errors import (
     RateLimitError,
     ResponseFormatError,
     ServerError,
+    SkippedSymbolsWarning,
 )
 from .export import read_parquet, to_csv, to_excel, to_parquet
 from .helpers import (
@@ -75,7 +79,10 @@ __all__ = [
     "DataQualityWarning",
     "DataValidationError",
     "InvalidParameterError",
+    "KnowledgeTimeWarning",
     "Lake",
+    "LakeBusyError",
+    "LakeDamagedError",
     "MdframesError",
     "NetworkError",
     "NotFoundError",
@@ -83,6 +90,7 @@ __all__ = [
     "RateLimitError",
     "ResponseFormatError",
     "ServerError",
+    "SkippedSymbolsWarning",
     "SyncReport",
     "analyst_changes",
     "app_ratings_long",

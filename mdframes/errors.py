@@ -19,8 +19,16 @@ log, a notebook output or a bug report, and the API key must never travel with i
     │   └── ServerError             5xx
     ├── NetworkError                (also ConnectionError) .host .reason
     ├── ResponseFormatError         (also ValueError)
-    └── DataValidationError         (also ValueError)
+    ├── DataValidationError         (also ValueError)
+    ├── LakeBusyError               another writer holds the lake's writer lease
+    └── LakeDamagedError            a lake file is missing or unreadable
+    DataQualityWarning              (UserWarning) soft rules failed
+    SkippedSymbolsWarning           (UserWarning) errors="skip" dropped symbols
+    KnowledgeTimeWarning            (UserWarning) a known_at before every stored version
     CacheWarning                    (UserWarning)
+
+Every warning goes through :func:`warn`, which points it at the caller's line (the user's
+cell or script), not at a line inside mdframes.
 
 Every error pickles with its attributes (``__reduce__``), so it survives a process pool.
 """
@@ -48,7 +56,13 @@ __all__ = [
     "NetworkError",
     "ResponseFormatError",
     "DataValidationError",
+    "LakeBusyError",
+    "LakeDamagedError",
+    "SkippedSymbolsWarning",
+    "KnowledgeTimeWarning",
     "CacheWarning",
+    "find_stack_level",
+    "warn",
     "redact",
     "scrub",
     "error_for_status",
@@ -133,7 +147,12 @@ def _rebuild(cls: type[BaseException], args: tuple, state: dict[str, Any]) -> Ba
 
 
 class MdframesError(Exception):
-    """Base class of every error raised by mdframes."""
+    """Base class of every error raised by mdframes.
+
+    ``sources`` names where the failing input came from (symbols, files), when known.
+    """
+
+    sources: tuple[str, ...] = ()
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The default would call ``cls(*args)``, which the keyword-only constructors below
@@ -328,3 +347,60 @@ def error_for_status(
 class CacheWarning(UserWarning):
     """The cache file cannot be used (corrupt, unreadable or unwritable): the load goes on
     without it. ``mdframes cache clear`` removes the file."""
+
+
+class SkippedSymbolsWarning(UserWarning):
+    """``errors="skip"`` dropped some symbols: ``df.attrs["failed"]`` maps each to its error."""
+
+
+class KnowledgeTimeWarning(UserWarning):
+    """A ``known_at`` earlier than every stored version of a lake dataset: the frame is empty."""
+
+
+class LakeBusyError(MdframesError):
+    """Another writer holds the lake's writer lease (its holder and expiry are in the message)."""
+
+
+class LakeDamagedError(MdframesError):
+    """A lake file (data file, log, dtype record or state) is missing or unreadable.
+
+    The message names the dataset and the file; ``lake.repair()`` fixes what can be fixed.
+    """
+
+    def __init__(self, message: str, *, dataset: str | None = None, file: str | None = None):
+        super().__init__(message)
+        self.dataset = dataset
+        self.file = file
+
+
+def find_stack_level() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside mdframes.
+
+    As pandas' ``find_stack_level``: walk up from the caller of ``warnings.warn`` until the
+    frame's file is not inside the package (tests and user code are outside it).
+    """
+    import inspect
+    import os
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame = inspect.currentframe()
+    level = 0
+    try:
+        while frame is not None:
+            filename = os.path.abspath(frame.f_code.co_filename)
+            if not filename.startswith(package + os.sep):
+                break
+            frame = frame.f_back
+            level += 1
+    finally:
+        del frame
+    return level
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` pointed at the caller's line: every warning of mdframes goes here."""
+    import warnings
+
+    # find_stack_level counts its own frame too, which makes up for warnings.warn's
+    # stacklevel=1 being this function: the count lands exactly on the first outside frame.
+    warnings.warn(message, category, stacklevel=find_stack_level())

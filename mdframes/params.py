@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+import pandas as pd
+
 from .errors import InvalidParameterError
 from .registry import MARKETS, Dataset
 
@@ -113,6 +115,44 @@ def to_date(value: Any, name: str = "date", *, dataset: str | None = None) -> dt
             pass
     raise InvalidParameterError(
         f"{name}={value!r} is not a date (use 'YYYY-MM-DD', datetime.date or pandas.Timestamp)",
+        parameter=name,
+        dataset=dataset,
+    )
+
+
+def to_utc(
+    value: Any, name: str = "time", *, dataset: str | None = None, date_means: str = "end"
+) -> pd.Timestamp:
+    """An instant as an aware UTC ``Timestamp``; naive means UTC (CONTRACT §10).
+
+    A date alone (a ``datetime.date`` that is not a ``datetime``, or a ``'YYYY-MM-DD'``
+    string) means the end of that day with ``date_means="end"`` (the last microsecond before
+    the next midnight UTC: everything fetched during that day) or its first instant with
+    ``date_means="start"``. A ``datetime``, ``Timestamp`` or string with a time is that instant.
+
+    >>> to_utc("2026-11-20")
+    Timestamp('2026-11-20 23:59:59.999999+0000', tz='UTC')
+    >>> to_utc("2026-11-20T00:00")
+    Timestamp('2026-11-20 00:00:00+0000', tz='UTC')
+    """
+    is_date = (isinstance(value, dt.date) and not isinstance(value, dt.datetime)) or (
+        isinstance(value, str) and _ISO_DATE.match(value.strip()) is not None
+    )
+    if is_date:
+        day = pd.Timestamp(to_date(value, name, dataset=dataset)).tz_localize("UTC")
+        if date_means == "end":
+            return day + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
+        return day
+    if isinstance(value, (str, dt.datetime)) and not (value != value):
+        try:
+            stamp = pd.Timestamp(value.strip() if isinstance(value, str) else value)
+        except (ValueError, TypeError):
+            stamp = None
+        if stamp is not None and stamp is not pd.NaT:
+            return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    raise InvalidParameterError(
+        f"{name}={value!r} is not a time (use 'YYYY-MM-DD' for the end of that day, "
+        "'YYYY-MM-DDTHH:MM' (UTC), datetime or pandas.Timestamp)",
         parameter=name,
         dataset=dataset,
     )

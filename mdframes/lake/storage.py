@@ -20,16 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import MdframesError
+from ..errors import LakeBusyError, MdframesError
 
 __all__ = ["Storage", "FileEntry", "LakeBusyError", "checkpoint"]
 
 CRASH_ENV = "MDFRAMES_LAKE_CRASH"
 _LOCK_STALE = 600.0  # seconds without a refresh after which an object-store lock is stale
-
-
-class LakeBusyError(MdframesError):
-    """Another sync holds this lake's lock."""
 
 
 def checkpoint(point: str) -> None:

@@ -1,0 +1,24 @@
+"""Optional dependencies: one rule for importing them and one message when they are missing
+(as polars' ``dependencies.py``). The core install stays light; each extra brings its own."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["require"]
+
+
+def require(module: str, extra: str, feature: str) -> ModuleType:
+    """Import ``module`` or raise ``ImportError`` saying which extra installs it.
+
+    >>> require("json", "core", "reading JSON").__name__
+    'json'
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        raise ImportError(
+            f"{feature} needs {top}: pip install 'mdframes[{extra}]' ({exc})"
+        ) from None
