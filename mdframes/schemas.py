@@ -146,7 +146,7 @@ def _field_rules(ds: Dataset, f: Field) -> list[Rule]:
             f"dtype is the kind's ({f.kind})",
         )
     ]
-    if required or not f.nullable:
+    if required or not ds.nullable(f):
         kind = "required" if required else "not_null"
         out.append(
             Rule(
