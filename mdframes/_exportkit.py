@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._deps import require
+
 MAX_TEXT = 32_767  # Excel refuses longer cells
 MAX_WIDTH = 60
 MIN_WIDTH = 6
@@ -168,12 +170,9 @@ def write_sheet(wb: Any, title: str, frame: pd.DataFrame) -> None:
 
 
 def pyarrow() -> tuple[Any, Any]:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise ImportError('Parquet export needs pyarrow: pip install "mdframes[parquet]"') from exc
-    return pa, pq
+    """``pyarrow`` and ``pyarrow.parquet``, or the ImportError naming the extra."""
+    pq = require("pyarrow.parquet", "parquet", "Parquet export")
+    return require("pyarrow", "parquet", "Parquet export"), pq
 
 
 class Unstorable(Exception):

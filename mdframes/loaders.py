@@ -7,14 +7,12 @@ they agree), so editors and type checkers see real parameters and the docs need 
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Iterable
-
 import pandas as pd
 
+from ._typing import DateLike, Errors, Symbols, Validate
 from .client import Client
 from .errors import InvalidParameterError
-from .pipeline import Errors, Validate, load
+from .pipeline import load
 from .registry import RECENT_DATASETS, SCREENER_DATASETS, views
 
 # Each loader's body is ``load(<dataset>, **locals())``: its arguments are exactly the
@@ -42,14 +40,11 @@ __all__ = [
     "load_recent",
 ]
 
-Symbols = str | Iterable[str]
-DateLike = str | dt.date | pd.Timestamp | None
-
 
 def load_sentiment(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -80,8 +75,8 @@ def load_sentiment(
 
 def load_news(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -113,8 +108,8 @@ def load_news(
 
 def load_analyst_ratings(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -146,8 +141,8 @@ def load_analyst_ratings(
 
 def load_put_call_ratio(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -180,8 +175,8 @@ def load_put_call_ratio(
 
 def load_insider_trading(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -213,8 +208,8 @@ def load_insider_trading(
 
 def load_lobbying(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -246,8 +241,8 @@ def load_lobbying(
 
 def load_government_contracts(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -279,8 +274,8 @@ def load_government_contracts(
 
 def load_patent_filings(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -312,8 +307,8 @@ def load_patent_filings(
 
 def load_professionalnet(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -345,8 +340,8 @@ def load_professionalnet(
 
 def load_forum_mentions(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -417,8 +412,8 @@ def load_forecast(
 def load_congress_trades(
     symbols: Symbols,
     chamber: str = "both",
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -458,8 +453,8 @@ def load_congress_trades(
 
 def load_app_ratings(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     view: str = "apps",
     *,

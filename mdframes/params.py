@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
 
 from .errors import InvalidParameterError
@@ -128,7 +129,8 @@ def to_utc(
     A date alone (a ``datetime.date`` that is not a ``datetime``, or a ``'YYYY-MM-DD'``
     string) means the end of that day with ``date_means="end"`` (the last microsecond before
     the next midnight UTC: everything fetched during that day) or its first instant with
-    ``date_means="start"``. A ``datetime``, ``Timestamp`` or string with a time is that instant.
+    ``date_means="start"``. A ``datetime``, ``Timestamp``, ``numpy.datetime64`` or string with
+    a time is that instant.
 
     >>> to_utc("2026-11-20")
     Timestamp('2026-11-20 23:59:59.999999+0000', tz='UTC')
@@ -143,15 +145,16 @@ def to_utc(
         if date_means == "end":
             return day + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
         return day
-    if isinstance(value, (str, dt.datetime)) and not (value != value):
+    if isinstance(value, (str, dt.datetime, np.datetime64)) and pd.notna(value):
+        given: Any = value.strip() if isinstance(value, str) else value
         try:
-            stamp = pd.Timestamp(value.strip() if isinstance(value, str) else value)
+            stamp = pd.Timestamp(given)
         except (ValueError, TypeError):
             stamp = None
         if stamp is not None and stamp is not pd.NaT:
             return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
     raise InvalidParameterError(
-        f"{name}={value!r} is not a time (use 'YYYY-MM-DD' for the end of that day, "
+        f"{name}={value!r} is not a time (use 'YYYY-MM-DD' for the {date_means} of that day, "
         "'YYYY-MM-DDTHH:MM' (UTC), datetime or pandas.Timestamp)",
         parameter=name,
         dataset=dataset,

@@ -18,7 +18,9 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import pandas_dtype
 
+from ._typing import TimeLike
 from .errors import InvalidParameterError
+from .params import to_utc
 from .registry import REGISTRY, Deadline
 
 __all__ = [
@@ -167,29 +169,14 @@ def public_times(
     return _public(df, anchor, null_anchor, "the frame")[0]
 
 
-def _as_of(value: Any) -> pd.Timestamp:
-    if value is None or isinstance(value, (bool, int, float)):
-        raise InvalidParameterError("as_of is required", parameter="as_of")
-    try:
-        ts = pd.Timestamp(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(
-            f"as_of must be a date or time, got {value!r} ({exc})", parameter="as_of"
-        ) from None
-    if pd.isna(ts):
-        raise InvalidParameterError("as_of is NaT", parameter="as_of")
-    return ts
-
-
 def _align_scalar(ts: pd.Timestamp, aware: bool) -> pd.Timestamp:
-    if ts.tzinfo is None:
-        return ts.tz_localize("UTC") if aware else ts
-    return ts.tz_convert("UTC") if aware else ts.tz_convert("UTC").tz_localize(None)
+    """An aware UTC instant as the anchors hold times: aware UTC, or naive UTC."""
+    return ts if aware else ts.tz_localize(None)
 
 
 def point_in_time(
     df: pd.DataFrame,
-    as_of: Any,
+    as_of: TimeLike,
     *,
     anchor: str | None = None,
     null_anchor: NullAnchor = "deadline",
@@ -228,7 +215,8 @@ def point_in_time(
     2024-01-16, the second business day after it.
     """
     _check_null_anchor(null_anchor)
-    ts = _as_of(as_of)
+    # A date means its first instant here: what was public when that day began.
+    ts = to_utc(as_of, "as_of", date_means="start")
     times, imputed = _public(df, anchor, null_anchor, "the frame")
     cutoff = _align_scalar(ts, _is_aware(times))
     keep = (times <= cutoff).fillna(False).to_numpy(dtype=bool)
