@@ -37,7 +37,7 @@ class Kind:
     # The JSON types a value may have; anything else is a type failure, never coerced: a
     # JSON `true` in a number field is not 1.0, a list in a text field is not its repr.
     # None: anything (undeclared objects).
-    accepts: frozenset[type] | None = None
+    accepts: frozenset[Any] | None = None
 
 
 _NULL = type(None)
