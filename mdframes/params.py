@@ -145,7 +145,7 @@ def to_utc(
         if date_means == "end":
             return day + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
         return day
-    if isinstance(value, (str, dt.datetime, np.datetime64)) and pd.notna(value):
+    if isinstance(value, (str, dt.datetime, np.datetime64)):
         given: Any = value.strip() if isinstance(value, str) else value
         try:
             stamp = pd.Timestamp(given)
