@@ -52,7 +52,18 @@ from .loaders import *  # noqa: F403  (the public loaders: loaders.__all__, list
 from .loaders import __all__ as _loader_names
 from .pit import asof_join, point_in_time
 
-__version__ = "0.2.0"
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mdframes")
+    except PackageNotFoundError:  # a source tree on sys.path, never installed
+        return "0+unknown"
+
+
+# One version number: the installed package's metadata (pyproject.toml's `version`).
+__version__ = _version()
 
 # Submodules that pull in optional or heavy dependencies load on first attribute access.
 _SUBMODULES = {

@@ -15,7 +15,7 @@ from urllib.parse import quote
 import pandas as pd
 
 from .errors import InvalidParameterError
-from .registry import MARKETS, Dataset
+from .registry import MARKETS, Dataset, Param, resolve_name
 
 __all__ = ["check_symbol", "check_symbols", "to_date", "build_request", "plan", "Request"]
 
@@ -23,8 +23,8 @@ _BAD_SYMBOL = re.compile(r"[/?#\\\s\x00-\x1f\x7f]|\.\.")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # The spec lists every market and region: anything else would only earn a 400 (or, worse, a
 # path the HTTP stack collapses, such as "." or "..").
-_MARKET_NAMES = {m.casefold(): m for m, _ in MARKETS}
-_REGION_NAMES = {r.casefold(): r for _, r in MARKETS}
+_MARKET_NAMES = tuple(m for m, _ in MARKETS)
+_REGION_NAMES = tuple(dict.fromkeys(r for _, r in MARKETS))
 
 
 def check_symbol(symbol: Any, *, dataset: str | None = None) -> str:
@@ -64,17 +64,9 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _canonical(table: dict[str, str], value: Any, name: str, dataset: str) -> str:
-    if not isinstance(value, str) or value.strip().casefold() not in table:
-        close = [v for k, v in table.items() if isinstance(value, str) and value.casefold() in k]
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise InvalidParameterError(
-            f"{name}={value!r} is not one of the service's {name}s{hint}: "
-            + ", ".join(sorted(set(table.values()))),
-            parameter=name,
-            dataset=dataset,
-        )
-    return table[value.strip().casefold()]
+def _choice(p: Param, value: Any, dataset: str) -> str:
+    """A choice parameter's canonical value (``"Senate"`` -> ``"senate"``)."""
+    return resolve_name(value, p.choices, what=p.name, parameter=p.name, dataset=dataset)
 
 
 def check_symbols(symbols: str | Iterable[str], *, dataset: str | None = None) -> list[str]:
@@ -143,7 +135,7 @@ def to_utc(
         if date_means == "end":
             return day + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
         return day
-    if isinstance(value, (str, dt.datetime)) and not (value != value):
+    if isinstance(value, (str, dt.datetime)) and value == value:
         try:
             stamp = pd.Timestamp(value.strip() if isinstance(value, str) else value)
         except (ValueError, TypeError):
@@ -211,18 +203,17 @@ def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = N
                     f"{p.name}={value} is outside {bounds}", parameter=p.name, dataset=ds.name
                 )
         elif p.kind == "choice":
-            if value not in p.choices:
-                raise InvalidParameterError(
-                    f"{p.name}={value!r} is not one of {', '.join(map(repr, p.choices))}",
-                    parameter=p.name,
-                    dataset=ds.name,
-                )
+            value = _choice(p, value, ds.name)
         elif p.name == "ticker":
             value = check_symbol(value, dataset=ds.name)
         elif p.name == "market":
-            value = _canonical(_MARKET_NAMES, value, "market", ds.name)
+            value = resolve_name(
+                value, _MARKET_NAMES, what="market", parameter="market", dataset=ds.name
+            )
         elif p.name == "region":
-            value = _canonical(_REGION_NAMES, value, "region", ds.name)
+            value = resolve_name(
+                value, _REGION_NAMES, what="region", parameter="region", dataset=ds.name
+            )
         else:
             if not isinstance(value, str) or not value.strip():
                 raise InvalidParameterError(
@@ -280,12 +271,8 @@ def plan(ds: Dataset, symbols: Any, params: dict[str, Any]) -> list[Request]:
     for p in ds.params:
         if p.expands:
             value = params.get(p.name, p.default)
-            if p.kind == "choice" and value not in p.choices:
-                raise InvalidParameterError(
-                    f"{p.name}={value!r} is not one of {', '.join(map(repr, p.choices))}",
-                    parameter=p.name,
-                    dataset=ds.name,
-                )
+            if p.kind == "choice":
+                value = _choice(p, value, ds.name)
             variants = [dict(v, **{p.name: one}) for v in variants for one in p.fan_out(value)]
     if not ds.per_symbol:
         if symbols is not None:

@@ -9,6 +9,7 @@ with closed enumerations as ``cat``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
@@ -29,6 +30,8 @@ __all__ = [
     "example_arguments",
     "views",
     "SEVERITY",
+    "resolve_name",
+    "closest_names",
 ]
 
 Kind = Literal["str", "date", "ts", "int", "float", "bool", "cat", "list", "cik", "obj"]
@@ -1023,7 +1026,96 @@ def views(dataset: str) -> dict[str, str]:
 
 
 def _spelling(name: str) -> str:
-    return name.strip().lower().replace("-", "_")
+    return name.strip().casefold().replace("-", "_")
+
+
+# Listing every choice helps with a handful of names (views, chambers) always, and with a
+# score of them (markets) when nothing is close; past that it is noise.
+_LIST_FEW, _LIST_SOME = 8, 20
+
+
+def closest_names(value: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    """The entries of ``choices`` closest to ``value`` (case, ``_``/``-`` aside), best first.
+
+    The one home of fuzzy matching in mdframes: every "did you mean" is made here.
+
+    Examples
+    --------
+    >>> closest_names("insider_tradng", ["insider_trading", "news"])
+    ['insider_trading']
+    """
+    from difflib import get_close_matches
+
+    by_key: dict[str, str] = {}
+    for choice in choices:
+        by_key.setdefault(_spelling(choice), choice)
+    key = _spelling(value)
+    close = get_close_matches(key, list(by_key), n=n, cutoff=0.6)
+    if len(close) < n and key:
+        # A fragment of a longer name ("dow" for "DOW 30") is a near miss too.
+        close += [k for k in by_key if key in k and k not in close][: n - len(close)]
+    return [by_key[k] for k in close]
+
+
+def resolve_name(
+    value: str,
+    choices: Iterable[str],
+    *,
+    what: str,
+    parameter: str | None = None,
+    dataset: str | None = None,
+) -> str:
+    """The entry of ``choices`` that ``value`` names: case, surrounding whitespace and
+    ``_``/``-`` aside. Every name a user types (dataset, market, region, chamber, type,
+    view) is matched here, so every one of them is forgiving and suggests alike.
+
+    Parameters
+    ----------
+    value : str
+        What the user typed.
+    choices : iterable of str
+        The canonical names.
+    what : str
+        What the names are, for the message (``"market"``, ``"screener dataset"``).
+    parameter, dataset : str, optional
+        Set on the error.
+
+    Returns
+    -------
+    str
+        The canonical entry of ``choices``.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``unknown {what} 'x'; did you mean 'y'?``, listing the choices when they are few.
+
+    Examples
+    --------
+    >>> resolve_name(" Senate", ["both", "house", "senate"], what="chamber")
+    'senate'
+    >>> resolve_name("s&p 500", ["DOW 30", "S&P 500"], what="market")
+    'S&P 500'
+    """
+    from .errors import InvalidParameterError
+
+    options = list(dict.fromkeys(choices))
+    if isinstance(value, str):
+        key = _spelling(value)
+        for choice in options:
+            if _spelling(choice) == key:
+                return choice
+        close = closest_names(value, options)
+    else:
+        close = []
+    message = f"unknown {what} {value!r}"
+    if close:
+        quoted = [repr(c) for c in close]
+        listed = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+        message += f"; did you mean {listed}?"
+    if len(options) <= _LIST_FEW or (len(options) <= _LIST_SOME and not close):
+        message += f" (one of: {', '.join(options)})"
+    raise InvalidParameterError(message, parameter=parameter, dataset=dataset)
 
 
 def get(name: str) -> Dataset:
@@ -1043,15 +1135,9 @@ def get(name: str) -> Dataset:
         )
     if name in REGISTRY:
         return REGISTRY[name]
-    by_spelling = {_spelling(n): d for n, d in REGISTRY.items()}
-    if _spelling(name) in by_spelling:
-        return by_spelling[_spelling(name)]
-    from difflib import get_close_matches
-
-    close = get_close_matches(_spelling(name), list(by_spelling), n=3)
-    hint = ""
-    if close:
-        hint = "; did you mean " + " or ".join(repr(by_spelling[c].name) for c in close) + "?"
-    raise InvalidParameterError(
-        f"unknown dataset {name!r}{hint} (md.datasets() lists them all)", parameter="dataset"
-    )
+    try:
+        return REGISTRY[resolve_name(name, REGISTRY, what="dataset", parameter="dataset")]
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(
+            f"{exc} (md.datasets() lists them all)", parameter="dataset"
+        ) from None
