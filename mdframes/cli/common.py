@@ -211,6 +211,8 @@ def emit(df: pd.DataFrame, out: Path | None) -> None:
     }
     try:
         writer[out.suffix.lower()](df, out)
+    except BrokenPipeError:  # --out /dev/stdout | head: the reader left, see cli.main
+        raise
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
     except ImportError as exc:
