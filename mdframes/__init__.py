@@ -50,6 +50,7 @@ from .helpers import (
 from .interop import to_arrow, to_polars
 from .loaders import *  # noqa: F403  (the public loaders: loaders.__all__, listed once)
 from .loaders import __all__ as _loader_names
+from .lookup import search
 from .pit import asof_join, point_in_time
 
 
@@ -115,6 +116,7 @@ __all__ = [
     "point_in_time",
     "read_parquet",
     "registry",
+    "search",
     "set_default_client",
     "to_csv",
     "to_excel",

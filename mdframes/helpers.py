@@ -12,7 +12,6 @@ Point-in-time helpers live in :mod:`mdframes.pit`.
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Mapping
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import pandas_dtype
 
-from .errors import InvalidParameterError, ResponseFormatError
+from .errors import InvalidParameterError, ResponseFormatError, warn
 from .kinds import DATE_DTYPE
 from .records import parse_v1_forecast
 from .registry import INSIDER_GROUPS, INSIDER_TYPES, PLATFORMS
@@ -234,10 +233,9 @@ def insider_groups(df: pd.DataFrame) -> pd.DataFrame:
         if group is None:
             unknown.append(str(u))
     if unknown:
-        warnings.warn(
+        warn(
             f"insider_groups: unknown transaction types get NA: {', '.join(sorted(unknown))}",
             UserWarning,
-            stacklevel=2,
         )
     mapped = np.array(groups + [None], dtype=object)[codes]
     out = df.copy()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, Literal
@@ -30,8 +29,11 @@ from .errors import (
     DataValidationError,
     InvalidParameterError,
     MdframesError,
+    NotFoundError,
     RateLimitError,
     ResponseFormatError,
+    SkippedSymbolsWarning,
+    warn,
 )
 from .fetch import fetch
 from .frame import build_frame, columnize
@@ -110,17 +112,16 @@ def load(
     frame.attrs["quality"] = quality
     if quality:
         checks = ", ".join(sorted({q["check"] for q in quality}))
-        warnings.warn(
+        warn(
             f"{ds.name}: data-quality checks failed ({checks}); kept as loaded, "
             "details in df.attrs['quality']",
             DataQualityWarning,
-            stacklevel=2,
         )
     if failed:
         frame.attrs["failed"] = {symbol: str(exc) for symbol, exc in failed.items()}
-        warnings.warn(
+        warn(
             f"{ds.name}: {len(failed)} symbol(s) failed and were skipped: {', '.join(failed)}",
-            stacklevel=2,
+            SkippedSymbolsWarning,
         )
     return frame
 
@@ -181,6 +182,8 @@ def _fetch_all(
             results[i] = columnize(ds, got) if many else got
         except MdframesError as exc:
             if errors == "raise" or isinstance(exc, _FATAL) or not request.symbol:
+                if isinstance(exc, NotFoundError) and request.symbol:
+                    _hint_not_found(client, exc, request.symbol)
                 raise
             with lock:
                 failed.setdefault(request.symbol, exc)
@@ -200,6 +203,13 @@ def _fetch_all(
     if failed and not batches:
         raise _all_failed(ds, failed)
     return batches, failed
+
+
+def _hint_not_found(client: Client, exc: NotFoundError, symbol: str) -> None:
+    """A 404 for a symbol says so, with the closest known symbols and ``errors="skip"``."""
+    from .known import not_found_hint
+
+    exc.args = (f"{exc.args[0] if exc.args else exc}. {not_found_hint(client, symbol)}",)
 
 
 def _in_threads(client: Client, attempt: Any, n: int) -> None:

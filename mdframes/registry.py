@@ -1034,27 +1034,53 @@ def _spelling(name: str) -> str:
 _LIST_FEW, _LIST_SOME = 8, 20
 
 
-def closest_names(value: str, choices: Iterable[str], n: int = 3) -> list[str]:
+def closest_names(
+    value: str, choices: Iterable[str], n: int = 3, *, cutoff: float = 0.6
+) -> list[str]:
     """The entries of ``choices`` closest to ``value`` (case, ``_``/``-`` aside), best first.
 
-    The one home of fuzzy matching in mdframes: every "did you mean" is made here.
+    The one home of fuzzy matching in mdframes: every "did you mean" is made here. Ranked by
+    difflib's similarity, then by edit distance, then by position in ``choices`` (so a list
+    in order of prominence, such as the ticker list, settles ties: ``APPL`` -> ``AAPL``).
 
     Examples
     --------
     >>> closest_names("insider_tradng", ["insider_trading", "news"])
     ['insider_trading']
     """
-    from difflib import get_close_matches
+    from difflib import SequenceMatcher
 
     by_key: dict[str, str] = {}
     for choice in choices:
         by_key.setdefault(_spelling(choice), choice)
     key = _spelling(value)
-    close = get_close_matches(key, list(by_key), n=n, cutoff=0.6)
+    matcher = SequenceMatcher()
+    matcher.set_seq2(key)
+    scored = []
+    for position, candidate in enumerate(by_key):
+        matcher.set_seq1(candidate)
+        if (
+            matcher.real_quick_ratio() >= cutoff
+            and matcher.quick_ratio() >= cutoff
+            and matcher.ratio() >= cutoff
+        ):
+            scored.append((-matcher.ratio(), _edits(key, candidate), position, candidate))
+    close = [c for *_, c in sorted(scored)[:n]]
     if len(close) < n and key:
         # A fragment of a longer name ("dow" for "DOW 30") is a near miss too.
         close += [k for k in by_key if key in k and k not in close][: n - len(close)]
     return [by_key[k] for k in close]
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (short names only: it is quadratic)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
 
 
 def resolve_name(

@@ -1,6 +1,6 @@
 """The ``mdframes`` command line.
 
-Commands: ``demo``, ``load``, ``screen``, ``recent``, ``sandbox`` and ``cache``. Dataset
+Commands: ``demo``, ``load``, ``screen``, ``recent``, ``search``, ``sandbox`` and ``cache``. Dataset
 names and their options come from the registry alone, so a new dataset shows up without
 edits; ``_`` and ``-`` are interchangeable in names, and a misspelt name, command or option
 gets a "did you mean".
@@ -78,6 +78,8 @@ examples:
   mdframes load markets
   mdframes screen insider_trading --limit 100
   mdframes recent news --limit 20
+  mdframes load v1/sentiments AAPL --market "S&P 500"
+  mdframes search apple
   mdframes sandbox --port 8765
   mdframes cache info
 

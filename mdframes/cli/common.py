@@ -124,6 +124,7 @@ _PYTHON_TO_CLI = (
     (re.compile(r"(?:md\.)?sandbox\.start\(\)"), f"`{PROG} sandbox`"),
     (re.compile(r"(?:md\.)?load_(markets|regions)\(\)"), rf"`{PROG} load \1`"),
     (re.compile(r"(?:md\.)?datasets\(\)"), f"`{PROG} load --help`"),
+    (re.compile(r"(?:md\.)?search\(text\)"), f"`{PROG} search TEXT`"),
     (re.compile(r"""errors=["']skip["']"""), "--errors skip"),
     (re.compile(r"\bdate_from="), "--start "),
     (re.compile(r"\bdate_to="), "--end "),
