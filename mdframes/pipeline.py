@@ -309,11 +309,17 @@ def _validate(
 # --- order and attrs ----------------------------------------------------------------------------
 
 
+def _about_symbols(ds: Dataset) -> bool:
+    """Frames of one symbol's history: per-symbol v2 datasets and v1's per-ticker ones (v1
+    sends newest first too; CONTRACT §5 orders them as §2)."""
+    return ds.per_symbol or ds.param("ticker") is not None
+
+
 def _oldest_first(ds: Dataset, batches: list[Records]) -> None:
     """Reverse each answer the service sent newest first, before the frame is built: the
     common case then needs no sort at all (see :func:`_order`)."""
     wire = ds.filter_field or "date"
-    if not ds.per_symbol or ds.time_column is None:
+    if not _about_symbols(ds) or ds.time_column is None:
         return
     for b in batches:
         dates = b.columns.get(wire) or [r.get(wire) for r in b.rows]
@@ -326,7 +332,7 @@ def _order(ds: Dataset, frame: pd.DataFrame, batches: list[Records]) -> pd.DataF
     """Symbols in the caller's order, then time ascending (ties by record id): ready for
     ``shift``, ``rolling`` and ``merge_asof``. Cross-ticker frames keep the service's order."""
     time = ds.time_column
-    if not ds.per_symbol or time is None or time not in frame.columns or len(frame) < 2:
+    if not _about_symbols(ds) or time is None or time not in frame.columns or len(frame) < 2:
         return frame
     position = {b.symbol: i for i, b in reversed(list(enumerate(batches)))}
     block = np.repeat([position[b.symbol] for b in batches], [len(b.rows) for b in batches])
