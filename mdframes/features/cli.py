@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``mdframes features`` from parsed arguments; returns the exit code."""
     from ..cli.common import CommandError, UsageError, check_out, emit, split_symbols
     from ..client import Client
-    from .core import panel, resolve_features
+    from .panel import panel, resolve_features
 
     out = check_out(args.out)
     symbols = split_symbols(args.symbols)
