@@ -27,7 +27,7 @@ from mdframes.registry import APP_RATINGS_HISTORY_START, INSIDER_TYPES
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
-from .feature_reference import DEFINITIONS, INT64, reference
+from .feature_reference import DEFINITIONS, INT64, StandInLake, reference
 
 TODAY = dt.date(2026, 11, 30)
 SYMBOLS = ["AAPL", "KO", "GME", "JPM", "XOM"]
@@ -439,40 +439,6 @@ def test_custom_features_with_columns_and_functions(frames: dict[str, pd.DataFra
 
 
 # --- a lake as source -------------------------------------------------------------------------
-
-
-class StandInLake:
-    """Stands in for ``md.Lake``, which is being built on another branch: ``panel`` only
-    calls ``read``. It keeps every version with a ``_fetched_at`` column and, like the lake's
-    contract, returns per record the latest version fetched at or before ``known_at``.
-    (The real Lake gets the same tests when it lands.)"""
-
-    def __init__(self, frames: dict[str, pd.DataFrame], ids: dict[str, list[str]]) -> None:
-        self.frames, self.ids = frames, ids
-        self.calls: list[tuple[Any, ...]] = []
-
-    def read(
-        self,
-        dataset: str,
-        symbols: Any = None,
-        *,
-        start: Any = None,
-        end: Any = None,
-        known_at: Any = None,
-        **_: Any,
-    ) -> pd.DataFrame:
-        self.calls.append((dataset, tuple(symbols or ()), start, end, known_at))
-        df = self.frames[dataset]
-        if known_at is not None:
-            df = df[df["_fetched_at"] <= pd.Timestamp(known_at)]
-        df = df.sort_values("_fetched_at", kind="stable").drop_duplicates(
-            self.ids[dataset], keep="last"
-        )
-        if symbols is not None:
-            df = df[df["symbol"].isin(list(symbols))]
-        out = df.reset_index(drop=True)
-        out.attrs["dataset"] = dataset
-        return out
 
 
 def test_lake_source_honours_known_at(frames: dict[str, pd.DataFrame]) -> None:
