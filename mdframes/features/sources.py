@@ -313,15 +313,18 @@ def fetch(
 def first_sync(lake: Any, dataset: str) -> pd.Timestamp | None:
     """When the lake's first sync of ``dataset`` ended: the latest ``_fetched_at`` of the
     sync that stored its earliest version (``None``: nothing stored)."""
+    from .engine import utc_naive
+
     base = base_name(dataset)
     frame = lake.read(base, columns=["symbol"], history=True)
     if not len(frame):
         return None
-    fetched = pd.to_datetime(frame["_fetched_at"], utc=True)
-    if "_sync_id" not in frame.columns:
-        return pd.Timestamp(fetched.min())
-    first_id = frame["_sync_id"].iloc[int(np.argmin(fetched.to_numpy()))]
-    return pd.Timestamp(fetched[(frame["_sync_id"] == first_id).to_numpy()].max())
+    fetched = utc_naive(pd.to_datetime(frame["_fetched_at"], utc=True)).view(np.int64)
+    if "_sync_id" in frame.columns:
+        first_id = frame["_sync_id"].iloc[int(np.argmin(fetched))]
+        fetched = fetched[(frame["_sync_id"] == first_id).to_numpy()]
+        return pd.Timestamp(int(fetched.max()), tz="UTC")
+    return pd.Timestamp(int(fetched.min()), tz="UTC")
 
 
 # --- checking and shipping a source ---------------------------------------------------------------
