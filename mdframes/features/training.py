@@ -227,6 +227,7 @@ class TrainingSet:
                 parameter="X",
             )
         data = self.X.copy(deep=False)
+        data.attrs = {}  # kept in the file's own metadata, times included
         data[_Y] = self.y.to_numpy()
         data[_T1] = self.t1.to_numpy()
         table = pa.Table.from_pandas(data, preserve_index=True)
