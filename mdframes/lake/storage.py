@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import LakeBusyError, MdframesError
+from ..errors import LakeBusyError
 
 __all__ = ["Storage", "FileEntry", "LakeBusyError", "checkpoint"]
 
