@@ -48,11 +48,12 @@ def _days(values: Any) -> np.ndarray:
 
 
 def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
-    """A price frame in either accepted shape -> ``symbol, day, price``, sorted, one row per
-    symbol and day (the last given wins), nulls dropped.
+    """A price frame in either accepted shape -> ``symbol, day, price``, sorted by symbol and
+    day, one row per symbol and day (the last given wins), nulls dropped.
 
     Long: columns ``date, symbol, price`` (others ignored). Wide: indexed by date, one column
-    per symbol. ``day`` is the int64 day number (days since 1970-01-01).
+    per symbol. ``symbol`` is categorical (stripped, upper-cased) and ``day`` the int64 day
+    number (days since 1970-01-01).
 
     Examples
     --------
@@ -81,7 +82,7 @@ def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
             parameter=parameter,
         )
     try:
-        days = _days(dates)
+        day = _days(dates)
         price = pd.to_numeric(pd.Series(values), errors="raise").to_numpy(
             dtype="float64", na_value=np.nan
         )
@@ -89,13 +90,24 @@ def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
         raise InvalidParameterError(
             f"{parameter}: dates or prices cannot be read ({exc})", parameter=parameter
         ) from None
-    names = pd.Series(symbols).astype("string").str.strip().str.upper()
-    out = pd.DataFrame(
-        {"symbol": names.to_numpy(dtype=object, na_value=None), "day": days, "price": price}
+    # Text work on the distinct symbols only: a price frame repeats each a few hundred times.
+    raw, distinct = pd.factorize(pd.Series(symbols), use_na_sentinel=True)
+    names = pd.Series(np.asarray(distinct, dtype=object)).astype(str).str.strip().str.upper()
+    merged, categories = pd.factorize(names)
+    code = np.where(raw >= 0, merged[np.maximum(raw, 0)] if len(merged) else -1, -1)
+    keep = (code >= 0) & ~np.isnan(price)
+    code, day, price = code[keep], day[keep], price[keep]
+    order = np.lexsort((day, code))  # stable: of equal (symbol, day), the last given is last
+    code, day, price = code[order], day[order], price[order]
+    last = np.ones(len(code), dtype=bool)
+    last[:-1] = (code[1:] != code[:-1]) | (day[1:] != day[:-1])
+    return pd.DataFrame(
+        {
+            "symbol": pd.Categorical.from_codes(code[last], categories=pd.Index(categories)),
+            "day": day[last],
+            "price": price[last],
+        }
     )
-    out = out[out["symbol"].notna() & ~np.isnan(price)]
-    out = out.sort_values(["symbol", "day"], kind="stable")
-    return out.drop_duplicates(["symbol", "day"], keep="last").reset_index(drop=True)
 
 
 def periods_after(dates: pd.DatetimeIndex, freq: Any, k: int) -> pd.DatetimeIndex:
@@ -180,34 +192,32 @@ class ForwardReturn:
 
 def _price_at(prices: pd.DataFrame, symbols: Sequence[str], days: np.ndarray, m: int) -> np.ndarray:
     """``P(d)`` for every (day of ``days``, symbol), days outer: the latest price on or before
-    the day, at most :data:`MAX_PRICE_AGE` days old, and NaN after the last day of the data."""
-    codes = pd.Index(list(symbols)).get_indexer(prices["symbol"].to_numpy())
-    keep = codes >= 0
-    p_code = codes[keep].astype(np.int64)
-    p_day = prices["day"].to_numpy(dtype=np.int64)[keep]
-    p_val = prices["price"].to_numpy(dtype="float64")[keep]
+    the day, at most :data:`MAX_PRICE_AGE` days old, and NaN after the last day of the data.
+    ``prices`` is a :func:`long_prices` frame (sorted by symbol code and day)."""
+    if not len(prices):
+        return np.full(len(days) * m, np.nan)
+    p_code = prices["symbol"].cat.codes.to_numpy().astype(np.int64)
+    p_day = prices["day"].to_numpy(dtype=np.int64)
+    p_val = prices["price"].to_numpy(dtype="float64")
     # One sorted key per (symbol, day): a single binary search answers every row.
-    order = np.lexsort((p_day, p_code))
-    p_code, p_day, p_val = p_code[order], p_day[order], p_val[order]
     offset = np.int64(2**31)
     keys = (p_code << 32) | (p_day + offset)
-    q_code = np.tile(np.arange(m, dtype=np.int64), len(days))
+    wanted = pd.Index(prices["symbol"].cat.categories).get_indexer(list(symbols))
+    q_code = np.tile(wanted.astype(np.int64), len(days))
     q_day = np.repeat(days, m)
-    if not len(keys):
-        return np.full(len(q_day), np.nan)
     idx = np.searchsorted(keys, (q_code << 32) | (q_day + offset), side="right") - 1
-    found = idx >= 0
-    idx = np.where(found, idx, 0)
+    found = (idx >= 0) & (q_code >= 0)
+    idx = np.maximum(idx, 0)
     ok = found & (p_code[idx] == q_code) & (p_day[idx] >= q_day - MAX_PRICE_AGE)
     # A date after the last price of the data is not in the data yet, however fresh.
-    ok &= q_day <= prices["day"].max()
+    ok &= q_day <= p_day.max()
     return np.where(ok, p_val[idx], np.nan)
 
 
 def warn_jumps(prices: pd.DataFrame, source: str) -> None:
     """One :class:`~mdframes.DataQualityWarning` naming each symbol and date where the price
     moved by more than :data:`JUMP_FACTOR` from the symbol's previous price."""
-    code = prices["symbol"].to_numpy()
+    code = prices["symbol"].cat.codes.to_numpy()
     val = prices["price"].to_numpy(dtype="float64")
     if len(val) < 2:
         return
@@ -219,8 +229,9 @@ def warn_jumps(prices: pd.DataFrame, source: str) -> None:
     if not len(where):
         return
     days = prices["day"].to_numpy(dtype="int64")[where + 1].astype("datetime64[D]")
+    names = prices["symbol"].to_numpy()
     items = [
-        f"{code[i + 1]} on {day} (x{ratio[i]:.2f})"
+        f"{names[i + 1]} on {day} (x{ratio[i]:.2f})"
         for i, day in zip(where[:5], days[:5], strict=False)
     ]
     more = f" and {len(where) - 5} more" if len(where) > 5 else ""

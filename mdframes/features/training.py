@@ -400,10 +400,11 @@ def _default_prices(
     else:
         frame = source.read(PRICE_DATASET, symbols, start=first, end=last)
     prices = long_prices(frame, parameter="source")
-    prices = prices[prices["symbol"].isin(symbols)]
-    days = prices["day"].to_numpy()
     lo, hi = (np.datetime64(d, "D").astype(np.int64) for d in window)
-    return prices[(days >= lo) & (days <= hi)].reset_index(drop=True)
+    days = prices["day"].to_numpy()
+    # Only the universe's prices within the window: a jump elsewhere is not this set's.
+    mine = prices["symbol"].isin(symbols).to_numpy() & (days >= lo) & (days <= hi)
+    return prices[mine].reset_index(drop=True)
 
 
 def training_set(
@@ -477,8 +478,7 @@ def training_set(
         extra["known_at"] = known_at
     X = panel(symbols, start, end, wanted, freq=freq, source=source, client=client, **extra)
 
-    dates = pd.DatetimeIndex(X.index.get_level_values(0).unique())
-    universe = list(X.index.get_level_values(1).unique())
+    dates, universe = _grid(X.index)
     offset = pd.tseries.frequencies.to_offset(freq)
     if len(dates):
         window = label.price_window(dates, offset)
@@ -513,6 +513,17 @@ def training_set(
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
     return TrainingSet(X, y, t1_series, info)
+
+
+def _grid(index: pd.MultiIndex) -> tuple[pd.DatetimeIndex, list[str]]:
+    """The dates and the symbols of a panel's index (every date x every symbol, dates
+    outer), read off the codes rather than hashing every row."""
+    if not len(index):
+        return pd.DatetimeIndex(index.levels[0]), list(index.levels[1])
+    date_codes = index.codes[0]
+    m = int(np.searchsorted(date_codes, date_codes[0], side="right"))
+    dates = pd.DatetimeIndex(index.levels[0].take(date_codes[::m]))
+    return dates, list(index.levels[1].take(index.codes[1][:m]))
 
 
 def _lake_names(datasets: list[str]) -> list[str]:
