@@ -14,7 +14,9 @@ symbols over its two years of history and repeated under new names up to ``--sym
   catalog, inputs given as a dict;
 - brute force: the tests' reference (for each date and symbol, filter by anchor and window,
   aggregate) on a sample of symbols over every date, scaled up to the whole panel;
-- peak memory of the panel (tracemalloc, in a separate run) and the process's peak RSS.
+- peak memory of the panel (tracemalloc, in a separate run) and the process's peak RSS;
+- training set / panel: ``md.features.training_set`` (the panel plus the forward-return
+  labels from the put/call prices) over the same inputs, timed alternately with the panel.
 
 Then, from a real ``md.Lake`` synced from the sandbox (``--lake-symbols`` symbols once, and
 ``--row-symbols`` of them on three more simulated days, three apart, so that the sandbox's
@@ -30,8 +32,8 @@ revisions are stored as versions):
 
 Goals: panel >= 100x faster than the brute force; panel <= 1x the read time (features add at
 most as much time again as reading the inputs); row / scalar <= 1.5x; serial / Dask >= 1.6x on
-two cores; write_panel / whole panel memory <= 0.5x. This machine is noisy; only ratios mean
-something.
+two cores; write_panel / whole panel memory <= 0.5x; training set <= 1.2x the panel. This
+machine is noisy; only ratios mean something.
 """
 
 from __future__ import annotations
@@ -231,6 +233,25 @@ def lake_part(args: argparse.Namespace) -> None:
     print(f"write_panel, 4 chunks    {written_peak / 2**20:8.0f} MiB")
     print(f"write_panel / whole      {written_peak / whole_peak:8.2f}x   (goal <= 0.5x)")
     print(hook)
+# --- training set / panel (a self-contained block: the labels' cost on top of the panel) ------
+
+
+def training_set_ratio(
+    frames: dict[str, pd.DataFrame], symbols: list[str], repeat: int
+) -> tuple[float, float]:
+    """Median seconds of ``panel`` and of ``training_set`` (forward_return(5)) on the same
+    inputs, run alternately so that a load change on the machine hits both."""
+    label = md.features.forward_return(5)
+    panel_times, training_times = [], []
+    md.features.training_set(symbols, START, END, source=frames, label=label)  # warm-up
+    for _ in range(repeat):
+        panel_times.append(seconds(lambda: md.features.panel(symbols, START, END, source=frames)))
+        training_times.append(
+            seconds(
+                lambda: md.features.training_set(symbols, START, END, source=frames, label=label)
+            )
+        )
+    return statistics.median(panel_times), statistics.median(training_times)
 
 
 def main() -> None:
@@ -295,6 +316,8 @@ def dict_part(args: argparse.Namespace) -> None:
     print(f"speed-up vs brute force    {brute_s / panel_s:8.0f}x   (goal >= 100x)")
     print(f"panel / read inputs        {panel_s / read_s:8.2f}x   (goal <= 1x)")
     print(f"panel peak memory          {peak / 2**20:8.0f} MiB (tracemalloc); process peak RSS {rss:.0f} MiB")  # fmt: skip
+    panel_alone_s, training_s = training_set_ratio(frames, symbols, args.repeat)
+    print(f"training set / panel       {training_s / panel_alone_s:8.2f}x   ({training_s:.2f} s / {panel_alone_s:.2f} s; goal <= 1.2x)")  # fmt: skip
 
 
 if __name__ == "__main__":
