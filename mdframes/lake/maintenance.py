@@ -49,6 +49,7 @@ def tables_of(
 def compact(table: DatasetTable, lease: Any, retain_hours: float) -> tuple[int, int]:
     """One dataset: its files rewritten in one commit, then a vacuum of what no version of
     the last ``retain_hours`` needs."""
+    table.begin_writes()
     counts = table.compact(lease)
     table.vacuum(retain_hours)
     return counts
@@ -75,6 +76,7 @@ def repair(tables: list[DatasetTable], lease: Any) -> pd.DataFrame:
     """``dataset, file, symbols, rows`` of what was dropped."""
     lost: list[dict[str, Any]] = []
     for table in tables:
+        table.begin_writes()
         lost += table.repair(lease)
     frame = pd.DataFrame(lost, columns=["dataset", "file", "symbols", "rows"])
     return frame.astype({"dataset": "string", "file": "string", "rows": "Int64"})

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .frames import types_mapper
 from .layout import view_name
-from .table import DatasetTable
+from .table import DatasetTable, damaged
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -71,16 +71,35 @@ def connect(tables: list[DatasetTable]) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def _damaged(tables: list[DatasetTable], exc: BaseException) -> BaseException:
+    """A DuckDB read error as the lake's: the damaged file named, or the error itself."""
+    for table in tables:
+        snap = table.snapshot()
+        for uri in [] if snap is None else snap.files:
+            problem = table.probe(uri)
+            if problem:
+                return damaged(table.ds.name, f"{table.folder}/{uri.rsplit('/', 1)[-1]}", problem)
+    return exc
+
+
 def run(tables: list[DatasetTable], query: str, params: Any = None) -> pd.DataFrame:
     """The query's result as a DataFrame in the library's dtypes (text as ``string``,
     integers as ``Int64``, dates as ``datetime64``)."""
-    con = connect(tables)
+    import duckdb
+
     try:
-        rel = con.sql(query, params=params) if params is not None else con.sql(query)
-        if rel is None:  # a statement without rows (create, set, ...)
-            return pd.DataFrame()
-        # Through Arrow: DuckDB 1.x names it arrow(), 2.x to_arrow_table().
-        table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+        con = connect(tables)
+    except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+        raise _damaged(tables, exc) from None
+    try:
+        try:
+            rel = con.sql(query, params=params) if params is not None else con.sql(query)
+            if rel is None:  # a statement without rows (create, set, ...)
+                return pd.DataFrame()
+            # Through Arrow: DuckDB 1.x names it arrow(), 2.x to_arrow_table().
+            table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+            raise _damaged(tables, exc) from None
         # Calendar dates as the loaders give them: naive datetime64[ns].
         for i, field in enumerate(table.schema):
             if pa.types.is_date(field.type):

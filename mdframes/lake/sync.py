@@ -45,6 +45,7 @@ __all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "key_fingerprint", "read_roo
 FLUSH_UNITS = 500  # units per batch: one commit each, and the most a crash can cost
 FLUSH_ROWS = 500_000
 _KEEP_SYNCS = 200  # sync log entries kept in the root state
+_KEEP_KEYS = 20  # remembered rate windows (one per key fingerprint)
 
 
 def key_fingerprint(api_key: str) -> str:
@@ -93,6 +94,7 @@ class DatasetRun:
         self.mode = table.mode
         self.state = table.state()
         self.units: list[Unit] = []
+        table.begin_writes()  # the version and transaction number this run starts from
 
     def plan(self, request: SyncRequest, symbols: list[str] | None, today: dt.date) -> int:
         """This dataset's units still to do; returns how many this run already finished."""
@@ -264,10 +266,10 @@ class Sync:
             resume = open_run if open_run and open_run.get("spec") == spec else None
             self.run_id = resume["id"] if resume else self.sync_id
             self.pacer = Pacer(self.request.budget, self.request.wait)
-            rate = root.get("rate") or {}
             fingerprint = key_fingerprint(client._require()[1])
-            if rate.get("key") == fingerprint:  # this key's window goes on
-                self.pacer.seed(rate)
+            rates = root.get("rates") if isinstance(root.get("rates"), dict) else {}
+            root.pop("rate", None)  # 0.2 kept one window for the service: not this key's
+            self.pacer.seed(rates.get(fingerprint))  # this key's window goes on
             self.client = sync_client(client, self.pacer, self.request.wait)
             root.update(format=FORMAT_VERSION, seq=seq, open_run={"id": self.run_id, "spec": spec})
             if resume and "universe" in resume:
@@ -286,7 +288,8 @@ class Sync:
                 self.report.requests = self.pacer.sent
                 self.report.throttled = self.pacer.throttled
                 self.report.stopped = self.pacer.stopped
-                root["rate"] = dict(self.pacer.rate(), key=fingerprint)
+                rates[fingerprint] = self.pacer.rate()
+                root["rates"] = dict(list(rates.items())[-_KEEP_KEYS:])
                 if finished and not self.report.pending and not self.report.failed:
                     root["open_run"] = None
                 root.setdefault("syncs", []).append(self._log_entry())

@@ -97,9 +97,13 @@ class DatasetTable:
         self.folder = dir_name(ds.name)
         self.uri = storage.uri(self.folder)
         self._manifest: Manifest | None = None
-        self._dt: Any = None
+        self._dt: Any = None  # the readers' table object, refreshed per read
         self._lock = threading.Lock()
-        self._txn: int | None = None  # the writer's next application transaction number
+        # The writer's own table object, opened when it starts and never refreshed but by its
+        # own commits, and the application transaction number it read then: a commit made
+        # after another writer's conflicts with it and fails.
+        self._writer: Any = None
+        self._txn: int | None = None
 
     @property
     def meta(self) -> tuple[str, ...]:
@@ -245,32 +249,45 @@ class DatasetTable:
 
     def probe(self, uri: str, rows: int | None = None) -> str | None:
         """Why a listed data file cannot be read (None: it reads)."""
+        import pyarrow.fs as pafs
         import pyarrow.parquet as pq
 
+        path = self._fs_path(uri)
         try:
-            meta = pq.read_metadata(self._fs_path(uri), filesystem=self.storage.fs)
+            if self.storage.fs.get_file_info(path).type == pafs.FileType.NotFound:
+                return "missing"
+            meta = pq.read_metadata(path, filesystem=self.storage.fs)
         except FileNotFoundError:
             return "missing"
         except (OSError, pa.ArrowInvalid) as exc:
-            text = str(exc).lower()
-            if "not found" in text or "does not exist" in text or "no such file" in text:
-                return "missing"
             return f"unreadable: {exc}"
         if rows is not None and meta.num_rows != rows:
             return f"holds {meta.num_rows} rows where the log says {rows}"
         return None
 
     # -- writing (under the writer lease) -------------------------------------------------------
-    def begin_writes(self) -> None:
-        """Note the application transaction number this writer starts from (read once)."""
-        table = self.delta()
-        self._txn = None if table is None else int(table.transaction_version(APP_ID) or 0)
+    def begin_writes(self) -> Any:
+        """Open the writer's table object and read the application transaction number it
+        starts from (once: never refreshed but by its own commits). None: no table yet."""
+        dl = _deltalake()
+        from deltalake.exceptions import DeltaError, TableNotFoundError
+
+        try:
+            self._writer = dl.DeltaTable(self.uri, storage_options=self.storage.delta_options())
+        except TableNotFoundError:
+            self._writer, self._txn = None, None
+            return None
+        except (DeltaError, OSError, ValueError) as exc:
+            raise damaged(self.ds.name, f"{self.folder}/{DELTA_LOG}", exc) from None
+        self._txn = int(self._writer.transaction_version(APP_ID) or 0)
+        return self._writer
+
+    def _writer_table(self) -> Any:
+        return self._writer if self._writer is not None else self.begin_writes()
 
     def _commit_properties(self) -> Any:
         dl = _deltalake()
-        if self._txn is None:
-            self._txn = 0
-        self._txn += 1
+        self._txn = (self._txn or 0) + 1
         return dl.CommitProperties(app_transactions=[dl.Transaction(APP_ID, self._txn)])
 
     def _create(self, schema: pa.Schema) -> Any:
@@ -289,9 +306,7 @@ class DatasetTable:
             if "exists" not in str(exc).lower():
                 raise
             # Another writer created it first: its commits count from its own start.
-        self._dt = None
-        self.begin_writes()
-        return self.delta()
+        return self.begin_writes()
 
     def conform(self, table: pa.Table, current: pa.Schema | None) -> pa.Table:
         """The rows in the stored schema: the table's columns in its order, then new ones."""
@@ -311,11 +326,9 @@ class DatasetTable:
     def append(self, table: pa.Table, lease: Any) -> None:
         """Commit ``table`` (sorted in stored order) as one Delta commit."""
         dl = _deltalake()
-        delta = self.delta()
+        delta = self._writer_table()
         if delta is None:
             delta = self._create(self.stored_schema())
-        elif self._txn is None:
-            self.begin_writes()
         current = _arrow_schema(delta)
         table = self.conform(table, current)
         table = table.sort_by(self.mode.sort_keys(self.manifest))  # type: ignore[arg-type]
@@ -342,7 +355,7 @@ class DatasetTable:
             with self._lock:
                 write()
         except CommitFailedError as exc:
-            self._dt = None
+            self._writer = self._txn = None
             raise LakeBusyError(
                 f"{self.ds.name}: another writer committed to this dataset since this one "
                 f"started (its lease was lost); nothing of this commit is visible ({exc})"
@@ -360,13 +373,13 @@ class DatasetTable:
         if snap is None or len(snap.files) <= 1 or self.manifest is None:
             n = 0 if snap is None else len(snap.files)
             return n, n
-        if self._txn is None:
-            self.begin_writes()
+        delta = self._writer_table()
+        if delta.version() != snap.version:  # pragma: no cover - another writer: fail early
+            raise LakeBusyError(f"{self.ds.name}: another writer committed during compaction")
         table = self.scan(snap, columns=self.stored_schema().names)
-        table = self.conform(table, _arrow_schema(self._dt))
+        table = self.conform(table, _arrow_schema(delta))
         table = table.sort_by(self.mode.sort_keys(self.manifest))
         props = self._commit_properties()
-        delta = self._dt
         lease.assert_held()
         checkpoint("compact-ready")
         self._commit(
@@ -386,7 +399,7 @@ class DatasetTable:
     def vacuum(self, retain_hours: float) -> list[str]:
         """Remove files no version of the last ``retain_hours`` needs (and orphans of killed
         writers and stray copies older than that)."""
-        delta = self.delta()
+        delta = self._writer_table()
         if delta is None:
             return []
         with self._lock:
@@ -466,10 +479,8 @@ class DatasetTable:
             )
         if not lost:
             return []
-        if self._txn is None:
-            self.begin_writes()
+        delta = self._writer_table()
         props = self._commit_properties()
-        delta = self._dt
         lease.assert_held()
         self._commit(lambda: delta.repair(dry_run=False, commit_properties=props))
         self.save_state(state)

@@ -73,7 +73,7 @@ def _convert(storage: Storage, table: DatasetTable, lease: Any) -> None:
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         raise damaged(table.ds.name, f"{folder}/{FORMAT1_MANIFEST}", exc) from None
     names = _format1_files(storage, folder)
-    delta = table.delta()
+    delta = table.begin_writes()
     converted = delta is not None and (delta.transaction_version(FORMAT1_APP) or 0) >= 1
     if not converted:
         schema = schema_of(old, table.meta)
@@ -95,7 +95,6 @@ def _convert(storage: Storage, table: DatasetTable, lease: Any) -> None:
         table.save_manifest(new)
         if delta is None:
             delta = table._create(table.stored_schema())
-        table.begin_writes()
         out = table.conform(rows, pa.schema(delta.schema().to_arrow()))
         out = out.sort_by(table.mode.sort_keys(new))
         table._txn = (table._txn or 0) + 1
