@@ -104,6 +104,8 @@ class DatasetTable:
         # after another writer's conflicts with it and fails.
         self._writer: Any = None
         self._txn: int | None = None
+        self._seen = -1  # the version the cached dtype record was read at
+        self._datasets: tuple[Any, pads.Dataset] | None = None
 
     @property
     def meta(self) -> tuple[str, ...]:
@@ -191,6 +193,8 @@ class DatasetTable:
         with self._lock:
             version = table.version()
             actions = pa.table(table.get_add_actions(flatten=True))
+        if version != self._seen:  # another writer may have widened the dtype record
+            self._manifest, self._seen = None, version
         files = [self._file_uri(p) for p in actions["path"].to_pylist()]
         rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
         return Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
@@ -221,13 +225,7 @@ class DatasetTable:
             table = pa.schema([full.field(c) for c in stored]).empty_table()
         else:
             try:
-                dataset = pads.dataset(
-                    [self._fs_path(f) for f in snap.files],
-                    schema=schema,
-                    format="parquet",
-                    filesystem=self.storage.fs,
-                )
-                table = dataset.to_table(filter=filter, columns=stored)
+                table = self._dataset(snap, schema).to_table(filter=filter, columns=stored)
             except (OSError, pa.ArrowInvalid) as exc:
                 raise self._which_damaged(snap, exc) from None
         for i, name in enumerate(wanted):
@@ -236,6 +234,22 @@ class DatasetTable:
                 kind = col.kind if col is not None else "null"
                 table = table.add_column(i, name, pa.nulls(table.num_rows, arrow_type(kind)))
         return table.select(wanted)
+
+    def _dataset(self, snap: Snapshot, schema: pa.Schema) -> pads.Dataset:
+        """The Arrow dataset of one version's files, kept while that version is the latest:
+        its files' footers are then read once, not per read."""
+        key = (snap.version, tuple(snap.files), schema)
+        cached = self._datasets
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        dataset = pads.dataset(
+            [self._fs_path(f) for f in snap.files],
+            schema=schema,
+            format="parquet",
+            filesystem=self.storage.fs,
+        )
+        self._datasets = (key, dataset)
+        return dataset
 
     def _which_damaged(self, snap: Snapshot, exc: BaseException) -> LakeDamagedError:
         for uri in snap.files:
