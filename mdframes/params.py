@@ -143,7 +143,7 @@ def to_utc(
         if date_means == "end":
             return day + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
         return day
-    if isinstance(value, (str, dt.datetime)) and not (value != value):
+    if isinstance(value, (str, dt.datetime)):
         try:
             stamp = pd.Timestamp(value.strip() if isinstance(value, str) else value)
         except (ValueError, TypeError):
