@@ -112,46 +112,39 @@ class DatasetRun:
         return len(resumed)
 
     def run(self, bar: Any, frames: dict[str, pd.DataFrame] | None = None) -> None:
-        for start in range(0, len(self.units), FLUSH_UNITS):
-            batch = self.units[start : start + FLUSH_UNITS]
-            if self.sync.pacer.stopped:
-                for u in batch:
-                    self.sync.pend(u)
-                continue
-            arrived: list[tuple[Unit, pd.DataFrame, Any]] = []
-            try:
-                self._receive(batch, bar, frames, arrived)
-            except KeyboardInterrupt:
-                self._store(arrived)  # keep what came in: a few ms
-                raise
-
-    def _receive(
-        self,
-        batch: list[Unit],
-        bar: Any,
-        frames: dict[str, pd.DataFrame] | None,
-        arrived: list[tuple[Unit, pd.DataFrame, Any]],
-    ) -> None:
-        rows = 0
-        for unit, outcome, fetched_at in self.sync.fetch(batch):
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(requests=self.sync.pacer.sent, refresh=False)
-            if isinstance(outcome, BaseException):
-                self._failure(unit, outcome)
-                continue
-            unit.pages = int(outcome.attrs.get("requests", 0))
-            frame = header_columns(unit.ds, outcome)
-            if frames is not None:
-                frames[unit.id] = frame
-            arrived.append((unit, frame, fetched_at))
-            rows += len(frame)
-            if rows >= FLUSH_ROWS:
-                self._store(arrived)
-                arrived.clear()
-                rows = 0
+        """Fetch every unit through one pool and commit every ``FLUSH_UNITS`` units (or
+        ``FLUSH_ROWS`` rows): the workers keep fetching while a batch is committed, so the
+        rate-limit window is not left idle at batch edges."""
+        if not self.units:
+            return
+        if self.sync.pacer.stopped:
+            for u in self.units:
+                self.sync.pend(u)
+            return
+        arrived: list[tuple[Unit, pd.DataFrame, Any]] = []
+        try:
+            rows = 0
+            for unit, outcome, fetched_at in self.sync.fetch(self.units):
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(requests=self.sync.pacer.sent, refresh=False)
+                if isinstance(outcome, BaseException):
+                    self._failure(unit, outcome)
+                    continue
+                unit.pages = int(outcome.attrs.get("requests", 0))
+                frame = header_columns(unit.ds, outcome)
+                if frames is not None:
+                    frames[unit.id] = frame
+                arrived.append((unit, frame, fetched_at))
+                rows += len(frame)
+                if rows >= FLUSH_ROWS or len(arrived) >= FLUSH_UNITS:
+                    self._store(arrived)
+                    arrived.clear()
+                    rows = 0
+        except KeyboardInterrupt:
+            self._store(arrived)  # keep what came in: a few ms
+            raise
         self._store(arrived)
-        arrived.clear()
 
     def _store(self, arrived: list[tuple[Unit, pd.DataFrame, Any]]) -> None:
         """Compare what arrived with the stored latest versions, in one pass, and commit."""
