@@ -228,15 +228,27 @@ def test_a_date_alone_means_the_end_of_that_day(lake: md.Lake, world: Sandbox) -
         lake.read("sentiment", "AAPL", known_at=day - dt.timedelta(days=1))
 
 
-def test_docs_quick_start_returns_rows(tmp_path: Path, client: md.Client) -> None:
-    """The example of docs/lake.md: a sync, then the lake as it stood when that day ended."""
-    lake = md.Lake(tmp_path / "research-lake", client=client)
-    lake.sync(["insider_trading", "congress_trades"], ["AAPL", "MSFT"], progress=False)
-    today = lake.clock().date().isoformat()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        frame = lake.read("congress_trades", "MSFT", known_at=today)
-    assert len(frame) > 0
+def test_docs_quick_start_returns_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick start of docs/lake.md, run as written: the lake as known when the sync's
+    day ended holds the rows that sync stored (a date alone means the end of that day)."""
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "lake.md").read_text()
+    quick = page.split("## Quick start", 1)[1]
+    code = re.search(r"```python\n(.*?)```", quick, flags=re.S).group(1)  # type: ignore[union-attr]
+    assert 'known_at="2026-11-20"' in code
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "docs_example"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", md.KnowledgeTimeWarning)
+            exec(compile(code, "docs/lake.md", "exec"), namespace)
+    finally:
+        md.sandbox.stop()
+        md.set_default_client(None)
+    then, trades = namespace["then"], namespace["trades"]
+    assert len(then) > 0  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(then, trades)  # type: ignore[arg-type]
 
 
 # --- arguments and roots -----------------------------------------------------------------------------
