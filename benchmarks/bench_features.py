@@ -233,6 +233,8 @@ def lake_part(args: argparse.Namespace) -> None:
     print(f"write_panel, 4 chunks    {written_peak / 2**20:8.0f} MiB")
     print(f"write_panel / whole      {written_peak / whole_peak:8.2f}x   (goal <= 0.5x)")
     print(hook)
+
+
 # --- training set / panel (a self-contained block: the labels' cost on top of the panel) ------
 
 
