@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, Literal
@@ -30,8 +29,11 @@ from .errors import (
     DataValidationError,
     InvalidParameterError,
     MdframesError,
+    NotFoundError,
     RateLimitError,
     ResponseFormatError,
+    SkippedSymbolsWarning,
+    warn,
 )
 from .fetch import fetch
 from .frame import build_frame, columnize
@@ -116,17 +118,16 @@ def load(
     frame.attrs["quality"] = quality
     if quality:
         checks = ", ".join(sorted({q["check"] for q in quality}))
-        warnings.warn(
+        warn(
             f"{ds.name}: data-quality checks failed ({checks}); kept as loaded, "
             "details in df.attrs['quality']",
             DataQualityWarning,
-            stacklevel=2,
         )
     if failed:
         frame.attrs["failed"] = {symbol: str(exc) for symbol, exc in failed.items()}
-        warnings.warn(
+        warn(
             f"{ds.name}: {len(failed)} symbol(s) failed and were skipped: {', '.join(failed)}",
-            stacklevel=2,
+            SkippedSymbolsWarning,
         )
     return frame
 
@@ -182,6 +183,8 @@ def _fetch_all(
             results[i] = columnize(ds, got) if many else got
         except MdframesError as exc:
             if errors == "raise" or isinstance(exc, _FATAL) or not request.symbol:
+                if isinstance(exc, NotFoundError) and request.symbol:
+                    _hint_not_found(client, exc, request.symbol)
                 raise
             with lock:
                 failed.setdefault(request.symbol, exc)
@@ -201,6 +204,13 @@ def _fetch_all(
     if failed and not batches:
         raise _all_failed(ds, failed)
     return batches, failed
+
+
+def _hint_not_found(client: Client, exc: NotFoundError, symbol: str) -> None:
+    """A 404 for a symbol says so, with the closest known symbols and ``errors="skip"``."""
+    from .known import not_found_hint
+
+    exc.args = (f"{exc.args[0] if exc.args else exc}. {not_found_hint(client, symbol)}",)
 
 
 def _in_threads(client: Client, attempt: Any, n: int) -> None:
@@ -317,11 +327,17 @@ def _notes(ds: Dataset, batches: list[Records], strict: bool) -> list[dict[str, 
 # --- order and attrs ----------------------------------------------------------------------------
 
 
+def _about_symbols(ds: Dataset) -> bool:
+    """Frames of one symbol's history: per-symbol v2 datasets and v1's per-ticker ones (v1
+    sends newest first too; CONTRACT §5 orders them as §2)."""
+    return ds.per_symbol or ds.param("ticker") is not None
+
+
 def _oldest_first(ds: Dataset, batches: list[Records]) -> None:
     """Reverse each answer the service sent newest first, before the frame is built: the
     common case then needs no sort at all (see :func:`_order`)."""
     wire = ds.filter_field or "date"
-    if not ds.per_symbol or ds.time_column is None:
+    if not _about_symbols(ds) or ds.time_column is None:
         return
     for b in batches:
         dates = b.columns.get(wire) or [r.get(wire) for r in b.rows]
@@ -336,7 +352,7 @@ def _order(ds: Dataset, frame: pd.DataFrame, batches: list[Records]) -> pd.DataF
     """Symbols in the caller's order, then time ascending (ties by record id): ready for
     ``shift``, ``rolling`` and ``merge_asof``. Cross-ticker frames keep the service's order."""
     time = ds.time_column
-    if not ds.per_symbol or time is None or time not in frame.columns or len(frame) < 2:
+    if not _about_symbols(ds) or time is None or time not in frame.columns or len(frame) < 2:
         return frame
     position = {b.symbol: i for i, b in reversed(list(enumerate(batches)))}
     block = np.repeat([position[b.symbol] for b in batches], [len(b.rows) for b in batches])
