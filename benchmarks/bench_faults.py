@@ -46,7 +46,7 @@ def main() -> None:
             clean[name] = md.load(name, SYMBOLS, client=clean_client)
             needed[name] = server.count() - before
         clean_client.close()
-        print(f"fault mix: {len(SYMBOLS)} symbols x {len(DATASETS)} datasets, rate {args.rate}, ")
+        print(f"fault mix: {len(SYMBOLS)} symbols x {len(DATASETS)} datasets, rate {args.rate}")
         print(f"kinds: {', '.join(RETRYABLE)}; default client settings, errors='raise'\n")
         print(f"{'dataset':<18}{'rows':>8}{'clean':>8}{'dups':>6}  equal  requests used/needed")
         with FaultProxy(server.port, rate=args.rate, seed=args.seed) as proxy:
