@@ -368,11 +368,8 @@ class Client:
             self.interrupt()
             raise
 
-    # Private names kept until lake/ moves to the public surface (interrupt, loading).
+    # Kept until lake/ moves to the public surface (lake/sync.py calls it; use interrupt()).
     _interrupt = interrupt
-
-    def _reset_interrupt(self) -> None:
-        self._cancel.clear()
 
     # -- requests -----------------------------------------------------------------------------
     def _require(self) -> tuple[str, str]:
