@@ -64,20 +64,17 @@ def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
             return np.array(values, dtype="datetime64[D]").astype(DATE_DTYPE)
         except ValueError:  # e.g. 2026-02-30
             pass
-    raw = pd.Series(values, dtype=object)
-    present = raw.notna()
-    out: Any = None
+    return _parse_other_dates(values, distinct, column, ds_name)
+
+
+def _parse_other_dates(values: list[Any], distinct: set[Any], column: str, ds_name: str) -> Any:
+    """Dates in the v1 formats, or timestamps where a date was promised; else the failure."""
     # pandas reads "today" and "now" whatever the format: not a date the service sends.
     relative = [v for v in distinct if isinstance(v, str) and v.strip().lower() in ("today", "now")]
     if relative:
         raise _bad(ds_name, column, "unparsable date", relative)
-    texts_only = all(isinstance(v, str) for v in distinct)
-    for fmt in _V1_DATE_FORMATS if texts_only else ():
-        try:
-            out = pd.to_datetime(raw, format=fmt)
-            break
-        except (ValueError, TypeError):
-            continue
+    raw = pd.Series(values, dtype=object)
+    out = _v1_dates(raw, distinct)
     if out is None and all(isinstance(v, str) and _TIMESTAMP.match(v) for v in distinct):
         # Full timestamps where a date was promised: the date as written, in the writer's own
         # time zone (converting "2026-03-01T23:30-05:00" to UTC would move it a day on).
@@ -85,9 +82,22 @@ def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
     if out is None:
         bad = [v for v in distinct if not (isinstance(v, str) and _DATE.match(v))]
         raise _bad(ds_name, column, "unparsable date", bad or sorted(map(str, distinct)))
-    if (out.isna() & present).any():
-        raise _bad(ds_name, column, "unparsable date", raw[out.isna() & present].tolist())
+    unparsed = out.isna() & raw.notna()
+    if unparsed.any():
+        raise _bad(ds_name, column, "unparsable date", raw[unparsed].tolist())
     return out.astype(DATE_DTYPE).to_numpy()
+
+
+def _v1_dates(raw: pd.Series, distinct: set[Any]) -> pd.Series | None:
+    """Text dates in one of v1's formats (``Jan 05 '26``, ...), or None."""
+    if not all(isinstance(v, str) for v in distinct):
+        return None
+    for fmt in _V1_DATE_FORMATS:
+        try:
+            return pd.to_datetime(raw, format=fmt)
+        except (ValueError, TypeError):
+            continue
+    return None
 
 
 def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series:
