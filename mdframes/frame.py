@@ -23,7 +23,7 @@ from .kinds import DATE_DTYPE, KINDS, TS_DTYPE
 from .records import Records
 from .registry import Dataset, Field, snake
 
-__all__ = ["build_frame", "empty_frame", "cast_column", "typed_by_value", "columnize"]
+__all__ = ["build_frame", "cast_column", "typed_by_value", "columnize"]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
@@ -434,8 +434,3 @@ def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) 
     for key in build.extra_record_keys(extra_header):
         build.undeclared_record(key)
     return pd.DataFrame(build.columns, index=pd.RangeIndex(sum(build.sizes)), copy=False)
-
-
-def empty_frame(ds: Dataset) -> pd.DataFrame:
-    """The dataset's declared columns with their dtypes and no rows."""
-    return build_frame(ds, [Records({}, [])])

@@ -161,9 +161,6 @@ def _forecast(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
     return records
 
 
-_APP_PLATFORMS = PLATFORMS
-
-
 def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     """One record per app per platform per date; older weekly shape -> NA app id/name."""
     data = _as_dict(ds, data, url)
@@ -182,7 +179,7 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
                 rows.append({**base, **extra, **obs})
     elif "data" in data:
         for entry in _record_list(ds, data, "data", url):
-            for platform in _APP_PLATFORMS:
+            for platform in PLATFORMS:
                 obj = entry.get(platform)
                 if not isinstance(obj, dict):
                     continue
@@ -206,8 +203,8 @@ def _app_daily(ds: Dataset, data: Any, context: dict[str, Any], url: str | None)
     rows = []
     counted = 0  # the service counts app-date observations against `limit`, not dates
     for entry in _record_list(ds, data, "data", url):
-        row = {k: v for k, v in entry.items() if k not in _APP_PLATFORMS}
-        for platform in _APP_PLATFORMS:
+        row = {k: v for k, v in entry.items() if k not in PLATFORMS}
+        for platform in PLATFORMS:
             obj = entry.get(platform)
             if isinstance(obj, dict):
                 counted += 1

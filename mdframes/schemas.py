@@ -46,11 +46,9 @@ __all__ = [
     "validate",
     "get",
     "describe",
-    "SCHEMA_NAMES",
     "RULE_DOCS",
 ]
 
-SCHEMA_NAMES = tuple(REGISTRY)
 _CIK = re.compile(r"\d{10}")
 Mask = Callable[["Columns"], "np.ndarray | None"]  # failing rows; None: none fail
 

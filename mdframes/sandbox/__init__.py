@@ -55,22 +55,12 @@ __all__ = [
 ]
 
 SANDBOX_KEY = "sandbox-key"  # the sandbox's own well-known key; not a secret
-_CLIENT_OPTIONS = {
-    "cache",
-    "timeout",
-    "max_retries",
-    "max_workers",
-    "progress",
-    "max_wait",
-    "api_key",
-}
 
 
 def _client_keywords() -> set[str]:
     from ..client import Client
 
-    names = set(inspect.signature(Client.__init__).parameters) - {"self", "base_url"}
-    return names | _CLIENT_OPTIONS
+    return set(inspect.signature(Client.__init__).parameters) - {"self", "base_url"}
 
 
 def _open(options: dict[str, Any]) -> tuple[Sandbox, Client]:
