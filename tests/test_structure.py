@@ -169,8 +169,7 @@ GADGETS = Dataset(
 def test_a_registry_entry_is_all_a_new_dataset_needs(monkeypatch: pytest.MonkeyPatch) -> None:
     from mdframes import docgen
 
-    from . import test_loaders
-    from .conftest import KEY
+    from .conftest import KEY, check_contract
 
     monkeypatch.setitem(REGISTRY, GADGETS.name, GADGETS)
     # a loader through md.load, against a sandbox route (routes come from the registry)
@@ -181,7 +180,7 @@ def test_a_registry_entry_is_all_a_new_dataset_needs(monkeypatch: pytest.MonkeyP
         assert df["size"].dtype == "Int64" and isinstance(df["colour"].dtype, pd.CategoricalDtype)
         assert df.groupby("symbol", observed=True)["date"].is_monotonic_increasing.all()
         # the parametrised contract test runs on it unchanged
-        test_loaders.test_every_dataset_has_contract_columns_and_dtypes("gadgets", client)
+        check_contract("gadgets", client)
         client.close()
     # a docs page, a catalog row and an example, with no other edit
     pages = docgen.pages()
