@@ -100,7 +100,7 @@ def _v1_dates(raw: pd.Series, distinct: set[Any]) -> pd.Series | None:
     return None
 
 
-def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series:
+def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> Any:
     raw = pd.Series(_nulls(values), dtype=object)
     # ISO 8601 only: pandas would also take "now" and epoch numbers.
     bad = [
@@ -114,7 +114,7 @@ def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> pd.Series
         out = pd.to_datetime(raw, utc=True, format="ISO8601")
     except (ValueError, TypeError):
         raise _bad(ds_name, column, "unparsable timestamp", bad or raw.dropna().tolist()) from None
-    return out.astype(TS_DTYPE).array  # type: ignore[call-overload,return-value]
+    return out.astype(pd.api.types.pandas_dtype(TS_DTYPE)).array
 
 
 def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:

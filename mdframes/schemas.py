@@ -316,7 +316,7 @@ def check(df: pd.DataFrame, name: str, *, strict: bool = False) -> list[dict[str
     for rule in rules(name):
         if any(c not in view.dtypes for c in rule.columns):
             if rule.severity == "hard" or rule.name.startswith("dtype"):
-                hard.append(_entry(rule, df, None, missing=True))
+                hard.append(_missing_entry(rule, df))
             continue
         rows = rule.fails(view)
         if rows is None:
@@ -337,25 +337,26 @@ def check(df: pd.DataFrame, name: str, *, strict: bool = False) -> list[dict[str
     return soft
 
 
-def _entry(
-    rule: Rule, df: pd.DataFrame, rows: np.ndarray | None, missing: bool = False
-) -> dict[str, Any]:
-    if missing:
-        return {
-            "check": f"column_present ({rule.name})",
-            "columns": list(rule.columns),
-            "rows": len(df),
-            "symbols": _symbols(df, _all_rows(df)) if len(df) else [],
-            "sample": [],
-            "index": [],
-        }
+def _entry(rule: Rule, df: pd.DataFrame, rows: np.ndarray) -> dict[str, Any]:
     return {
         "check": rule.name,
         "columns": list(rule.columns),
-        "rows": int(rows.sum()),  # type: ignore[union-attr]
-        "symbols": _symbols(df, rows),  # type: ignore[arg-type]
-        "sample": _sample(df, rows, rule.columns),  # type: ignore[arg-type]
-        "index": df.index[rows][:10].tolist(),  # type: ignore[index]  # first failing labels
+        "rows": int(rows.sum()),
+        "symbols": _symbols(df, rows),
+        "sample": _sample(df, rows, rule.columns),
+        "index": df.index[rows][:10].tolist(),  # first failing labels
+    }
+
+
+def _missing_entry(rule: Rule, df: pd.DataFrame) -> dict[str, Any]:
+    """A rule whose columns the frame lacks: every row fails it."""
+    return {
+        "check": f"column_present ({rule.name})",
+        "columns": list(rule.columns),
+        "rows": len(df),
+        "symbols": _symbols(df, _all_rows(df)) if len(df) else [],
+        "sample": [],
+        "index": [],
     }
 
 
