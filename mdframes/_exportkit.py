@@ -7,7 +7,6 @@ import datetime as dt
 import json
 import math
 import re
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ._deps import require
+from .errors import warn
 
 MAX_TEXT = 32_767  # Excel refuses longer cells
 MAX_WIDTH = 60
@@ -223,10 +223,9 @@ def storable_attrs(attrs: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str, 
         except Unstorable:
             dropped.append(str(key))
     if dropped:
-        warnings.warn(
+        warn(
             f"attrs {', '.join(dropped)} cannot be stored as JSON; left out of the Parquet file",
             UserWarning,
-            stacklevel=3,
         )
     return plain, tagged
 

@@ -15,7 +15,7 @@ import orjson
 from .errors import ApiError, ResponseFormatError, error_for_status, redact
 from .ratelimit import reset_from_headers
 
-__all__ = ["Payload", "decode"]
+__all__ = ["Payload", "decode", "snippet"]
 
 
 @dataclass
@@ -28,6 +28,8 @@ class Payload:
     request: Any = None  # the PreparedRequest, to evict the cached response if unusable
 
 
+_UNPARSED = object()
+
 _V1_ERROR_STATUS = {
     "unauthorized": 401,
     "forbidden": 403,
@@ -37,7 +39,12 @@ _V1_ERROR_STATUS = {
 }
 
 
-def _snippet(content: bytes, secret: str | None) -> str:
+def snippet(content: bytes, secret: str | None) -> str:
+    """The start of a body for an error message, on one line, with ``secret`` redacted.
+
+    >>> snippet(b'{"data": [1, 2', None)
+    '{"data": [1, 2'
+    """
     text = content[:120].decode("utf-8", "replace").replace("\n", " ").strip()
     return redact(text, secret) or "<empty>"
 
@@ -79,6 +86,10 @@ def decode(
 def _json(response: Any, url: str, dataset: str | None, reset: Any, secret: str | None) -> Any:
     """The body as JSON; a body that is not JSON is the status' error, or unreadable."""
     content = response.content or b""
+    # The transport parsed a 200 already, to know it was whole (transport.JSON_ATTR).
+    body = response.__dict__.get("mdframes_json", _UNPARSED)
+    if body is not _UNPARSED:
+        return body
     try:
         return orjson.loads(content)
     except orjson.JSONDecodeError:
@@ -86,13 +97,13 @@ def _json(response: Any, url: str, dataset: str | None, reset: Any, secret: str 
     if response.status_code >= 400:
         raise error_for_status(
             response.status_code,
-            f"non-JSON error body: {_snippet(content, secret)}",
+            f"non-JSON error body: {snippet(content, secret)}",
             url=url,
             reset_at=reset,
         )
     kind = response.headers.get("Content-Type", "unknown content type")
     raise ResponseFormatError(
-        f"body is not JSON ({kind}, {len(content)} bytes: {_snippet(content, secret)!r})",
+        f"body is not JSON ({kind}, {len(content)} bytes: {snippet(content, secret)!r})",
         url=url,
         dataset=dataset,
     )

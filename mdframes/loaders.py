@@ -11,9 +11,8 @@ import pandas as pd
 
 from ._typing import DateLike, Errors, Symbols, Validate
 from .client import Client
-from .errors import InvalidParameterError
 from .pipeline import load
-from .registry import RECENT_DATASETS, SCREENER_DATASETS, views
+from .registry import RECENT_DATASETS, SCREENER_DATASETS, resolve_name, views
 
 # Each loader's body is ``load(<dataset>, **locals())``: its arguments are exactly the
 # pipeline's keywords, so nothing can be forgotten on the way through.
@@ -492,12 +491,7 @@ def load_app_ratings(
     >>> md.load_app_ratings("AAPL", start="2026-09-03", view="daily")  # doctest: +SKIP
     """
     by_view = views("app_ratings")
-    if not isinstance(view, str) or view not in by_view:
-        raise InvalidParameterError(
-            f"view={view!r} is not one of {', '.join(map(repr, by_view))}",
-            parameter="view",
-            dataset="app_ratings",
-        )
+    view = resolve_name(view, by_view, what="view", parameter="view", dataset="app_ratings")
     return load(
         by_view[view],
         symbols,
@@ -562,14 +556,8 @@ def load_regions(*, client: Client | None = None, validate: Validate = True) -> 
 
 
 def _cross(kind: str, names: tuple[str, ...], dataset: str) -> str:
-    if isinstance(dataset, str):
-        spelled = {n.replace("_", "-"): n for n in names}
-        dataset = spelled.get(dataset.strip().lower().replace("_", "-"), dataset)
-    if dataset not in names:
-        raise InvalidParameterError(
-            f"unknown {kind} dataset {dataset!r}; one of: {', '.join(names)}", parameter="dataset"
-        )
-    return f"{kind}/{dataset}"
+    tail = resolve_name(dataset, names, what=f"{kind} dataset", parameter="dataset")
+    return f"{kind}/{tail}"
 
 
 def load_screener(

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InvalidParameterError
-from .registry import MARKETS, Dataset, Param
+from .registry import MARKETS, Dataset, Param, resolve_name
 
 __all__ = ["check_symbol", "check_symbols", "to_date", "build_request", "plan", "Request"]
 
@@ -24,8 +24,8 @@ _BAD_SYMBOL = re.compile(r"[/?#\\\s\x00-\x1f\x7f]|\.\.")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # The spec lists every market and region: anything else would only earn a 400 (or, worse, a
 # path the HTTP stack collapses, such as "." or "..").
-_MARKET_NAMES = {m.casefold(): m for m, _ in MARKETS}
-_REGION_NAMES = {r.casefold(): r for _, r in MARKETS}
+_MARKET_NAMES = tuple(m for m, _ in MARKETS)
+_REGION_NAMES = tuple(dict.fromkeys(r for _, r in MARKETS))
 
 
 def check_symbol(symbol: Any, *, dataset: str | None = None) -> str:
@@ -63,19 +63,6 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _canonical(table: dict[str, str], value: Any, name: str, dataset: str) -> str:
-    if not isinstance(value, str) or value.strip().casefold() not in table:
-        close = [v for k, v in table.items() if isinstance(value, str) and value.casefold() in k]
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise InvalidParameterError(
-            f"{name}={value!r} is not one of the service's {name}s{hint}: "
-            + ", ".join(sorted(set(table.values()))),
-            parameter=name,
-            dataset=dataset,
-        )
-    return table[value.strip().casefold()]
 
 
 def check_symbols(symbols: str | Iterable[str], *, dataset: str | None = None) -> list[str]:
@@ -201,20 +188,19 @@ def _int_param(p: Param, value: Any, dataset: str) -> int:
 
 
 def _choice_param(p: Param, value: Any, dataset: str) -> Any:
-    if value not in p.choices:
-        raise InvalidParameterError(
-            f"{p.name}={value!r} is not one of {', '.join(map(repr, p.choices))}",
-            parameter=p.name,
-            dataset=dataset,
-        )
-    return value
+    """A choice parameter's canonical value (``"Senate"`` -> ``"senate"``)."""
+    return resolve_name(value, p.choices, what=p.name, parameter=p.name, dataset=dataset)
 
 
 # Free-text parameters whose values the spec lists or constrains, by name.
 _NAMED_TEXT: dict[str, Callable[[Any, str], str]] = {
     "ticker": lambda value, dataset: check_symbol(value, dataset=dataset),
-    "market": lambda value, dataset: _canonical(_MARKET_NAMES, value, "market", dataset),
-    "region": lambda value, dataset: _canonical(_REGION_NAMES, value, "region", dataset),
+    "market": lambda value, dataset: resolve_name(
+        value, _MARKET_NAMES, what="market", parameter="market", dataset=dataset
+    ),
+    "region": lambda value, dataset: resolve_name(
+        value, _REGION_NAMES, what="region", parameter="region", dataset=dataset
+    ),
 }
 
 
@@ -318,12 +304,8 @@ def plan(ds: Dataset, symbols: Any, params: dict[str, Any]) -> list[Request]:
     for p in ds.params:
         if p.expands:
             value = params.get(p.name, p.default)
-            if p.kind == "choice" and value not in p.choices:
-                raise InvalidParameterError(
-                    f"{p.name}={value!r} is not one of {', '.join(map(repr, p.choices))}",
-                    parameter=p.name,
-                    dataset=ds.name,
-                )
+            if p.kind == "choice":
+                value = _choice_param(p, value, ds.name)
             variants = [dict(v, **{p.name: one}) for v in variants for one in p.fan_out(value)]
     if not ds.per_symbol:
         if symbols is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
@@ -32,6 +32,8 @@ __all__ = [
     "example_arguments",
     "views",
     "SEVERITY",
+    "resolve_name",
+    "closest_names",
 ]
 
 Kind = Literal["str", "date", "ts", "int", "float", "bool", "cat", "list", "cik", "obj"]
@@ -1122,7 +1124,122 @@ def views(dataset: str) -> dict[str, str]:
 
 
 def _spelling(name: str) -> str:
-    return name.strip().lower().replace("-", "_")
+    return name.strip().casefold().replace("-", "_")
+
+
+# Listing every choice helps with a handful of names (views, chambers) always, and with a
+# score of them (markets) when nothing is close; past that it is noise.
+_LIST_FEW, _LIST_SOME = 8, 20
+
+
+def closest_names(
+    value: str, choices: Iterable[str], n: int = 3, *, cutoff: float = 0.6
+) -> list[str]:
+    """The entries of ``choices`` closest to ``value`` (case, ``_``/``-`` aside), best first.
+
+    The one home of fuzzy matching in mdframes: every "did you mean" is made here. Ranked by
+    difflib's similarity, then by edit distance, then by position in ``choices`` (so a list
+    in order of prominence, such as the ticker list, settles ties: ``APPL`` -> ``AAPL``).
+
+    Examples
+    --------
+    >>> closest_names("insider_tradng", ["insider_trading", "news"])
+    ['insider_trading']
+    """
+    from difflib import SequenceMatcher
+
+    by_key: dict[str, str] = {}
+    for choice in choices:
+        by_key.setdefault(_spelling(choice), choice)
+    key = _spelling(value)
+    matcher = SequenceMatcher()
+    matcher.set_seq2(key)
+    scored = []
+    for position, candidate in enumerate(by_key):
+        matcher.set_seq1(candidate)
+        if (
+            matcher.real_quick_ratio() >= cutoff
+            and matcher.quick_ratio() >= cutoff
+            and matcher.ratio() >= cutoff
+        ):
+            scored.append((-matcher.ratio(), _edits(key, candidate), position, candidate))
+    close = [c for *_, c in sorted(scored)[:n]]
+    if len(close) < n and key:
+        # A fragment of a longer name ("dow" for "DOW 30") is a near miss too.
+        close += [k for k in by_key if key in k and k not in close][: n - len(close)]
+    return [by_key[k] for k in close]
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (short names only: it is quadratic)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def resolve_name(
+    value: str,
+    choices: Iterable[str],
+    *,
+    what: str,
+    parameter: str | None = None,
+    dataset: str | None = None,
+) -> str:
+    """The entry of ``choices`` that ``value`` names: case, surrounding whitespace and
+    ``_``/``-`` aside. Every name a user types (dataset, market, region, chamber, type,
+    view) is matched here, so every one of them is forgiving and suggests alike.
+
+    Parameters
+    ----------
+    value : str
+        What the user typed.
+    choices : iterable of str
+        The canonical names.
+    what : str
+        What the names are, for the message (``"market"``, ``"screener dataset"``).
+    parameter, dataset : str, optional
+        Set on the error.
+
+    Returns
+    -------
+    str
+        The canonical entry of ``choices``.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``unknown {what} 'x'; did you mean 'y'?``, listing the choices when they are few.
+
+    Examples
+    --------
+    >>> resolve_name(" Senate", ["both", "house", "senate"], what="chamber")
+    'senate'
+    >>> resolve_name("s&p 500", ["DOW 30", "S&P 500"], what="market")
+    'S&P 500'
+    """
+    from .errors import InvalidParameterError
+
+    options = list(dict.fromkeys(choices))
+    if isinstance(value, str):
+        key = _spelling(value)
+        for choice in options:
+            if _spelling(choice) == key:
+                return choice
+        close = closest_names(value, options)
+    else:
+        close = []
+    message = f"unknown {what} {value!r}"
+    if close:
+        quoted = [repr(c) for c in close]
+        listed = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+        message += f"; did you mean {listed}?"
+    if len(options) <= _LIST_FEW or (len(options) <= _LIST_SOME and not close):
+        message += f" (one of: {', '.join(options)})"
+    raise InvalidParameterError(message, parameter=parameter, dataset=dataset)
 
 
 def get(name: str) -> Dataset:
@@ -1142,15 +1259,9 @@ def get(name: str) -> Dataset:
         )
     if name in REGISTRY:
         return REGISTRY[name]
-    by_spelling = {_spelling(n): d for n, d in REGISTRY.items()}
-    if _spelling(name) in by_spelling:
-        return by_spelling[_spelling(name)]
-    from difflib import get_close_matches
-
-    close = get_close_matches(_spelling(name), list(by_spelling), n=3)
-    hint = ""
-    if close:
-        hint = "; did you mean " + " or ".join(repr(by_spelling[c].name) for c in close) + "?"
-    raise InvalidParameterError(
-        f"unknown dataset {name!r}{hint} (md.datasets() lists them all)", parameter="dataset"
-    )
+    try:
+        return REGISTRY[resolve_name(name, REGISTRY, what="dataset", parameter="dataset")]
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(
+            f"{exc} (md.datasets() lists them all)", parameter="dataset"
+        ) from None
