@@ -144,7 +144,9 @@ def truncate_text(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.map(cut) if frame.size else frame
 
 
-def write_sheet(wb: Any, title: str, frame: pd.DataFrame) -> None:
+def write_sheet(
+    wb: Any, title: str, frame: pd.DataFrame, formats: list[str | None] | None = None
+) -> None:
     from openpyxl.cell import WriteOnlyCell
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
@@ -164,8 +166,18 @@ def write_sheet(wb: Any, title: str, frame: pd.DataFrame) -> None:
         cell.font = bold
         header.append(cell)
     ws.append(header)
+    formatted = [(i, f) for i, f in enumerate(formats or ()) if f]
     for row in truncate_text(frame).itertuples(index=False, name=None):
-        ws.append(row)
+        if formatted:
+            cells = list(row)
+            for i, number_format in formatted:
+                if cells[i] is not None and not isinstance(cells[i], str):
+                    cell = WriteOnlyCell(ws, value=cells[i])
+                    cell.number_format = number_format
+                    cells[i] = cell
+            ws.append(cells)
+        else:
+            ws.append(row)
 
 
 def pyarrow() -> tuple[Any, Any]:
