@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._deps import require
 from .errors import warn
 
 MAX_TEXT = 32_767  # Excel refuses longer cells
@@ -181,12 +182,9 @@ def write_sheet(
 
 
 def pyarrow() -> tuple[Any, Any]:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise ImportError('Parquet export needs pyarrow: pip install "mdframes[parquet]"') from exc
-    return pa, pq
+    """``pyarrow`` and ``pyarrow.parquet``, or the ImportError naming the extra."""
+    pq = require("pyarrow.parquet", "parquet", "Parquet export")
+    return require("pyarrow", "parquet", "Parquet export"), pq
 
 
 class Unstorable(Exception):

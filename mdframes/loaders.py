@@ -7,13 +7,11 @@ they agree), so editors and type checkers see real parameters and the docs need 
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Iterable
-
 import pandas as pd
 
+from ._typing import DateLike, Errors, Symbols, Validate
 from .client import Client
-from .pipeline import Errors, Validate, load
+from .pipeline import load
 from .registry import RECENT_DATASETS, SCREENER_DATASETS, resolve_name, views
 
 # Each loader's body is ``load(<dataset>, **locals())``: its arguments are exactly the
@@ -41,14 +39,11 @@ __all__ = [
     "load_recent",
 ]
 
-Symbols = str | Iterable[str]
-DateLike = str | dt.date | pd.Timestamp | None
-
 
 def load_sentiment(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -79,8 +74,8 @@ def load_sentiment(
 
 def load_news(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -112,8 +107,8 @@ def load_news(
 
 def load_analyst_ratings(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -145,8 +140,8 @@ def load_analyst_ratings(
 
 def load_put_call_ratio(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -179,8 +174,8 @@ def load_put_call_ratio(
 
 def load_insider_trading(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -212,8 +207,8 @@ def load_insider_trading(
 
 def load_lobbying(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -245,8 +240,8 @@ def load_lobbying(
 
 def load_government_contracts(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -278,8 +273,8 @@ def load_government_contracts(
 
 def load_patent_filings(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -311,8 +306,8 @@ def load_patent_filings(
 
 def load_professionalnet(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -344,8 +339,8 @@ def load_professionalnet(
 
 def load_forum_mentions(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -416,8 +411,8 @@ def load_forecast(
 def load_congress_trades(
     symbols: Symbols,
     chamber: str = "both",
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -457,8 +452,8 @@ def load_congress_trades(
 
 def load_app_ratings(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     view: str = "apps",
     *,

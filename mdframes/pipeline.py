@@ -47,6 +47,9 @@ __all__ = ["load", "Errors", "Validate", "PROGRESS_THRESHOLD"]
 Errors = Literal["raise", "skip"]
 Validate = bool | Literal["strict"]
 PROGRESS_THRESHOLD = 10
+# Seconds a Ctrl-C waits for interrupted requests to return (they do at once unless blocked
+# in a connect); within the second CONTRACT section 1 allows.
+_INTERRUPT_GRACE = 0.5
 
 # Errors about the account or the service as a whole: skipping a symbol cannot help.
 _FATAL = (AuthenticationError, RateLimitError, ConfigurationError)
@@ -91,22 +94,24 @@ def load(
         raise InvalidParameterError("no symbol given", parameter="symbols", dataset=ds.name)
     requests = plan(ds, symbols, {k: v for k, v in params.items() if v is not None})
     client = resolve_client(client)
-    client._require()  # configuration errors before any thread starts
-    client._reset_interrupt()  # an earlier Ctrl-C does not cancel this load
     batches: list[Records] = []
     failed: dict[str, MdframesError] = {}
-    try:
-        batches, failed = _fetch_all(client, ds, requests, errors)
-        _oldest_first(ds, batches)
-        frame, batches = _build(ds, batches, failed, errors)
-        quality: list[dict[str, Any]] = []
-        if validate is not False:
-            frame, quality = _validate(ds, frame, batches, failed, errors, validate == "strict")
-    except (ResponseFormatError, DataValidationError) as exc:
-        # Bad data stays an error, but not a cached one: the next call asks the service again.
-        client.evict(_sources(exc, failed) + [r for b in batches for r in b.sources])
-        raise
-    client.evict(_sources(None, failed))  # skipped symbols' unusable answers, likewise
+    # Configuration errors before any thread starts; an earlier Ctrl-C does not cancel this.
+    # An answer whose data proves unusable is evicted from the HTTP cache (fetch evicts those
+    # it cannot read), so the next call asks the service again.
+    with client.loading():
+        try:
+            batches, failed = _fetch_all(client, ds, requests, errors)
+            _oldest_first(ds, batches)
+            fetched = list(batches)
+            frame, batches = _build(ds, batches, failed, errors)
+            quality: list[dict[str, Any]] = []
+            if validate is not False:
+                frame, quality = _validate(ds, frame, batches, failed, errors, validate == "strict")
+        except (ResponseFormatError, DataValidationError):
+            client.evict([r for b in batches for r in b.sources])
+            raise
+        client.evict([r for b in fetched if b.symbol in failed for r in b.sources])
     frame = _order(ds, frame, batches)
     frame.attrs.update(_attrs(ds, batches))
     frame.attrs["quality"] = quality
@@ -124,11 +129,6 @@ def load(
             SkippedSymbolsWarning,
         )
     return frame
-
-
-def _sources(exc: BaseException | None, failed: dict[str, MdframesError]) -> list[Any]:
-    errors = [exc, *failed.values()] if exc is not None else list(failed.values())
-    return [r for e in errors for r in getattr(e, "sources", ())]
 
 
 def _check_options(ds: Dataset, client: Any, validate: Any, errors: Any) -> None:
@@ -213,6 +213,10 @@ def _hint_not_found(client: Client, exc: NotFoundError, symbol: str) -> None:
 
 
 def _in_threads(client: Client, attempt: Any, n: int) -> None:
+    """Run ``attempt(i)`` for each request on the client's worker count. No request outlives
+    the call: on an error the ones not started are cancelled and those in flight are waited
+    for (each is bounded by the client's timeout and retries), so the caller may close the
+    client (and its cache file) as soon as the error reaches it."""
     pool = ThreadPoolExecutor(max_workers=min(client.max_workers, n), thread_name_prefix="mdframes")
     futures = [pool.submit(attempt, i) for i in range(n)]
     try:
@@ -221,13 +225,15 @@ def _in_threads(client: Client, attempt: Any, n: int) -> None:
             if fut.done() and not fut.cancelled() and fut.exception() is not None:
                 raise fut.exception()  # type: ignore[misc]
     except KeyboardInterrupt:
-        # Ctrl-C: waits end, no request starts, stalled reads are abandoned; don't join.
-        client._interrupt()
+        # Ctrl-C: waits end, no request starts, open sockets are shut, so the threads in
+        # flight return at once; a connect that cannot be cut is left to the timeout (and to
+        # Client.close, which waits for it) rather than holding the user's Ctrl-C.
+        client.interrupt()
         pool.shutdown(wait=False, cancel_futures=True)
+        wait(futures, timeout=_INTERRUPT_GRACE)
         raise
     except BaseException:
-        # An error: start nothing more and don't wait for requests in flight.
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
 
@@ -258,7 +264,6 @@ def _build(
         try:
             build_frame(ds, [b], strict=False)
         except ResponseFormatError as exc:
-            exc.sources = b.sources  # type: ignore[attr-defined]
             bad.setdefault(b.symbol, exc)
     if errors == "raise" or not bad:
         first = next(iter(bad.values()), None)

@@ -66,6 +66,7 @@ COMMANDS: list[str | Callable[[Any], None]] = [
     "mdframes.cli.datasets:register",
     "mdframes.cli.tools:register",
     "mdframes.features.cli:register",
+    "mdframes.features.training_cli:register",  # mdframes training-set
     "mdframes.lake.cli:register",  # mdframes sync, mdframes lake (needs the lake extra to run)
 ]
 
