@@ -167,14 +167,21 @@ def write_sheet(
         cell.font = bold
         header.append(cell)
     ws.append(header)
-    formatted = [(i, f) for i, f in enumerate(formats or ()) if f]
+    # One styled cell per formatted column, its value replaced row by row: a write-only sheet
+    # writes each row as it is appended, and styling a fresh cell per value costs a third of
+    # the export's time.
+    styled = []
+    for i, number_format in enumerate(formats or ()):
+        if number_format:
+            cell = WriteOnlyCell(ws)
+            cell.number_format = number_format
+            styled.append((i, cell))
     for row in truncate_text(frame).itertuples(index=False, name=None):
-        if formatted:
+        if styled:
             cells = list(row)
-            for i, number_format in formatted:
+            for i, cell in styled:
                 if cells[i] is not None and not isinstance(cells[i], str):
-                    cell = WriteOnlyCell(ws, value=cells[i])
-                    cell.number_format = number_format
+                    cell.value = cells[i]
                     cells[i] = cell
             ws.append(cells)
         else:
