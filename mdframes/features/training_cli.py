@@ -98,9 +98,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ..cli.common import CommandError, UsageError, split_symbols
     from ..client import Client
-    from .core import resolve_features
     from .labels import forward_return
-    from .training import training_set
+    from .training import resolve_features, training_set
 
     out = Path(args.out)
     if out.suffix.lower() != ".parquet":
