@@ -472,7 +472,9 @@ def test_a_training_set_survives_its_file(served_set: TrainingSet, tmp_path: Pat
     assert back.X.attrs == ts.X.attrs
     assert str(back.X["news_count_7d"].dtype) == "Int64"
     del ts.X.attrs["when"]
-    ts.X.to_parquet(tmp_path / "x.parquet")
+    plain = ts.X.copy()
+    plain.attrs = {}
+    plain.to_parquet(tmp_path / "x.parquet")
     with pytest.raises(md.InvalidParameterError, match="not a training set"):
         md.features.read_training_set(tmp_path / "x.parquet")
 

@@ -242,6 +242,10 @@ class TrainingSet:
             "t1": self.t1.name,
             "info": self.info,
             "attrs": _encode(self.X.attrs),
+            # Parquet keeps these only up to the text dtypes' flavours (pandas' "str" and
+            # "string"), which read back the same way: the file says which each one was.
+            "index_dtypes": [_dtype_text(level.dtype) for level in self.X.index.levels],
+            "dtypes": {str(c): _dtype_text(self.X[c].dtype) for c in self.X.columns},
         }
         schema_meta = {**(table.schema.metadata or {}), _META: json.dumps(meta).encode()}
         pq.write_table(table.replace_schema_metadata(schema_meta), os.fspath(path))
@@ -277,7 +281,33 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
     y = data.pop(_Y).rename(meta["label"])
     t1 = data.pop(_T1).rename(meta["t1"])
     data.attrs = _decode(meta["attrs"])
-    return TrainingSet(data, y, t1, meta["info"])
+    if isinstance(data.index, pd.MultiIndex):
+        levels = [
+            level if level.dtype == _dtype_of(spec) else level.astype(_dtype_of(spec))
+            for level, spec in zip(data.index.levels, meta.get("index_dtypes", []), strict=False)
+        ]
+        if levels:
+            data.index = data.index.set_levels(levels)
+    for column, spec in meta.get("dtypes", {}).items():
+        if column in data.columns and data[column].dtype != _dtype_of(spec):
+            data[column] = data[column].astype(_dtype_of(spec))
+    return TrainingSet(data, y.set_axis(data.index), t1.set_axis(data.index), meta["info"])
+
+
+def _dtype_text(dtype: Any) -> dict[str, Any]:
+    if isinstance(dtype, pd.StringDtype):
+        return {
+            "name": "string",
+            "storage": dtype.storage,
+            "na": "nan" if dtype.na_value is np.nan else "NA",
+        }
+    return {"name": str(dtype)}
+
+
+def _dtype_of(spec: dict[str, Any]) -> Any:
+    if spec["name"] == "string":
+        return pd.StringDtype(spec["storage"], na_value=np.nan if spec["na"] == "nan" else pd.NA)
+    return pd.api.types.pandas_dtype(spec["name"])
 
 
 def _encode(value: Any) -> Any:
