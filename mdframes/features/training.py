@@ -20,13 +20,8 @@ import pandas as pd
 from ..errors import InvalidParameterError, MdframesError
 from ..params import to_utc
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
-from .spec import Feature
-
-try:  # 0.3: the panel in panel.py, the feature checks in spec.py
-    from .panel import panel
-    from .spec import resolve_features
-except ImportError:  # before it
-    from .core import panel, resolve_features  # type: ignore[no-redef]
+from .panel import panel
+from .spec import Feature, check_errors, resolve_features
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
 
@@ -384,7 +379,8 @@ def _table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]
     except ImportError:
         return dict.fromkeys(datasets)
     out: dict[str, int | None] = {}
-    options = getattr(lake, "storage_options", None)
+    storage = getattr(lake, "storage", None)  # md.Lake's object-store settings, if any
+    options = storage.delta_options() if hasattr(storage, "delta_options") else None
     for name in datasets:
         try:
             out[name] = int(DeltaTable(lake.path(name), storage_options=options).version())
@@ -491,10 +487,7 @@ def training_set(
             f"label must be md.features.forward_return(...), not {type(label).__name__}",
             parameter="label",
         )
-    if errors not in ("raise", "skip"):
-        raise InvalidParameterError(
-            f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors"
-        )
+    errors = check_errors(errors)
     wanted = resolve_features(features)
     if any(f.name == label.name for f in wanted):
         raise InvalidParameterError(
@@ -502,16 +495,18 @@ def training_set(
         )
     if label.prices is None:
         _price_frame(source)  # a dict without prices fails before the panel is computed
-    # The keywords the panel gained in 0.3, passed only when set, so that this works with
-    # any panel that has them.
-    extra: dict[str, Any] = {}
-    if errors != "raise":
-        extra["errors"] = errors
-    if executor is not None:
-        extra["executor"] = executor
-    if known_at is not None:
-        extra["known_at"] = known_at
-    X = panel(symbols, start, end, wanted, freq=freq, source=source, client=client, **extra)
+    X = panel(
+        symbols,
+        start,
+        end,
+        wanted,
+        freq=freq,
+        source=source,
+        known_at=known_at,
+        errors=errors,
+        executor=executor,
+        client=client,
+    )
 
     dates, universe = _grid(X.index)
     offset = pd.tseries.frequencies.to_offset(freq)
