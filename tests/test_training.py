@@ -564,8 +564,10 @@ def test_known_at_row_limits_the_features_and_never_the_labels(
         {"put_call_ratio": pd.concat([first, revised], ignore_index=True)},
         {"put_call_ratio": ["symbol", "date"]},
     )
+    lake.root = "s3://AKIAEXAMPLE:SECRETEXAMPLE@bucket/lake?secret_key=SECRETEXAMPLE"
     args = (SYMBOLS, "2026-08-03", "2026-10-30", ["put_call_ratio_last"])
     by_row = md.features.training_set(*args, source=lake, known_at="row")
+    assert by_row.info["source"] == "s3://***@bucket/lake?secret_key=***"  # no credential
     latest = md.features.training_set(*args, source=lake)
     pd.testing.assert_frame_equal(
         by_row.X, md.features.panel(*args, source=lake, known_at="row"), check_like=True
