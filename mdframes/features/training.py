@@ -12,7 +12,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import pandas as pd
@@ -86,6 +86,8 @@ class TrainingSet:
     """
 
     def __init__(self, X: pd.DataFrame, y: pd.Series, t1: pd.Series, info: dict[str, Any]):
+        if not isinstance(X.index, pd.MultiIndex) or X.index.nlevels != 2:
+            raise InvalidParameterError("X must be indexed by (date, symbol)", parameter="X")
         if not (X.index.equals(y.index) and X.index.equals(t1.index)):
             raise InvalidParameterError("X, y and t1 must share one index", parameter="X")
         self.X = X
@@ -239,7 +241,9 @@ class TrainingSet:
             "attrs": _encode(self.X.attrs),
             # Parquet keeps these only up to the text dtypes' flavours (pandas' "str" and
             # "string"), which read back the same way: the file says which each one was.
-            "index_dtypes": [_dtype_text(level.dtype) for level in self.X.index.levels],
+            "index_dtypes": [
+                _dtype_text(level.dtype) for level in cast(pd.MultiIndex, self.X.index).levels
+            ],
             "dtypes": {str(c): _dtype_text(self.X[c].dtype) for c in self.X.columns},
         }
         schema_meta = {**(table.schema.metadata or {}), _META: json.dumps(meta).encode()}
@@ -277,7 +281,7 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
     t1 = data.pop(_T1).rename(meta["t1"])
     data.attrs = _decode(meta["attrs"])
     if isinstance(data.index, pd.MultiIndex):
-        levels = [
+        levels: list[Any] = [
             level if level.dtype == _dtype_of(spec) else level.astype(_dtype_of(spec))
             for level, spec in zip(data.index.levels, meta.get("index_dtypes", []), strict=False)
         ]
@@ -382,8 +386,9 @@ def _table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]
     except ImportError:
         return dict.fromkeys(datasets)
     out: dict[str, int | None] = {}
-    storage = getattr(lake, "storage", None)  # md.Lake's object-store settings, if any
-    options = storage.delta_options() if hasattr(storage, "delta_options") else None
+    # md.Lake's object-store settings, if any.
+    delta_options = getattr(getattr(lake, "storage", None), "delta_options", None)
+    options = delta_options() if callable(delta_options) else None
     for name in datasets:
         try:
             out[name] = int(DeltaTable(lake.path(name), storage_options=options).version())
@@ -511,7 +516,7 @@ def training_set(
         client=client,
     )
 
-    dates, universe = _grid(X.index)
+    dates, universe = _grid(cast(pd.MultiIndex, X.index))
     offset = pd.tseries.frequencies.to_offset(freq)
     if len(dates):
         window = label.price_window(dates, offset)
