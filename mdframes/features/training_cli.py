@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     from ..cli.common import CommandError, UsageError, split_symbols
     from ..client import Client
     from .labels import forward_return
-    from .training import resolve_features, training_set
+    from .spec import resolve_features
+    from .training import training_set
 
     out = Path(args.out)
     if out.suffix.lower() != ".parquet":
