@@ -184,6 +184,8 @@ class TrainingSet:
             tests = [(b,) for b in range(n_blocks)]
         else:
             tests = list(itertools.combinations(range(n_blocks), k))
+        label = self.info.get("label", {})
+        reach = label.get("lag", 0) + label.get("horizon", 0) if label else "?"
         out = []
         for i, chosen in enumerate(tests):
             test = valid & np.isin(block, chosen)
@@ -200,9 +202,9 @@ class TrainingSet:
                 )
                 raise InvalidParameterError(
                     f"{method} fold {i + 1} of {len(tests)} (test {span}) has no training row "
-                    f"left after purging labels that overlap the test (they reach "
-                    f"{self.info['label'].get('horizon', '?')} periods) and the embargo of "
-                    f"{embargo}: use fewer splits, a smaller embargo or more dates",
+                    f"left after purging the labels that overlap the test's (a label reads "
+                    f"up to {reach} periods after its date) and the embargo of {embargo} "
+                    "periods: use fewer splits, a smaller embargo or more dates",
                     parameter="n_splits",
                 )
             out.append((np.flatnonzero(train), np.flatnonzero(test)))
