@@ -19,9 +19,14 @@ import pandas as pd
 
 from ..errors import InvalidParameterError, MdframesError
 from ..params import to_utc
-from .core import panel, resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .spec import Feature
+
+try:  # 0.3: the panel in panel.py, the feature checks in spec.py
+    from .panel import panel
+    from .spec import resolve_features
+except ImportError:  # before it
+    from .core import panel, resolve_features  # type: ignore[no-redef]
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
 
