@@ -182,8 +182,7 @@ def _dataset_name(dataset: Any, feature: str) -> str:
         return resolve_name(dataset, usable, what="dated per-symbol dataset", parameter="dataset")
     except InvalidParameterError as exc:
         raise InvalidParameterError(
-            f"feature {feature!r}: {dataset!r} is not a dated per-symbol dataset ({exc}); one "
-            f"of: {', '.join(usable)}",
+            f"feature {feature!r}: {dataset!r} is not a dated per-symbol dataset: {exc}",
             parameter="dataset",
         ) from None
 
