@@ -432,3 +432,25 @@ def test_write_panel_reads_back_equal_with_pandas_duckdb_and_polars(
         md.features.write_panel(path, *args, source=lake)
     with pytest.raises(md.InvalidParameterError, match="chunk"):
         md.features.write_panel(tmp_path / "x", *args, source=lake, chunk=0)
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_rows_before_the_first_sync_see_what_it_fetched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every date before the first sync: the panel as that sync left the lake. With nothing
+    revised within the panel, the cheaper anchor-only engine computes it (the version engine
+    is not called)."""
+    import sys
+
+    lake, symbols = _planted()
+    floor = min(pd.Timestamp(f["_fetched_at"].min()) for f in lake.frames.values())
+    names = ["sentiment_mean_7d", "sentiment_change_30d", "congress_net_buy_90d"]
+    args = (symbols, "2026-01-15", "2026-03-06", names)
+    want = md.features.panel(*args, source=lake, known_at=floor)
+
+    def refuse(*_: Any) -> None:
+        raise AssertionError("the version engine ran")
+
+    monkeypatch.setattr(sys.modules["mdframes.features.panel"], "compute_row", refuse)
+    got = md.features.panel(*args, source=lake, known_at="row")
+    pd.testing.assert_frame_equal(got, want, check_like=True)
+    assert got.attrs["knowledge"]["sentiment"]["rows"] == len(got)

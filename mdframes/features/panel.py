@@ -159,7 +159,11 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
             versions = VersionEvents(
                 frames[name], name, symbols, grid, record_key(name), request.floors.get(name)
             )
-            return {f.name: compute_row(f, versions, grid) for f in mine}
+            if not versions.as_of_anchor:
+                return {f.name: compute_row(f, versions, grid) for f in mine}
+            frame = versions.frame.iloc[np.sort(versions.take)]  # the visible versions
+            events = Events(frame, name, symbols, end_day)
+            return {f.name: compute_feature(f, events, grid) for f in mine}
         events = Events(frames[name], name, symbols, end_day)
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
