@@ -44,6 +44,16 @@ def check_executor(executor: Any, request: Request) -> None:
             "inputs, and an API key is never shipped to workers (sync a lake first)",
             parameter="executor",
         )
+    if isinstance(executor, ProcessPoolExecutor) and not isinstance(request.source, Mapping):
+        context = getattr(executor, "_mp_context", None)
+        method = context.get_start_method() if context is not None else None
+        if method == "fork":
+            raise InvalidParameterError(
+                "a lake cannot be read in forked worker processes (its Delta tables' runtime "
+                "does not survive fork): create the pool with "
+                "ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))",
+                parameter="executor",
+            )
     if isinstance(executor, ProcessPoolExecutor):  # plain pickle: no lambdas
         for feature in request.features:
             try:

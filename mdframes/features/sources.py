@@ -21,9 +21,11 @@ from ..errors import (
     AuthenticationError,
     ConfigurationError,
     InvalidParameterError,
+    KnowledgeTimeWarning,
     MdframesError,
     RateLimitError,
     SkippedSymbolsWarning,
+    warn,
 )
 from ..registry import REGISTRY
 
@@ -283,6 +285,7 @@ def fetch(
     (symbol -> error text; only the service fails per symbol)."""
     out: dict[str, pd.DataFrame] = {}
     failed: dict[str, dict[str, str]] = {}
+    unknown_then: list[str] = []
     for name, lookback in lookbacks.items():
         first = load_start(name, start, lookback)
         if isinstance(source, Mapping):
@@ -296,8 +299,22 @@ def fetch(
             frame = _from_service(client, name, symbols, first, end, errors)
             failed[name] = dict(frame.attrs.get("failed", {}))
         else:
-            frame = _from_lake(source, name, symbols, first, end, known_at)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", KnowledgeTimeWarning)
+                frame = _from_lake(source, name, symbols, first, end, known_at)
+            for w in caught:  # said once below, for every dataset at once
+                if issubclass(w.category, KnowledgeTimeWarning):
+                    unknown_then.append(name)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         out[name] = frame
+    if unknown_then:
+        warn(
+            f"known_at={known_at} is earlier than every stored version of "
+            f"{', '.join(dict.fromkeys(unknown_then))}: their features see no rows "
+            "(lake.info() shows when each dataset was first synced)",
+            KnowledgeTimeWarning,
+        )
     return out, failed
 
 
