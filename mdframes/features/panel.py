@@ -230,7 +230,7 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
     cells = sum(r.cells for r in results)
     coverage: dict[str, dict[str, Any]] = {}
     for name in names:
-        firsts = [r.first.get(name) for r in results if r.first.get(name) is not None]
+        firsts = [f for r in results if (f := r.first.get(name)) is not None]
         count = sum(r.non_null.get(name, 0) for r in results)
         coverage[name] = {
             "first": min(firsts) if firsts else None,
@@ -346,7 +346,7 @@ def panel(
     else:
         check_executor(executor, request)
         out, results = run_panel(executor, request)
-    out.attrs = finish_attrs(request, results)
+    out.attrs.update(finish_attrs(request, results))
     return out
 
 

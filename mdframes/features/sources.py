@@ -12,11 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, cast, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
+from .._typing import Errors
 from ..errors import (
     AuthenticationError,
     ConfigurationError,
@@ -257,7 +258,9 @@ def _from_service(
         warnings.filterwarnings("ignore", category=SkippedSymbolsWarning)
         warnings.filterwarnings("ignore", message=r".*symbol\(s\) failed and were skipped")
         try:
-            return load(name, symbols, start=start, end=end, client=client, errors=errors)
+            return load(
+                name, symbols, start=start, end=end, client=client, errors=cast(Errors, errors)
+            )
         except MdframesError as exc:
             symbol = None if isinstance(exc, _NOT_A_SYMBOL) else _blame(exc, symbols)
             if symbol is not None and exc.args:
