@@ -366,7 +366,7 @@ def test_wait_honours_the_rate_limit_across_windows(tmp_path: Path) -> None:
 
 
 def test_two_syncs_never_interleave(lake: md.Lake) -> None:
-    with lake.storage.lock(LOCK), pytest.raises(LakeBusyError, match="another sync"):
+    with lake.storage.lock(LOCK), pytest.raises(LakeBusyError, match="another writer"):
         lake.sync("sentiment", "AAPL", progress=False)
     assert lake.sync("sentiment", "AAPL", progress=False).complete  # released
 
