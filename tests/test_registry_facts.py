@@ -112,7 +112,7 @@ def test_a_panel_reads_the_entrys_slack_history_start_and_event(widgets: md.Clie
     got = md.features.panel(["AAPL"], "2025-12-01", "2026-04-30", [size, count], client=widgets)
     before = got.loc[:"2026-01-04"]
     assert before["widget_size"].isna().all() and before["widgets_90d"].isna().all()
-    assert got.attrs["coverage"]["widget_size"]["first"] >= pd.Timestamp("2026-01-05")
+    assert got.attrs["coverage"]["widget_size"]["first"] >= "2026-01-05"  # ISO text
     # A 90-day count needs its whole window inside the history: from 2026-01-05 + 89 days.
     assert got.loc[:"2026-04-03", "widgets_90d"].isna().all()
     assert got.loc["2026-04-06":, "widgets_90d"].notna().all()

@@ -23,12 +23,6 @@ from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panel import panel
 from .spec import Feature, resolve_features
 
-try:  # 0.3: the panel in panel.py, the feature checks in spec.py
-    from .panel import panel
-    from .spec import resolve_features
-except ImportError:  # before it
-    from .core import panel, resolve_features  # type: ignore[no-redef]
-
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
 
 METHODS: Final = ("walk_forward", "kfold", "combinatorial")
