@@ -106,23 +106,29 @@ class Lease:
 
 
 def open_lease(
-    store: Location | str | os.PathLike[str],
+    store: Any,
     *,
     owner: str,
     ttl: float = TTL,
     heartbeat: float = HEARTBEAT,
     poll: float = POLL,
 ) -> Lease:
-    """The writer lease of the lake at ``store``: a :class:`Location`, or a root as
-    :func:`~mdframes.lake.location.parse_root` takes it. ``owner`` says who holds it in
-    others' errors (e.g. ``"sync 000004"``); ``ttl``/``heartbeat`` are for tests.
+    """The writer lease of the lake at ``store``: a :class:`Location`, a root as
+    :func:`~mdframes.lake.location.parse_root` takes it, or the lake's storage object (its
+    ``root`` and ``options``, the ``storage_options=`` given). ``owner`` says who holds it
+    in others' errors (e.g. ``"sync 000004"``); ``ttl``/``heartbeat`` are for tests.
 
     Examples
     --------
     >>> open_lease("/tmp/lake", owner="compaction")  # doctest: +SKIP
     <LocalLease /tmp/lake/.lock>
     """
-    location = store if isinstance(store, Location) else parse_root(store)
+    if isinstance(store, Location):
+        location = store
+    elif isinstance(store, (str, os.PathLike)):
+        location = parse_root(store)
+    else:
+        location = parse_root(store.root, getattr(store, "options", None))
     if not isinstance(owner, str) or not owner:
         raise ValueError("owner must be a non-empty string")
     if location.local:
