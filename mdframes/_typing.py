@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Literal, TypeAlias, Union
+from typing import Literal, TypeAlias
 
 import pandas as pd
 
 #: A calendar date: ``"2026-01-05"``, a ``datetime.date``/``datetime``, or a ``Timestamp``.
-DateLike: TypeAlias = Union[str, dt.date, dt.datetime, pd.Timestamp]
+DateLike: TypeAlias = str | dt.date | dt.datetime | pd.Timestamp
 #: An instant; naive means UTC, and a date alone means the end of that day (CONTRACT §10).
-TimeLike: TypeAlias = Union[str, dt.date, dt.datetime, pd.Timestamp]
+TimeLike: TypeAlias = str | dt.date | dt.datetime | pd.Timestamp
 #: One symbol or several.
-Symbols: TypeAlias = Union[str, Sequence[str]]
+Symbols: TypeAlias = str | Sequence[str]
 #: What a multi-symbol call does with a failing symbol.
 Errors: TypeAlias = Literal["raise", "skip"]
 #: ``True``: hard rules raise, soft rules warn; ``"strict"``: both raise; ``False``: off.
-Validate: TypeAlias = Union[bool, Literal["strict"]]
+Validate: TypeAlias = bool | Literal["strict"]
 
 __all__ = ["DateLike", "TimeLike", "Symbols", "Errors", "Validate"]

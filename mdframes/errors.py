@@ -36,6 +36,7 @@ Every error pickles with its attributes (``__reduce__``), so it survives a proce
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -149,10 +150,11 @@ def _rebuild(cls: type[BaseException], args: tuple, state: dict[str, Any]) -> Ba
 class MdframesError(Exception):
     """Base class of every error raised by mdframes.
 
-    ``sources`` names where the failing input came from (symbols, files), when known.
+    ``sources`` holds the planned requests whose answers produced the failing data, so the
+    load can evict exactly those answers from the HTTP cache (empty when none).
     """
 
-    sources: tuple[str, ...] = ()
+    sources: Sequence[Any] = ()
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The default would call ``cls(*args)``, which the keyword-only constructors below

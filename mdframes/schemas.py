@@ -22,6 +22,7 @@ frames with pandera.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -351,7 +352,12 @@ def get(name: str) -> pa.DataFrameSchema:
 
     >>> schemas.get("insider_trading").validate(df, lazy=True)  # doctest: +SKIP
     """
-    import pandera.pandas as pa
+    with warnings.catch_warnings():
+        # pandera imports pyspark.pandas when pyspark is installed, which warns under pandas 3
+        # about pyspark's own support; not the user's concern when they validate a frame.
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark\..*")
+        import pandera.pandas as pa
+        from pandera.backends.pandas import builtin_checks  # noqa: F401  (the lazy pyspark import)
 
     ds = REGISTRY[name]
     checks = [

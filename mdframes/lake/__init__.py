@@ -1,12 +1,16 @@
-"""``md.Lake``: a point-in-time history of the service in plain Parquet files.
+"""``md.Lake``: a point-in-time history of the service in Delta Lake tables.
 
-Modules, in the order data flows: ``plan`` (what a sync asks for), ``pacer`` (requests within
-the budget and the rate limit), ``sync`` (fetch, compare, write, record), ``versions`` (new
-records, new versions, latest versions), ``frames`` (loader frames <-> Arrow), ``store`` and
-``storage`` (one dataset folder; durable file operations), ``layout`` (names and the
-manifest), ``read``, ``sql`` (DuckDB views), ``maintenance`` (compact, recover, info), ``cli``.
+Modules, in the order data flows: ``core`` (the facade: checks arguments, delegates),
+``plan`` (the frozen ``SyncRequest`` and the units of work), ``pacer`` (requests within the
+budget and the rate limit), ``sync`` (the driver and one dataset's run), ``modes`` (window vs
+snapshot, chosen once per dataset), ``key`` (the record key, parsed once), ``versions`` (new
+records, new versions, latest versions), ``frames`` (loader frames <-> Arrow), ``table`` (one
+dataset's Delta table: versions, files, commits, check/repair, compaction), ``storage``
+(durable files at the root; the lock until ``lease`` lands), ``layout`` (names and the dtype
+record), ``upgrade`` (format-1 lakes), ``read``, ``sql`` (DuckDB views over pinned file lists),
+``maintenance`` (compact, check, repair, info), ``cli``.
 
-Needs the ``lake`` extra: ``pip install 'mdframes[lake]'`` (pyarrow and DuckDB).
+Needs the ``lake`` extra: ``pip install 'mdframes[lake]'`` (deltalake, pyarrow and DuckDB).
 """
 
 from __future__ import annotations

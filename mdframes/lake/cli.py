@@ -138,10 +138,10 @@ def _cmd_sync(args: argparse.Namespace) -> int:
 
 
 def _cross(name: str) -> bool:
+    from .modes import mode_of
     from .plan import resolve
-    from .store import is_cross
 
-    return is_cross(resolve(name))
+    return mode_of(resolve(name)).cross
 
 
 def _cmd_lake(args: argparse.Namespace) -> int:

@@ -12,11 +12,12 @@ import pandas as pd
 
 from ..client import Client, resolve_client
 from ..errors import InvalidParameterError
-from .layout import LOCK, dir_name
-from .plan import resolve, resolve_datasets
-from .read import normalise_symbols, read
+from ..registry import Dataset
+from .plan import build_request, resolve
+from .read import read
 from .report import SyncReport
-from .storage import Storage
+from .storage import Storage, redact_uri
+from .table import DatasetTable
 
 __all__ = ["Lake", "default_root"]
 
@@ -39,13 +40,14 @@ def _default() -> Client | None:
 
 
 class Lake:
-    """A point-in-time history of the service in Parquet files, synced incrementally.
+    """A point-in-time history of the service in Delta Lake tables, synced incrementally.
 
     Parameters
     ----------
     root : str or Path, optional
-        A folder (default: ``<user data dir>/mdframes/lake``) or a pyarrow filesystem URI such
-        as ``s3://bucket/prefix``.
+        A folder (default: ``<user data dir>/mdframes/lake``) or an object-store URI such as
+        ``s3://bucket/prefix?endpoint_override=127.0.0.1:9000&scheme=http&region=us-east-1``.
+        Nothing is created until something is written.
     client : Client, optional
         The client whose key and service a sync uses (default: the default client). A sync
         never reads the HTTP cache.
@@ -53,6 +55,9 @@ class Lake:
         Returns the current time (aware UTC); ``_fetched_at`` and the default end of a window
         come from it. Default: the current UTC time, or, when the client is a sandbox's, the
         sandbox's day at the current time of day, so that a simulated world's days line up.
+    storage_options : dict, optional
+        deltalake's object-store keys (``AWS_ENDPOINT_URL``, ...), beside the root's query and
+        the standard ``AWS_*`` environment variables.
 
     Examples
     --------
@@ -67,14 +72,34 @@ class Lake:
         *,
         client: Client | None = None,
         clock: Callable[[], dt.datetime] | None = None,
+        storage_options: dict[str, str] | None = None,
     ) -> None:
-        self.root = str(root) if root is not None else str(default_root())
-        self.storage = Storage(self.root)
+        if clock is not None and not callable(clock):
+            raise InvalidParameterError(f"clock= is a callable, got {clock!r}", parameter="clock")
+        if storage_options is not None and not isinstance(storage_options, dict):
+            raise InvalidParameterError(
+                "storage_options= is a dict of object-store keys", parameter="storage_options"
+            )
+        self.storage = Storage(root if root is not None else default_root(), storage_options)
+        self.root = self.storage.root
         self.client = client
         self._clock = clock
+        self._tables: dict[str, DatasetTable] = {}
 
     def __repr__(self) -> str:
-        return f"Lake({self.root!r})"
+        return f"Lake({redact_uri(self.root)!r})"
+
+    def _table(self, ds: Dataset) -> DatasetTable:
+        """The dataset's table object, kept: its opened Delta log is refreshed, not reread."""
+        table = self._tables.get(ds.name)
+        if table is None:
+            table = self._tables[ds.name] = DatasetTable(self.storage, ds)
+        return table
+
+    def _all(self, *, format1: bool = False) -> list[DatasetTable]:
+        from .maintenance import tables_of
+
+        return tables_of(self.storage, self._table, format1=format1)
 
     def clock(self) -> dt.datetime:
         """The lake's current time (see ``clock=``)."""
@@ -134,48 +159,28 @@ class Lake:
         >>> report = lake.sync("congress_trades", market="S&P 500", budget=500)  # doctest: +SKIP
         >>> print(report)                                                       # doctest: +SKIP
         """
-        from ..params import to_date
         from .sync import run_sync
 
-        resolved = resolve_datasets(datasets)
-        if symbols is not None and (market or region):
+        request = build_request(
+            datasets,
+            symbols,
+            market=market,
+            region=region,
+            start=start,
+            end=end,
+            budget=budget,
+            wait=wait,
+            today=self.clock().date(),
+        )
+        if progress is not None and not isinstance(progress, bool):
             raise InvalidParameterError(
-                "give symbols or market=/region=, not both", parameter="symbols"
-            )
-        if market and region:
-            raise InvalidParameterError("give market= or region=, not both", parameter="market")
-        syms = None if symbols is None else normalise_symbols(symbols)
-        needs = [d.name for d in resolved if "{symbol}" in d.path]
-        if needs and syms is None and not (market or region):
-            raise InvalidParameterError(
-                f"{', '.join(needs)} need symbols, market= or region=", parameter="symbols"
-            )
-        start_d = None if start is None else to_date(start, "start")
-        end_d = None if end is None else to_date(end, "end")
-        if start_d and end_d and start_d > end_d:
-            raise InvalidParameterError(f"start {start_d} is after end {end_d}", parameter="start")
-        if budget is not None and (
-            isinstance(budget, bool) or not isinstance(budget, int) or budget < 0
-        ):
-            raise InvalidParameterError(
-                f"budget must be a whole number >= 0, got {budget!r}", parameter="budget"
+                f"progress= is True, False or None, got {progress!r}", parameter="progress"
             )
         client = resolve_client(self.client)
-        client._require()  # configuration errors before the lock is taken
-        args = {
-            "datasets": [d.name for d in resolved],
-            "datasets_resolved": resolved,
-            "symbols": syms,
-            "market": market,
-            "region": region,
-            "start": start_d,
-            "end": end_d,
-            "start_iso": start_d.isoformat() if start_d else None,
-            "end_iso": (end_d or self.clock().date()).isoformat(),
-            "budget": budget,
-            "wait": bool(wait),
-        }
-        return run_sync(self, client, args, progress)
+        client._require()  # configuration errors before the lease is taken
+        for table in map(self._table, request.datasets):
+            table.manifest  # noqa: B018 - a damaged dtype record fails before the lease
+        return run_sync(self.storage, self._table, self.clock, client, request, progress)
 
     # -- reads --------------------------------------------------------------------------------
     def read(
@@ -221,7 +226,7 @@ class Lake:
         >>> lake.read("tickers", market="S&P 500", known_at="2026-06-30")    # doctest: +SKIP
         """
         return read(
-            self,
+            self._table,
             dataset,
             symbols,
             start=start,
@@ -265,7 +270,8 @@ class Lake:
     def sql(self, query: str, params: Any = None) -> pd.DataFrame:
         """Run DuckDB SQL over the lake; each dataset is a view ``<name>`` (latest versions)
         and ``<name>_history`` (every version); ``/`` and ``-`` become ``_`` in view names
-        (``screener__put_call_ratio``).
+        (``screener__put_call_ratio``). Each view reads one pinned table version's files,
+        offline.
 
         Examples
         --------
@@ -273,12 +279,14 @@ class Lake:
         """
         from .sql import run
 
-        return run(self, query, params)
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidParameterError("query is a non-empty SQL string", parameter="query")
+        return run(self._all(), query, params)
 
     def info(self) -> pd.DataFrame:
         """One row per dataset: ``dataset, rows`` (records, latest versions), ``versions``
         (stored rows, every version), ``symbols, first, last`` (time column), ``last_sync,
-        files, bytes``.
+        files`` (data files of the current version), ``bytes``.
 
         Examples
         --------
@@ -286,40 +294,113 @@ class Lake:
         """
         from .maintenance import info
 
-        return info(self)
+        return info(self.storage, self._all())
 
-    def compact(self, dataset: str | None = None) -> dict[str, tuple[int, int]]:
-        """Merge each dataset's files (one per sync) into few sorted files. Every stored row
-        is kept as it was, so no read result changes. Returns dataset -> (files before,
-        files after).
+    def files(self, dataset: str) -> list[str]:
+        """The data files of the dataset's current table version (URIs), for engines that
+        read Parquet file lists; never double-counts. Globbing the folder is not supported.
+
+        Examples
+        --------
+        >>> import duckdb                                                     # doctest: +SKIP
+        >>> duckdb.read_parquet(lake.files("insider_trading")).count("*")     # doctest: +SKIP
+        """
+        from .read import opened
+
+        snap = opened(self._table(resolve(dataset)))
+        return [] if snap is None else list(snap.files)
+
+    def path(self, dataset: str) -> str:
+        """The dataset's Delta table (a local path or an ``s3://`` URI), for engines that
+        read Delta.
+
+        Examples
+        --------
+        >>> import polars as pl                                   # doctest: +SKIP
+        >>> pl.scan_delta(lake.path("insider_trading"))           # doctest: +SKIP
+        """
+        return self._table(resolve(dataset)).uri
+
+    def compact(
+        self, dataset: str | None = None, *, retain_hours: float = 168
+    ) -> dict[str, tuple[int, int]]:
+        """Rewrite each dataset's files into few sorted files (one commit; no read result
+        changes), then remove files no table version of the last ``retain_hours`` needs.
+        Returns dataset -> (files before, files after).
 
         Examples
         --------
         >>> lake.compact()  # doctest: +SKIP
+        {'insider_trading': (12, 1)}
         """
-        from .maintenance import compact, recover, stores
+        from .lease_shim import open_lease
+        from .maintenance import compact
+        from .upgrade import upgrade_lake
 
         wanted = None if dataset is None else resolve(dataset).name
+        if (
+            isinstance(retain_hours, bool)
+            or not isinstance(retain_hours, (int, float))
+            or not retain_hours >= 0
+        ):
+            raise InvalidParameterError(
+                f"retain_hours is a number of hours >= 0, got {retain_hours!r}",
+                parameter="retain_hours",
+            )
         out = {}
-        with self.storage.lock(LOCK):
-            recover(self)
-            stamp = f"{self.clock():%Y%m%dT%H%M%S%fZ}"
-            for store in stores(self):
-                if wanted is None or store.ds.name == wanted:
-                    out[store.ds.name] = compact(self, store, stamp)
+        if not self.storage.exists():
+            return out
+        with open_lease(self.storage, owner="compact").hold(wait=False) as lease:
+            self.storage.clean_temporaries()
+            upgrade_lake(self.storage, self._table, lease)
+            for table in self._all():
+                if wanted is None or table.ds.name == wanted:
+                    out[table.ds.name] = compact(table, lease, retain_hours)
         return out
 
-    def path(self, dataset: str) -> str:
-        """The dataset's Parquet folder, for any engine (a local path or an ``s3://`` URI).
+    def check(self) -> pd.DataFrame:
+        """One row per dataset: ``dataset, ok, files, problems``: every file the current
+        version lists is present and readable, the log and the dtype record agree.
 
         Examples
         --------
-        >>> import polars as pl                                            # doctest: +SKIP
-        >>> pl.scan_parquet(lake.path("insider_trading") + "/*.parquet")   # doctest: +SKIP
+        >>> lake.check()  # doctest: +SKIP
         """
-        return self.storage.uri(dir_name(resolve(dataset).name))
+        from .maintenance import check
 
-    def _recover(self) -> None:
-        from .maintenance import recover
+        return check(self._all(format1=True))
 
-        recover(self)
+    def repair(self, dataset: str | None = None) -> pd.DataFrame:
+        """Drop the files that are missing or unreadable (one commit per dataset), mark their
+        symbols' windows not synced so the next sync fetches them again; returns what was lost:
+        ``dataset, file, symbols, rows``.
+
+        Examples
+        --------
+        >>> lake.repair()  # doctest: +SKIP
+        """
+        from .lease_shim import open_lease
+        from .maintenance import repair
+
+        wanted = None if dataset is None else resolve(dataset).name
+        tables = [t for t in self._all() if wanted is None or t.ds.name == wanted]
+        with open_lease(self.storage, owner="repair").hold(wait=False) as lease:
+            return repair(tables, lease)
+
+    def upgrade(self) -> list[str]:
+        """Convert a lake written by mdframes 0.2 (format 1) to Delta tables, every version and
+        ``_fetched_at`` intact; returns the datasets converted (a sync or compaction does it
+        too).
+
+        Examples
+        --------
+        >>> lake.upgrade()  # doctest: +SKIP
+        ['insider_trading', 'forecast']
+        """
+        from .lease_shim import open_lease
+        from .upgrade import upgrade_lake
+
+        if not self.storage.exists():
+            return []
+        with open_lease(self.storage, owner="upgrade").hold(wait=False) as lease:
+            return upgrade_lake(self.storage, self._table, lease)

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from ..errors import MdframesError
 from ..registry import Dataset
+from .key import Key
 from .layout import Column, Manifest, kind_of
 
 __all__ = [
@@ -43,6 +44,8 @@ _META_TYPES = {
 
 
 def arrow_type(kind: str) -> pa.DataType:
+    """The stored Arrow type of a column kind (``null``: a column no row has set yet; Delta
+    has no null type, so such a column is not stored until it gets a value)."""
     return {
         "string": pa.string(),
         "category": pa.string(),
@@ -57,8 +60,11 @@ def arrow_type(kind: str) -> pa.DataType:
     }[kind]
 
 
-def schema_of(manifest: Manifest, meta: Sequence[str]) -> pa.Schema:
-    fields = [pa.field(c.name, arrow_type(c.kind)) for c in manifest.columns]
+def schema_of(manifest: Manifest, meta: Sequence[str], *, stored: bool = False) -> pa.Schema:
+    """The schema of a dataset's rows; ``stored=True``: as written to the Delta table
+    (columns of kind ``null`` left out)."""
+    cols = [c for c in manifest.columns if not (stored and c.kind == "null")]
+    fields = [pa.field(c.name, arrow_type(c.kind)) for c in cols]
     fields += [pa.field(m, _META_TYPES[m]) for m in meta]
     return pa.schema(fields)
 
@@ -235,24 +241,11 @@ def row_hashes(table: pa.Table, names: Sequence[str]) -> np.ndarray:
     return pd.util.hash_pandas_object(frame, index=False, categorize=False).to_numpy()
 
 
-def key_columns(table: pa.Table, key: Sequence[str]) -> pa.Table:
-    """The key's values; ``"a|b"`` is a where set, else b (absent columns count as null)."""
-    cols = {}
-    for part in key:
-        names = [n for n in part.split("|") if n in table.column_names]
-        if not names:
-            cols[part] = pa.nulls(table.num_rows, type=pa.string())
-        elif len(names) == 1:
-            cols[part] = table[names[0]]
-        else:
-            cols[part] = pc.coalesce(*[table[n].cast(pa.string()) for n in names])
-    return pa.table(cols)
-
-
-def key_hashes(table: pa.Table, key: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def key_hashes(table: pa.Table, key: Key) -> tuple[np.ndarray, np.ndarray]:
     """Two independent 64-bit hashes of each row's key (whole-row key when ``key`` is empty)."""
-    names = list(key) if key else [n for n in table.column_names if not n.startswith("_")]
-    keys = key_columns(table, names)
+    if not key:
+        key = Key(tuple((n,) for n in table.column_names if not n.startswith("_")))
+    keys = key.columns(table)
     frame = _hashable(keys, keys.column_names)
     a = pd.util.hash_pandas_object(frame, index=False, hash_key=_KEY_A, categorize=False)
     b = pd.util.hash_pandas_object(frame, index=False, hash_key=_KEY_B, categorize=False)

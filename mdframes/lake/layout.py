@@ -1,12 +1,16 @@
-"""Where things sit in a lake, and the manifest that says how to read them back.
+"""Where things sit in a lake, and the dtype record that says how to read them back.
 
-One folder per dataset (``screener/sentiment`` -> ``screener__sentiment``). Only finished data
-files end in ``.parquet``; the manifest, the sync state, locks and files being written start
-with ``_`` or ``.``, so the globs of DuckDB, Polars, pyarrow, Spark and Dask never see them.
+One Delta table per dataset (``screener/sentiment`` -> ``<root>/screener__sentiment/``). Beside
+the table's ``_delta_log/`` and data files, the folder holds the lake's own files, all named
+with a leading ``_`` (Delta readers and engines ignore them): ``_mdframes.json``, the dtype
+record (format version 2), and ``_state.json``, the windows and snapshots synced. The root holds
+``_lake.json`` (format, sync counter, the open run, the sync log) and the writer lease.
 
-The manifest records, per column, the pandas dtype the loader gave (strings, ``Int64``,
+The dtype record holds, per column, the pandas dtype the loader gave (strings, ``Int64``,
 categories with their fixed vocabulary, naive dates, UTC timestamps, lists) and the Arrow type
-it is stored as, so a read restores the loader's frame exactly.
+it is stored as, so a read restores the loader's frame exactly. A lake of format 1 (mdframes
+0.2: Parquet files beside a ``_manifest.json``, no Delta log) is converted by
+:mod:`mdframes.lake.upgrade`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from ..registry import Dataset
+from .key import Key
 
 __all__ = [
     "FORMAT_VERSION",
@@ -26,23 +31,25 @@ __all__ = [
     "STATE",
     "LAKE_STATE",
     "LOCK",
+    "DELTA_LOG",
+    "FORMAT1_MANIFEST",
     "META_COLUMNS",
     "Column",
     "Manifest",
     "dir_name",
     "view_name",
-    "is_data_file",
     "time_column",
     "kind_of",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 DATA_SUFFIX = ".parquet"
-MANIFEST = "_manifest.json"
+MANIFEST = "_mdframes.json"  # per dataset: the dtype record (format 2)
+FORMAT1_MANIFEST = "_manifest.json"  # what mdframes 0.2 wrote instead (format 1)
 STATE = "_state.json"  # per dataset: windows and snapshots synced, failures
 LAKE_STATE = "_lake.json"  # at the root: format, sync counter, the open (unfinished) run
 LOCK = ".lock"
-COMPACTING = "_compacting.json"  # journal of a compaction in progress
+DELTA_LOG = "_delta_log"
 
 # Columns the lake adds to every stored row. ``_n`` tells apart records that share a key in
 # one answer (0 unless the service sends several); ``_scope`` names a snapshot's filter.
@@ -80,11 +87,6 @@ def view_name(dataset: str) -> str:
     'screener__put_call_ratio'
     """
     return dir_name(dataset).replace("-", "_")
-
-
-def is_data_file(name: str) -> bool:
-    """Whether a file name is a finished data file (what engines' globs should read)."""
-    return name.endswith(DATA_SUFFIX) and not name.startswith(("_", "."))
 
 
 def time_column(ds: Dataset, columns: list[str]) -> str | None:
@@ -152,21 +154,30 @@ class Manifest:
                 return c
         return None
 
+    @property
+    def record_key(self) -> Key:
+        return Key.parse(self.key)
+
     def to_json(self) -> bytes:
         body = asdict(self)
         body["dtypes"] = {c.name: _pandas_name(c) for c in self.columns}  # for humans and tools
         return json.dumps(body, indent=1, ensure_ascii=False).encode()
 
     @classmethod
-    def from_json(cls, raw: bytes) -> Manifest:
+    def from_json(cls, raw: bytes, *, accept: int = FORMAT_VERSION) -> Manifest:
+        """The record of ``raw``; raises ``ValueError``/``KeyError``/``TypeError`` when it is
+        not one (the caller names the file) and :class:`MdframesError` for another format."""
         body: dict[str, Any] = json.loads(raw)
-        if body.get("format") != FORMAT_VERSION:
+        fmt = body.get("format")
+        if isinstance(fmt, int) and fmt > FORMAT_VERSION:
             from ..errors import MdframesError
 
             raise MdframesError(
-                f"lake format {body.get('format')!r} is not {FORMAT_VERSION}: this lake was "
-                "written by another mdframes version"
+                f"this lake was written in lake format {fmt}, newer than the format "
+                f"{FORMAT_VERSION} this mdframes reads: upgrade mdframes"
             )
+        if fmt != accept:
+            raise ValueError(f"lake format {fmt!r}, expected {accept}")
         body.pop("dtypes", None)
         body["columns"] = [Column(**c) for c in body["columns"]]
         return cls(**body)

@@ -1,134 +1,125 @@
-"""Compaction, crash recovery and the per-dataset summary of a lake."""
+"""Compaction with vacuum, check and repair, and the per-dataset summary of a lake."""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..registry import REGISTRY
-from .layout import COMPACTING, LAKE_STATE, Manifest
-from .store import DatasetStore, is_cross
-from .writes import sort_keys
+from .layout import MANIFEST
+from .storage import Storage
+from .table import DatasetTable
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .core import Lake
+__all__ = ["compact", "info", "tables_of", "check", "repair", "INFO_COLUMNS"]
 
-__all__ = ["compact", "recover", "info", "stores"]
+INFO_COLUMNS = [
+    "dataset",
+    "rows",
+    "versions",
+    "symbols",
+    "first",
+    "last",
+    "last_sync",
+    "files",
+    "bytes",
+]
 
-COMPACT_ROWS = 8_000_000  # rows per compacted file: large, sorted, with small row groups
 
-
-def stores(lake: Lake) -> list[DatasetStore]:
-    """A store for every dataset folder that has a manifest."""
+def tables_of(
+    storage: Storage, tables: Callable[[Any], DatasetTable], *, format1: bool = False
+) -> list[DatasetTable]:
+    """The lake's datasets: every folder with a dtype record (and, with ``format1``, those of
+    format 1 not converted yet)."""
     by_folder = {ds.name.replace("/", "__"): ds for ds in REGISTRY.values() if ds.lake}
     out = []
-    for folder in lake.storage.dirs():
+    for folder in storage.dirs():
         ds = by_folder.get(folder)
-        if ds is not None:
-            store = DatasetStore(lake.storage, ds)
-            if store.manifest is not None:
-                out.append(store)
+        if ds is None:
+            continue
+        table = tables(ds)
+        if storage.read_bytes(folder, MANIFEST) is not None or (format1 and table.is_format1()):
+            out.append(table)
     return out
 
 
-def recover(lake: Lake) -> None:
-    """Undo what a crashed writer left: hidden temporary files and half-done compactions."""
-    for folder in lake.storage.dirs():
-        lake.storage.clean_temporaries(folder)
-        journal = lake.storage.read_json(folder, COMPACTING)
-        if not journal:
-            continue
-        names = {e.name for e in lake.storage.listdir(folder)}
-        if all(t in names for t in journal["targets"]):
-            gone = journal["sources"]  # the new files are whole: finish the swap
-        else:
-            gone = journal["targets"]  # not all written: the old files still hold everything
-        for name in gone:
-            lake.storage.delete(folder, name)
-        lake.storage.delete(folder, COMPACTING)
+def compact(table: DatasetTable, lease: Any, retain_hours: float) -> tuple[int, int]:
+    """One dataset: its files rewritten in one commit, then a vacuum of what no version of
+    the last ``retain_hours`` needs."""
+    table.begin_writes()
+    counts = table.compact(lease)
+    table.vacuum(retain_hours)
+    return counts
 
 
-def compact(lake: Lake, store: DatasetStore, stamp: str) -> tuple[int, int]:
-    """Rewrite a dataset's files as few sorted files; every stored row is kept as it was.
-    Returns (files before, files after)."""
-    files = store.files()
-    manifest = store.manifest
-    if manifest is None or len(files) <= 1:
-        return len(files), len(files)
-    summaries: dict[str, Any] = {}
-    for entry in files:
-        for sync_id, by_scope in store.file_metadata(entry).get("summaries", {}).items():
-            summaries.setdefault(sync_id, {}).update(by_scope)
-    table = store.scan()
-    table = table.sort_by(sort_keys(manifest, store.meta, is_cross(store.ds)))
-    targets = [
-        f"compact-{stamp}-{k:04d}.parquet"
-        for k in range(max(1, -(-table.num_rows // COMPACT_ROWS)))
-    ]
-    journal = {"sources": [e.name for e in files], "targets": targets}
-    lake.storage.write_json(journal, store.folder, COMPACTING)
-    for k, name in enumerate(targets):
-        part = table.slice(k * COMPACT_ROWS, COMPACT_ROWS)
-        store.write(part, name, {"summaries": summaries} if summaries else {})
-    for entry in files:
-        lake.storage.delete(store.folder, entry.name)
-    lake.storage.delete(store.folder, COMPACTING)
-    return len(files), len(targets)
+def check(tables: list[DatasetTable]) -> pd.DataFrame:
+    """``dataset, ok, files, problems`` per dataset."""
+    rows = []
+    for table in tables:
+        snap, problems = table.problems()
+        rows.append(
+            {
+                "dataset": table.ds.name,
+                "ok": not problems,
+                "files": 0 if snap is None else len(snap.files),
+                "problems": [f"{f}: {p}" for f, p in problems],
+            }
+        )
+    frame = pd.DataFrame(rows, columns=["dataset", "ok", "files", "problems"])
+    return frame.astype({"dataset": "string", "ok": "boolean", "files": "Int64"})
 
 
-def _sync_times(lake: Lake) -> dict[str, str]:
-    root = lake.storage.read_json(LAKE_STATE) or {}
+def repair(tables: list[DatasetTable], lease: Any) -> pd.DataFrame:
+    """``dataset, file, symbols, rows`` of what was dropped."""
+    lost: list[dict[str, Any]] = []
+    for table in tables:
+        table.begin_writes()
+        lost += table.repair(lease)
+    frame = pd.DataFrame(lost, columns=["dataset", "file", "symbols", "rows"])
+    return frame.astype({"dataset": "string", "file": "string", "rows": "Int64"})
+
+
+def _sync_times(storage: Storage) -> dict[str, str]:
+    from .sync import read_root_state
+
+    root = read_root_state(storage)
     return {s["id"]: s["started"] for s in root.get("syncs", [])}
 
 
-def info(lake: Lake) -> pd.DataFrame:
+def info(storage: Storage, tables: list[DatasetTable]) -> pd.DataFrame:
     """One row per dataset: records, stored rows, symbols, time range, last sync, files."""
     rows = []
-    started = _sync_times(lake)
-    for store in stores(lake):
-        manifest: Manifest = store.manifest  # type: ignore[assignment]
-        files = store.files()
+    started = _sync_times(storage)
+    for table in tables:
+        manifest = table.manifest
+        assert manifest is not None
+        snap = table.snapshot()
         cols = [c for c in ("symbol", manifest.time) if c and c in manifest.names()]
-        table = store.scan(columns=cols + list(store.meta))
-        latest_rows = _latest_count(table, store)
+        stored = table.scan(snap, columns=cols + list(table.meta))
         first = last = None
-        if manifest.time and table.num_rows:
-            bounds = pc.min_max(table[manifest.time]).as_py()
+        if manifest.time and stored.num_rows:
+            bounds = pc.min_max(stored[manifest.time]).as_py()
             first, last = bounds["min"], bounds["max"]
-        last_sync = started.get(store.state().get("last_sync", ""))
-        if last_sync is None and table.num_rows:
-            last_sync = pc.max(table["_fetched_at"]).as_py()
+        last_sync = started.get(table.state().get("last_sync", ""))
+        if last_sync is None and stored.num_rows:
+            last_sync = pc.max(stored["_fetched_at"]).as_py()
         rows.append(
             {
-                "dataset": store.ds.name,
-                "rows": latest_rows,
-                "versions": table.num_rows,
-                "symbols": len(pc.unique(table["symbol"])) if "symbol" in cols else 0,
+                "dataset": table.ds.name,
+                "rows": table.mode.latest_count(stored) if stored.num_rows else 0,
+                "versions": stored.num_rows,
+                "symbols": len(pc.unique(stored["symbol"])) if "symbol" in cols else 0,
                 "first": first,
                 "last": last,
                 "last_sync": last_sync,
-                "files": len(files),
-                "bytes": sum(e.size for e in files),
+                "files": 0 if snap is None else len(snap.files),
+                "bytes": 0 if snap is None else sum(snap.sizes),
             }
         )
-    frame = pd.DataFrame(
-        rows,
-        columns=[
-            "dataset",
-            "rows",
-            "versions",
-            "symbols",
-            "first",
-            "last",
-            "last_sync",
-            "files",
-            "bytes",
-        ],
-    )
+    frame = pd.DataFrame(rows, columns=INFO_COLUMNS)
     for name in ("first", "last"):
         frame[name] = pd.to_datetime(frame[name].map(_naive), errors="coerce")
     frame["last_sync"] = pd.to_datetime(frame["last_sync"], utc=True)
@@ -142,15 +133,3 @@ def _naive(value: Any) -> Any:
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
         return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
     return value
-
-
-def _latest_count(table: pa.Table, store: DatasetStore) -> int:
-    if table.num_rows == 0:
-        return 0
-    if store.ds.lake == "window":
-        # Every record has exactly one first version.
-        return int(pc.sum(pc.equal(table["_version"], 1)).as_py() or 0)
-    unit = ["_scope"] if is_cross(store.ds) else ["symbol", "_scope"]
-    grouped = table.group_by(unit).aggregate([("_version", "max")])
-    joined = table.join(grouped, unit)
-    return int(pc.sum(pc.equal(joined["_version"], joined["_version_max"])).as_py() or 0)

@@ -11,10 +11,12 @@ from typing import Any
 
 from ..errors import InvalidParameterError
 from ..registry import FORECAST_TYPES, REGISTRY, Dataset
-from .store import is_cross
-from .versions import unit_of
+from .modes import mode_of
 
 __all__ = [
+    "SyncRequest",
+    "build_request",
+    "normalise_symbols",
     "Unit",
     "resolve_datasets",
     "dataset_names",
@@ -48,6 +50,11 @@ def resolve(name: str) -> Dataset:
 
 
 def resolve_datasets(datasets: str | Iterable[str]) -> list[Dataset]:
+    """Lake datasets by name, each once, in the order given."""
+    if datasets is None or not isinstance(datasets, (str, Iterable)):
+        raise InvalidParameterError(
+            f"datasets are a name or a list of names, got {datasets!r}", parameter="datasets"
+        )
     names = [datasets] if isinstance(datasets, str) else list(datasets)
     if not names:
         raise InvalidParameterError("no dataset given", parameter="datasets")
@@ -57,6 +64,116 @@ def resolve_datasets(datasets: str | Iterable[str]) -> list[Dataset]:
         if ds not in out:
             out.append(ds)
     return out
+
+
+def normalise_symbols(symbols: Any, dataset: str | None = None) -> list[str]:
+    """Checked symbols, stripped and upper-cased, without repeats, in the caller's order."""
+    from ..params import check_symbols
+
+    if symbols is None or not isinstance(symbols, (str, Iterable)):
+        raise InvalidParameterError(
+            f"symbols are a string or a list of strings, got {symbols!r}", parameter="symbols"
+        )
+    items: Any = [symbols] if isinstance(symbols, str) else list(symbols)
+    cleaned = [s.strip().upper() if isinstance(s, str) else s for s in items]
+    return check_symbols(cleaned, dataset=dataset)
+
+
+@dataclass(frozen=True)
+class SyncRequest:
+    """What one :meth:`mdframes.Lake.sync` asks for, checked before the lake is touched."""
+
+    datasets: tuple[Dataset, ...]
+    symbols: tuple[str, ...] | None
+    market: str | None
+    region: str | None
+    start: dt.date | None
+    end: dt.date | None
+    end_default: dt.date  # the lake clock's day: the window end when ``end`` is None
+    budget: int | None
+    wait: bool
+
+    @property
+    def names(self) -> list[str]:
+        return [d.name for d in self.datasets]
+
+    def spec(self) -> dict[str, Any]:
+        """What identifies the run in the root state (a resumed run has the same spec)."""
+        return {
+            "datasets": self.names,
+            "symbols": None if self.symbols is None else list(self.symbols),
+            "market": self.market,
+            "region": self.region,
+            "start": self.start.isoformat() if self.start else None,
+            "end": (self.end or self.end_default).isoformat(),
+        }
+
+
+def _text_option(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidParameterError(f"{name}= is a non-empty string, got {value!r}", parameter=name)
+    return value
+
+
+def build_request(
+    datasets: Any,
+    symbols: Any,
+    *,
+    market: Any,
+    region: Any,
+    start: Any,
+    end: Any,
+    budget: Any,
+    wait: Any,
+    today: dt.date,
+) -> SyncRequest:
+    """Check every argument of a sync and freeze them (raises ``InvalidParameterError``).
+
+    Examples
+    --------
+    >>> r = build_request("insider_trading", "aapl", market=None, region=None, start=None,
+    ...                   end=None, budget=None, wait=False, today=dt.date(2026, 11, 24))
+    >>> r.symbols, r.names
+    (('AAPL',), ['insider_trading'])
+    """
+    from ..params import to_date
+
+    resolved = resolve_datasets(datasets)
+    market = _text_option(market, "market")
+    region = _text_option(region, "region")
+    if symbols is not None and (market or region):
+        raise InvalidParameterError(
+            "give symbols or market=/region=, not both", parameter="symbols"
+        )
+    if market and region:
+        raise InvalidParameterError("give market= or region=, not both", parameter="market")
+    syms = None if symbols is None else tuple(normalise_symbols(symbols))
+    needs = [d.name for d in resolved if "{symbol}" in d.path]
+    if needs and syms is None and not (market or region):
+        raise InvalidParameterError(
+            f"{', '.join(needs)} need symbols, market= or region=", parameter="symbols"
+        )
+    for ds in resolved:
+        cross = ds.lake == "snapshot" and mode_of(ds).cross
+        if cross and ds.needs_market_or_region and not (market or region):
+            raise InvalidParameterError(
+                f"{ds.name} needs market= or region=", parameter="market", dataset=ds.name
+            )
+    start_d = None if start is None else to_date(start, "start")
+    end_d = None if end is None else to_date(end, "end")
+    if start_d and end_d and start_d > end_d:
+        raise InvalidParameterError(f"start {start_d} is after end {end_d}", parameter="start")
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, int) or budget < 0
+    ):
+        raise InvalidParameterError(
+            f"budget must be a whole number >= 0, got {budget!r}", parameter="budget"
+        )
+    if not isinstance(wait, bool):
+        raise InvalidParameterError(f"wait= is True or False, got {wait!r}", parameter="wait")
+    return SyncRequest(tuple(resolved), syms, market, region, start_d, end_d, today, budget, wait)
 
 
 @dataclass(eq=False)
@@ -75,9 +192,7 @@ class Unit:
     @property
     def id(self) -> str:
         """The unit's key in the dataset state."""
-        if self.ds.lake == "window":
-            return str(self.symbol)
-        return unit_of(None if is_cross(self.ds) else self.symbol, self.scope)
+        return mode_of(self.ds).unit_id(self.symbol, self.scope)
 
 
 def _iso(day: dt.date | None) -> str | None:
@@ -131,7 +246,7 @@ def snapshot_units(
     ds: Dataset, symbols: Sequence[str] | None, market: str | None, region: str | None
 ) -> list[Unit]:
     """One unit per symbol and forecast type, or one per cross-section filter."""
-    if not is_cross(ds):
+    if not mode_of(ds).cross:
         if not symbols:
             raise InvalidParameterError(
                 f"{ds.name} is per symbol: give symbols, market= or region=", parameter="symbols"

@@ -2,49 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, KnowledgeTimeWarning, warn
 from .frames import to_frame
-from .plan import resolve
-from .store import DatasetStore, is_cross
-from .versions import latest
+from .plan import normalise_symbols, resolve
+from .table import DatasetTable, Snapshot, damaged
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .core import Lake
-
-__all__ = ["read", "utc_time", "normalise_symbols", "scope_of"]
+__all__ = ["read", "scope_of", "opened", "sort_table"]
 
 
-def utc_time(value: Any, name: str) -> pd.Timestamp:
-    """A time argument as an aware UTC Timestamp; naive means UTC."""
-    try:
-        ts = pd.Timestamp(value)
-    except (TypeError, ValueError) as exc:
+def opened(table: DatasetTable) -> Snapshot | None:
+    """The version a read reads (resolved once), after the lake's own checks: a format-1
+    dataset not converted yet, or a dataset never synced."""
+    if table.manifest is None:
+        if table.is_format1():
+            raise damaged(
+                table.ds.name,
+                f"{table.folder}/_manifest.json",
+                "a lake of format 1 (mdframes 0.2) not converted yet: run `mdframes lake "
+                "upgrade` or lake.upgrade(), or sync",
+            )
         raise InvalidParameterError(
-            f"{name}={value!r} is not a time ({exc})", parameter=name
-        ) from None
-    if pd.isna(ts):
-        raise InvalidParameterError(f"{name} is NaT", parameter=name)
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-
-
-def normalise_symbols(symbols: str | Iterable[str], dataset: str | None = None) -> list[str]:
-    """Checked symbols, stripped and upper-cased, without repeats, in the caller's order."""
-    from ..params import check_symbols
-
-    items: Any = [symbols] if isinstance(symbols, str) else symbols
-    try:
-        cleaned: Any = [s.strip().upper() if isinstance(s, str) else s for s in items]
-    except TypeError:
-        cleaned = items  # check_symbols says what is wrong
-    return check_symbols(cleaned, dataset=dataset)
+            f"the lake holds no {table.ds.name} yet: run lake.sync({table.ds.name!r}, ...)",
+            parameter="dataset",
+        )
+    return table.snapshot()
 
 
 def scope_of(market: str | None, region: str | None) -> str:
@@ -60,8 +49,30 @@ def _date_bound(value: Any, name: str) -> pa.Scalar:
     return pa.scalar(to_date(value, name), type=pa.date32())
 
 
+def _columns(columns: Any, names: list[str], ds: str) -> list[str]:
+    if columns is None:
+        return names
+    if isinstance(columns, str) or not isinstance(columns, Iterable):
+        raise InvalidParameterError(
+            f"columns= is a list of column names, got {columns!r}", parameter="columns"
+        )
+    wanted = list(columns)
+    bad = [c for c in wanted if not isinstance(c, str)]
+    if bad:
+        raise InvalidParameterError(f"column names are strings, got {bad}", parameter="columns")
+    repeated = sorted({c for c in wanted if wanted.count(c) > 1})
+    if repeated:
+        raise InvalidParameterError(f"columns {repeated} given twice", parameter="columns")
+    unknown = [c for c in wanted if c not in names]
+    if unknown:
+        raise InvalidParameterError(
+            f"{ds} has no column(s) {unknown}; it has {', '.join(names)}", parameter="columns"
+        )
+    return wanted
+
+
 def read(
-    lake: Lake,
+    tables: Callable[[Any], DatasetTable],
     dataset: str,
     symbols: str | Iterable[str] | None = None,
     *,
@@ -75,21 +86,18 @@ def read(
     region: str | None = None,
 ) -> pd.DataFrame:
     """See :meth:`mdframes.Lake.read`."""
+    from ..params import to_utc
+
     ds = resolve(dataset)
-    store = DatasetStore(lake.storage, ds)
+    if not isinstance(history, bool):
+        raise InvalidParameterError(f"history= is True or False, got {history!r}", "history")
+    known = None if known_at is None else to_utc(known_at, "known_at", dataset=ds.name)
+    store = tables(ds)
+    snap = opened(store)
     manifest = store.manifest
-    if manifest is None:
-        raise InvalidParameterError(
-            f"the lake at {lake.root} holds no {ds.name} yet: run lake.sync({ds.name!r}, ...)",
-            parameter="dataset",
-        )
+    assert manifest is not None
     names = manifest.names()
-    wanted = names if columns is None else list(columns)
-    unknown = [c for c in wanted if c not in names]
-    if unknown:
-        raise InvalidParameterError(
-            f"{ds.name} has no column(s) {unknown}; it has {', '.join(names)}", parameter="columns"
-        )
+    wanted = _columns(columns, names, ds.name)
     where: list[Any] = []
     syms = None if symbols is None else normalise_symbols(symbols, ds.name)
     if syms is not None:
@@ -105,22 +113,20 @@ def read(
             if value is None:
                 continue
             if kind == "timestamp":
-                bound = pa.scalar(utc_time(value, name).to_pydatetime(), pa.timestamp("us", "UTC"))
-                if name == "end":  # the whole end day, as dates are inclusive
-                    bound = pa.scalar(
-                        (utc_time(value, name).normalize() + pd.Timedelta(days=1)).to_pydatetime(),
-                        pa.timestamp("us", "UTC"),
-                    )
-                    op = "lt"
+                # A date alone: from its first instant (start) to its last (end), inclusive.
+                means = "end" if name == "end" else "start"
+                stamp = to_utc(value, name, dataset=ds.name, date_means=means)
+                bound = pa.scalar(stamp.to_pydatetime(), pa.timestamp("us", "UTC"))
             else:
                 bound = _date_bound(value, name)
             where.append(getattr(time_field, f"__{op}__")(bound))
-    if known_at is not None:
-        t = utc_time(known_at, "known_at").to_pydatetime()
-        where.append(pc.field("_fetched_at") <= pa.scalar(t, pa.timestamp("us", "UTC")))
-    cross = ds.lake == "snapshot" and is_cross(ds)
+    if known is not None:
+        where.append(
+            pc.field("_fetched_at") <= pa.scalar(known.to_pydatetime(), pa.timestamp("us", "UTC"))
+        )
+    cross = store.mode.cross
     if cross:
-        where.append(pc.field("_scope") == _pick_scope(store, market, region))
+        where.append(pc.field("_scope") == _pick_scope(store, snap, market, region))
     elif market or region:
         raise InvalidParameterError(
             "market=/region= select a cross-section snapshot; read per-symbol data by symbols",
@@ -130,15 +136,25 @@ def read(
     for cond in where:
         filter_ = cond if filter_ is None else filter_ & cond
     needed = _needed(wanted, manifest, store.meta)
-    table = store.scan(filter=filter_, columns=needed)
+    table = store.scan(snap, filter=filter_, columns=needed)
+    if known is not None and table.num_rows == 0:
+        first = store.first_fetched(snap)
+        if first is None or known < first:
+            since = "holds nothing yet" if first is None else f"was first synced at {first}"
+            warn(
+                f"{ds.name}: known_at={known} is earlier than every stored version (the "
+                f"dataset {since}); the frame is empty",
+                KnowledgeTimeWarning,
+            )
     if not history:
-        table = latest(table, manifest, cross)
-    table = _sort(table, manifest, syms, history, cross)
+        table = store.mode.latest(table, manifest)
+    table = sort_table(table, manifest, syms, cross)
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     frame = to_frame(table.select(keep), manifest)
     frame.attrs["dataset"] = ds.name
     if cross and "_sync_id" in table.column_names and table.num_rows and not history:
-        summary = _summary(store, table["_sync_id"][0].as_py(), table["_scope"][0].as_py())
+        summaries = store.state().get("summaries", {})
+        summary = summaries.get(table["_sync_id"][0].as_py(), {}).get(table["_scope"][0].as_py())
         if summary is not None:
             frame.attrs["summary"] = summary
     if as_of is not None:
@@ -149,9 +165,7 @@ def read(
 
 
 def _needed(wanted: list[str], manifest: Any, meta: Any) -> list[str]:
-    extra = ["symbol", manifest.time or ""]
-    for part in manifest.key:
-        extra += part.split("|")
+    extra = ["symbol", manifest.time or "", *manifest.record_key.names]
     out = list(wanted)
     for name in extra + list(meta):
         if name and name not in out and (name in manifest.names() or name in meta):
@@ -159,10 +173,12 @@ def _needed(wanted: list[str], manifest: Any, meta: Any) -> list[str]:
     return out
 
 
-def _pick_scope(store: DatasetStore, market: str | None, region: str | None) -> str:
+def _pick_scope(
+    store: DatasetTable, snap: Snapshot | None, market: str | None, region: str | None
+) -> str:
     if market or region:
         return scope_of(market, region)
-    scopes = pc.unique(store.scan(columns=["_scope"])["_scope"]).to_pylist()
+    scopes = pc.unique(store.scan(snap, columns=["_scope"])["_scope"]).to_pylist()
     if "" in scopes or not scopes:
         return ""
     if len(scopes) == 1:
@@ -174,9 +190,9 @@ def _pick_scope(store: DatasetStore, market: str | None, region: str | None) -> 
     )
 
 
-def _sort(
-    table: pa.Table, manifest: Any, syms: list[str] | None, history: bool, cross: bool
-) -> pa.Table:
+def sort_table(table: pa.Table, manifest: Any, syms: list[str] | None, cross: bool) -> pa.Table:
+    """Rows as the loaders order them: symbol (in the order given), time, record key, then
+    ``_n`` and ``_version``."""
     if table.num_rows == 0:
         return table
     keys: list[tuple[str, str]] = []
@@ -187,7 +203,7 @@ def _sort(
     elif "symbol" in table.column_names:
         keys.append(("symbol", "ascending"))
     names = manifest.names()
-    for name in [manifest.time or ""] + [p.split("|")[0] for p in manifest.key]:
+    for name in [manifest.time or "", *manifest.record_key.firsts]:
         if name and name in names and (name, "ascending") not in keys:
             keys.append((name, "ascending"))
     if not manifest.key and cross:
@@ -226,11 +242,3 @@ def _is_sorted(table: pa.Table, keys: list[tuple[str, str]]) -> bool:
             equal = pc.and_(equal, same)
     total = pc.or_(ok, equal)  # type: ignore[arg-type]
     return bool(np.all(total.to_numpy(zero_copy_only=False)))
-
-
-def _summary(store: DatasetStore, sync_id: str, scope: str) -> Any:
-    for entry in reversed(store.files()):
-        summaries = store.file_metadata(entry).get("summaries", {})
-        if sync_id in summaries and scope in summaries[sync_id]:
-            return summaries[sync_id][scope]
-    return None

@@ -10,13 +10,10 @@ import pyarrow as pa
 
 from .frames import types_mapper
 from .layout import view_name
-from .maintenance import stores
-from .store import DatasetStore, is_cross
+from .table import DatasetTable, damaged
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
-
-    from .core import Lake
 
 __all__ = ["connect", "views_sql", "run"]
 
@@ -29,52 +26,31 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _partition(store: DatasetStore) -> list[str]:
-    manifest = store.manifest
-    assert manifest is not None
-    names = set(manifest.names())
-    if store.ds.lake == "snapshot":
-        return ["_scope"] if is_cross(store.ds) else ["symbol", "_scope"]
-    parts = []
-    for part in manifest.key or [n for n in manifest.names()]:
-        present = [_ident(n) for n in part.split("|") if n in names]
-        if present:
-            parts.append(present[0] if len(present) == 1 else f"coalesce({', '.join(present)})")
-    return parts + ["_n"]
-
-
-def views_sql(store: DatasetStore, source: str) -> list[str]:
+def views_sql(table: DatasetTable, source: str) -> list[str]:
     """The two views of one dataset over ``source`` (a table expression)."""
-    name = view_name(store.ds.name)
+    assert table.manifest is not None
+    name = view_name(table.ds.name)
     history = _ident(f"{name}_history")
-    statements = [f"create or replace view {history} as select * from {source}"]
-    partition = ", ".join(
-        p if p.startswith(('"', "coalesce")) else _ident(p) for p in _partition(store)
-    )
-    if store.ds.lake == "snapshot":
-        rule = f"_version = max(_version) over (partition by {partition})"
-    else:
-        rule = f"row_number() over (partition by {partition} order by _version desc) = 1"
-    statements.append(
-        f"create or replace view {_ident(name)} as select * from {history} qualify {rule}"
-    )
-    return statements
+    rule = table.mode.latest_sql(table.manifest, _ident)
+    return [
+        f"create or replace view {history} as select * from {source}",
+        f"create or replace view {_ident(name)} as select * from {history} qualify {rule}",
+    ]
 
 
-def connect(lake: Lake) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with every dataset's views."""
-    try:
-        import duckdb
-    except ImportError:  # pragma: no cover - the lake extra installs it
-        raise ImportError("lake.sql needs DuckDB: pip install 'mdframes[lake]'") from None
+def connect(tables: list[DatasetTable]) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with every dataset's views, each over one pinned table
+    version's file list (never a folder glob; no extension is downloaded)."""
+    from .._deps import require
 
+    duckdb = require("duckdb", "lake", "lake.sql")
     con = duckdb.connect()
-    for store in stores(lake):
-        files = store.files()
-        if not files:
+    for table in tables:
+        snap = table.snapshot()
+        if snap is None or not snap.files:
             continue
-        if lake.storage.local:
-            paths = ", ".join(_literal(e.path) for e in files)
+        if table.storage.local:
+            paths = ", ".join(_literal(f) for f in snap.files)
             source = f"read_parquet([{paths}], union_by_name = true)"
         else:
             # Object stores through pyarrow: DuckDB's own S3 reader is an extension that is
@@ -82,29 +58,48 @@ def connect(lake: Lake) -> duckdb.DuckDBPyConnection:
             import pyarrow.dataset as pads
 
             dataset = pads.dataset(
-                [e.path for e in files],
-                schema=store.schema(),
+                [f.split("://", 1)[1] for f in snap.files],
+                schema=table.stored_schema(),
                 format="parquet",
-                filesystem=lake.storage.fs,
+                filesystem=table.storage.fs,
             )
-            hidden = f"__arrow_{view_name(store.ds.name)}"
+            hidden = f"__arrow_{view_name(table.ds.name)}"
             con.register(hidden, dataset)
             source = _ident(hidden)
-        for statement in views_sql(store, source):
+        for statement in views_sql(table, source):
             con.execute(statement)
     return con
 
 
-def run(lake: Lake, query: str, params: Any = None) -> pd.DataFrame:
+def _damaged(tables: list[DatasetTable], exc: BaseException) -> BaseException:
+    """A DuckDB read error as the lake's: the damaged file named, or the error itself."""
+    for table in tables:
+        snap = table.snapshot()
+        for uri in [] if snap is None else snap.files:
+            problem = table.probe(uri)
+            if problem:
+                return damaged(table.ds.name, f"{table.folder}/{uri.rsplit('/', 1)[-1]}", problem)
+    return exc
+
+
+def run(tables: list[DatasetTable], query: str, params: Any = None) -> pd.DataFrame:
     """The query's result as a DataFrame in the library's dtypes (text as ``string``,
     integers as ``Int64``, dates as ``datetime64``)."""
-    con = connect(lake)
+    import duckdb
+
     try:
-        rel = con.sql(query, params=params) if params is not None else con.sql(query)
-        if rel is None:  # a statement without rows (create, set, ...)
-            return pd.DataFrame()
-        # Through Arrow: DuckDB 1.x names it arrow(), 2.x to_arrow_table().
-        table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+        con = connect(tables)
+    except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+        raise _damaged(tables, exc) from None
+    try:
+        try:
+            rel = con.sql(query, params=params) if params is not None else con.sql(query)
+            if rel is None:  # a statement without rows (create, set, ...)
+                return pd.DataFrame()
+            # Through Arrow: DuckDB 1.x names it arrow(), 2.x to_arrow_table().
+            table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+            raise _damaged(tables, exc) from None
         # Calendar dates as the loaders give them: naive datetime64[ns].
         for i, field in enumerate(table.schema):
             if pa.types.is_date(field.type):

@@ -20,12 +20,49 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import LakeBusyError, MdframesError
+from ..errors import InvalidParameterError, LakeBusyError
 
-__all__ = ["Storage", "FileEntry", "LakeBusyError", "checkpoint"]
+__all__ = ["Storage", "FileEntry", "LakeBusyError", "checkpoint", "open_lease", "redact_uri"]
+
+_SCHEMES = ("s3", "gs", "gcs", "abfs", "az", "hdfs")
 
 CRASH_ENV = "MDFRAMES_LAKE_CRASH"
 _LOCK_STALE = 600.0  # seconds without a refresh after which an object-store lock is stale
+
+
+def _root_text(root: Any) -> str:
+    if isinstance(root, (str, os.PathLike)):
+        text = os.fspath(root)
+        if isinstance(text, str) and text.strip():
+            return text.strip()
+    raise InvalidParameterError(
+        f"a lake root is a folder path or an object-store URI, got {type(root).__name__} {root!r}",
+        parameter="root",
+    )
+
+
+def _query(uri: str) -> dict[str, str]:
+    from urllib.parse import parse_qsl, urlsplit
+
+    return dict(parse_qsl(urlsplit(uri).query))
+
+
+def redact_uri(text: str) -> str:
+    """``text`` with credentials of URIs in it hidden (``s3://KEY:SECRET@b`` -> ``s3://***@b``,
+    ``secret_key=...`` -> ``secret_key=***``).
+
+    >>> redact_uri("s3://AK:SK@bucket/p?secret_key=x&region=us")
+    's3://***@bucket/p?secret_key=***&region=us'
+    """
+    import re
+
+    text = re.sub(r"(\w+://)[^/@\s]+@", r"\1***@", text)
+    return re.sub(
+        r"((?:access_key|secret_key|session_token|password|token)=)[^&\s]+",
+        r"\1***",
+        text,
+        flags=re.IGNORECASE,
+    )
 
 
 def checkpoint(point: str) -> None:
@@ -53,7 +90,7 @@ class FileEntry:
 
 
 class Storage:
-    """File operations relative to a lake root.
+    """File operations relative to a lake root (nothing is created until something is written).
 
     Examples
     --------
@@ -61,23 +98,78 @@ class Storage:
     '/tmp/lake/insider_trading'
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        import pyarrow.fs as pafs
-
-        text = os.fspath(root)
+    def __init__(
+        self, root: str | os.PathLike[str], storage_options: dict[str, str] | None = None
+    ) -> None:
+        text = _root_text(root)
+        self.query: dict[str, str] = {}
         if "://" in text and not text.startswith("file://"):
-            self.fs, base = pafs.FileSystem.from_uri(text)
+            import pyarrow.fs as pafs
+
+            scheme = text.split("://", 1)[0].lower()
+            if scheme not in _SCHEMES:
+                raise InvalidParameterError(
+                    f"lake root {redact_uri(text)!r}: unsupported scheme {scheme!r} "
+                    f"(a folder, or one of {', '.join(_SCHEMES)})",
+                    parameter="root",
+                )
+            try:
+                self.fs, base = pafs.FileSystem.from_uri(text)
+            except (ValueError, OSError, TypeError) as exc:
+                raise InvalidParameterError(
+                    f"lake root {redact_uri(text)!r} cannot be opened ({redact_uri(str(exc))})",
+                    parameter="root",
+                ) from None
             self.local = False
-            self.scheme = text.split("://", 1)[0]
+            self.scheme = scheme
             self.base = base.rstrip("/")
+            self.query = _query(text)
         else:
+            import pyarrow.fs as pafs
+
             path = Path(text.removeprefix("file://")).expanduser().resolve()
-            path.mkdir(parents=True, exist_ok=True)
+            if path.exists() and not path.is_dir():
+                raise InvalidParameterError(
+                    f"lake root {str(path)!r} is a file, not a folder", parameter="root"
+                )
             self.fs = pafs.LocalFileSystem()
             self.local = True
             self.scheme = ""
             self.base = str(path)
         self.root = text
+        self.options = dict(storage_options or {})
+
+    def __repr__(self) -> str:
+        return f"Storage({redact_uri(self.root)!r})"
+
+    def delta_options(self) -> dict[str, str] | None:
+        """deltalake's object-store keys: from the root's query (as pyarrow spells it), then
+        ``storage_options=`` (the environment's ``AWS_*`` variables are read by deltalake)."""
+        if self.local:
+            return self.options or None
+        out: dict[str, str] = {}
+        q = self.query
+        if q.get("endpoint_override"):
+            endpoint = q["endpoint_override"]
+            if "://" not in endpoint:
+                endpoint = f"{q.get('scheme', 'https')}://{endpoint}"
+            out["AWS_ENDPOINT_URL"] = endpoint
+            if endpoint.startswith("http://"):
+                out["AWS_ALLOW_HTTP"] = "true"
+        if q.get("region"):
+            out["AWS_REGION"] = q["region"]
+        if q.get("access_key"):
+            out["AWS_ACCESS_KEY_ID"] = q["access_key"]
+        if q.get("secret_key"):
+            out["AWS_SECRET_ACCESS_KEY"] = q["secret_key"]
+        out.update(self.options)
+        return out or None
+
+    def exists(self) -> bool:
+        """Whether the root holds anything yet."""
+        import pyarrow.fs as pafs
+
+        return self.fs.get_file_info(self.base).type == pafs.FileType.Directory or bool(self.dirs())
 
     # -- names --------------------------------------------------------------------------------
     def path(self, *parts: str) -> str:
@@ -138,52 +230,32 @@ class Storage:
             return
         os.makedirs(os.path.dirname(final), exist_ok=True)
         tmp = self._tmp_name(final)
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-        _fsync_dir(os.path.dirname(final))
-
-    def write_json(self, value: Any, *parts: str) -> None:
-        self.write_bytes(json.dumps(value, indent=1, sort_keys=True).encode(), *parts)
-
-    def write_parquet(self, table: Any, *parts: str, **options: Any) -> int:
-        """Write an Arrow table as one Parquet file, durably; returns its size in bytes."""
-        import pyarrow.parquet as pq
-
-        final = self.path(*parts)
-        if not self.local:
-            pq.write_table(table, final, filesystem=self.fs, **options)
-            return int(self.fs.get_file_info(final).size or 0)
-        os.makedirs(os.path.dirname(final), exist_ok=True)
-        tmp = self._tmp_name(final)
         try:
-            pq.write_table(table, tmp, **options)
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            checkpoint("data-written")  # whole file on disk, not yet visible
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
             os.replace(tmp, final)
-        except BaseException:
+        except BaseException:  # a full disk, an interrupt: no temporary left behind
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
         _fsync_dir(os.path.dirname(final))
-        checkpoint("data-renamed")  # visible, state not yet updated
-        return os.path.getsize(final)
+
+    def write_json(self, value: Any, *parts: str) -> None:
+        self.write_bytes(json.dumps(value, indent=1, sort_keys=True).encode(), *parts)
 
     def delete(self, *parts: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(self.path(*parts))
 
     def clean_temporaries(self, *parts: str) -> int:
-        """Remove files a crashed writer left behind (hidden ``.tmp`` names)."""
+        """Remove files a crashed writer left behind: our hidden ``.tmp`` names and the
+        commit temporaries of a killed Delta writer (``_delta_log/_commit_*.tmp``). Call it
+        only under the writer lease: then no live writer owns them."""
         n = 0
         for entry in self.listdir(*parts):
-            if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+            if entry.name.endswith(".tmp") and entry.name.startswith((".", "_commit_")):
                 self.delete(*parts, entry.name)
                 n += 1
         return n
@@ -193,6 +265,7 @@ class Storage:
     def lock(self, name: str) -> Iterator[Any]:
         """Hold the lake's lock, or raise :class:`LakeBusyError` at once."""
         if self.local:
+            os.makedirs(self.base, exist_ok=True)
             with self._flock(self.path(name)) as holder:
                 yield holder
         else:
@@ -254,6 +327,38 @@ class Storage:
         body = json.dumps({"owner": token, "refreshed": time.time()}).encode()
         with self.fs.open_output_stream(path) as fh:
             fh.write(body)
+
+
+class _Lease:
+    """The writer lease until :mod:`mdframes.lake.lease` replaces it: today's lock behind
+    the lease's interface (``hold(wait)``, ``assert_held()``)."""
+
+    def __init__(self, storage: Storage, owner: str) -> None:
+        self.storage = storage
+        self.owner = owner
+        self._holder: _Holder | None = None
+
+    @contextlib.contextmanager
+    def hold(self, wait: bool = False) -> Iterator[_Lease]:
+        with self.storage.lock(LOCK_NAME) as holder:
+            self._holder = holder
+            try:
+                yield self
+            finally:
+                self._holder = None
+
+    def assert_held(self) -> None:
+        if self._holder is None:
+            raise LakeBusyError("this writer no longer holds the lake's writer lease")
+        self._holder.refresh()
+
+
+LOCK_NAME = ".lock"
+
+
+def open_lease(storage: Storage, owner: str = "") -> _Lease:
+    """The lake's writer lease (see :class:`_Lease`)."""
+    return _Lease(storage, owner or f"pid {os.getpid()}")
 
 
 class _Holder:

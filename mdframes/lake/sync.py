@@ -1,24 +1,26 @@
-"""Running a sync: fetch each unit, keep what is new, write it durably, then record it.
+"""Running a sync: the driver (lease -> per-dataset runs -> report) and one dataset's run.
 
-Order of durability: a batch's rows go to one data file (temporary name, fsync, rename);
-only then does the dataset state say those units are done. A crash before the rename leaves a
-hidden temporary file (removed by the next sync); a crash after it leaves rows the state does
-not know about, so the next sync asks again and finds them identical: nothing is added twice.
-The root state names the unfinished run, so the next sync with the same arguments resumes it
-instead of starting over.
+Order of durability: a batch's new rows are one Delta commit; only then does the dataset state
+say those units are done. A crash before the commit leaves nothing visible (at most an orphan
+data file no version lists, removed by a later vacuum); a crash after it leaves rows the state
+does not know about, so the next sync asks again and finds them identical: nothing is added
+twice. The root state names the unfinished run, so the next sync with the same request resumes
+it instead of starting over.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from ..client import Client
 from ..errors import (
     AuthenticationError,
     ConfigurationError,
@@ -27,56 +29,242 @@ from ..errors import (
     PermissionDeniedError,
     RateLimitError,
 )
+from ..registry import REGISTRY
 from .frames import extend_manifest, to_table
-from .layout import LAKE_STATE, LOCK, Manifest
+from .layout import FORMAT_VERSION, LAKE_STATE
+from .modes import Arrived
 from .pacer import Pacer, SyncStopped, sync_client
-from .plan import Unit, plan_text, snapshot_units, window_units
+from .plan import SyncRequest, Unit, plan_text, snapshot_units, window_units
 from .report import SyncReport
-from .storage import checkpoint
-from .store import DatasetStore, is_cross
-from .versions import diff_snapshots, diff_window, snapshot_index, window_index
-from .writes import conform, header_columns, sort_keys
+from .storage import Storage, checkpoint
+from .table import DatasetTable
+from .writes import header_columns
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..client import Client
-    from .core import Lake
+__all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "key_fingerprint", "read_root_state"]
 
-__all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS"]
-
-FLUSH_UNITS = 500  # units per batch: one data file each, and the most a crash can cost
+FLUSH_UNITS = 500  # units per batch: one commit each, and the most a crash can cost
 FLUSH_ROWS = 500_000
 _KEEP_SYNCS = 200  # sync log entries kept in the root state
+_KEEP_KEYS = 20  # remembered rate windows (one per key fingerprint)
 
 
-class _Run:
-    def __init__(self, lake: Lake, args: dict[str, Any], progress: bool | None) -> None:
-        self.lake = lake
-        self.args = args
+def key_fingerprint(api_key: str) -> str:
+    """A one-way fingerprint of an API key: the remembered rate window belongs to it.
+
+    >>> key_fingerprint("k") == key_fingerprint("k") != key_fingerprint("j")
+    True
+    """
+    return hashlib.sha256(b"mdframes-lake-rate\0" + api_key.encode()).hexdigest()[:24]
+
+
+def read_root_state(storage: Storage) -> dict[str, Any]:
+    """The root state ``_lake.json`` (a fresh one when absent); damaged -> LakeDamagedError."""
+    from .table import damaged
+
+    try:
+        raw = storage.read_bytes(LAKE_STATE)
+        state = {} if raw is None else json_loads(raw)
+        if not isinstance(state, dict):
+            raise ValueError("not an object")
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise damaged("lake", LAKE_STATE, exc) from None
+    fmt = state.get("format", FORMAT_VERSION)
+    if isinstance(fmt, int) and fmt > FORMAT_VERSION:
+        raise MdframesError(
+            f"this lake was written in lake format {fmt}, newer than the format "
+            f"{FORMAT_VERSION} this mdframes reads: upgrade mdframes"
+        )
+    state.setdefault("seq", 0)
+    return state
+
+
+def json_loads(raw: bytes) -> Any:
+    import json
+
+    return json.loads(raw)
+
+
+class DatasetRun:
+    """One dataset within a sync: its table, state and dtype record, and what arrived."""
+
+    def __init__(self, sync: Sync, table: DatasetTable) -> None:
+        self.sync = sync
+        self.table = table
+        self.ds = table.ds
+        self.mode = table.mode
+        self.state = table.state()
+        self.units: list[Unit] = []
+        table.begin_writes()  # the version and transaction number this run starts from
+
+    def plan(self, request: SyncRequest, symbols: list[str] | None, today: dt.date) -> int:
+        """This dataset's units still to do; returns how many this run already finished."""
+        if self.mode.name == "window":
+            units = window_units(
+                self.ds, symbols or [], self.state, request.start, request.end, today
+            )
+        else:
+            units = snapshot_units(self.ds, symbols, request.market, request.region)
+        held = self.state["units"]
+        resumed = [u for u in units if held.get(u.id, {}).get("run") == self.sync.run_id]
+        for u in resumed:
+            self.sync.done(u)
+        self.units = [u for u in units if u not in resumed]
+        return len(resumed)
+
+    def run(self, bar: Any, frames: dict[str, pd.DataFrame] | None = None) -> None:
+        """Fetch every unit through one pool and commit every ``FLUSH_UNITS`` units (or
+        ``FLUSH_ROWS`` rows): the workers keep fetching while a batch is committed, so the
+        rate-limit window is not left idle at batch edges."""
+        if not self.units:
+            return
+        if self.sync.pacer.stopped:
+            for u in self.units:
+                self.sync.pend(u)
+            return
+        arrived: list[tuple[Unit, pd.DataFrame, Any]] = []
+        try:
+            rows = 0
+            for unit, outcome, fetched_at in self.sync.fetch(self.units):
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(requests=self.sync.pacer.sent, refresh=False)
+                if isinstance(outcome, BaseException):
+                    self._failure(unit, outcome)
+                    continue
+                unit.pages = int(outcome.attrs.get("requests", 0))
+                frame = header_columns(unit.ds, outcome)
+                if frames is not None:
+                    frames[unit.id] = frame
+                arrived.append((unit, frame, fetched_at))
+                rows += len(frame)
+                if rows >= FLUSH_ROWS or len(arrived) >= FLUSH_UNITS:
+                    self._store(arrived)
+                    arrived.clear()
+                    rows = 0
+        except KeyboardInterrupt:
+            self._store(arrived)  # keep what came in: a few ms
+            raise
+        self._store(arrived)
+
+    def _store(self, arrived: list[tuple[Unit, pd.DataFrame, Any]]) -> None:
+        """Compare what arrived with the stored latest versions, in one pass, and commit."""
+        units = [u for u, _, _ in arrived]
+        summaries = {u.scope: f.attrs["summary"] for u, f, _ in arrived if "summary" in f.attrs}
+        manifest = self.table.manifest or self.table.new_manifest()
+        before = manifest.to_json()
+        for _, frame, _ in arrived:
+            extend_manifest(manifest, frame, self.ds)
+        kept = None
+        if arrived:
+            parts, labels = [], []
+            for unit, frame, fetched_at in arrived:
+                n = len(frame)
+                meta: dict[str, Any] = {"_fetched_at": [fetched_at] * n}
+                if self.mode.name == "snapshot":
+                    meta["_scope"] = [unit.scope] * n
+                part = to_table(frame, manifest, meta)
+                parts.append(part)
+                labels.append(Arrived(unit.id, unit.symbol, unit.scope, part))
+            table = pa.concat_tables(parts)
+            snap = self.table.snapshot()
+            stored = None
+            if snap is not None and snap.files:
+                stored = self.table.scan(snap, filter=self.mode.stored_filter(labels))
+            index = self.mode.index(stored, manifest)
+            kept, added, revised = self.mode.diff(table, labels, manifest, index)
+            self.sync.report.rows_added += added
+            self.sync.report.versions_added += revised
+            sync_id = pa.repeat(pa.scalar(self.sync.sync_id), kept.num_rows)
+            kept = kept.append_column("_sync_id", sync_id)
+        if manifest.to_json() != before or (kept is not None and kept.num_rows):
+            self.table.save_manifest(manifest)  # a commit never holds a column it does not name
+        if kept is not None and kept.num_rows:
+            self.table.append(kept, self.sync.lease)
+        self._record(units, summaries, committed=kept is not None and kept.num_rows > 0)
+
+    def _record(self, finished: list[Unit], summaries: dict[str, Any], committed: bool) -> None:
+        state = self.state
+        if summaries:
+            state.setdefault("summaries", {})[self.sync.sync_id] = summaries
+            keep = list(state["summaries"])[-_KEEP_SYNCS:]
+            state["summaries"] = {k: state["summaries"][k] for k in keep}
+        for unit in finished:
+            entry: dict[str, Any] = {"run": self.sync.run_id, "synced": self.sync.sync_id}
+            if unit.ds.lake == "window":
+                entry.update(start=unit.start, end=unit.end)
+                if unit.pages:
+                    entry["pages"] = unit.pages
+            state["units"][unit.id] = entry
+            state.get("failed", {}).pop(unit.id, None)
+            self.sync.done(unit)
+        if finished or state.get("failed"):
+            state["last_sync"] = self.sync.sync_id
+            self.table.save_state(state)
+            checkpoint("state-written")
+
+    def _failure(self, unit: Unit, exc: BaseException) -> None:
+        sync = self.sync
+        if isinstance(exc, (SyncStopped, RateLimitError)):
+            if isinstance(exc, RateLimitError):
+                sync.pacer.stop("rate-limit window spent (wait=False)")
+            sync.pend(unit)
+            return
+        if isinstance(exc, (AuthenticationError, ConfigurationError)):
+            raise exc  # nothing else can succeed with this key
+        if not isinstance(exc, MdframesError):  # a bug: never hide it
+            raise exc
+        text = sync.client.redact(str(exc))
+        sync.report.failed.setdefault(unit.ds.name, {})[unit.symbol or ""] = text
+        if not isinstance(exc, (NotFoundError, PermissionDeniedError)):
+            text = f"{type(exc).__name__}: {text}"
+        self.state.setdefault("failed", {})[unit.id] = text
+
+
+class Sync:
+    """The driver: hold the lease, run each dataset, write the report and the root state."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        tables: Callable[[Any], DatasetTable],
+        clock: Callable[[], dt.datetime],
+        request: SyncRequest,
+        progress: bool | None,
+    ) -> None:
+        self.storage = storage
+        self.tables = tables
+        self.clock = clock
+        self.request = request
         self.progress = progress
         self.report = SyncReport()
-        self.now = lake.clock()
+        self.now = clock()
         self.symbols: list[str] = []
 
-    # -- the whole run --------------------------------------------------------------------------
     def execute(self, client: Client) -> SyncReport:
-        storage = self.lake.storage
-        with storage.lock(LOCK) as self.holder:
-            self.lake._recover()
-            root = storage.read_json(LAKE_STATE) or {"format": 1, "seq": 0}
+        from .lease_shim import open_lease
+        from .upgrade import upgrade_lake
+
+        storage = self.storage
+        with open_lease(storage, owner=f"sync {self.now:%Y-%m-%dT%H:%M:%SZ}").hold(
+            wait=False
+        ) as self.lease:
+            storage.clean_temporaries()
+            upgrade_lake(storage, self.tables, self.lease)
+            root = read_root_state(storage)
             seq = int(root.get("seq", 0)) + 1
             self.sync_id = f"{seq:06d}-{self.now:%Y%m%dT%H%M%SZ}"
             self.report.sync_id = self.sync_id
-            spec = {k: self.args[k] for k in ("datasets", "symbols", "market", "region")}
-            spec.update(start=self.args["start_iso"], end=self.args["end_iso"])
+            spec = self.request.spec()
             open_run = root.get("open_run")
             resume = open_run if open_run and open_run.get("spec") == spec else None
             self.run_id = resume["id"] if resume else self.sync_id
-            self.pacer = Pacer(self.args["budget"], self.args["wait"])
-            rate = root.get("rate") or {}
-            if rate.get("service") == client.base_url:  # the same service's window goes on
-                self.pacer.seed(rate)
-            self.client = sync_client(client, self.pacer, self.args["wait"])
-            root.update(seq=seq, open_run={"id": self.run_id, "spec": spec})
+            self.pacer = Pacer(self.request.budget, self.request.wait)
+            fingerprint = key_fingerprint(client._require()[1])
+            rates = root.get("rates") if isinstance(root.get("rates"), dict) else {}
+            root.pop("rate", None)  # 0.2 kept one window for the service: not this key's
+            self.pacer.seed(rates.get(fingerprint))  # this key's window goes on
+            self.client = sync_client(client, self.pacer, self.request.wait)
+            root.update(format=FORMAT_VERSION, seq=seq, open_run={"id": self.run_id, "spec": spec})
             if resume and "universe" in resume:
                 root["open_run"]["universe"] = resume["universe"]
             storage.write_json(root, LAKE_STATE)  # the run is on record before any work
@@ -93,7 +281,8 @@ class _Run:
                 self.report.requests = self.pacer.sent
                 self.report.throttled = self.pacer.throttled
                 self.report.stopped = self.pacer.stopped
-                root["rate"] = dict(self.pacer.rate(), service=client.base_url)
+                rates[fingerprint] = self.pacer.rate()
+                root["rates"] = dict(list(rates.items())[-_KEEP_KEYS:])
                 if finished and not self.report.pending and not self.report.failed:
                     root["open_run"] = None
                 root.setdefault("syncs", []).append(self._log_entry())
@@ -115,62 +304,45 @@ class _Run:
         }
 
     def _work(self, root: dict[str, Any]) -> None:
-        a = self.args
-        symbols = a["symbols"]
+        request = self.request
+        symbols = None if request.symbols is None else list(request.symbols)
         self.symbols = symbols or []
-        if symbols is None and (a["market"] or a["region"]):
+        if symbols is None and (request.market or request.region):
             symbols = root["open_run"].get("universe")
             if symbols is None:
                 symbols = self._universe()
                 if symbols is None:  # stopped before the universe was known
-                    for ds in a["datasets_resolved"]:
+                    for ds in request.datasets:
                         self.report.pending[ds.name] = []
-                    self.report.requests_left_estimate = 1 + len(a["datasets_resolved"])
+                    self.report.requests_left_estimate = 1 + len(request.datasets)
                     return
                 root["open_run"]["universe"] = symbols
-                self.lake.storage.write_json(root, LAKE_STATE)
+                self.storage.write_json(root, LAKE_STATE)
             self.symbols = symbols
-        plans: list[tuple[DatasetStore, list[Unit]]] = []
-        skipped = 0
-        today = self.now.date()
-        for ds in a["datasets_resolved"]:
-            store = DatasetStore(self.lake.storage, ds)
-            state = store.state()
-            if ds.lake == "window":
-                units = window_units(ds, symbols or [], state, a["start"], a["end"], today)
-            else:
-                units = snapshot_units(ds, symbols, a["market"], a["region"])
-            held = state["units"]
-            resumed = {u.id for u in units if held.get(u.id, {}).get("run") == self.run_id}
-            fresh = [u for u in units if u.id not in resumed]
-            for u in units:
-                if u.id in resumed:
-                    self._done(u)
-            skipped += len(resumed)
-            plans.append((store, fresh))
-        all_units = [u for _, units in plans for u in units]
-        self.report.plan = plan_text(all_units, skipped, a["budget"], self.pacer.rate(), self.now)
+        runs = [DatasetRun(self, self.tables(ds)) for ds in request.datasets]
+        skipped = sum(run.plan(request, symbols, self.now.date()) for run in runs)
+        units = [u for run in runs for u in run.units]
+        self.report.plan = plan_text(units, skipped, request.budget, self.pacer.rate(), self.now)
         if self.progress is not False:
             from ..progress import _kernel
 
             # A notebook shows stderr as an error box: the plan goes to stdout there.
             print(self.report.plan, file=sys.stdout if _kernel() else sys.stderr, flush=True)
-        bar = self._bar(len(all_units))
+        bar = self._bar(len(units))
         try:
-            for store, units in plans:
-                self._dataset(store, units, bar)
+            for run in runs:
+                run.run(bar)
         finally:
             if bar is not None:
                 bar.close()
 
     def _universe(self) -> list[str] | None:
-        from ..registry import REGISTRY
-
-        a = self.args
-        unit = snapshot_units(REGISTRY["tickers"], None, a["market"], a["region"])[0]
-        store = DatasetStore(self.lake.storage, unit.ds)
+        request = self.request
+        unit = snapshot_units(REGISTRY["tickers"], None, request.market, request.region)[0]
+        run = DatasetRun(self, self.tables(unit.ds))
+        run.units = [unit]
         frames: dict[str, pd.DataFrame] = {}
-        self._dataset(store, [unit], None, frames)
+        run.run(None, frames)
         frame = frames.get(unit.id)
         if frame is None:
             return None
@@ -187,128 +359,8 @@ class _Run:
             bar.unit = "unit"
         return bar
 
-    # -- one dataset ----------------------------------------------------------------------------
-    def _dataset(
-        self,
-        store: DatasetStore,
-        units: list[Unit],
-        bar: Any,
-        frames: dict[str, pd.DataFrame] | None = None,
-    ) -> None:
-        state = store.state()
-        for start in range(0, len(units), FLUSH_UNITS):
-            batch = units[start : start + FLUSH_UNITS]
-            if self.pacer.stopped:
-                for u in batch:
-                    self._pend(u)
-                continue
-            self._batch(store, state, batch, bar, frames)
-
-    def _batch(
-        self,
-        store: DatasetStore,
-        state: dict[str, Any],
-        batch: list[Unit],
-        bar: Any,
-        frames: dict[str, pd.DataFrame] | None,
-    ) -> None:
-        manifest = store.manifest or store.new_manifest()
-        arrived: list[tuple[Unit, pd.DataFrame, Any]] = []
-        try:
-            self._receive(store, state, batch, bar, frames, manifest, arrived)
-        except KeyboardInterrupt:
-            self._store(store, state, manifest, arrived)  # keep what came in: a few ms
-            raise
-
-    def _receive(
-        self,
-        store: DatasetStore,
-        state: dict[str, Any],
-        batch: list[Unit],
-        bar: Any,
-        frames: dict[str, pd.DataFrame] | None,
-        manifest: Manifest,
-        arrived: list[tuple[Unit, pd.DataFrame, Any]],
-    ) -> None:
-        rows = 0
-        for unit, outcome, fetched_at in self._fetch(batch):
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(requests=self.pacer.sent, refresh=False)
-            if isinstance(outcome, BaseException):
-                self._failure(store, state, unit, outcome)
-                continue
-            unit.pages = int(outcome.attrs.get("requests", 0))
-            frame = header_columns(unit.ds, outcome)
-            if frames is not None:
-                frames[unit.id] = frame
-            extend_manifest(manifest, frame, unit.ds)
-            arrived.append((unit, frame, fetched_at))
-            rows += len(frame)
-            if rows >= FLUSH_ROWS:
-                self._store(store, state, manifest, arrived)
-                arrived.clear()
-                rows = 0
-        self._store(store, state, manifest, arrived)
-        arrived.clear()
-
-    def _store(
-        self,
-        store: DatasetStore,
-        state: dict[str, Any],
-        manifest: Manifest,
-        arrived: list[tuple[Unit, pd.DataFrame, Any]],
-    ) -> None:
-        """Compare what arrived with the stored latest versions, in one pass, and flush."""
-        units = [u for u, _, _ in arrived]
-        summaries = {u.scope: f.attrs["summary"] for u, f, _ in arrived if "summary" in f.attrs}
-        if not arrived:
-            self._flush(store, state, None, units, summaries)
-            return
-        index = self._index(store, units)
-        parts = []
-        for unit, frame, fetched_at in arrived:
-            n = len(frame)
-            meta: dict[str, Any] = {"_fetched_at": [fetched_at] * n}
-            if unit.ds.lake == "snapshot":
-                meta["_scope"] = [unit.scope] * n
-            parts.append(to_table(frame, manifest, meta))
-        table = pa.concat_tables(parts)
-        if store.ds.lake == "window":
-            diff = diff_window(table.drop_columns(["_fetched_at"]), manifest, index)
-            self.report.rows_added += diff.added
-            self.report.versions_added += diff.revised
-            kept = table.take(pa.array(diff.take, type=pa.int64()))
-            kept = kept.append_column("_version", pa.array(diff.version, type=pa.int32()))
-            kept = kept.append_column("_n", pa.array(diff.n, type=pa.int16()))
-        else:
-            ids = [u.id for u, f, _ in arrived for _ in range(len(f))]
-            keep, version, added, revised = diff_snapshots(
-                table.drop_columns(["_fetched_at", "_scope"]), ids, manifest, index
-            )
-            self.report.rows_added += added
-            self.report.versions_added += revised
-            kept = table.filter(pa.array(keep))
-            kept = kept.append_column("_version", pa.array(version[keep], type=pa.int32()))
-        kept = kept.append_column("_sync_id", pa.repeat(pa.scalar(self.sync_id), kept.num_rows))
-        self._flush(store, state, kept if kept.num_rows else None, units, summaries)
-
-    def _index(self, store: DatasetStore, batch: Sequence[Unit]) -> Any:
-        manifest = store.manifest
-        if manifest is None or not store.files():
-            return window_index(None, manifest) if store.ds.lake == "window" else {}
-        if is_cross(store.ds):
-            scopes = sorted({u.scope for u in batch})
-            where = pc.field("_scope").isin(scopes)
-        else:
-            where = pc.field("symbol").isin(sorted({str(u.symbol) for u in batch}))
-        stored = store.scan(filter=where)
-        if store.ds.lake == "window":
-            return window_index(stored, manifest)
-        return snapshot_index(stored, manifest, is_cross(store.ds))
-
     # -- fetching -------------------------------------------------------------------------------
-    def _fetch(self, batch: list[Unit]) -> Iterator[tuple[Unit, Any, Any]]:
+    def fetch(self, batch: list[Unit]) -> Iterator[tuple[Unit, Any, Any]]:
         """(unit, frame or exception, fetched_at) as each unit completes."""
         workers = min(self.client.max_workers, len(batch))
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mdframes-sync")
@@ -325,6 +377,7 @@ class _Run:
             self.pacer.stop("interrupted")
             for fut in futures:
                 fut.cancel()
+            self.client._interrupt()  # stalled reads are abandoned: their sockets shut
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -337,81 +390,35 @@ class _Run:
         except SyncStopped as exc:
             return exc, None
         try:
-            symbols = None if unit.symbol is None else unit.symbol
-            frame = load(unit.ds.name, symbols, client=self.client, errors="raise", **unit.params)
-            return frame, self.lake.clock()
+            frame = load(
+                unit.ds.name, unit.symbol, client=self.client, errors="raise", **unit.params
+            )
+            return frame, self.clock()
         except MdframesError as exc:
             return exc, None
         finally:
             self.pacer.end(work)
 
     # -- outcomes -------------------------------------------------------------------------------
-    def _failure(
-        self, store: DatasetStore, state: dict[str, Any], unit: Unit, exc: BaseException
-    ) -> None:
-        if isinstance(exc, (SyncStopped, RateLimitError)):
-            if isinstance(exc, RateLimitError):
-                self.pacer.stop("rate-limit window spent (wait=False)")
-            self._pend(unit)
-            return
-        if isinstance(exc, (AuthenticationError, ConfigurationError)):
-            raise exc  # nothing else can succeed with this key
-        if not isinstance(exc, MdframesError):  # a bug: never hide it
-            raise exc
-        text = self.client.redact(str(exc))
-        key = unit.symbol or ""
-        self.report.failed.setdefault(unit.ds.name, {})[key] = text
-        if not isinstance(exc, (NotFoundError, PermissionDeniedError)):
-            text = f"{type(exc).__name__}: {text}"
-        state.setdefault("failed", {})[unit.id] = text
-
-    def _pend(self, unit: Unit) -> None:
+    def pend(self, unit: Unit) -> None:
         pending = self.report.pending.setdefault(unit.ds.name, [])
         if unit.symbol is not None and unit.symbol not in pending:
             pending.append(unit.symbol)
         self.report.requests_left_estimate += unit.estimate
 
-    def _done(self, unit: Unit) -> None:
+    def done(self, unit: Unit) -> None:
         done = self.report.done.setdefault(unit.ds.name, [])
         if unit.symbol is not None and unit.symbol not in done:
             done.append(unit.symbol)
 
-    def _flush(
-        self,
-        store: DatasetStore,
-        state: dict[str, Any],
-        table: pa.Table | None,
-        finished: list[Unit],
-        summaries: dict[str, Any],
-    ) -> None:
-        manifest = store.manifest
-        if table is not None and manifest is not None:
-            store.save_manifest(manifest)  # a data file never holds a column it does not name
-            table = conform(table, store.schema())
-            table = table.sort_by(sort_keys(manifest, store.meta, is_cross(store.ds)))
-            k = int(state.get("files_written", 0))
-            name = f"part-{self.sync_id}-{k:04d}.parquet"
-            extra = {"summaries": {self.sync_id: summaries}} if summaries else {}
-            store.write(table, name, extra)
-            state["files_written"] = k + 1
-        elif finished and manifest is not None and manifest.columns:
-            store.save_manifest(manifest)
-        for unit in finished:
-            entry: dict[str, Any] = {"run": self.run_id, "synced": self.sync_id}
-            if unit.ds.lake == "window":
-                entry.update(start=unit.start, end=unit.end)
-                if unit.pages:
-                    entry["pages"] = unit.pages
-            state["units"][unit.id] = entry
-            state.get("failed", {}).pop(unit.id, None)
-            self._done(unit)
-        if finished or state.get("failed"):
-            state["last_sync"] = self.sync_id
-            store.save_state(state)
-            checkpoint("state-written")
-        self.holder.refresh()
 
-
-def run_sync(lake: Lake, client: Client, args: dict[str, Any], progress: bool | None) -> SyncReport:
-    """Run one sync under the lake's lock (arguments already checked by :meth:`Lake.sync`)."""
-    return _Run(lake, args, progress).execute(client)
+def run_sync(
+    storage: Storage,
+    tables: Callable[[Any], DatasetTable],
+    clock: Callable[[], dt.datetime],
+    client: Client,
+    request: SyncRequest,
+    progress: bool | None,
+) -> SyncReport:
+    """Run one checked sync request under the lake's writer lease."""
+    return Sync(storage, tables, clock, request, progress).execute(client)

@@ -33,7 +33,7 @@ __all__ = [
 
 
 def _identity(table: pa.Table, manifest: Manifest) -> pd.DataFrame:
-    ka, kb = key_hashes(table, manifest.key)
+    ka, kb = key_hashes(table, manifest.record_key)
     return pd.DataFrame({"ka": ka, "kb": kb, "h": row_hashes(table, manifest.names())})
 
 
@@ -189,7 +189,7 @@ def _latest_versions(table: pa.Table, manifest: Manifest) -> pa.Table:
         part = table.filter(touched)
     else:
         rest, part = table.slice(0, 0), table
-    ka, kb = key_hashes(part, manifest.key)
+    ka, kb = key_hashes(part, manifest.record_key)
     frame = pd.DataFrame(
         {
             "ka": ka,

@@ -1,42 +1,12 @@
-"""The shape of what a sync writes: stored order, the file's final schema, and forecast
-header values as columns."""
+"""Forecast header values as columns, before a sync stores a forecast frame."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 
-__all__ = ["sort_keys", "conform", "header_columns"]
-
-
-def sort_keys(manifest: Any, meta: Sequence[str], cross: bool) -> list[tuple[str, str]]:
-    """Stored order: symbol, time, key parts, then versions (cross sections by filter first)."""
-    names = manifest.names()
-    keys: list[str] = []
-    if "_scope" in meta and cross:
-        keys.append("_scope")
-    for name in ["symbol", manifest.time or ""] + [p.split("|")[0] for p in manifest.key]:
-        if name and name in names and name not in keys:
-            keys.append(name)
-    if not keys:
-        keys = [n for n in names if manifest.column(n).kind not in ("list", "json", "null")][:3]
-    keys += [m for m in ("_n", "_version") if m in meta]
-    return [(k, "ascending") for k in keys]
-
-
-def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """A buffered table in the final schema of its file (columns added since are null)."""
-    arrays = []
-    for f in schema:
-        if f.name in table.column_names:
-            col = table[f.name]
-            arrays.append(col if col.type == f.type else col.cast(f.type))
-        else:
-            arrays.append(pa.nulls(table.num_rows, type=f.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
+__all__ = ["header_columns"]
 
 
 def header_columns(ds: Any, frame: pd.DataFrame) -> pd.DataFrame:

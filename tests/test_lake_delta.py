@@ -1,0 +1,360 @@
+"""The lake's Delta storage: one version per read, stray and damaged files, check and repair,
+a commit under a lost lease, compaction with vacuum, knowledge-time dates, arguments checked
+before anything is written, and a sync's Ctrl-C with a stalled request."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import mdframes as md
+from mdframes.lake.table import APP_ID
+from mdframes.sandbox import Sandbox
+
+from .conftest import KEY
+
+SYMBOLS = ["AAPL", "0700", "MSFT"]
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[Sandbox]:
+    with Sandbox(extra_symbols=["0700"]) as server:
+        yield server
+
+
+@pytest.fixture
+def client(world: Sandbox) -> Iterator[md.Client]:
+    with md.Client(api_key=KEY, base_url=world.url, cache=False, backoff_factor=0.01) as c:
+        c.sandbox = world
+        yield c
+
+
+@pytest.fixture
+def lake(tmp_path: Path, client: md.Client) -> md.Lake:
+    return md.Lake(tmp_path / "lake", client=client)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes: 'byte for byte unchanged' made checkable."""
+    if not root.exists():
+        return {}
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+# --- one version, its file list ------------------------------------------------------------------
+
+
+def test_files_and_path_name_the_current_version(lake: md.Lake) -> None:
+    from deltalake import DeltaTable
+
+    lake.sync("insider_trading", SYMBOLS, progress=False)
+    files = lake.files("insider_trading")
+    assert files and all(f.endswith(".parquet") and os.path.exists(f) for f in files)
+    table = DeltaTable(lake.path("insider_trading"))
+    assert sorted(table.file_uris()) == sorted(files)
+    assert table.to_pyarrow_table().num_rows == len(lake.read("insider_trading", history=True))
+    assert table.metadata().configuration["delta.checkpointInterval"] == "10"
+    with pytest.raises(md.InvalidParameterError, match="holds no"):
+        lake.files("lobbying")
+
+
+def test_a_stray_copy_of_a_data_file_is_ignored(lake: md.Lake) -> None:
+    lake.sync("insider_trading", SYMBOLS, progress=False)
+    before = lake.read("insider_trading", history=True)
+    info = lake.info()
+    source = Path(lake.files("insider_trading")[0])
+    shutil.copy(source, source.with_name("copy of " + source.name))  # as a file manager does
+    pd.testing.assert_frame_equal(lake.read("insider_trading", history=True), before)
+    pd.testing.assert_frame_equal(lake.info(), info)
+    assert lake.sql("select count(*) n from insider_trading_history")["n"][0] == len(before)
+    assert lake.check()["ok"].all()
+
+
+@pytest.mark.parametrize("damage", ["delete", "truncate", "empty"])
+def test_a_damaged_file_is_named_then_repaired_and_resynced(
+    tmp_path: Path, client: md.Client, damage: str
+) -> None:
+    names = ["insider_trading", "sentiment"]
+    fresh = md.Lake(tmp_path / "fresh", client=client)
+    fresh.sync(names, SYMBOLS, progress=False)
+    lake = md.Lake(tmp_path / "lake", client=client)
+    lake.sync(names, SYMBOLS[:1], progress=False)
+    lake.sync(names, SYMBOLS, progress=False)
+    victim = Path(lake.files("sentiment")[0])
+    if damage == "delete":
+        victim.unlink()
+    elif damage == "truncate":
+        victim.write_bytes(victim.read_bytes()[:100])
+    else:
+        victim.write_bytes(b"")
+    with pytest.raises(md.LakeDamagedError, match=r"lake\.repair\(\)") as caught:
+        lake.read("sentiment")
+    assert caught.value.dataset == "sentiment" and victim.name in str(caught.value.file)
+    with pytest.raises(md.LakeDamagedError):
+        lake.sql("select count(*) from sentiment")
+    checked = lake.check().set_index("dataset")
+    assert not checked.loc["sentiment", "ok"] and checked.loc["insider_trading", "ok"]
+    assert victim.name in checked.loc["sentiment", "problems"][0]
+    lost = lake.repair()
+    assert lost["file"].str.contains(victim.name).all() and len(lost) == 1
+    assert lost["symbols"][0] and lost["rows"][0] > 0
+    assert lake.check()["ok"].all()
+    lake.read("sentiment")  # readable again, with less
+    report = lake.sync(names, SYMBOLS, progress=False)
+    assert report.complete
+    for name in names:
+        got = lake.read(name).drop(columns=["_fetched_at"])
+        pd.testing.assert_frame_equal(got, fresh.read(name).drop(columns=["_fetched_at"]))
+
+
+def test_a_garbage_log_entry_or_record_raises_lake_damaged(lake: md.Lake) -> None:
+    lake.sync("sentiment", ["AAPL"], progress=False)
+    lake.sync("sentiment", ["MSFT"], progress=False)
+    log = Path(lake.path("sentiment")) / "_delta_log"
+    last = sorted(log.glob("*.json"))[-1]
+    last.write_text("{not json")
+    with pytest.raises(md.LakeDamagedError, match="_delta_log"):
+        md.Lake(lake.root).read("sentiment")
+    record = Path(lake.path("sentiment")) / "_mdframes.json"
+    record.write_text("[1, 2")
+    with pytest.raises(md.LakeDamagedError, match="_mdframes.json"):
+        md.Lake(lake.root).read("sentiment")
+    (Path(lake.root) / "_lake.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(md.LakeDamagedError, match="_lake.json"):
+        md.Lake(lake.root).info()
+
+
+def test_a_newer_format_names_both_versions(lake: md.Lake) -> None:
+    lake.sync("sentiment", ["AAPL"], progress=False)
+    record = Path(lake.path("sentiment")) / "_mdframes.json"
+    record.write_text(record.read_text().replace('"format": 2', '"format": 7'))
+    with pytest.raises(md.MdframesError, match="format 7.*format 2"):
+        md.Lake(lake.root).read("sentiment")
+
+
+# --- one writer ------------------------------------------------------------------------------------
+
+
+def test_a_commit_under_a_lost_lease_fails_and_changes_nothing(
+    lake: md.Lake, client: md.Client
+) -> None:
+    """Writer A starts (reads the application transaction), loses its lease while writer B
+    commits; A's commit is refused and nothing of it is visible."""
+    from mdframes.lake.storage import open_lease
+
+    lake.sync("sentiment", ["AAPL"], progress=False)
+    a = md.Lake(lake.root, client=client)._table(md.registry.REGISTRY["sentiment"])
+    a.begin_writes()  # A's sync starts here
+    b = md.Lake(lake.root, client=client)
+    b.sync("sentiment", ["MSFT"], progress=False)  # B holds the lease now and commits
+    seen = b.read("sentiment", history=True)
+    version = a.delta().version()
+    rows = a.scan(a.snapshot())
+    with open_lease(lake.storage).hold() as lease, pytest.raises(md.LakeBusyError, match="lost"):
+        a.append(rows.slice(0, 5), lease)
+    pd.testing.assert_frame_equal(md.Lake(lake.root).read("sentiment", history=True), seen)
+    from deltalake import DeltaTable
+
+    assert DeltaTable(lake.path("sentiment")).version() == version
+    assert DeltaTable(lake.path("sentiment")).transaction_version(APP_ID) == 2
+
+
+# --- compaction --------------------------------------------------------------------------------------
+
+
+def test_compact_is_one_commit_then_vacuum_honours_retain_hours(
+    lake: md.Lake, world: Sandbox
+) -> None:
+    from deltalake import DeltaTable
+
+    for symbol in SYMBOLS:
+        lake.sync("sentiment", [symbol], progress=False)
+    before = lake.read("sentiment", history=True)
+    old_files = lake.files("sentiment")
+    version = DeltaTable(lake.path("sentiment")).version()
+    assert lake.compact("sentiment") == {"sentiment": (3, 1)}
+    table = DeltaTable(lake.path("sentiment"))
+    writes = [
+        h for h in table.history() if h["version"] > version and "VACUUM" not in h["operation"]
+    ]
+    assert len(writes) == 1  # the compaction is one commit
+    assert all(os.path.exists(f) for f in old_files)  # younger than 168 hours: kept
+    pd.testing.assert_frame_equal(lake.read("sentiment", history=True), before)
+    assert lake.compact("sentiment", retain_hours=0) == {"sentiment": (1, 1)}
+    assert not any(os.path.exists(f) for f in old_files)  # nothing needs them now
+    pd.testing.assert_frame_equal(lake.read("sentiment", history=True), before)
+    with pytest.raises(md.InvalidParameterError, match="retain_hours"):
+        lake.compact(retain_hours=-1)
+
+
+def test_compacted_files_are_sorted_by_symbol_with_small_row_groups(lake: md.Lake) -> None:
+    import pyarrow.parquet as pq
+
+    for symbol in SYMBOLS:
+        lake.sync("sentiment", [symbol], progress=False)
+    lake.compact()
+    (path,) = lake.files("sentiment")
+    meta = pq.ParquetFile(path).metadata
+    assert meta.row_group(0).column(0).compression == "ZSTD"
+    symbols = pq.read_table(path, columns=["symbol"])["symbol"].to_pylist()
+    assert symbols == sorted(symbols)
+
+
+# --- knowledge time ----------------------------------------------------------------------------------
+
+
+def test_a_date_alone_means_the_end_of_that_day(lake: md.Lake, world: Sandbox) -> None:
+    lake.sync("sentiment", ["AAPL"], progress=False)
+    synced = lake.read("sentiment", "AAPL")["_fetched_at"].max()
+    day = synced.date()
+    assert len(lake.read("sentiment", "AAPL", known_at=day)) > 0
+    assert len(lake.read("sentiment", "AAPL", known_at=day.isoformat())) > 0
+    with pytest.warns(md.KnowledgeTimeWarning, match="first synced"):
+        empty = lake.read("sentiment", "AAPL", known_at=f"{day.isoformat()}T00:00")
+    assert empty.empty and "score" in empty.columns
+    with pytest.warns(md.KnowledgeTimeWarning):
+        lake.read("sentiment", "AAPL", known_at=day - dt.timedelta(days=1))
+
+
+def test_docs_quick_start_returns_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick start of docs/lake.md, run as written: the lake as known when the sync's
+    day ended holds the rows that sync stored (a date alone means the end of that day)."""
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "lake.md").read_text()
+    quick = page.split("## Quick start", 1)[1]
+    code = re.search(r"```python\n(.*?)```", quick, flags=re.S).group(1)  # type: ignore[union-attr]
+    assert 'known_at="2026-11-20"' in code
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "docs_example"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", md.KnowledgeTimeWarning)
+            exec(compile(code, "docs/lake.md", "exec"), namespace)
+    finally:
+        md.sandbox.stop()
+        md.set_default_client(None)
+    then, trades = namespace["then"], namespace["trades"]
+    assert len(then) > 0  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(then, trades)  # type: ignore[arg-type]
+
+
+# --- arguments and roots -----------------------------------------------------------------------------
+
+
+def test_bad_arguments_leave_the_lake_byte_for_byte_unchanged(
+    lake: md.Lake, world: Sandbox
+) -> None:
+    lake.sync("sentiment", ["AAPL"], progress=False)
+    root = Path(lake.root)
+    before = _tree(root)
+    world.clear_log()
+    for call in (
+        lambda: lake.sync(None),  # type: ignore[arg-type]
+        lambda: lake.sync("sentiment", 5),  # type: ignore[arg-type]
+        lambda: lake.sync("screener/sentiment"),
+        lambda: lake.sync("tickers", market=""),
+        lambda: lake.sync("sentiment", "AAPL", wait="yes"),  # type: ignore[arg-type]
+        lambda: lake.read("sentiment", columns=["score", "score"]),
+        lambda: lake.read("sentiment", columns="score"),  # type: ignore[arg-type]
+        lambda: lake.read("sentiment", known_at="soon"),
+        lambda: lake.compact(retain_hours="1"),  # type: ignore[arg-type]
+        lambda: lake.sql(""),
+    ):
+        with pytest.raises(md.InvalidParameterError):
+            call()
+    assert world.count() == 0
+    assert _tree(root) == before
+
+
+def test_roots_are_checked_and_nothing_is_created_until_a_write(
+    tmp_path: Path, client: md.Client
+) -> None:
+    for bad in (123, None.__class__, b"x", ""):
+        with pytest.raises(md.InvalidParameterError, match="root"):
+            md.Lake(bad)  # type: ignore[arg-type]
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(md.InvalidParameterError, match="is a file"):
+        md.Lake(a_file)
+    with pytest.raises(md.InvalidParameterError, match="scheme"):
+        md.Lake("ftp://host/lake")
+    root = tmp_path / "later"
+    lake = md.Lake(root, client=client)
+    assert lake.compact() == {} and lake.info().empty and lake.check().empty
+    with pytest.raises(md.InvalidParameterError):
+        lake.read("sentiment")
+    assert not root.exists()
+    lake.sync("sentiment", ["AAPL"], progress=False)
+    assert (root / "sentiment" / "_delta_log").is_dir()
+    assert not os.path.exists(os.path.join(os.getcwd(), "123"))
+
+
+def test_rows_come_in_the_loaders_order(lake: md.Lake, client: md.Client) -> None:
+    symbols = ["MSFT", "AAPL", "0700"]
+    lake.sync("insider_trading", symbols, progress=False)
+    got = lake.read("insider_trading", symbols).drop(columns=["_fetched_at"])
+    pd.testing.assert_frame_equal(got, md.load_insider_trading(symbols, client=client))
+
+
+# --- the rate window belongs to the key --------------------------------------------------------------
+
+
+def test_the_remembered_rate_window_belongs_to_the_key(tmp_path: Path) -> None:
+    other_key = "second-sandbox-key"
+    with Sandbox(rate_limit=3, rate_window=3600, api_keys=(KEY, other_key)) as server:
+        root = tmp_path / "lake"
+        with md.Client(api_key=KEY, base_url=server.url, cache=False) as spent:
+            first = md.Lake(root, client=spent).sync("sentiment", ["AAPL", "MSFT", "NVDA", "KO"])
+        assert first.requests == 3 and first.pending
+        state = (root / "_lake.json").read_text()
+        assert KEY not in state and hashlib.sha256(KEY.encode()).hexdigest() not in state
+        with md.Client(api_key=other_key, base_url=server.url, cache=False) as fresh:
+            second = md.Lake(root, client=fresh).sync("sentiment", ["AAPL", "MSFT", "NVDA", "KO"])
+        assert second.requests > 0  # another key's window does not stop this one
+        with md.Client(api_key=KEY, base_url=server.url, cache=False) as again:
+            third = md.Lake(root, client=again).sync("sentiment", ["IBM"])
+        assert third.requests == 0 and third.pending  # this key's window is still spent
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT"), reason="POSIX signals")
+def test_ctrl_c_with_a_stalled_request_exits_long_before_the_stall_ends(tmp_path: Path) -> None:
+    stall = 60.0
+    with Sandbox(latency=stall) as server:
+        env = dict(os.environ, MDFRAMES_BASE_URL=server.url, MDFRAMES_API_KEY=KEY)
+        command = [sys.executable, "-m", "mdframes", "sync", "sentiment", "AAPL", "MSFT"]
+        proc = subprocess.Popen(
+            [*command, "--lake", str(tmp_path / "lake")],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            line = proc.stderr.readline()  # the plan: the sync has started its requests
+            assert b"sync plan" in line
+            time.sleep(1.0)
+            started = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=stall / 2)
+            took = time.monotonic() - started
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 130
+    assert took < stall / 4  # its sockets were shut: no waiting on the stalled answer
