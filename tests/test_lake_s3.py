@@ -242,3 +242,110 @@ def test_credentials_in_the_root_reach_the_store_but_no_error(s3_server: S3) -> 
             pass  # pragma: no cover
     assert "SuperSecret123" not in str(failed.value) and "AKIALEASETEST" not in str(failed.value)
     assert "_lease.json" in str(failed.value)
+
+
+# --- syncs into one S3 lake ------------------------------------------------------------------------
+
+
+def test_30_trials_of_two_processes_syncing_one_s3_lake_at_once(s3_server: S3) -> None:
+    import mdframes as md
+    from mdframes.sandbox import Sandbox
+
+    root = s3_server.uri(s3_server.bucket())
+    trials, slot = 30, 5.0
+    sides = {"left": ["AAPL", "MSFT"], "right": ["NVDA", "KO"]}
+    with Sandbox() as server:
+        t0 = time.time() + 8  # both workers have imported deltalake and mdframes by then
+        procs = {
+            name: subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.lake_sync_worker",
+                    root,
+                    server.url,
+                    str(trials),
+                    str(t0),
+                    str(slot),
+                    name,
+                    *symbols,
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+            )
+            for name, symbols in sides.items()
+        }
+        results: dict[int, list[dict]] = {}
+        for proc in procs.values():
+            out, err = proc.communicate(timeout=trials * slot + 300)
+            assert proc.returncode == 0, err
+            for line in out.splitlines():
+                got = json.loads(line)
+                results.setdefault(got["trial"], []).append(got)
+        assert sorted(results) == list(range(trials))
+        busy = 0
+        with md.Client(api_key="sandbox-key", base_url=server.url, cache=False) as client:
+            for i, both in results.items():
+                held = sorted(r["held"] for r in both if r["held"])
+                # One writer at a time: a second holder starts only after the first let go.
+                for (_, end), (start, _) in zip(held, held[1:], strict=False):
+                    assert start >= end, (i, both)
+                busy += sum(bool(r.get("busy")) for r in both)
+                lake = md.Lake(root.replace("/lake?", f"/lake/trial-{i}?"), client=client)
+                for r in both:
+                    if r["ok"]:  # every row of a sync that reported success is there
+                        rows = lake.read("sentiment", r["symbols"])
+                        expected = md.load_sentiment(r["symbols"], client=client)
+                        assert len(rows) == r["rows_added"] == len(expected) > 0, (i, r)
+                    else:
+                        assert r.get("busy") and "another writer" in r["error"], r
+                stored = (
+                    lake.read("sentiment", history=True) if any(r["ok"] for r in both) else None
+                )
+                wanted = sum(r["rows_added"] for r in both if r["ok"])
+                assert stored is None or len(stored) == wanted, i
+    print(f"{busy} of {trials} trials had one sync refused as busy")
+
+
+def test_a_commit_under_a_lost_lease_on_s3_fails_and_changes_nothing(s3_server: S3) -> None:
+    from deltalake import DeltaTable
+
+    import mdframes as md
+    from mdframes.lake.lease import ObjectLease
+    from mdframes.registry import REGISTRY
+    from mdframes.sandbox import Sandbox
+
+    root = s3_server.uri(s3_server.bucket())
+    with (
+        Sandbox() as server,
+        md.Client(api_key="sandbox-key", base_url=server.url, cache=False) as client,
+    ):
+        lake = md.Lake(root, client=client)
+        lake.sync("sentiment", ["AAPL"], progress=False)
+        a = md.Lake(root, client=client)._table(REGISTRY["sentiment"])
+        a.begin_writes()  # writer A's sync starts: it reads the table's transaction number
+        rows = a.scan(a.snapshot())
+        lease_a = open_lease(lake.storage, owner="writer A", ttl=2, heartbeat=1)
+        assert isinstance(lease_a, ObjectLease)
+        with lease_a.hold():
+            lease_a._stop.set()  # A stalls: its heartbeat stops (as a paused process's does)
+            time.sleep(2.5)  # its lease expires
+            md.Lake(root, client=client).sync("sentiment", ["MSFT"], progress=False)  # B
+            seen = md.Lake(root).read("sentiment", history=True)
+            version = DeltaTable(
+                lake.path("sentiment"), storage_options=lake.storage.delta_options()
+            ).version()
+            with pytest.raises(LakeBusyError, match="lost"):
+                a.append(rows.slice(0, 5), lease_a)  # A knows its lease is gone
+        # Even under a lease it holds again, A's stale transaction cannot commit.
+        with open_lease(lake.storage, owner="writer A again").hold() as again:
+            with pytest.raises(LakeBusyError, match="another writer committed"):
+                a.append(rows.slice(0, 5), again)
+        after = md.Lake(root).read("sentiment", history=True)
+        import pandas as pd
+
+        pd.testing.assert_frame_equal(after, seen)
+        dt_ = DeltaTable(lake.path("sentiment"), storage_options=lake.storage.delta_options())
+        assert dt_.version() == version
