@@ -1,11 +1,8 @@
-"""Where the writer lease comes from: :mod:`mdframes.lake.lease` when it is installed, else
-the lock of :mod:`mdframes.lake.storage` behind the same interface."""
+"""Where the writer lease comes from: :mod:`mdframes.lake.lease` (kept as a module so the
+callers' imports stay as they are)."""
 
 from __future__ import annotations
 
-try:
-    from .lease import open_lease
-except ImportError:  # pragma: no cover - until lease.py lands
-    from .storage import open_lease
+from .lease import open_lease
 
 __all__ = ["open_lease"]
