@@ -349,3 +349,51 @@ def test_a_commit_under_a_lost_lease_on_s3_fails_and_changes_nothing(s3_server: 
         pd.testing.assert_frame_equal(after, seen)
         dt_ = DeltaTable(lake.path("sentiment"), storage_options=lake.storage.delta_options())
         assert dt_.version() == version
+
+
+def test_credentials_in_an_s3_root_work_everywhere_and_print_nowhere(
+    s3_server: S3, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # No credentials in the environment: the root's own reach pyarrow, deltalake and the lease.
+    import logging
+
+    import mdframes as md
+    from mdframes.sandbox import Sandbox
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    bucket = s3_server.bucket()
+    root = (
+        f"s3://AKIASURFACE:Surface5ecret@{bucket}/lake?endpoint_override={s3_server.endpoint}"
+        "&scheme=http&region=us-east-1"
+    )
+    caplog.set_level(logging.DEBUG, logger="mdframes")
+    shown: list[str] = []
+    with (
+        Sandbox() as server,
+        md.Client(api_key="sandbox-key", base_url=server.url, cache=False) as client,
+    ):
+        lake = md.Lake(root, client=client)
+        report = lake.sync("sentiment", ["AAPL"], progress=False)
+        assert report.complete and len(lake.read("sentiment")) > 0
+        shown += [
+            repr(lake),
+            str(report),
+            repr(report),
+            lake.path("sentiment"),
+            *lake.files("sentiment"),
+        ]
+        shown.append(lake.info().to_string())
+        with open_lease(lake.storage, owner="holder").hold():
+            with pytest.raises(LakeBusyError) as busy:
+                lake.sync("sentiment", ["MSFT"], progress=False)
+        shown.append(str(busy.value))
+        with pytest.raises(md.MdframesError) as missing:
+            md.Lake(root.replace(bucket, "no-such-bucket"), client=client).sync(
+                "sentiment", ["AAPL"], progress=False
+            )
+        shown.append(str(missing.value))
+        shown.append(repr(missing.value.__cause__ or missing.value.__context__ or ""))
+    shown.append(caplog.text)
+    for text in shown:
+        assert "Surface5ecret" not in text and "AKIASURFACE" not in text, text

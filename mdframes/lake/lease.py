@@ -268,6 +268,8 @@ class ObjectLease(Lease):
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             if code in ("PreconditionFailed", "ConditionalRequestConflict") or status in (409, 412):
                 return _Conflict(code or str(status))
+            if code == "NoSuchBucket":
+                raise self._error(exc) from None
             if code in ("NoSuchKey", "404", "NotFound") or status == 404:
                 return _Missing()
             raise self._error(exc) from None
@@ -323,11 +325,17 @@ class ObjectLease(Lease):
     def hold(self, wait: bool = False) -> Iterator[Lease]:
         if self._etag is not None:
             raise RuntimeError("this lease is already held")
+        quick = 0
         while True:
             seen = self._try_take()
             if seen is None:
                 break
-            if seen.etag is None:  # a race we lost or a release we saw: look again now
+            if seen.etag is None and quick < 10:  # a race lost or a release seen: look again
+                quick += 1
+                continue
+            quick = 0
+            if seen.etag is None:  # the object comes and goes: let the others settle
+                time.sleep(self.poll)
                 continue
             if not wait:
                 raise LakeBusyError(self._busy_text(seen))
