@@ -12,7 +12,7 @@ import pytest
 
 import mdframes as md
 from mdframes.lake import LakeBusyError
-from mdframes.lake.layout import LOCK, MANIFEST
+from mdframes.lake.layout import MANIFEST
 from mdframes.registry import REGISTRY
 from mdframes.sandbox import KNOWN_SYMBOLS, Sandbox
 
@@ -366,7 +366,10 @@ def test_wait_honours_the_rate_limit_across_windows(tmp_path: Path) -> None:
 
 
 def test_two_syncs_never_interleave(lake: md.Lake) -> None:
-    with lake.storage.lock(LOCK), pytest.raises(LakeBusyError, match="another writer"):
+    from mdframes.lake.lease import open_lease
+
+    other = open_lease(lake.storage, owner="sync in another process")
+    with other.hold(), pytest.raises(LakeBusyError, match="another writer.*another process"):
         lake.sync("sentiment", "AAPL", progress=False)
     assert lake.sync("sentiment", "AAPL", progress=False).complete  # released
 

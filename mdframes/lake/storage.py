@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError, LakeBusyError
+from .location import redact_root as redact_uri  # the one redaction of lake roots
 
 __all__ = ["Storage", "FileEntry", "LakeBusyError", "checkpoint", "open_lease", "redact_uri"]
 
@@ -45,24 +46,6 @@ def _query(uri: str) -> dict[str, str]:
     from urllib.parse import parse_qsl, urlsplit
 
     return dict(parse_qsl(urlsplit(uri).query))
-
-
-def redact_uri(text: str) -> str:
-    """``text`` with credentials of URIs in it hidden (``s3://KEY:SECRET@b`` -> ``s3://***@b``,
-    ``secret_key=...`` -> ``secret_key=***``).
-
-    >>> redact_uri("s3://AK:SK@bucket/p?secret_key=x&region=us")
-    's3://***@bucket/p?secret_key=***&region=us'
-    """
-    import re
-
-    text = re.sub(r"(\w+://)[^/@\s]+@", r"\1***@", text)
-    return re.sub(
-        r"((?:access_key|secret_key|session_token|password|token)=)[^&\s]+",
-        r"\1***",
-        text,
-        flags=re.IGNORECASE,
-    )
 
 
 def checkpoint(point: str) -> None:
@@ -143,27 +126,15 @@ class Storage:
         return f"Storage({redact_uri(self.root)!r})"
 
     def delta_options(self) -> dict[str, str] | None:
-        """deltalake's object-store keys: from the root's query (as pyarrow spells it), then
-        ``storage_options=`` (the environment's ``AWS_*`` variables are read by deltalake)."""
+        """deltalake's object-store keys, resolved as the writer lease resolves them
+        (:func:`~mdframes.lake.location.parse_root`): ``storage_options=``, then the root's
+        query (as pyarrow spells it) and credentials in its user part, then the ``AWS_*``
+        environment variables."""
         if self.local:
             return self.options or None
-        out: dict[str, str] = {}
-        q = self.query
-        if q.get("endpoint_override"):
-            endpoint = q["endpoint_override"]
-            if "://" not in endpoint:
-                endpoint = f"{q.get('scheme', 'https')}://{endpoint}"
-            out["AWS_ENDPOINT_URL"] = endpoint
-            if endpoint.startswith("http://"):
-                out["AWS_ALLOW_HTTP"] = "true"
-        if q.get("region"):
-            out["AWS_REGION"] = q["region"]
-        if q.get("access_key"):
-            out["AWS_ACCESS_KEY_ID"] = q["access_key"]
-        if q.get("secret_key"):
-            out["AWS_SECRET_ACCESS_KEY"] = q["secret_key"]
-        out.update(self.options)
-        return out or None
+        from .location import parse_root
+
+        return dict(parse_root(self.root, self.options).options) or None
 
     def exists(self) -> bool:
         """Whether the root holds anything yet."""
