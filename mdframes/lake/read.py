@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from ..errors import InvalidParameterError, KnowledgeTimeWarning, warn
 from .frames import to_frame
+from .modes import symbol_filter
 from .plan import normalise_symbols, resolve
 from .table import DatasetTable, Snapshot, damaged
 
@@ -103,7 +104,7 @@ def read(
     if syms is not None:
         if "symbol" not in names:
             raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
-        where.append(pc.field("symbol").isin(syms))
+        where.append(symbol_filter(syms))
     if start is not None or end is not None:
         if manifest.time is None:
             raise InvalidParameterError(f"{ds.name} has no time column", parameter="start")

@@ -106,6 +106,7 @@ class DatasetTable:
         self._txn: int | None = None
         self._seen = -1  # the version the cached dtype record was read at
         self._datasets: tuple[Any, pads.Dataset] | None = None
+        self._snap: Snapshot | None = None
 
     @property
     def meta(self) -> tuple[str, ...]:
@@ -186,18 +187,23 @@ class DatasetTable:
             return self._dt
 
     def snapshot(self) -> Snapshot | None:
-        """The latest version and its file list (None: no table yet)."""
+        """The latest version and its file list (None: no table yet); the list is read from
+        the log once per version."""
         table = self.delta()
         if table is None:
             return None
         with self._lock:
             version = table.version()
+            if self._snap is not None and self._snap.version == version:
+                return self._snap
             actions = pa.table(table.get_add_actions(flatten=True))
         if version != self._seen:  # another writer may have widened the dtype record
             self._manifest, self._seen = None, version
+        actions = _in_stored_order(actions, self.mode.cross)
         files = [self._file_uri(p) for p in actions["path"].to_pylist()]
         rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
-        return Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+        self._snap = Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+        return self._snap
 
     def _file_uri(self, path: str) -> str:
         if "://" in path or path.startswith("/"):
@@ -527,6 +533,16 @@ class DatasetTable:
         import pyarrow.compute as pc
 
         return pc.min(self.scan(snap, columns=["_fetched_at"])["_fetched_at"]).as_py()
+
+
+def _in_stored_order(actions: pa.Table, cross: bool) -> pa.Table:
+    """Files ordered by their first rows (the log's statistics): files of separate symbol
+    ranges then read back already in stored order, and a read needs no sort."""
+    keys = [f"min.{k}" for k in (["_scope"] if cross else []) + ["symbol"]]
+    keys = [k for k in keys if k in actions.column_names]
+    if not keys or actions.num_rows < 2:
+        return actions
+    return actions.sort_by([(k, "ascending") for k in keys])
 
 
 def _arrow_schema(delta: Any) -> pa.Schema:
