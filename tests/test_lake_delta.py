@@ -358,3 +358,40 @@ def test_ctrl_c_with_a_stalled_request_exits_long_before_the_stall_ends(tmp_path
                 proc.communicate()
     assert proc.returncode == 130
     assert took < stall / 4  # its sockets were shut: no waiting on the stalled answer
+
+
+# --- a full disk -------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_a_full_disk_gives_one_line_and_leaves_no_temporary(
+    tmp_path: Path, world: Sandbox, client: md.Client
+) -> None:
+    """A real process whose writes fail past a few kilobytes (``RLIMIT_FSIZE``: the kernel's
+    "File too large", as a full disk's "No space left" to the writer)."""
+    import resource
+
+    root = tmp_path / "lake"
+    (root).mkdir()
+    (root / ".stale.json.123.abcd.tmp").write_text("left by a crashed 0.2 writer")
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (6_000, 6_000))
+
+    env = dict(os.environ, MDFRAMES_BASE_URL=world.url, MDFRAMES_API_KEY=KEY)
+    command = [sys.executable, "-m", "mdframes", "sync", "sentiment", "AAPL", "MSFT"]
+    done = subprocess.run(
+        [*command, "--lake", str(root)],
+        env=env,
+        capture_output=True,
+        preexec_fn=small_files,  # noqa: PLW1509 - the limit must hold in the child only
+        timeout=120,
+    )
+    err = done.stderr.decode(errors="replace")
+    assert done.returncode == 1, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("mdframes sync: error: sentiment: cannot write")
+    assert not list(root.rglob("*.tmp"))  # the stale temporary at the root went too
+    lake = md.Lake(root, client=client)
+    assert lake.sync("sentiment", ["AAPL", "MSFT"], progress=False).complete
+    assert lake.check()["ok"].all()

@@ -180,7 +180,12 @@ class Lake:
         client._require()  # configuration errors before the lease is taken
         for table in map(self._table, request.datasets):
             table.manifest  # noqa: B018 - a damaged dtype record fails before the lease
-        return run_sync(self.storage, self._table, self.clock, client, request, progress)
+        try:
+            return run_sync(self.storage, self._table, self.clock, client, request, progress)
+        except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
+            from .table import write_failed
+
+            raise write_failed("lake", exc) from None
 
     # -- reads --------------------------------------------------------------------------------
     def read(

@@ -44,6 +44,7 @@ __all__ = [
     "APP_ID",
     "ROW_GROUP",
     "damaged",
+    "write_failed",
 ]
 
 APP_ID = "mdframes-lake"
@@ -73,6 +74,15 @@ def damaged(ds: str, file: str, why: Any) -> LakeDamagedError:
         "(or `mdframes lake repair`) to drop what is lost and sync it again",
         dataset=ds,
         file=file,
+    )
+
+
+def write_failed(ds: str, exc: BaseException) -> MdframesError:
+    """A write that the storage refused (a full disk, a lost connection), in one line;
+    nothing of it is visible."""
+    text = " ".join(str(exc).split())
+    return MdframesError(
+        f"{ds}: cannot write to the lake ({text}); nothing of this write is visible"
     )
 
 
@@ -369,7 +379,7 @@ class DatasetTable:
         checkpoint("committed")  # visible to readers; the state does not say so yet
 
     def _commit(self, write: Any) -> None:
-        from deltalake.exceptions import CommitFailedError
+        from deltalake.exceptions import CommitFailedError, DeltaError
 
         try:
             with self._lock:
@@ -380,6 +390,9 @@ class DatasetTable:
                 f"{self.ds.name}: another writer committed to this dataset since this one "
                 f"started (its lease was lost); nothing of this commit is visible ({exc})"
             ) from None
+        except (DeltaError, OSError) as exc:  # a full disk, a lost connection: one line
+            self._writer = self._txn = None
+            raise write_failed(self.ds.name, exc) from None
 
     def compact(self, lease: Any) -> tuple[int, int]:
         """Rewrite the current version's files as one sorted file set, in one commit.
