@@ -50,9 +50,21 @@ from .helpers import (
 from .interop import to_arrow, to_polars
 from .loaders import *  # noqa: F403  (the public loaders: loaders.__all__, listed once)
 from .loaders import __all__ as _loader_names
+from .lookup import search
 from .pit import asof_join, point_in_time
 
-__version__ = "0.2.0"
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mdframes")
+    except PackageNotFoundError:  # a source tree on sys.path, never installed
+        return "0+unknown"
+
+
+# One version number: the installed package's metadata (pyproject.toml's `version`).
+__version__ = _version()
 
 # Submodules that pull in optional or heavy dependencies load on first attribute access.
 _SUBMODULES = {
@@ -104,6 +116,7 @@ __all__ = [
     "point_in_time",
     "read_parquet",
     "registry",
+    "search",
     "set_default_client",
     "to_csv",
     "to_excel",

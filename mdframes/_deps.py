@@ -12,6 +12,8 @@ __all__ = ["require"]
 def require(module: str, extra: str, feature: str) -> ModuleType:
     """Import ``module`` or raise ``ImportError`` saying which extra installs it.
 
+    The command is double-quoted: it works as typed in POSIX shells and in Windows ``cmd``.
+
     >>> require("json", "core", "reading JSON").__name__
     'json'
     """
@@ -20,5 +22,5 @@ def require(module: str, extra: str, feature: str) -> ModuleType:
     except ImportError as exc:
         top = module.split(".")[0]
         raise ImportError(
-            f"{feature} needs {top}: pip install 'mdframes[{extra}]' ({exc})"
+            f'{feature} needs {top}: pip install "mdframes[{extra}]" ({exc})'
         ) from None

@@ -7,12 +7,14 @@ import datetime as dt
 import json
 import math
 import re
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from ._deps import require
+from .errors import warn
 
 MAX_TEXT = 32_767  # Excel refuses longer cells
 MAX_WIDTH = 60
@@ -168,12 +170,9 @@ def write_sheet(wb: Any, title: str, frame: pd.DataFrame) -> None:
 
 
 def pyarrow() -> tuple[Any, Any]:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise ImportError('Parquet export needs pyarrow: pip install "mdframes[parquet]"') from exc
-    return pa, pq
+    """``pyarrow`` and ``pyarrow.parquet``, or the ImportError naming the extra."""
+    pq = require("pyarrow.parquet", "parquet", "Parquet export")
+    return require("pyarrow", "parquet", "Parquet export"), pq
 
 
 class Unstorable(Exception):
@@ -224,10 +223,9 @@ def storable_attrs(attrs: Mapping[Any, Any]) -> tuple[dict[str, Any], dict[str, 
         except Unstorable:
             dropped.append(str(key))
     if dropped:
-        warnings.warn(
+        warn(
             f"attrs {', '.join(dropped)} cannot be stored as JSON; left out of the Parquet file",
             UserWarning,
-            stacklevel=3,
         )
     return plain, tagged
 

@@ -9,17 +9,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _deps
 from .errors import InvalidParameterError
 
 BAND_ALPHA = 0.15
 
 
 def pyplot() -> Any:
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError('plotting needs matplotlib: pip install "mdframes[plot]"') from exc
-    return plt
+    return _deps.require("matplotlib.pyplot", "plot", "plotting")
 
 
 def axes(ax: Any) -> Any:

@@ -18,14 +18,13 @@ import os
 import secrets
 import sqlite3
 import threading
-import warnings
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .errors import CacheWarning, MdframesError
+from .errors import CacheWarning, MdframesError, warn
 
 __all__ = [
     "ENV_CACHE",
@@ -188,11 +187,10 @@ class _Health:
             if self.broken:
                 return
             self.broken = True
-        warnings.warn(
+        warn(
             f"the cache file {self.path} cannot be used ({_describe(exc)}); loading without "
             f"the cache. To fix it, {_hint(self.path)}",
             CacheWarning,
-            stacklevel=2,
         )
 
 

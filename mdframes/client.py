@@ -11,11 +11,14 @@ redacting log filter, installed when a client is created.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 from urllib.parse import urlencode
 
 from . import cache as _cache
@@ -24,6 +27,7 @@ from .config import ENV_KEY, ENV_URL, check_base_url, check_key, mask
 from .envelope import Payload
 from .errors import (
     ConfigurationError,
+    InvalidParameterError,
     MdframesError,
     NetworkError,
     ResponseFormatError,
@@ -76,6 +80,16 @@ class Client:
         Longest wait for a rate-limit reset before raising :class:`RateLimitError`.
     backoff_factor : float
         Base of the exponential backoff between retries, in seconds.
+    clock : callable, optional
+        Returns the current time as an aware UTC datetime; ``client.clock()``. Default: the
+        real time. The sandbox sets its own (its day at the current time of day), and parts
+        that stamp what they fetch (the lake) read it.
+    before_send : callable, optional
+        Called with no argument before each HTTP attempt, retries included (never for a
+        cache hit). It may block (to pace a budget) or raise (the request is not sent).
+    after_send : callable, optional
+        Called with every ``requests.Response`` the service sends, those retried on (429,
+        5xx) included, before its body is decoded; for watching rate-limit headers.
 
     Examples
     --------
@@ -84,7 +98,10 @@ class Client:
     >>> md.set_default_client(client)                                         # doctest: +SKIP
     """
 
-    sandbox: Any = None  # set by mdframes.sandbox.running()
+    # The server behind a sandbox's client (mdframes.sandbox sets it, for tests and the
+    # demo). Time comes from ``clock``; kept on the class until lake/ moves to the public
+    # surface (it reads and copies this attribute).
+    sandbox: Any = None
 
     def __init__(
         self,
@@ -98,6 +115,9 @@ class Client:
         progress: bool | None = None,
         max_wait: float = 120.0,
         backoff_factor: float = 0.5,
+        clock: Callable[[], dt.datetime] | None = None,
+        before_send: Callable[[], None] | None = None,
+        after_send: Callable[[requests.Response], None] | None = None,
     ) -> None:
         if max_retries < 0 or max_workers < 1 or timeout <= 0 or max_wait < 0:
             raise ConfigurationError(
@@ -115,12 +135,67 @@ class Client:
         self.progress = progress
         self.max_wait = float(max_wait)
         self.backoff_factor = float(backoff_factor)
+        for name, hook in (
+            ("clock", clock),
+            ("before_send", before_send),
+            ("after_send", after_send),
+        ):
+            if hook is not None and not callable(hook):
+                raise ConfigurationError(f"{name} must be callable, got {type(hook).__name__}")
+        self.clock: Callable[[], dt.datetime] = clock or _utc_now
+        self.before_send = before_send
+        self.after_send = after_send
         self._cancel = threading.Event()
         self._gate = RateGate(self._cancel)
         self._link: Any = None  # the transport's view of the cancel event and open sockets
         self._session: requests.Session | None = None
-        self._session_lock = threading.Lock()
+        # Requests running on each session (by id): close() waits for them to end, so a
+        # session (and its SQLite cache connection) is never closed under a running request.
+        self._session_lock = threading.Condition(threading.Lock())
+        self._using: dict[int, int] = {}
         logfilter.install(self._api_key)
+
+    # -- copies ---------------------------------------------------------------------------------
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "api_key": self._api_key,
+            "base_url": self.base_url,
+            "cache": self.cache_path if self.cache_path is not None else False,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "max_workers": self.max_workers,
+            "progress": self.progress,
+            "max_wait": self.max_wait,
+            "backoff_factor": self.backoff_factor,
+            "clock": self.clock,
+            "before_send": self.before_send,
+            "after_send": self.after_send,
+        }
+
+    def replace(self, **overrides: Any) -> Client:
+        """A new client with this one's key, service and settings except ``overrides``.
+
+        It has its own session (connections, cache handle, rate gate and interrupt flag),
+        so closing either leaves the other working. Any ``Client`` keyword may be
+        overridden, including ``before_send`` and ``after_send``.
+
+        Examples
+        --------
+        >>> fresh = client.replace(cache=False, max_retries=0)  # doctest: +SKIP
+        >>> paced = client.replace(before_send=budget.take, after_send=budget.observe)  # doctest: +SKIP
+        """
+        settings = self._settings()
+        unknown = sorted(set(overrides) - set(settings))
+        if unknown:
+            raise InvalidParameterError(
+                f"Client.replace() got unknown setting(s) {', '.join(unknown)}; "
+                f"known: {', '.join(settings)}",
+                parameter=unknown[0],
+            )
+        fresh = type(self).__new__(type(self))
+        Client.__init__(fresh, **(settings | overrides))
+        fresh.sandbox = self.sandbox
+        return fresh
 
     # -- presentation: the key never appears ----------------------------------------------
     def __repr__(self) -> str:
@@ -148,11 +223,32 @@ class Client:
     @property
     def session(self) -> requests.Session:
         """The shared ``requests`` session (a ``CachedSession`` when caching is on)."""
+        with self._session_lock:
+            return self._open_session()
+
+    def _open_session(self) -> requests.Session:
+        # Called with the session lock held.
         if self._session is None:
-            with self._session_lock:
-                if self._session is None:
-                    self._session = self._build_session()
+            self._session = self._build_session()
         return self._session
+
+    @contextmanager
+    def _in_use(self, create: bool = True) -> Iterator[requests.Session | None]:
+        """The session, counted as in use until the block ends (see :meth:`close`)."""
+        with self._session_lock:
+            session = self._open_session() if create else self._session
+            if session is not None:
+                self._using[id(session)] = self._using.get(id(session), 0) + 1
+        try:
+            yield session
+        finally:
+            if session is not None:
+                with self._session_lock:
+                    left = self._using.pop(id(session)) - 1
+                    if left:
+                        self._using[id(session)] = left
+                    else:
+                        self._session_lock.notify_all()
 
     def _build_session(self) -> requests.Session:
         import requests
@@ -179,7 +275,7 @@ class Client:
             respect_retry_after_header=True,
         )
         retry.max_wait, retry.gate, retry.cancel = self.max_wait, self._gate, self._cancel
-        self._link = Link(self._cancel)
+        self._link = Link(self._cancel, self.before_send, self.after_send)
         adapter = ServiceAdapter(
             retry=retry,
             gate=self._gate,
@@ -194,9 +290,21 @@ class Client:
         return session
 
     def close(self) -> None:
-        """Close the session (and the cache file)."""
+        """Close the session (and the cache file), once every request running on it has
+        ended; a request started after this opens a new session.
+
+        Examples
+        --------
+        >>> with md.Client() as client:  # doctest: +SKIP
+        ...     df = md.load_sentiment("AAPL", client=client)
+        """
         with self._session_lock:
             session, self._session = self._session, None
+            if session is not None:
+                # Each running request is bounded by the timeout and the retries, and an
+                # interrupt ends it at once: waiting here is what keeps the cache's SQLite
+                # connection from being closed under a thread still using it.
+                self._session_lock.wait_for(lambda: id(session) not in self._using)
         if session is not None:
             session.close()
 
@@ -218,14 +326,44 @@ class Client:
             _cache.clear(self.cache_path)
 
     # -- interrupts -----------------------------------------------------------------------------
-    def _interrupt(self) -> None:
-        """Ctrl-C during a load: waits end, no request starts, stalled reads are abandoned."""
+    def interrupt(self) -> None:
+        """Stop this client's work now: waits end, no request starts, stalled reads are
+        abandoned (their threads raise). Loads already running raise; the next
+        :meth:`loading` block (every load starts one) clears it.
+
+        Examples
+        --------
+        >>> client.interrupt()  # e.g. from a signal handler or another thread  # doctest: +SKIP
+        """
         self._cancel.set()
         if self._link is not None:
             self._link.abort()
 
+    @contextmanager
+    def loading(self) -> Iterator[Client]:
+        """Guard one unit of work on this client (a load, a sync).
+
+        On entry the configuration is checked (:class:`~mdframes.ConfigurationError` before
+        anything starts) and an earlier interrupt is cleared; a ``KeyboardInterrupt`` inside
+        the block interrupts the client, so pending requests and waits stop at once.
+
+        Examples
+        --------
+        >>> with client.loading():  # doctest: +SKIP
+        ...     payload = client.get("/v2/markets")
+        """
+        self._require()
+        self._cancel.clear()
+        try:
+            yield self
+        except KeyboardInterrupt:
+            self.interrupt()
+            raise
+
+    # Private names kept until lake/ moves to the public surface (interrupt, loading).
+    _interrupt = interrupt
+
     def _reset_interrupt(self) -> None:
-        """Called as a load starts: an earlier interrupt does not cancel this one."""
         self._cancel.clear()
 
     # -- requests -----------------------------------------------------------------------------
@@ -278,19 +416,34 @@ class Client:
         ttl: int | None,
         dataset: str | None,
     ) -> Payload:
-        import requests
-
-        from .envelope import decode
-        from .transport import network_error
-
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        headers = {}
+        headers: dict[str, str] = {}
         if version == "v1":
             query["token"] = key  # v1 knows no other placement; redacted everywhere below
         else:
             headers["Authorization"] = f"Bearer {key}"
         url = base + path
-        session = self.session
+        with self._in_use() as session:
+            assert session is not None
+            return self._send(session, url, query, headers, key, base, version, ttl, dataset)
+
+    def _send(
+        self,
+        session: requests.Session,
+        url: str,
+        query: dict[str, Any],
+        headers: dict[str, str],
+        key: str,
+        base: str,
+        version: str,
+        ttl: int | None,
+        dataset: str | None,
+    ) -> Payload:
+        import requests
+
+        from .envelope import decode, snippet
+        from .transport import BodyCutShort, network_error
+
         kwargs: dict[str, Any] = {}
         if ttl is not None and getattr(session, "cache", None) is not None:
             kwargs["expire_after"] = ttl  # a cache file that could not be opened has no cache
@@ -309,6 +462,15 @@ class Client:
             raise ResponseFormatError(
                 f"body could not be decoded: {self.redact(str(exc))}", url=shown, dataset=dataset
             ) from None
+        except BodyCutShort as exc:
+            tries = self.max_retries + 1
+            raise ResponseFormatError(
+                f"body is not complete JSON ({exc.content_type}, {len(exc.content)} bytes: "
+                f"{snippet(exc.content, key)!r}) in each of {tries} attempt"
+                f"{'s' if tries > 1 else ''}: cut short in transfer, nothing cached",
+                url=shown,
+                dataset=dataset,
+            ) from None
         except requests.RequestException as exc:
             raise network_error(
                 exc,
@@ -323,15 +485,27 @@ class Client:
         except MdframesError:
             # requests-cache stored this 200 before we could read it (success:false, a body
             # that is not JSON): evict it, or every later call would replay the failure.
-            self.evict([response.request])
+            self._evict(session, [response.request])
             raise
         payload.request = response.request
         return payload
 
     def evict(self, requests: Any) -> None:
-        """Drop the cached responses of these requests (no-op without a cache)."""
-        cache = getattr(self._session, "cache", None)
+        """Drop the cached responses of these requests (no-op without a cache).
+
+        Examples
+        --------
+        >>> client.evict([payload.request])  # doctest: +SKIP
+        """
         wanted = [r for r in requests if r is not None]
+        if not wanted:
+            return
+        with self._in_use(create=False) as session:
+            self._evict(session, wanted)
+
+    @staticmethod
+    def _evict(session: Any, wanted: list[Any]) -> None:
+        cache = getattr(session, "cache", None)
         if cache is not None and wanted:
             cache.delete(requests=wanted)
 
@@ -354,20 +528,34 @@ def set_default_client(client: Client | None) -> None:
         _default = client
 
 
-def get_default_client() -> Client:
-    """The default client, created from the environment on first use.
+@overload
+def get_default_client(create: Literal[True] = ...) -> Client: ...
+@overload
+def get_default_client(create: bool) -> Client | None: ...
+
+
+def get_default_client(create: bool = True) -> Client | None:
+    """The default client, created from the environment on first use; with
+    ``create=False``, the default as it is (``None`` when there is none yet).
 
     Examples
     --------
     >>> md.get_default_client()  # doctest: +SKIP
     Client(api_key='***', base_url='http://127.0.0.1:8765', ...)
+    >>> md.get_default_client(create=False) is None  # nothing set, nothing created
+    True
     """
     global _default
     with _default_lock:
-        if _default is None:
+        if _default is None and create:
             _default = Client()
         return _default
 
 
 def resolve_client(client: Client | None) -> Client:
+    """``client``, or the default one (created from the environment if need be)."""
     return client if client is not None else get_default_client()
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)

@@ -166,7 +166,7 @@ def _apply_helpers(frames: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFr
 
     def public_mid_window(df: pd.DataFrame) -> pd.DataFrame:
         # As of the median filing date, about half the rows were public: a visible cut.
-        as_of = pd.Series(df["filing_date"]).dropna().median()
+        as_of = pd.Timestamp(pd.Series(df["filing_date"]).dropna().median())
         out = point_in_time(df, as_of)
         out.attrs["as_of"] = as_of
         return out

@@ -15,7 +15,7 @@ import orjson
 from .errors import ApiError, ResponseFormatError, error_for_status, redact
 from .ratelimit import reset_from_headers
 
-__all__ = ["Payload", "decode"]
+__all__ = ["Payload", "decode", "snippet"]
 
 
 @dataclass
@@ -29,6 +29,8 @@ class Payload:
     request: Any = None  # the PreparedRequest, to evict the cached response if unusable
 
 
+_UNPARSED = object()
+
 _V1_ERROR_STATUS = {
     "unauthorized": 401,
     "forbidden": 403,
@@ -38,7 +40,12 @@ _V1_ERROR_STATUS = {
 }
 
 
-def _snippet(content: bytes, secret: str | None) -> str:
+def snippet(content: bytes, secret: str | None) -> str:
+    """The start of a body for an error message, on one line, with ``secret`` redacted.
+
+    >>> snippet(b'{"data": [1, 2', None)
+    '{"data": [1, 2'
+    """
     text = content[:120].decode("utf-8", "replace").replace("\n", " ").strip()
     return redact(text, secret) or "<empty>"
 
@@ -73,15 +80,18 @@ def decode(
             url=url,
         )
     try:
-        body = orjson.loads(content)
+        # The transport parsed a 200 already, to know it was whole (transport.JSON_ATTR).
+        body = response.__dict__.get("mdframes_json", _UNPARSED)
+        if body is _UNPARSED:
+            body = orjson.loads(content)
     except orjson.JSONDecodeError:
         if status >= 400:
             raise error_for_status(
-                status, f"non-JSON error body: {_snippet(content, secret)}", url=url, reset_at=reset
+                status, f"non-JSON error body: {snippet(content, secret)}", url=url, reset_at=reset
             ) from None
         kind = response.headers.get("Content-Type", "unknown content type")
         raise ResponseFormatError(
-            f"body is not JSON ({kind}, {len(content)} bytes: {_snippet(content, secret)!r})",
+            f"body is not JSON ({kind}, {len(content)} bytes: {snippet(content, secret)!r})",
             url=url,
             dataset=dataset,
         ) from None

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import _exportkit as kit
+from ._deps import require
 
 __all__ = [
     "to_excel",
@@ -231,14 +232,6 @@ def spreadsheet_frame(df: pd.DataFrame, *, safe: bool = True) -> pd.DataFrame:
 # --- Excel ------------------------------------------------------------------------------------
 
 
-def _openpyxl() -> Any:
-    try:
-        import openpyxl
-    except ImportError as exc:
-        raise ImportError('Excel export needs openpyxl: pip install "mdframes[excel]"') from exc
-    return openpyxl
-
-
 def _fit_sheet_name(text: str, limit: int = _SHEET_MAX) -> str:
     # Excel forbids []:*?/\ , a leading or trailing apostrophe, empty names and "History".
     name = _ILLEGAL_CHARS.sub("", _SHEET_FORBIDDEN.sub("_", text)).strip().strip("'").strip()
@@ -298,7 +291,7 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
     >>> md.to_excel({"AAPL insiders": df}, "insiders.xlsx")   # doctest: +SKIP
     PosixPath('insiders.xlsx')
     """
-    openpyxl = _openpyxl()
+    openpyxl = require("openpyxl", "excel", "Excel export")
     if isinstance(frames, pd.DataFrame):
         frames = {frames.attrs.get("dataset") or "data": frames}
     if not isinstance(frames, Mapping):

@@ -43,12 +43,13 @@ def _page(client: Client, ds: Dataset, request: Request, query: dict[str, Any]) 
     payload = client.get(request.path, query, version=ds.version, ttl=ds.ttl, dataset=ds.name)
     try:
         records = extract(ds, payload.data, request.path_values, payload.url)
-    except ResponseFormatError as exc:
-        exc.sources = [payload.request]  # type: ignore[attr-defined]  # evicted by the pipeline
+        records.symbol = request.symbol
+        records.sources.append(payload.request)
+        _check_symbol(ds, request, records, payload)
+    except (ResponseFormatError, DataValidationError):
+        # Bad data stays an error, but not a cached one: the next call asks the service again.
+        client.evict([payload.request])
         raise
-    records.symbol = request.symbol
-    records.sources.append(payload.request)
-    _check_symbol(ds, request, records, payload)
     return records
 
 
@@ -60,13 +61,11 @@ def _check_symbol(ds: Dataset, request: Request, records: Records, payload: Any)
         return
     sent = records.header.get("symbol", records.header.get("ticker"))
     if isinstance(sent, str) and sent.strip().upper() != asked:
-        exc = DataValidationError(
+        raise DataValidationError(
             f"{ds.name}: asked for {asked!r}, the answer is about {sent!r} (GET {payload.url})",
             dataset=ds.name,
             symbols=[request.symbol],
         )
-        exc.sources = [payload.request]  # type: ignore[attr-defined]
-        raise exc
 
 
 def _wire(ds: Dataset, column: str) -> str:

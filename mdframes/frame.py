@@ -10,7 +10,7 @@ enumeration value outside its closed set is a :class:`DataValidationError` (or, 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import chain, repeat
 from typing import Any
 
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataValidationError, ResponseFormatError
-from .kinds import DATE_DTYPE, TS_DTYPE
+from .kinds import DATE_DTYPE, KINDS, TS_DTYPE
 from .records import Records
 from .registry import Dataset, Field, snake
 
@@ -161,6 +161,8 @@ def _cik(values: list[Any]) -> Any:
 
 
 def _categorical(values: list[Any], f: Field, ds_name: str, strict: bool) -> Any:
+    """Codes over the field's categories; a value outside a closed set is a
+    DataValidationError when ``strict``, else an added category."""
     try:
         present = set(values)
     except TypeError:  # a list or object where a single label belongs
@@ -187,25 +189,11 @@ def _categorical(values: list[Any], f: Field, ds_name: str, strict: bool) -> Any
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(categories))
 
 
-# The JSON types each kind accepts. Anything else is a type failure, never coerced: a JSON
-# `true` in a number field is not 1.0, a list in a text field is not its repr.
-_TEXT = frozenset({str, type(None)})
-_ACCEPTS: dict[str, frozenset[Any]] = {
-    "str": frozenset({str, int, float, type(None)}),  # numbers render as text (ids, codes)
-    "cik": frozenset({str, int, type(None)}),
-    "date": _TEXT,
-    "ts": _TEXT,
-    "int": frozenset({int, float, str, type(None)}),  # text: v1 sends numbers as strings
-    "float": frozenset({int, float, str, type(None)}),
-    "bool": frozenset({bool, type(None)}),
-    "cat": frozenset({str, int, float, type(None)}),  # a number renders as its label
-    "list": frozenset({list, type(None)}),
-}
 _JSON_NAMES = {dict: "object", list: "array", bool: "boolean", int: "number", float: "number"}
 
 
 def _check_types(values: list[Any], f: Field, ds_name: str) -> None:
-    accepted = _ACCEPTS.get(f.kind)
+    accepted = KINDS[f.kind].accepts
     if accepted is None:
         return
     present = set(map(type, values))  # C-level: one pass, no per-value Python code
@@ -223,7 +211,7 @@ def cast_column(values: list[Any], f: Field, ds_name: str, *, strict: bool = Tru
     naming the column."""
     _check_types(values, f, ds_name)
     try:
-        return _cast(values, f, ds_name, strict)
+        return CASTERS[f.kind](values, f, ds_name, strict)
     except (TypeError, OverflowError) as exc:
         raise _bad(
             ds_name, f.name, f"cannot be {f.kind} ({type(exc).__name__})", _odd(values)
@@ -235,31 +223,27 @@ def _odd(values: list[Any]) -> list[Any]:
     return big or [v for v in values if v is not None][:5]
 
 
-def _cast(values: list[Any], f: Field, ds_name: str, strict: bool) -> Any:
-    kind = f.kind
-    if kind == "str":
-        return _strings(_nulls(values) if f.blank_is_null else values)
-    if kind == "cik":
-        return _cik(values)
-    if kind == "date":
-        return _parse_dates(values, f.name, ds_name)
-    if kind == "ts":
-        return _parse_timestamps(values, f.name, ds_name)
-    if kind == "int":
-        return _numbers(values, f.name, ds_name, "Int64")
-    if kind == "float":
-        return _numbers(values, f.name, ds_name, "float64")
-    if kind == "bool":
-        return pd.array(values, dtype="boolean")
-    if kind == "cat":
-        return _categorical(values, f, ds_name, strict)
-    return _objects(values)
-
-
 def _objects(values: list[Any]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
+
+
+Caster = Callable[[list[Any], Field, str, bool], Any]
+# Field kind -> how raw values become its dtype (kinds.KINDS names the dtype and the JSON
+# types accepted); arguments: values, field, dataset name, strict.
+CASTERS: dict[str, Caster] = {
+    "str": lambda values, f, ds, strict: _strings(_nulls(values) if f.blank_is_null else values),
+    "cik": lambda values, f, ds, strict: _cik(values),
+    "date": lambda values, f, ds, strict: _parse_dates(values, f.name, ds),
+    "ts": lambda values, f, ds, strict: _parse_timestamps(values, f.name, ds),
+    "int": lambda values, f, ds, strict: _numbers(values, f.name, ds, "Int64"),
+    "float": lambda values, f, ds, strict: _numbers(values, f.name, ds, "float64"),
+    "bool": lambda values, f, ds, strict: pd.array(values, dtype="boolean"),
+    "cat": _categorical,
+    "list": lambda values, f, ds, strict: _objects(values),
+    "obj": lambda values, f, ds, strict: _objects(values),
+}
 
 
 def typed_by_value(values: list[Any], column: str, ds_name: str) -> Any:
@@ -319,7 +303,7 @@ def _flatten(record: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _unique_name(name: str, taken: set[str]) -> str:
+def _unique_name(name: str, taken: Collection[str]) -> str:
     candidate, n = name, 2
     while candidate in taken:
         candidate, n = f"{name}_{n}", n + 1
@@ -337,90 +321,95 @@ def columnize(ds: Dataset, records: Records) -> Records:
     return records
 
 
-def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) -> pd.DataFrame:
-    """Typed frame from the records of one or many responses, in their order."""
-    sizes = [len(c.rows) for c in chunks]
-    total = sum(sizes)
+class _Columns:
+    """The columns of one frame as they are built, from the records of one or many responses
+    (chunks), in their order."""
 
-    def header_values(key: str) -> list[Any]:
+    def __init__(self, ds: Dataset, chunks: Sequence[Records], strict: bool) -> None:
+        self.ds, self.chunks, self.strict = ds, chunks, strict
+        self.sizes = [len(c.rows) for c in chunks]
+        self.records = (
+            chunks[0].rows
+            if len(chunks) == 1
+            else list(chain.from_iterable(c.rows for c in chunks))
+        )
+        self.declared = {f.wire for f in ds.all_fields}
+        self.columns: dict[str, Any] = {}
+        self._known: dict[str, Field] | None = None
+
+    def header_values(self, key: str) -> list[Any]:
+        """A top-level value, repeated on each row of its response."""
         out: list[Any] = []
-        for c, n in zip(chunks, sizes, strict=True):
+        for c, n in zip(self.chunks, self.sizes, strict=True):
             out.extend([c.header.get(key)] * n)
         return out
 
-    all_records = (
-        chunks[0].rows if len(chunks) == 1 else list(chain.from_iterable(c.rows for c in chunks))
-    )
+    def record_values(self, key: str) -> list[Any]:
+        if len(self.chunks) > 1 and all(key in c.columns for c in self.chunks):
+            return list(chain.from_iterable(c.columns[key] for c in self.chunks))
+        return list(map(dict.get, self.records, repeat(key)))  # C-level loop
 
-    def record_values(key: str) -> list[Any]:
-        if len(chunks) > 1 and all(key in c.columns for c in chunks):
-            return list(chain.from_iterable(c.columns[key] for c in chunks))
-        return list(map(dict.get, all_records, repeat(key)))  # C-level loop
+    def declared_field(self, f: Field, *, header: bool = False) -> None:
+        """A declared field; a header field may also arrive inside the records."""
+        in_records = not header or any(f.wire in r for c in self.chunks for r in c.rows[:1])
+        values = self.record_values(f.wire) if in_records else self.header_values(f.wire)
+        self.columns[f.name] = cast_column(values, f, self.ds.name, strict=self.strict)
 
-    header_wires = {f.wire for f in ds.header + ds.trailer}
-    declared = {f.wire for f in ds.all_fields}
-    columns: dict[str, Any] = {}
-    taken: set[str] = set()
+    def undeclared(self, key: str, values: list[Any]) -> None:
+        """A field the registry does not declare for this dataset: snake_cased, typed as it
+        is declared elsewhere or else by value, under a name no other column has."""
+        if self._known is None:
+            self._known = _declared_elsewhere()
+        name = _unique_name(snake(key), self.columns.keys())
+        self.columns[name] = _typed(values, key, name, self._known, self.ds.name)
 
-    def put(name: str, values: Any) -> None:
-        columns[name] = values
-        taken.add(name)
+    def extra_header_keys(self) -> list[str]:
+        """Top-level fields the service sends that the registry does not declare."""
+        keys: dict[str, None] = {}
+        for c in self.chunks:
+            if c.rows:
+                keys.update(dict.fromkeys(k for k in c.header if k not in self.declared))
+        return list(keys)
 
-    def put_header(f: Field) -> None:
-        in_records = any(f.wire in r for c in chunks for r in c.rows[:1])
-        values = record_values(f.wire) if in_records else header_values(f.wire)
-        put(f.name, cast_column(values, f, ds.name, strict=strict))
-
-    for f in ds.header:
-        put_header(f)
-
-    # Top-level fields the service sends that the registry does not declare.
-    extra_header: dict[str, None] = {}
-    for c in chunks:
-        if c.rows:
-            extra_header.update(dict.fromkeys(k for k in c.header if k not in header_wires))
-    known: dict[str, Field] = {}
-    if (
-        extra_header.keys() - declared
-        or set().union(*(r.keys() for r in all_records[:1])) - declared
-    ):
-        known = _declared_elsewhere()
-    for key in extra_header:
-        if key in declared:
-            continue
-        name = _unique_name(snake(key), taken)
-        put(name, _typed(header_values(key), key, name, known, ds.name))
-
-    for f in ds.fields:
-        put(f.name, cast_column(record_values(f.wire), f, ds.name, strict=strict))
-    for f in ds.trailer:
-        put_header(f)
-
-    # Record fields the registry does not declare: kept, flattened, snake_cased, typed by value.
-    seen: dict[str, None] = {}
-    if all_records:
-        seen.update(dict.fromkeys(all_records[0]))
+    def extra_record_keys(self, skip: Sequence[str]) -> list[str]:
+        """Record fields the registry does not declare (nor ``skip``), in order of arrival."""
+        seen: dict[str, None] = dict.fromkeys(self.records[0]) if self.records else {}
         # set().union runs in C; only a record with new keys costs a Python-level pass.
-        if set().union(*all_records) - seen.keys():
-            for r in all_records:
+        if set().union(*self.records) - seen.keys():
+            for r in self.records:
                 seen.update(dict.fromkeys(r))
-    unknown = [k for k in seen if k not in declared and k not in extra_header]
-    if unknown:
-        known = known or _declared_elsewhere()
-        values_by_key = {k: record_values(k) for k in unknown}
-        for key, values in values_by_key.items():
-            if any(isinstance(v, dict) for v in values):
-                flat = [_flatten(v, key) if isinstance(v, dict) else {key: v} for v in values]
-                subkeys = list(dict.fromkeys(k for row in flat for k in row))
-                for sub in subkeys:
-                    name = _unique_name(snake(sub), taken)
-                    put(name, _typed([row.get(sub) for row in flat], sub, name, known, ds.name))
-            else:
-                name = _unique_name(snake(key), taken)
-                put(name, _typed(values, key, name, known, ds.name))
+        return [k for k in seen if k not in self.declared and k not in skip]
 
-    frame = pd.DataFrame(columns, index=pd.RangeIndex(total), copy=False)
-    return frame
+    def undeclared_record(self, key: str) -> None:
+        """An undeclared record field; an object field becomes one column per flattened key."""
+        values = self.record_values(key)
+        if not any(isinstance(v, dict) for v in values):
+            self.undeclared(key, values)
+            return
+        flat = [_flatten(v, key) if isinstance(v, dict) else {key: v} for v in values]
+        for sub in dict.fromkeys(k for row in flat for k in row):
+            self.undeclared(sub, [row.get(sub) for row in flat])
+
+
+def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) -> pd.DataFrame:
+    """Typed frame from the records of one or many responses, in their order.
+
+    Declared header fields come first, then top-level fields the registry does not declare,
+    the declared record fields, the trailer, and last the undeclared record fields.
+    """
+    build = _Columns(ds, chunks, strict)
+    for f in ds.header:
+        build.declared_field(f, header=True)
+    extra_header = build.extra_header_keys()
+    for key in extra_header:
+        build.undeclared(key, build.header_values(key))
+    for f in ds.fields:
+        build.declared_field(f)
+    for f in ds.trailer:
+        build.declared_field(f, header=True)
+    for key in build.extra_record_keys(extra_header):
+        build.undeclared_record(key)
+    return pd.DataFrame(build.columns, index=pd.RangeIndex(sum(build.sizes)), copy=False)
 
 
 def empty_frame(ds: Dataset) -> pd.DataFrame:

@@ -12,7 +12,6 @@ Point-in-time helpers live in :mod:`mdframes.pit`.
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Mapping
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import pandas_dtype
 
-from .errors import InvalidParameterError, ResponseFormatError
+from .errors import InvalidParameterError, ResponseFormatError, warn
 from .kinds import DATE_DTYPE
 from .records import parse_v1_forecast
 from .registry import INSIDER_GROUPS, INSIDER_TYPES, PLATFORMS
@@ -234,10 +233,9 @@ def insider_groups(df: pd.DataFrame) -> pd.DataFrame:
         if group is None:
             unknown.append(str(u))
     if unknown:
-        warnings.warn(
+        warn(
             f"insider_groups: unknown transaction types get NA: {', '.join(sorted(unknown))}",
             UserWarning,
-            stacklevel=2,
         )
     mapped = np.array(groups + [None], dtype=object)[codes]
     out = df.copy()
@@ -442,12 +440,14 @@ def _typed_apps(frame: pd.DataFrame) -> pd.DataFrame:
             out[col] = _numbers(values, col, "float64")
         else:
             out[col] = _numbers(values, col, "Int64")
-    return out.sort_values(
-        ["symbol", "platform", "app_id", "date"],
-        ascending=[True, True, True, False],
-        na_position="last",
-        kind="stable",
-    ).reset_index(drop=True)
+    # The loaders' order (CONTRACT §2): symbols as they come, then oldest first, ties by the
+    # record id (platform, app_id).
+    codes, _ = pd.factorize(out["symbol"], use_na_sentinel=True)
+    keyed = out.assign(__symbol=np.where(codes < 0, len(out), codes))
+    keyed = keyed.sort_values(
+        ["__symbol", "date", "platform", "app_id"], na_position="last", kind="stable"
+    )
+    return keyed.drop(columns="__symbol").reset_index(drop=True)
 
 
 def _payload_frame(obj: Mapping[str, Any]) -> pd.DataFrame:
@@ -493,8 +493,8 @@ def app_ratings_long(obj: Any) -> pd.DataFrame:
 
     Columns: ``symbol, name, cik, platform, app_id, app_name, date, score, ratings_count,
     install_count`` (string, string, string, category[ios, android], string, string, naive
-    datetime64, float64, Int64, Int64). Rows are sorted by symbol, platform (ios first),
-    app_id (NA last), then date newest first, as the service lists observations.
+    datetime64, float64, Int64, Int64). Rows come as the loaders order them: symbols in the
+    order they appear, then date oldest first, then platform (ios first) and app_id (NA last).
 
     Examples
     --------

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ._deps import require
 from .errors import InvalidParameterError
 from .registry import REGISTRY
 
@@ -33,22 +34,6 @@ __all__ = ["to_arrow", "to_polars", "ARROW_METADATA_KEY"]
 # The key under which attrs (typed) and list columns are stored; the same as
 # mdframes.export.to_parquet's, so md.read_parquet restores a written to_arrow table.
 ARROW_METADATA_KEY = b"mdframes"
-
-
-def _pyarrow() -> Any:
-    try:
-        import pyarrow as pa
-    except ImportError as exc:
-        raise ImportError('to_arrow needs pyarrow: pip install "mdframes[parquet]"') from exc
-    return pa
-
-
-def _polars() -> Any:
-    try:
-        import polars as pl
-    except ImportError as exc:
-        raise ImportError('to_polars needs polars: pip install "mdframes[polars]"') from exc
-    return pl
 
 
 def _frame(df: Any, caller: str) -> pd.DataFrame:
@@ -72,7 +57,7 @@ def _declared_lists(df: pd.DataFrame) -> set[str]:
 
 def _typed_lists(table: Any, names: set[str]) -> Any:
     """Give declared list columns their type where no cell told pyarrow (all null, empty)."""
-    pa = _pyarrow()
+    pa = require("pyarrow", "parquet", "to_arrow")
     for name in names & set(table.column_names):
         i = table.schema.get_field_index(name)
         kind = table.schema.field(i).type
@@ -86,7 +71,7 @@ def _arrow(df: pd.DataFrame, preserve_index: bool | None) -> Any:
     from ._exportkit import list_columns as _list_columns
     from ._exportkit import storable_attrs as _storable_attrs
 
-    pa = _pyarrow()
+    pa = require("pyarrow", "parquet", "to_arrow")
     plain, tagged = _storable_attrs(df.attrs)
     frame = df.copy(deep=False)
     # pyarrow stores attrs in its pandas metadata only when they are JSON: give it that form.
@@ -146,7 +131,7 @@ def to_polars(df: pd.DataFrame) -> polars.DataFrame:
     >>> to_polars(df)["shares"].to_list()               # doctest: +SKIP
     [100, None]
     """
-    pl = _polars()
+    pl = require("polars", "polars", "to_polars")
     source = _indexed(_frame(df, "to_polars"))
     frame = pl.from_arrow(_arrow(source, preserve_index=False))
     enums = {}

@@ -27,12 +27,22 @@ TS_DTYPE: Final = "datetime64[ns, UTC]"
 
 @dataclass(frozen=True)
 class Kind:
-    """One field kind: the dtype its column gets and how to recognise that dtype."""
+    """One field kind: the dtype its column gets, how to recognise that dtype, and the JSON
+    types its values may have (``mdframes.frame.CASTERS`` holds how they are cast)."""
 
     name: str
     dtype: str  # as shown in docs and the catalog
     test: Callable[[Any], bool]
     words: str  # what the spec calls it
+    # The JSON types a value may have; anything else is a type failure, never coerced: a
+    # JSON `true` in a number field is not 1.0, a list in a text field is not its repr.
+    # None: anything (undeclared objects).
+    accepts: frozenset[Any] | None = None
+
+
+_NULL = type(None)
+_TEXT = frozenset({str, _NULL})
+_NUMBER = frozenset({int, float, str, _NULL})  # text: v1 sends numbers as strings
 
 
 def _is_string(d: Any) -> bool:
@@ -42,25 +52,42 @@ def _is_string(d: Any) -> bool:
 KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
-        Kind("str", "string", _is_string, "string"),
-        Kind("cik", "string", _is_string, "10-digit zero-padded string"),
+        # numbers render as text (ids, codes)
+        Kind("str", "string", _is_string, "string", frozenset({str, int, float, _NULL})),
+        Kind(
+            "cik", "string", _is_string, "10-digit zero-padded string", frozenset({str, int, _NULL})
+        ),
         Kind(
             "date",
             DATE_DTYPE,
             lambda d: pd.api.types.is_datetime64_dtype(d) and getattr(d, "tz", None) is None,
             "date (YYYY-MM-DD)",
+            _TEXT,
         ),
         Kind(
             "ts",
             TS_DTYPE,
             lambda d: isinstance(d, pd.DatetimeTZDtype) and str(d.tz) == "UTC",
             "ISO 8601 timestamp",
+            _TEXT,
         ),
-        Kind("int", "Int64", lambda d: isinstance(d, pd.Int64Dtype), "integer"),
-        Kind("float", "float64", lambda d: d == np.dtype("float64"), "number"),
-        Kind("bool", "boolean", lambda d: isinstance(d, pd.BooleanDtype), "boolean"),
-        Kind("cat", "category", lambda d: isinstance(d, pd.CategoricalDtype), "enumeration"),
-        Kind("list", "list", lambda d: d == np.dtype(object), "array"),
+        Kind("int", "Int64", lambda d: isinstance(d, pd.Int64Dtype), "integer", _NUMBER),
+        Kind("float", "float64", lambda d: d == np.dtype("float64"), "number", _NUMBER),
+        Kind(
+            "bool",
+            "boolean",
+            lambda d: isinstance(d, pd.BooleanDtype),
+            "boolean",
+            frozenset({bool, _NULL}),
+        ),
+        Kind(
+            "cat",
+            "category",
+            lambda d: isinstance(d, pd.CategoricalDtype),
+            "enumeration",
+            frozenset({str, int, float, _NULL}),  # a number renders as its label
+        ),
+        Kind("list", "list", lambda d: d == np.dtype(object), "array", frozenset({list, _NULL})),
         Kind("obj", "object", lambda d: True, "object"),
     )
 }

@@ -7,15 +7,12 @@ they agree), so editors and type checkers see real parameters and the docs need 
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Iterable
-
 import pandas as pd
 
+from ._typing import DateLike, Errors, Symbols, Validate
 from .client import Client
-from .errors import InvalidParameterError
-from .pipeline import Errors, Validate, load
-from .registry import RECENT_DATASETS, SCREENER_DATASETS, views
+from .pipeline import load
+from .registry import RECENT_DATASETS, SCREENER_DATASETS, resolve_name, views
 
 # Each loader's body is ``load(<dataset>, **locals())``: its arguments are exactly the
 # pipeline's keywords, so nothing can be forgotten on the way through.
@@ -42,14 +39,11 @@ __all__ = [
     "load_recent",
 ]
 
-Symbols = str | Iterable[str]
-DateLike = str | dt.date | pd.Timestamp | None
-
 
 def load_sentiment(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -80,8 +74,8 @@ def load_sentiment(
 
 def load_news(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -113,8 +107,8 @@ def load_news(
 
 def load_analyst_ratings(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -146,8 +140,8 @@ def load_analyst_ratings(
 
 def load_put_call_ratio(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -180,8 +174,8 @@ def load_put_call_ratio(
 
 def load_insider_trading(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -213,8 +207,8 @@ def load_insider_trading(
 
 def load_lobbying(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -246,8 +240,8 @@ def load_lobbying(
 
 def load_government_contracts(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -279,8 +273,8 @@ def load_government_contracts(
 
 def load_patent_filings(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -312,8 +306,8 @@ def load_patent_filings(
 
 def load_professionalnet(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -345,8 +339,8 @@ def load_professionalnet(
 
 def load_forum_mentions(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -417,8 +411,8 @@ def load_forecast(
 def load_congress_trades(
     symbols: Symbols,
     chamber: str = "both",
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     *,
     client: Client | None = None,
@@ -458,8 +452,8 @@ def load_congress_trades(
 
 def load_app_ratings(
     symbols: Symbols,
-    start: DateLike = None,
-    end: DateLike = None,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
     limit: int | None = None,
     view: str = "apps",
     *,
@@ -497,12 +491,7 @@ def load_app_ratings(
     >>> md.load_app_ratings("AAPL", start="2026-09-03", view="daily")  # doctest: +SKIP
     """
     by_view = views("app_ratings")
-    if not isinstance(view, str) or view not in by_view:
-        raise InvalidParameterError(
-            f"view={view!r} is not one of {', '.join(map(repr, by_view))}",
-            parameter="view",
-            dataset="app_ratings",
-        )
+    view = resolve_name(view, by_view, what="view", parameter="view", dataset="app_ratings")
     return load(
         by_view[view],
         symbols,
@@ -567,14 +556,8 @@ def load_regions(*, client: Client | None = None, validate: Validate = True) -> 
 
 
 def _cross(kind: str, names: tuple[str, ...], dataset: str) -> str:
-    if isinstance(dataset, str):
-        spelled = {n.replace("_", "-"): n for n in names}
-        dataset = spelled.get(dataset.strip().lower().replace("_", "-"), dataset)
-    if dataset not in names:
-        raise InvalidParameterError(
-            f"unknown {kind} dataset {dataset!r}; one of: {', '.join(names)}", parameter="dataset"
-        )
-    return f"{kind}/{dataset}"
+    tail = resolve_name(dataset, names, what=f"{kind} dataset", parameter="dataset")
+    return f"{kind}/{tail}"
 
 
 def load_screener(

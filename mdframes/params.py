@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import quote
 
+import numpy as np
 import pandas as pd
 
 from .errors import InvalidParameterError
-from .registry import MARKETS, Dataset
+from .registry import MARKETS, Dataset, Param, resolve_name
 
 __all__ = ["check_symbol", "check_symbols", "to_date", "build_request", "plan", "Request"]
 
@@ -23,8 +24,8 @@ _BAD_SYMBOL = re.compile(r"[/?#\\\s\x00-\x1f\x7f]|\.\.")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # The spec lists every market and region: anything else would only earn a 400 (or, worse, a
 # path the HTTP stack collapses, such as "." or "..").
-_MARKET_NAMES = {m.casefold(): m for m, _ in MARKETS}
-_REGION_NAMES = {r.casefold(): r for _, r in MARKETS}
+_MARKET_NAMES = tuple(m for m, _ in MARKETS)
+_REGION_NAMES = tuple(dict.fromkeys(r for _, r in MARKETS))
 
 
 def check_symbol(symbol: Any, *, dataset: str | None = None) -> str:
@@ -62,19 +63,6 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _canonical(table: dict[str, str], value: Any, name: str, dataset: str) -> str:
-    if not isinstance(value, str) or value.strip().casefold() not in table:
-        close = [v for k, v in table.items() if isinstance(value, str) and value.casefold() in k]
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise InvalidParameterError(
-            f"{name}={value!r} is not one of the service's {name}s{hint}: "
-            + ", ".join(sorted(set(table.values()))),
-            parameter=name,
-            dataset=dataset,
-        )
-    return table[value.strip().casefold()]
 
 
 def check_symbols(symbols: str | Iterable[str], *, dataset: str | None = None) -> list[str]:
@@ -128,7 +116,8 @@ def to_utc(
     A date alone (a ``datetime.date`` that is not a ``datetime``, or a ``'YYYY-MM-DD'``
     string) means the end of that day with ``date_means="end"`` (the last microsecond before
     the next midnight UTC: everything fetched during that day) or its first instant with
-    ``date_means="start"``. A ``datetime``, ``Timestamp`` or string with a time is that instant.
+    ``date_means="start"``. A ``datetime``, ``Timestamp``, ``numpy.datetime64`` or string with
+    a time is that instant.
 
     >>> to_utc("2026-11-20")
     Timestamp('2026-11-20 23:59:59.999999+0000', tz='UTC')
@@ -143,15 +132,16 @@ def to_utc(
         if date_means == "end":
             return day + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)
         return day
-    if isinstance(value, (str, dt.datetime)):
+    if isinstance(value, (str, dt.datetime, np.datetime64)):
+        given: Any = value.strip() if isinstance(value, str) else value
         try:
-            stamp = pd.Timestamp(value.strip() if isinstance(value, str) else value)
+            stamp = pd.Timestamp(given)
         except (ValueError, TypeError):
             stamp = None
         if stamp is not None and stamp is not pd.NaT:
             return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
     raise InvalidParameterError(
-        f"{name}={value!r} is not a time (use 'YYYY-MM-DD' for the end of that day, "
+        f"{name}={value!r} is not a time (use 'YYYY-MM-DD' for the {date_means} of that day, "
         "'YYYY-MM-DDTHH:MM' (UTC), datetime or pandas.Timestamp)",
         parameter=name,
         dataset=dataset,
@@ -178,89 +168,123 @@ class Request:
         return f"Request({self.path!r}, {self.query!r})"
 
 
+def _date_param(p: Param, value: Any, dataset: str) -> str:
+    return to_date(value, p.name, dataset=dataset).isoformat()
+
+
+def _int_param(p: Param, value: Any, dataset: str) -> int:
+    # bool is an int to Python, never to the service; numpy integers are taken as ints.
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise InvalidParameterError(
+            f"{p.name} must be an integer, got {value!r}", parameter=p.name, dataset=dataset
+        )
+    number = value if isinstance(value, int) else int(value)
+    if (p.lo is not None and number < p.lo) or (p.hi is not None and number > p.hi):
+        bounds = f"{p.lo} to {p.hi}" if p.hi is not None else f">= {p.lo}"
+        raise InvalidParameterError(
+            f"{p.name}={number} is outside {bounds}", parameter=p.name, dataset=dataset
+        )
+    return number
+
+
+def _choice_param(p: Param, value: Any, dataset: str) -> Any:
+    """A choice parameter's canonical value (``"Senate"`` -> ``"senate"``)."""
+    return resolve_name(value, p.choices, what=p.name, parameter=p.name, dataset=dataset)
+
+
+# Free-text parameters whose values the spec lists or constrains, by name.
+_NAMED_TEXT: dict[str, Callable[[Any, str], str]] = {
+    "ticker": lambda value, dataset: check_symbol(value, dataset=dataset),
+    "market": lambda value, dataset: resolve_name(
+        value, _MARKET_NAMES, what="market", parameter="market", dataset=dataset
+    ),
+    "region": lambda value, dataset: resolve_name(
+        value, _REGION_NAMES, what="region", parameter="region", dataset=dataset
+    ),
+}
+
+
+def _text_param(p: Param, value: Any, dataset: str) -> Any:
+    named = _NAMED_TEXT.get(p.name)
+    if named is not None:
+        return named(value, dataset)
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidParameterError(
+            f"{p.name} must be a non-empty string, got {value!r}", parameter=p.name, dataset=dataset
+        )
+    return value
+
+
+# Parameter kind -> its check: the value as sent, or InvalidParameterError.
+_CHECK_PARAM: dict[str, Callable[[Param, Any, str], Any]] = {
+    "date": _date_param,
+    "int": _int_param,
+    "choice": _choice_param,
+    "str": _text_param,
+}
+
+
+def _check_window(ds: Dataset, checked: dict[str, Any]) -> None:
+    days = [(p.name, checked[p.name]) for p in ds.params if p.kind == "date" and p.name in checked]
+    # ISO dates order as text does.
+    if len(days) == 2 and days[0][1] > days[1][1]:
+        raise InvalidParameterError(
+            f"{days[0][0]} ({days[0][1]}) is after {days[1][0]} ({days[1][1]})",
+            parameter=days[0][0],
+            dataset=ds.name,
+        )
+
+
 def build_request(ds: Dataset, values: dict[str, Any], *, symbol: str | None = None) -> Request:
     """Check ``values`` against ``ds.params`` and build the request.
 
     Raises :class:`InvalidParameterError` for anything the service would reject.
+
+    >>> from mdframes.registry import get
+    >>> build_request(get("sentiment"), {"start": "2026-01-05"}, symbol="aapl")
+    Request('/v2/sentiment/AAPL', {'startDate': '2026-01-05'})
     """
-    path_parts: dict[str, str] = {}
-    query: dict[str, Any] = {}
-    checked: dict[str, Any] = {}  # the values as sent (normalised)
-    dates: list[tuple[str, dt.date]] = []
-    for p in ds.params:
-        value = values.get(p.name, p.default)
-        if value is None:
-            continue
-        if p.kind == "date":
-            day = to_date(value, p.name, dataset=ds.name)
-            dates.append((p.name, day))
-            value = day.isoformat()
-        elif p.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                if hasattr(value, "__index__") and not isinstance(value, bool):
-                    value = int(value)
-                else:
-                    raise InvalidParameterError(
-                        f"{p.name} must be an integer, got {value!r}",
-                        parameter=p.name,
-                        dataset=ds.name,
-                    )
-            if (p.lo is not None and value < p.lo) or (p.hi is not None and value > p.hi):
-                bounds = f"{p.lo} to {p.hi}" if p.hi is not None else f">= {p.lo}"
-                raise InvalidParameterError(
-                    f"{p.name}={value} is outside {bounds}", parameter=p.name, dataset=ds.name
-                )
-        elif p.kind == "choice":
-            if value not in p.choices:
-                raise InvalidParameterError(
-                    f"{p.name}={value!r} is not one of {', '.join(map(repr, p.choices))}",
-                    parameter=p.name,
-                    dataset=ds.name,
-                )
-        elif p.name == "ticker":
-            value = check_symbol(value, dataset=ds.name)
-        elif p.name == "market":
-            value = _canonical(_MARKET_NAMES, value, "market", ds.name)
-        elif p.name == "region":
-            value = _canonical(_REGION_NAMES, value, "region", ds.name)
-        else:
-            if not isinstance(value, str) or not value.strip():
-                raise InvalidParameterError(
-                    f"{p.name} must be a non-empty string, got {value!r}",
-                    parameter=p.name,
-                    dataset=ds.name,
-                )
-        checked[p.name] = value
-        if p.in_path:
-            path_parts[p.placeholder] = quote(str(value), safe="")
-        else:
-            query[p.wire] = value
-    if len(dates) == 2 and dates[0][1] > dates[1][1]:
-        raise InvalidParameterError(
-            f"{dates[0][0]} ({dates[0][1]}) is after {dates[1][0]} ({dates[1][1]})",
-            parameter=dates[0][0],
-            dataset=ds.name,
-        )
+    checked = _checked(ds, values)
+    query = {p.wire: checked[p.name] for p in ds.params if p.name in checked and not p.in_path}
     if ds.needs_market_or_region and not (query.get("market") or query.get("region")):
         raise InvalidParameterError(
             "this screener needs market= or region= (see load_markets())",
             parameter="market",
             dataset=ds.name,
         )
-    if symbol is not None:
-        symbol = check_symbol(symbol, dataset=ds.name)
-        path_parts["symbol"] = quote(symbol, safe="")
-    try:
-        path = ds.path.format(**path_parts)
-    except KeyError as missing:
-        raise InvalidParameterError(
-            f"missing {missing.args[0]}", parameter=missing.args[0], dataset=ds.name
-        ) from None
+    symbol = None if symbol is None else check_symbol(symbol, dataset=ds.name)
     header = {f.wire for f in ds.header}
     # Path values the payload repeats as header fields (chamber, type): known from the request
     # when a payload omits them.
     known = {p.name: checked.get(p.name) for p in ds.params if p.in_path and p.name in header}
-    return Request(path, query, symbol or "", known)
+    return Request(_path(ds, checked, symbol), query, symbol or "", known)
+
+
+def _checked(ds: Dataset, values: dict[str, Any]) -> dict[str, Any]:
+    """Each given (or defaulted) parameter's value as it will be sent, in declared order."""
+    checked: dict[str, Any] = {}
+    for p in ds.params:
+        value = values.get(p.name, p.default)
+        if value is not None:
+            checked[p.name] = _CHECK_PARAM[p.kind](p, value, ds.name)
+    _check_window(ds, checked)
+    return checked
+
+
+def _path(ds: Dataset, checked: dict[str, Any], symbol: str | None) -> str:
+    parts = {
+        p.placeholder: quote(str(checked[p.name]), safe="")
+        for p in ds.params
+        if p.in_path and p.name in checked
+    }
+    if symbol is not None:
+        parts["symbol"] = quote(symbol, safe="")
+    try:
+        return ds.path.format(**parts)
+    except KeyError as missing:
+        raise InvalidParameterError(
+            f"missing {missing.args[0]}", parameter=missing.args[0], dataset=ds.name
+        ) from None
 
 
 def plan(ds: Dataset, symbols: Any, params: dict[str, Any]) -> list[Request]:
@@ -280,12 +304,8 @@ def plan(ds: Dataset, symbols: Any, params: dict[str, Any]) -> list[Request]:
     for p in ds.params:
         if p.expands:
             value = params.get(p.name, p.default)
-            if p.kind == "choice" and value not in p.choices:
-                raise InvalidParameterError(
-                    f"{p.name}={value!r} is not one of {', '.join(map(repr, p.choices))}",
-                    parameter=p.name,
-                    dataset=ds.name,
-                )
+            if p.kind == "choice":
+                value = _choice_param(p, value, ds.name)
             variants = [dict(v, **{p.name: one}) for v in variants for one in p.fan_out(value)]
     if not ds.per_symbol:
         if symbols is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, Literal
@@ -30,8 +29,11 @@ from .errors import (
     DataValidationError,
     InvalidParameterError,
     MdframesError,
+    NotFoundError,
     RateLimitError,
     ResponseFormatError,
+    SkippedSymbolsWarning,
+    warn,
 )
 from .fetch import fetch
 from .frame import build_frame, columnize
@@ -45,6 +47,9 @@ __all__ = ["load", "Errors", "Validate", "PROGRESS_THRESHOLD"]
 Errors = Literal["raise", "skip"]
 Validate = bool | Literal["strict"]
 PROGRESS_THRESHOLD = 10
+# Seconds a Ctrl-C waits for interrupted requests to return (they do at once unless blocked
+# in a connect); within the second CONTRACT section 1 allows.
+_INTERRUPT_GRACE = 0.5
 
 # Errors about the account or the service as a whole: skipping a symbol cannot help.
 _FATAL = (AuthenticationError, RateLimitError, ConfigurationError)
@@ -89,45 +94,41 @@ def load(
         raise InvalidParameterError("no symbol given", parameter="symbols", dataset=ds.name)
     requests = plan(ds, symbols, {k: v for k, v in params.items() if v is not None})
     client = resolve_client(client)
-    client._require()  # configuration errors before any thread starts
-    client._reset_interrupt()  # an earlier Ctrl-C does not cancel this load
     batches: list[Records] = []
     failed: dict[str, MdframesError] = {}
-    try:
-        batches, failed = _fetch_all(client, ds, requests, errors)
-        _oldest_first(ds, batches)
-        frame, batches = _build(ds, batches, failed, errors)
-        quality: list[dict[str, Any]] = []
-        if validate is not False:
-            frame, quality = _validate(ds, frame, batches, failed, errors, validate == "strict")
-    except (ResponseFormatError, DataValidationError) as exc:
-        # Bad data stays an error, but not a cached one: the next call asks the service again.
-        client.evict(_sources(exc, failed) + [r for b in batches for r in b.sources])
-        raise
-    client.evict(_sources(None, failed))  # skipped symbols' unusable answers, likewise
+    # Configuration errors before any thread starts; an earlier Ctrl-C does not cancel this.
+    # An answer whose data proves unusable is evicted from the HTTP cache (fetch evicts those
+    # it cannot read), so the next call asks the service again.
+    with client.loading():
+        try:
+            batches, failed = _fetch_all(client, ds, requests, errors)
+            _oldest_first(ds, batches)
+            fetched = list(batches)
+            frame, batches = _build(ds, batches, failed, errors)
+            quality: list[dict[str, Any]] = []
+            if validate is not False:
+                frame, quality = _validate(ds, frame, batches, failed, errors, validate == "strict")
+        except (ResponseFormatError, DataValidationError):
+            client.evict([r for b in batches for r in b.sources])
+            raise
+        client.evict([r for b in fetched if b.symbol in failed for r in b.sources])
     frame = _order(ds, frame, batches)
     frame.attrs.update(_attrs(ds, batches))
     frame.attrs["quality"] = quality
     if quality:
         checks = ", ".join(sorted({q["check"] for q in quality}))
-        warnings.warn(
+        warn(
             f"{ds.name}: data-quality checks failed ({checks}); kept as loaded, "
             "details in df.attrs['quality']",
             DataQualityWarning,
-            stacklevel=2,
         )
     if failed:
         frame.attrs["failed"] = {symbol: str(exc) for symbol, exc in failed.items()}
-        warnings.warn(
+        warn(
             f"{ds.name}: {len(failed)} symbol(s) failed and were skipped: {', '.join(failed)}",
-            stacklevel=2,
+            SkippedSymbolsWarning,
         )
     return frame
-
-
-def _sources(exc: BaseException | None, failed: dict[str, MdframesError]) -> list[Any]:
-    errors = [exc, *failed.values()] if exc is not None else list(failed.values())
-    return [r for e in errors for r in getattr(e, "sources", ())]
 
 
 def _check_options(ds: Dataset, client: Any, validate: Any, errors: Any) -> None:
@@ -181,6 +182,8 @@ def _fetch_all(
             results[i] = columnize(ds, got) if many else got
         except MdframesError as exc:
             if errors == "raise" or isinstance(exc, _FATAL) or not request.symbol:
+                if isinstance(exc, NotFoundError) and request.symbol:
+                    _hint_not_found(client, exc, request.symbol)
                 raise
             with lock:
                 failed.setdefault(request.symbol, exc)
@@ -202,7 +205,18 @@ def _fetch_all(
     return batches, failed
 
 
+def _hint_not_found(client: Client, exc: NotFoundError, symbol: str) -> None:
+    """A 404 for a symbol says so, with the closest known symbols and ``errors="skip"``."""
+    from .known import not_found_hint
+
+    exc.args = (f"{exc.args[0] if exc.args else exc}. {not_found_hint(client, symbol)}",)
+
+
 def _in_threads(client: Client, attempt: Any, n: int) -> None:
+    """Run ``attempt(i)`` for each request on the client's worker count. No request outlives
+    the call: on an error the ones not started are cancelled and those in flight are waited
+    for (each is bounded by the client's timeout and retries), so the caller may close the
+    client (and its cache file) as soon as the error reaches it."""
     pool = ThreadPoolExecutor(max_workers=min(client.max_workers, n), thread_name_prefix="mdframes")
     futures = [pool.submit(attempt, i) for i in range(n)]
     try:
@@ -211,13 +225,15 @@ def _in_threads(client: Client, attempt: Any, n: int) -> None:
             if fut.done() and not fut.cancelled() and fut.exception() is not None:
                 raise fut.exception()  # type: ignore[misc]
     except KeyboardInterrupt:
-        # Ctrl-C: waits end, no request starts, stalled reads are abandoned; don't join.
-        client._interrupt()
+        # Ctrl-C: waits end, no request starts, open sockets are shut, so the threads in
+        # flight return at once; a connect that cannot be cut is left to the timeout (and to
+        # Client.close, which waits for it) rather than holding the user's Ctrl-C.
+        client.interrupt()
         pool.shutdown(wait=False, cancel_futures=True)
+        wait(futures, timeout=_INTERRUPT_GRACE)
         raise
     except BaseException:
-        # An error: start nothing more and don't wait for requests in flight.
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
 
@@ -248,7 +264,6 @@ def _build(
         try:
             build_frame(ds, [b], strict=False)
         except ResponseFormatError as exc:
-            exc.sources = b.sources  # type: ignore[attr-defined]
             bad.setdefault(b.symbol, exc)
     if errors == "raise" or not bad:
         first = next(iter(bad.values()), None)
@@ -299,11 +314,17 @@ def _validate(
 # --- order and attrs ----------------------------------------------------------------------------
 
 
+def _about_symbols(ds: Dataset) -> bool:
+    """Frames of one symbol's history: per-symbol v2 datasets and v1's per-ticker ones (v1
+    sends newest first too; CONTRACT §5 orders them as §2)."""
+    return ds.per_symbol or ds.param("ticker") is not None
+
+
 def _oldest_first(ds: Dataset, batches: list[Records]) -> None:
     """Reverse each answer the service sent newest first, before the frame is built: the
     common case then needs no sort at all (see :func:`_order`)."""
     wire = ds.filter_field or "date"
-    if not ds.per_symbol or ds.time_column is None:
+    if not _about_symbols(ds) or ds.time_column is None:
         return
     for b in batches:
         dates = b.columns.get(wire) or [r.get(wire) for r in b.rows]
@@ -316,7 +337,7 @@ def _order(ds: Dataset, frame: pd.DataFrame, batches: list[Records]) -> pd.DataF
     """Symbols in the caller's order, then time ascending (ties by record id): ready for
     ``shift``, ``rolling`` and ``merge_asof``. Cross-ticker frames keep the service's order."""
     time = ds.time_column
-    if not ds.per_symbol or time is None or time not in frame.columns or len(frame) < 2:
+    if not _about_symbols(ds) or time is None or time not in frame.columns or len(frame) < 2:
         return frame
     position = {b.symbol: i for i, b in reversed(list(enumerate(batches)))}
     block = np.repeat([position[b.symbol] for b in batches], [len(b.rows) for b in batches])

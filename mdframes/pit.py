@@ -4,33 +4,31 @@ Every dataset has a point-in-time anchor in the registry (insider ``filing_date`
 ``disclosure_date``, contracts ``start_date``, patents ``patent_date``, the rest ``date``): the
 moment a row became public. Where the law sets a deadline for publication, a row whose anchor
 is null counts as public at that deadline, the latest the law allows, never at the event
-itself (:data:`LEGAL_DEADLINES`): congress trades 45 days after the trade, insider Form 4
-filings 2 business days after the transaction.
+itself (the registry entry's ``deadline``): congress trades 45 days after the trade, insider
+Form 4 filings 2 business days after the transaction.
 
 Naive timestamps are read as UTC wherever they meet aware ones.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from pandas.api.types import pandas_dtype
 
+from ._typing import TimeLike
 from .errors import InvalidParameterError
-from .registry import REGISTRY
+from .params import to_utc
+from .registry import REGISTRY, Deadline
 
 __all__ = [
     "point_in_time",
     "asof_join",
     "public_times",
     "legal_deadline",
-    "LegalDeadline",
-    "LEGAL_DEADLINES",
     "NULL_ANCHOR_CHOICES",
-    "CONGRESS_DISCLOSURE_DAYS",
 ]
 
 NullAnchor = Literal["deadline", "drop"]
@@ -38,52 +36,12 @@ NULL_ANCHOR_CHOICES: tuple[str, ...] = ("deadline", "drop")
 _UNITS = ("s", "ms", "us", "ns")
 
 
-@dataclass(frozen=True)
-class LegalDeadline:
-    """The latest moment the law allows a row to become public, counted from its event.
-
-    ``anchor`` is the point-in-time column that may be null, ``event`` the column the
-    deadline counts from; ``days`` are calendar days, or Monday-to-Friday days when
-    ``business_days`` (no holiday calendar). ``rule`` names the law, for the docs.
-    """
-
-    anchor: str
-    event: str
-    days: int
-    business_days: bool
-    rule: str
-
-
-_STOCK_ACT = LegalDeadline(
-    "disclosure_date",
-    "date",
-    45,
-    business_days=False,
-    rule="STOCK Act (2012): a periodic transaction report within 45 days of the trade",
-)
-_FORM_4 = LegalDeadline(
-    "filing_date",
-    "date",
-    2,
-    business_days=True,
-    rule="Exchange Act s.16(a), as amended in 2002: Form 4 before the end of the second "
-    "business day after the transaction",
-)
-# Registry data, declared once per dataset; kept here until the registry carries it
-# (a ``Dataset.deadline`` field would hold the same entries).
-LEGAL_DEADLINES: dict[str, LegalDeadline] = {
-    "congress_trades": _STOCK_ACT,
-    "insider_trading": _FORM_4,
-    "v1/insider_transactions": _FORM_4,
-}
-CONGRESS_DISCLOSURE_DAYS = _STOCK_ACT.days
-
-
-def legal_deadline(dataset: str | None, anchor: str) -> LegalDeadline | None:
+def legal_deadline(dataset: str | None, anchor: str) -> Deadline | None:
     """The deadline rule for ``anchor`` of ``dataset``, or None where the law sets none.
 
-    A frame that names no registry dataset (built by hand) gets the rule of its anchor's
-    column name, so ``disclosure_date`` keeps the 45-day rule there too.
+    The rule is the registry entry's ``deadline`` (``Dataset.deadline``), for its ``anchor``
+    column only. A frame that names no registry dataset (built by hand) gets the rule of its
+    anchor's column name, so ``disclosure_date`` keeps the 45-day rule there too.
 
     Examples
     --------
@@ -93,9 +51,11 @@ def legal_deadline(dataset: str | None, anchor: str) -> LegalDeadline | None:
     True
     """
     if dataset in REGISTRY:
-        rule = LEGAL_DEADLINES.get(str(dataset))
-        return rule if rule is not None and rule.anchor == anchor else None
-    return next((r for r in LEGAL_DEADLINES.values() if r.anchor == anchor), None)
+        ds = REGISTRY[str(dataset)]
+        return ds.deadline if ds.anchor == anchor else None
+    return next(
+        (ds.deadline for ds in REGISTRY.values() if ds.deadline and ds.anchor == anchor), None
+    )
 
 
 def _check_null_anchor(null_anchor: Any) -> None:
@@ -155,7 +115,7 @@ def _to_mode(values: pd.Series, aware: bool) -> pd.Series:
     return values.dt.tz_localize("UTC") if aware else values
 
 
-def _deadlines(event: pd.Series, rule: LegalDeadline, like: pd.Series) -> pd.Series:
+def _deadlines(event: pd.Series, rule: Deadline, like: pd.Series) -> pd.Series:
     """``rule``'s deadline for every event, in the dtype (unit, time zone) of ``like``."""
     traded = _to_mode(_datetimes(event, f"column {rule.event!r}"), aware=False)
     if rule.business_days:
@@ -194,8 +154,8 @@ def public_times(
 
     The anchor is ``anchor`` or the registry anchor of ``df.attrs["dataset"]``. With
     ``null_anchor="deadline"`` a null anchor that has a legal deadline
-    (:data:`LEGAL_DEADLINES`: congress 45 days after the trade ``date``, insider 2 business
-    days after the transaction ``date``) gets that deadline; every other null anchor stays
+    (the registry entry's ``deadline``: congress 45 days after the trade ``date``, insider 2
+    business days after the transaction ``date``) gets that deadline; every other null anchor stays
     NaT (never public), as all do with ``null_anchor="drop"``.
 
     Examples
@@ -209,29 +169,14 @@ def public_times(
     return _public(df, anchor, null_anchor, "the frame")[0]
 
 
-def _as_of(value: Any) -> pd.Timestamp:
-    if value is None or isinstance(value, (bool, int, float)):
-        raise InvalidParameterError("as_of is required", parameter="as_of")
-    try:
-        ts = pd.Timestamp(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(
-            f"as_of must be a date or time, got {value!r} ({exc})", parameter="as_of"
-        ) from None
-    if pd.isna(ts):
-        raise InvalidParameterError("as_of is NaT", parameter="as_of")
-    return ts
-
-
 def _align_scalar(ts: pd.Timestamp, aware: bool) -> pd.Timestamp:
-    if ts.tzinfo is None:
-        return ts.tz_localize("UTC") if aware else ts
-    return ts.tz_convert("UTC") if aware else ts.tz_convert("UTC").tz_localize(None)
+    """An aware UTC instant as the anchors hold times: aware UTC, or naive UTC."""
+    return ts if aware else ts.tz_localize(None)
 
 
 def point_in_time(
     df: pd.DataFrame,
-    as_of: Any,
+    as_of: TimeLike,
     *,
     anchor: str | None = None,
     null_anchor: NullAnchor = "deadline",
@@ -245,7 +190,7 @@ def point_in_time(
     Naive values meet aware ones as UTC.
 
     A null anchor is replaced by the legal deadline where the dataset has one
-    (:data:`LEGAL_DEADLINES`): a congress trade counts as public 45 days after its trade
+    (the registry entry's ``deadline``): a congress trade counts as public 45 days after its trade
     ``date``, an insider transaction 2 business days (Monday to Friday) after its ``date``.
     Other null anchors are dropped, and so are all of them with ``null_anchor="drop"``.
 
@@ -270,7 +215,8 @@ def point_in_time(
     2024-01-16, the second business day after it.
     """
     _check_null_anchor(null_anchor)
-    ts = _as_of(as_of)
+    # A date means its first instant here: what was public when that day began.
+    ts = to_utc(as_of, "as_of", date_means="start")
     times, imputed = _public(df, anchor, null_anchor, "the frame")
     cutoff = _align_scalar(ts, _is_aware(times))
     keep = (times <= cutoff).fillna(False).to_numpy(dtype=bool)

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["progress_bar"]
+__all__ = ["progress_bar", "wanted", "output"]
 
 
 def _kernel() -> bool:
@@ -19,6 +19,37 @@ def _kernel() -> bool:
     if "ipykernel.zmqshell" not in sys.modules:
         return False
     return not any(k == "QT_API" or k.startswith("SPYDER") for k in os.environ)
+
+
+def wanted(setting: bool | None, n: int, *, threshold: int = 1) -> bool:
+    """Whether to draw a bar for ``n`` steps: never for none; as ``setting`` says when it is
+    set (``Client(progress=...)``, ``Lake.sync(progress=...)``); otherwise for at least
+    ``threshold`` steps where someone watches (a Jupyter kernel or a terminal).
+
+    Examples
+    --------
+    >>> wanted(True, 3), wanted(False, 300), wanted(None, 0)
+    (True, False, False)
+    """
+    if n <= 0:
+        return False
+    if setting is not None:
+        return bool(setting)
+    if n < threshold:
+        return False
+    return "ipykernel" in sys.modules or bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def output() -> Any:
+    """Where progress text goes: stdout in a Jupyter kernel (which shows stderr as an error
+    box), else stderr.
+
+    Examples
+    --------
+    >>> output() is sys.stderr
+    True
+    """
+    return sys.stdout if _kernel() else sys.stderr
 
 
 def _widgets() -> bool:
@@ -47,7 +78,7 @@ def progress_bar(total: int, desc: str, enabled: bool = True) -> Any:
             from tqdm.notebook import tqdm as widget_bar
 
             return widget_bar(**options)
-        options["file"] = sys.stdout  # a kernel shows stderr as an error box
+        options["file"] = output()
     from tqdm.std import tqdm as text_bar
 
     return text_bar(**options)

@@ -204,19 +204,44 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
 def _app_daily(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     data = _as_dict(ds, data, url)
     rows = []
-    counted = 0  # the service counts app-date observations against `limit`, not dates
+    objects = 0
     for entry in _record_list(ds, data, "data", url):
         row = {k: v for k, v in entry.items() if k not in _APP_PLATFORMS}
         for platform in _APP_PLATFORMS:
             obj = entry.get(platform)
             if isinstance(obj, dict):
-                counted += 1
+                objects += 1
                 for k, v in obj.items():
                     row[platform + k[:1].upper() + k[1:]] = v
         rows.append(row)
     # The daily view is about dates; cik stays with the apps view.
     header = {k: v for k, v in _scalars(data).items() if k != "cik"}
-    return Records(header, rows, counted=counted)
+    return Records(header, rows, counted=_app_records_counted(ds, data, objects, url))
+
+
+def _app_records_counted(ds: Dataset, data: dict[str, Any], objects: int, url: str | None) -> int:
+    """How many records the service counted against ``limit`` for this answer.
+
+    ``limit`` counts app-date records, and ``data`` shows only the biggest app per platform:
+    a company with seven apps fills a 500-record page with about 72 dates, of which ``data``
+    shows two objects each. Counting those objects made a full page look short and ended the
+    window walk early, losing every older date (issue 18). The ``apps`` list of the same
+    answer holds every counted record; the older shape has none and counts its objects.
+    """
+    if "apps" not in data:
+        return objects
+    return sum(len(obs) for obs in _app_observations(ds, data, url).values())
+
+
+def _app_observations(
+    ds: Dataset, data: dict[str, Any], url: str | None
+) -> dict[int, list[dict[str, Any]]]:
+    """Each app's observations by its position in ``apps`` (apps without any are left out)."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for i, app in enumerate(_check_rows(ds, data["apps"], "apps", url)):
+        if "observations" in app:
+            out[i] = _check_rows(ds, app["observations"], "apps[].observations", url)
+    return out
 
 
 def _v1_markets(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:

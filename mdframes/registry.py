@@ -8,14 +8,17 @@ with closed enumerations as ``cat``.
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
 
 __all__ = [
     "Field",
     "Param",
+    "Deadline",
     "Dataset",
     "REGISTRY",
     "get",
@@ -29,6 +32,8 @@ __all__ = [
     "example_arguments",
     "views",
     "SEVERITY",
+    "resolve_name",
+    "closest_names",
 ]
 
 Kind = Literal["str", "date", "ts", "int", "float", "bool", "cat", "list", "cik", "obj"]
@@ -101,6 +106,47 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Deadline:
+    """The latest moment the law allows a row to become public, counted from its event.
+
+    The deadline applies to the entry's ``anchor`` (the column that may be null); ``event`` is
+    the column it counts from. ``days`` are calendar days, or Monday-to-Friday days when
+    ``business_days`` (no holiday calendar). ``rule`` names the law, for the docs.
+    ``slack_days``: the service filters such a dataset on ``event`` while its rows become
+    public later, so a load meant to see every row published in a window starts this many
+    days before it (the legal deadline plus late filers).
+
+    Examples
+    --------
+    >>> get("congress_trades").deadline.days
+    45
+    """
+
+    event: str
+    days: int
+    business_days: bool
+    rule: str
+    slack_days: int = 0
+
+
+STOCK_ACT = Deadline(
+    "date",
+    45,
+    business_days=False,
+    rule="STOCK Act (2012): a periodic transaction report within 45 days of the trade",
+    slack_days=365,
+)
+FORM_4 = Deadline(
+    "date",
+    2,
+    business_days=True,
+    rule="Exchange Act s.16(a), as amended in 2002: Form 4 before the end of the second "
+    "business day after the transaction",
+    slack_days=365,
+)
+
+
+@dataclass(frozen=True)
 class Dataset:
     """One endpoint family and how its payload becomes a frame."""
 
@@ -117,6 +163,16 @@ class Dataset:
     trailer: tuple[Field, ...] = ()
     record_id: tuple[str, ...] = ()  # columns that identify a record (dedupe on paging)
     anchor: str | None = None  # point-in-time column
+    # Where the law bounds how late ``anchor`` may come: a null anchor counts as public at
+    # this deadline (mdframes.pit), and loads reach ``slack_days`` further back.
+    deadline: Deadline | None = None
+    # The column the event happened at, where rows become public later (at ``anchor``): of
+    # rows public at the same moment the later event is the latest. None: the anchor is the
+    # event. Defaults to the deadline's event.
+    event: str | None = None
+    # The first date the service has data for; a load without a start begins here rather
+    # than at the service's default window (app ratings: the latest week only).
+    history_start: str | None = None
     # The record field (wire name) the service's startDate/endDate filter applies to; paging
     # walks the window along it.
     filter_field: str | None = None
@@ -134,11 +190,48 @@ class Dataset:
     # The lake's record identity. Separate from ``record_id``, which the loaders' paging uses to
     # merge pages; "a|b" means a, or b where a is null. Never a value revised in place.
     lake_key: tuple[str, ...] = ()
+    # The values a lake sync asks for, per parameter: one unit of work per combination. A
+    # value that stands for several (congress "both") is one unit of several requests.
+    lake_fanout: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict, hash=False, compare=False
+    )
     # Another registry entry's loader serves this one: (dataset, view name).
     view_of: tuple[str, str] | None = None
     view: str = ""  # this entry's own view name where the loader has a `view=` switch
     # Arguments of the documented example call (docs, demo, tests); see example_arguments.
     example: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.event is None and self.deadline is not None:
+            object.__setattr__(self, "event", self.deadline.event)
+
+    @property
+    def base(self) -> str:
+        """The dataset whose records this one is made from: the entry it is a view of, or
+        itself (``app_ratings_daily`` -> ``app_ratings``)."""
+        return self.view_of[0] if self.view_of is not None else self.name
+
+    def lake_variants(self) -> list[tuple[dict[str, str], int]]:
+        """The parameter sets a lake sync asks for per symbol (or cross section), each with
+        the fewest requests it takes: ``[({"chamber": "both"}, 2)]`` for congress trades,
+        ``[({"type": "daily"}, 1), ({"type": "monthly"}, 1)]`` for forecasts, ``[({}, 1)]``
+        for the rest.
+
+        Examples
+        --------
+        >>> get("congress_trades").lake_variants()
+        [({'chamber': 'both'}, 2)]
+        """
+        names = list(self.lake_fanout)
+        out = []
+        for values in itertools.product(*self.lake_fanout.values()):
+            params = dict(zip(names, values, strict=True))
+            requests = 1
+            for name, value in params.items():
+                p = self.param(name)
+                requests *= len(p.fan_out(value)) if p is not None else 1
+            out.append((params, requests))
+        return out
 
     @property
     def per_symbol(self) -> bool:
@@ -408,6 +501,7 @@ _DATASETS: list[Dataset] = [
         ttl=15 * MINUTE,
         # Forward only: the service keeps no past forecast, so each sync stores the answer.
         lake="snapshot",
+        lake_fanout={"type": FORECAST_TYPES},
         lake_key=("symbol", "type", "date"),
         checks=("forecast_band",),
         description="Forward price forecasts: 10 trading days (daily) or 12 months (monthly).",
@@ -476,6 +570,7 @@ _DATASETS: list[Dataset] = [
         "transactions",
         INSIDER_FIELDS,
         anchor="filing_date",
+        deadline=FORM_4,
         description="Insider transactions from Form 4 filings.",
         lake="window",
         # The window filters on the transaction date; Form 4 is due 2 business days later, but
@@ -505,6 +600,7 @@ _DATASETS: list[Dataset] = [
         header=(SYMBOL, NAME, Field("chamber", "cat", CHAMBERS)),
         fields=CONGRESS_FIELDS,
         anchor="disclosure_date",
+        deadline=STOCK_ACT,
         filter_field="date",
         checks=("disclosure_after_trade",),
         description="US House and Senate member trades.",
@@ -514,6 +610,7 @@ _DATASETS: list[Dataset] = [
         # up to 60 days after the disclosure. 120 days covers 45 + 60 with two weeks to spare,
         # in the same single request per chamber (not capped).
         lookback=120,
+        lake_fanout={"chamber": ("both",)},  # one load asks both chambers
         # The filed amount (amount_raw when set, else amount): a re-normalised amount, a
         # backfilled owner or disclosure date is a new version of the same trade.
         lake_key=(
@@ -645,6 +742,7 @@ _DATASETS: list[Dataset] = [
         params=CAPPED_RANGE,
         paged=True,
         record_id=("platform", "app_id", "date"),
+        history_start=APP_RATINGS_HISTORY_START,
         description="Mobile app ratings, one row per app per platform per date.",
         lake="window",
         # One observation per app per day, taken once; the newest day may still be filling.
@@ -652,7 +750,7 @@ _DATASETS: list[Dataset] = [
         lookback=3,
         lake_key=("symbol", "platform", "app_id", "date"),
         caveats=(
-            "History begins 2026-09-03; apps added later are never backfilled.",
+            f"History begins {APP_RATINGS_HISTORY_START}; apps added later are never backfilled.",
             "`limit` counts app-date records.",
             "Older responses (weekly, no `apps`) load with NA app_id/app_name.",
         ),
@@ -675,6 +773,7 @@ _DATASETS: list[Dataset] = [
         params=CAPPED_RANGE,
         paged=True,
         record_id=("date",),
+        history_start=APP_RATINGS_HISTORY_START,
         description="Mobile app ratings, one row per date (biggest app per platform).",
     ),
     # The spec shows no record fields for these two; declared as the live service sends them
@@ -979,6 +1078,8 @@ _DATASETS += [
         ),
         window=False,  # the spec shows no query parameters for this endpoint
         anchor="filing_date",
+        # No window to widen (slack 0), but a null filing date still has its deadline.
+        deadline=replace(FORM_4, slack_days=0),
         description="Insider transactions (v1), in v2 column names.",
     ),
 ]
@@ -1023,7 +1124,122 @@ def views(dataset: str) -> dict[str, str]:
 
 
 def _spelling(name: str) -> str:
-    return name.strip().lower().replace("-", "_")
+    return name.strip().casefold().replace("-", "_")
+
+
+# Listing every choice helps with a handful of names (views, chambers) always, and with a
+# score of them (markets) when nothing is close; past that it is noise.
+_LIST_FEW, _LIST_SOME = 8, 20
+
+
+def closest_names(
+    value: str, choices: Iterable[str], n: int = 3, *, cutoff: float = 0.6
+) -> list[str]:
+    """The entries of ``choices`` closest to ``value`` (case, ``_``/``-`` aside), best first.
+
+    The one home of fuzzy matching in mdframes: every "did you mean" is made here. Ranked by
+    difflib's similarity, then by edit distance, then by position in ``choices`` (so a list
+    in order of prominence, such as the ticker list, settles ties: ``APPL`` -> ``AAPL``).
+
+    Examples
+    --------
+    >>> closest_names("insider_tradng", ["insider_trading", "news"])
+    ['insider_trading']
+    """
+    from difflib import SequenceMatcher
+
+    by_key: dict[str, str] = {}
+    for choice in choices:
+        by_key.setdefault(_spelling(choice), choice)
+    key = _spelling(value)
+    matcher = SequenceMatcher()
+    matcher.set_seq2(key)
+    scored = []
+    for position, candidate in enumerate(by_key):
+        matcher.set_seq1(candidate)
+        if (
+            matcher.real_quick_ratio() >= cutoff
+            and matcher.quick_ratio() >= cutoff
+            and matcher.ratio() >= cutoff
+        ):
+            scored.append((-matcher.ratio(), _edits(key, candidate), position, candidate))
+    close = [c for *_, c in sorted(scored)[:n]]
+    if len(close) < n and key:
+        # A fragment of a longer name ("dow" for "DOW 30") is a near miss too.
+        close += [k for k in by_key if key in k and k not in close][: n - len(close)]
+    return [by_key[k] for k in close]
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (short names only: it is quadratic)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def resolve_name(
+    value: str,
+    choices: Iterable[str],
+    *,
+    what: str,
+    parameter: str | None = None,
+    dataset: str | None = None,
+) -> str:
+    """The entry of ``choices`` that ``value`` names: case, surrounding whitespace and
+    ``_``/``-`` aside. Every name a user types (dataset, market, region, chamber, type,
+    view) is matched here, so every one of them is forgiving and suggests alike.
+
+    Parameters
+    ----------
+    value : str
+        What the user typed.
+    choices : iterable of str
+        The canonical names.
+    what : str
+        What the names are, for the message (``"market"``, ``"screener dataset"``).
+    parameter, dataset : str, optional
+        Set on the error.
+
+    Returns
+    -------
+    str
+        The canonical entry of ``choices``.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``unknown {what} 'x'; did you mean 'y'?``, listing the choices when they are few.
+
+    Examples
+    --------
+    >>> resolve_name(" Senate", ["both", "house", "senate"], what="chamber")
+    'senate'
+    >>> resolve_name("s&p 500", ["DOW 30", "S&P 500"], what="market")
+    'S&P 500'
+    """
+    from .errors import InvalidParameterError
+
+    options = list(dict.fromkeys(choices))
+    if isinstance(value, str):
+        key = _spelling(value)
+        for choice in options:
+            if _spelling(choice) == key:
+                return choice
+        close = closest_names(value, options)
+    else:
+        close = []
+    message = f"unknown {what} {value!r}"
+    if close:
+        quoted = [repr(c) for c in close]
+        listed = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+        message += f"; did you mean {listed}?"
+    if len(options) <= _LIST_FEW or (len(options) <= _LIST_SOME and not close):
+        message += f" (one of: {', '.join(options)})"
+    raise InvalidParameterError(message, parameter=parameter, dataset=dataset)
 
 
 def get(name: str) -> Dataset:
@@ -1043,15 +1259,9 @@ def get(name: str) -> Dataset:
         )
     if name in REGISTRY:
         return REGISTRY[name]
-    by_spelling = {_spelling(n): d for n, d in REGISTRY.items()}
-    if _spelling(name) in by_spelling:
-        return by_spelling[_spelling(name)]
-    from difflib import get_close_matches
-
-    close = get_close_matches(_spelling(name), list(by_spelling), n=3)
-    hint = ""
-    if close:
-        hint = "; did you mean " + " or ".join(repr(by_spelling[c].name) for c in close) + "?"
-    raise InvalidParameterError(
-        f"unknown dataset {name!r}{hint} (md.datasets() lists them all)", parameter="dataset"
-    )
+    try:
+        return REGISTRY[resolve_name(name, REGISTRY, what="dataset", parameter="dataset")]
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(
+            f"{exc} (md.datasets() lists them all)", parameter="dataset"
+        ) from None

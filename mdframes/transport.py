@@ -18,6 +18,7 @@ import socket
 import ssl
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -41,16 +42,48 @@ from .config import is_loopback
 from .errors import NetworkError, redact
 from .ratelimit import Cancelled, RateGate, pause, reset_from_headers, seconds_until
 
-__all__ = ["Link", "ServiceRetry", "ServiceAdapter", "network_error"]
+__all__ = ["Link", "ServiceRetry", "ServiceAdapter", "BodyCutShort", "network_error", "JSON_ATTR"]
+
+# The parsed body of a 200 that the adapter already had to parse to see that it is whole,
+# kept on the response so the envelope is not parsed twice.
+JSON_ATTR = "mdframes_json"
 
 SANDBOX_HINT = "is the sandbox running? (md.sandbox.start())"
 
 
-class Link:
-    """What one client's connections share: its cancel event and its open connections."""
+class _CutShort(ProtocolError):
+    """One attempt's 200 body was not complete JSON (whatever its Content-Length said)."""
 
-    def __init__(self, cancel: threading.Event) -> None:
+    def __init__(self, content: bytes, content_type: str) -> None:
+        super().__init__(f"body cut short: {len(content)} bytes that are not complete JSON")
+        self.content, self.content_type = content, content_type
+
+
+class BodyCutShort(requests.exceptions.RequestException):
+    """A 200 whose body is not complete JSON, still so when the retries were spent. The
+    client turns it into :class:`~mdframes.ResponseFormatError`; it is never cached."""
+
+    def __init__(self, cut: _CutShort) -> None:
+        super().__init__(str(cut))
+        self.content, self.content_type = cut.content, cut.content_type
+
+
+Hook = Callable[..., None]
+
+
+class Link:
+    """What one client's connections share: its cancel event, its open connections and the
+    hooks around each attempt (``before_send()``, ``after_send(response)``)."""
+
+    def __init__(
+        self,
+        cancel: threading.Event,
+        before_send: Hook | None = None,
+        after_send: Hook | None = None,
+    ) -> None:
         self.cancel = cancel
+        self.before_send = before_send
+        self.after_send = after_send
         self._connections: weakref.WeakSet[HTTPConnection] = weakref.WeakSet()
         self._lock = threading.Lock()
 
@@ -83,6 +116,9 @@ def _tracked(base: type[HTTPConnection], link: Link) -> type[HTTPConnection]:
             link.track(self)
 
         def request(self, *args: Any, **kwargs: Any) -> None:
+            # Every attempt (urllib3's own retries included) passes here once.
+            if link.before_send is not None:
+                link.before_send()
             link.check()  # the last moment before bytes leave: nothing is sent after Ctrl-C
             super().request(*args, **kwargs)
 
@@ -106,10 +142,14 @@ class ServiceRetry(Retry):
     max_wait: float = 120.0
     gate: RateGate | None = None
     cancel: threading.Event | None = None
+    # Called with each response urllib3 retries on (a 429, a 5xx): the adapter passes it on
+    # to the client's ``after_send`` hook, which otherwise only sees the final answer.
+    observe: Hook | None = None
 
     def new(self, **kw: Any) -> ServiceRetry:
         fresh = super().new(**kw)
         fresh.max_wait, fresh.gate, fresh.cancel = self.max_wait, self.gate, self.cancel
+        fresh.observe = self.observe
         return fresh
 
     def get_retry_after(self, response: Any) -> float | None:
@@ -134,6 +174,8 @@ class ServiceRetry(Retry):
         _pool: Any = None,
         _stacktrace: Any = None,
     ) -> Retry:
+        if response is not None and self.observe is not None:
+            self.observe(response)
         if response is not None and response.status == 429:
             reset = reset_from_headers(response.headers)
             if self.gate is not None:
@@ -155,6 +197,7 @@ class ServiceAdapter(HTTPAdapter):
         self.gate, self.max_wait, self.link = gate, max_wait, link
         self._local = threading.local()
         self._pool_classes = _pool_classes(link)
+        retry.observe = self._observe_retried
         super().__init__(max_retries=retry, pool_connections=4, pool_maxsize=pool_size)
 
     # requests reads ``self.max_retries`` for each send; a thread retrying a body read hands
@@ -180,6 +223,7 @@ class ServiceAdapter(HTTPAdapter):
     def send(self, request: Any, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
         retries: Retry = self._retries
         shown = redact(request.url or "")
+        self._local.request = request
         try:
             while True:
                 self.link.check()
@@ -189,6 +233,8 @@ class ServiceAdapter(HTTPAdapter):
                 response = super().send(request, *args, **kwargs)
                 self.gate.observe(response.headers)
                 cut = _read_whole(response)
+                if self.link.after_send is not None:
+                    self.link.after_send(response)
                 if cut is None:
                     return response
                 response.close()
@@ -196,10 +242,19 @@ class ServiceAdapter(HTTPAdapter):
                 try:
                     retries = spent.increment(request.method, shown, error=cut)
                 except (MaxRetryError, ProtocolError, ReadTimeoutError) as exc:
+                    if isinstance(cut, _CutShort):
+                        raise BodyCutShort(cut) from None
                     raise requests.ConnectionError(exc) from None
                 retries.sleep()
         finally:
             self._local.retries = None
+            self._local.request = None
+
+    def _observe_retried(self, raw: Any) -> None:
+        """A response urllib3 is about to retry on (429, 5xx), shown to ``after_send``."""
+        request = getattr(self._local, "request", None)
+        if self.link.after_send is not None and request is not None:
+            self.link.after_send(self.build_response(request, raw))
 
 
 def _read_whole(response: requests.Response) -> Exception | None:
@@ -211,26 +266,31 @@ def _read_whole(response: requests.Response) -> Exception | None:
         if isinstance(cause, (ProtocolError, ReadTimeoutError)):
             return cause
         return ProtocolError(f"connection broken while reading the body: {exc}")
-    if _cut_at_close(response):
-        return ProtocolError("connection closed before the body was complete")
-    return None
+    return _cut_short(response)
 
 
-def _cut_at_close(response: requests.Response) -> bool:
-    """A body without Content-Length or chunked framing ends when the connection closes, so a
-    cut is only visible in the body itself: a 200 JSON answer that does not parse."""
-    headers = response.headers
+_JSON_START = frozenset(b"{[")
+_SPACE = frozenset(b" \t\r\n")
+
+
+def _cut_short(response: requests.Response) -> _CutShort | None:
+    """A 200 answer whose body begins as JSON but is not complete JSON was cut short in
+    transfer, however it was framed (a Content-Length that matches the short body, or none):
+    a transfer fault, retried like a dropped connection. A body that is not JSON at all (an
+    HTML page) or complete JSON of the wrong shape is the server's answer, not a fault."""
     if response.status_code != 200 or response.request.method != "GET":
-        return False
-    if "Content-Length" in headers or "chunked" in headers.get("Transfer-Encoding", "").lower():
-        return False
-    if "json" not in headers.get("Content-Type", "").lower():
-        return False
+        return None
+    content = response.content or b""
+    i = 0
+    while i < len(content) and content[i] in _SPACE:
+        i += 1
+    if i < len(content) and content[i] not in _JSON_START:
+        return None
     try:
-        orjson.loads(response.content)
+        setattr(response, JSON_ATTR, orjson.loads(content))
     except orjson.JSONDecodeError:
-        return True
-    return False
+        return _CutShort(content, response.headers.get("Content-Type", "no content type"))
+    return None
 
 
 # --- network errors ------------------------------------------------------------------------------

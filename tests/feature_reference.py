@@ -190,3 +190,75 @@ def reference(
         out[name] = [cells[(d, s)] for d in dates for s in symbols]
     index = pd.MultiIndex.from_product([pd.DatetimeIndex(dates), symbols], names=["date", "symbol"])
     return pd.DataFrame(out, index=index)
+
+
+class StandInLake:
+    """Stands in for ``md.Lake`` where a test plants versions by hand: ``panel`` only calls
+    ``read``. It keeps every version with a ``_fetched_at`` column and, like the lake's
+    contract, returns per record the latest version fetched at or before ``known_at``, or
+    every version with ``history=True``."""
+
+    def __init__(self, frames: dict[str, pd.DataFrame], ids: dict[str, list[str]]) -> None:
+        self.frames, self.ids = frames, ids
+        self.calls: list[tuple[Any, ...]] = []
+
+    def read(
+        self,
+        dataset: str,
+        symbols: Any = None,
+        *,
+        start: Any = None,
+        end: Any = None,
+        known_at: Any = None,
+        history: bool = False,
+        columns: list[str] | None = None,
+        **_: Any,
+    ) -> pd.DataFrame:
+        self.calls.append((dataset, tuple(symbols or ()), start, end, known_at))
+        df = self.frames[dataset]
+        if known_at is not None:
+            df = df[df["_fetched_at"] <= pd.Timestamp(known_at)]
+        df = df.sort_values("_fetched_at", kind="stable")
+        if not history:
+            df = df.drop_duplicates(self.ids[dataset], keep="last")
+        if symbols is not None:
+            df = df[df["symbol"].isin(list(symbols))]
+        if columns is not None:
+            df = df[[*columns, *(c for c in df.columns if c.startswith("_"))]]
+        out = df.reset_index(drop=True)
+        out.attrs["dataset"] = dataset
+        return out
+
+
+def row_reference(
+    lake: Any, symbols: list[str], dates: Iterable[pd.Timestamp], features: list[Any]
+) -> pd.DataFrame:
+    """``known_at="row"`` the slow way: for each date D, each dataset's features from the lake
+    as known at the end of D (or, before the dataset's first sync, as that sync left it),
+    through the scalar ``known_at`` panel."""
+    dates = list(dates)
+    by_dataset: dict[str, list[Any]] = {}
+    for f in features:
+        name = f if isinstance(f, str) else f.name
+        dataset = DEFINITIONS[name][0] if isinstance(f, str) else f.dataset
+        by_dataset.setdefault(dataset, []).append(f)
+    columns = []
+    for dataset, mine in by_dataset.items():
+        base = "app_ratings" if dataset == "app_ratings_daily" else dataset
+        stored = lake.read(base, history=True)
+        fetched = pd.to_datetime(stored["_fetched_at"], utc=True)
+        if "_sync_id" in stored.columns:
+            first_id = stored["_sync_id"].iloc[int(np.argmin(fetched.to_numpy()))]
+            floor = fetched[(stored["_sync_id"] == first_id).to_numpy()].max()
+        else:
+            floor = fetched.min()
+        rows = []
+        for d in dates:
+            end_of_day = pd.Timestamp(d).tz_localize("UTC") + pd.Timedelta(days=1, microseconds=-1)
+            known = max(end_of_day, floor)
+            rows.append(
+                md.features.panel(symbols, d, d, mine, freq="D", source=lake, known_at=known)
+            )
+        columns.append(pd.concat(rows))
+    out = pd.concat(columns, axis=1)
+    return out[[f if isinstance(f, str) else f.name for f in features]]

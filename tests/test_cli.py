@@ -68,7 +68,10 @@ def test_load_help_lists_datasets_and_options_from_the_registry(
     assert code == 0
     for name in load_names():
         assert name in out
-    params = {p.name for n in load_names() for p in REGISTRY[n].params}
+    # v1 parameters go by the v2 words: the window is --start/--end, the ticker is SYMBOL.
+    v1_words = {"date_from": "start", "date_to": "end"}
+    params = {v1_words.get(p.name, p.name) for n in load_names() for p in REGISTRY[n].params}
+    params -= {"ticker"}
     for name in params:
         assert f"--{name.replace('_', '-')}" in out
     # Every dataset option is a registry parameter; the rest are the fixed ones.
@@ -80,6 +83,7 @@ def test_load_names_are_the_registry_names() -> None:
     from mdframes import loaders
 
     expected = {n for n, ds in REGISTRY.items() if ds.version == "v2" and ds.scope != "screener"}
+    expected |= {n for n, ds in REGISTRY.items() if ds.version == "v1"}
     assert set(load_names()) == expected - {n for n in REGISTRY if n.startswith("recent/")}
     public = {n[5:] for n in loaders.__all__ if n.startswith("load_")} - {"screener", "recent"}
     assert public <= set(load_names())
@@ -253,10 +257,10 @@ def test_every_spelling_of_a_dataset_name_loads_it(
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["load", "insider_trade", "AAPL"], "did you mean insider_trading?"),
-        (["load", "app_rating", "AAPL"], "did you mean app_ratings, app_ratings_daily or"),
+        (["load", "insider_trade", "AAPL"], "did you mean 'insider_trading'"),
+        (["load", "app_rating", "AAPL"], "did you mean 'app_ratings', "),
         (["screen", "insider_tradng"], "unknown screener dataset 'insider_tradng'; did you mean"),
-        (["recent", "newz"], "unknown recent dataset 'newz'; did you mean news?"),
+        (["recent", "newz"], "unknown recent dataset 'newz'; did you mean 'news'?"),
         (["load", "congress/house"], "not a load dataset; try: mdframes screen congress/house"),
         (["load", "screener/sentiment"], "try: mdframes screen sentiment"),
         (["recent", "insider_trading"], "try: mdframes load insider_trading"),
@@ -324,20 +328,20 @@ def test_a_module_registers_its_own_command(
 @pytest.mark.parametrize(
     "argv, words",
     [
-        (["load", "lobbying", "AAPL", "--limit", "501"], "limit=501"),
-        (["load", "sentiment", "AAPL", "--limit", "0"], "limit=0"),
+        (["load", "lobbying", "AAPL", "--limit", "501"], "--limit 501 is outside"),
+        (["load", "sentiment", "AAPL", "--limit", "0"], "--limit 0 is outside"),
         (["load", "no_such_data", "AAPL"], "unknown dataset 'no_such_data'"),
         (["load", "sentiment", "A/B"], "invalid symbol 'A/B'"),
         (["load", "sentiment", "AAPL", "--start", "2026-02-01", "--end", "2026-01-01"], "after"),
         (["load", "sentiment", "AAPL", "--start", "yesterday"], "not a date"),
         (["load", "sentiment", "AAPL", "--chamber", "house"], "--chamber does not apply"),
-        (["load", "congress_trades", "AAPL", "--chamber", "moon"], "chamber='moon'"),
-        (["load", "forecast", "AAPL", "--type", "weekly"], "type='weekly'"),
+        (["load", "congress_trades", "AAPL", "--chamber", "moon"], "unknown chamber 'moon'"),
+        (["load", "forecast", "AAPL", "--type", "weekly"], "unknown type 'weekly'"),
         (["load", "sentiment"], "needs at least one SYMBOL"),
         (["load", "markets", "AAPL"], "takes no SYMBOL"),
         (["load", "sentiment", "AAPL", "--out", "x.json"], "suffix"),
         (["screen", "no-such-screen"], "unknown screener dataset"),
-        (["screen", "sentiment"], "needs market= or region="),
+        (["screen", "sentiment"], "needs --market or --region (see `mdframes load markets`)"),
         (["recent", "patents"], "unknown recent dataset"),
         (["sandbox", "--port", "70000"], "not a TCP port"),
     ],
@@ -604,3 +608,157 @@ def test_the_outputs_shown_on_the_cli_page_are_what_the_command_prints(
         command, *expected = part.strip().splitlines()
         code, out, err = run(capsys, *shlex.split(command)[1:])
         assert (out + err).strip().splitlines() == expected, command
+
+
+# --- pipes, version, v1 and the command line's words ---------------------------------------------
+
+
+def test_output_into_a_closed_pipe_ends_without_a_traceback(
+    shared_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    # A real pipe whose reader is gone before the command writes: every write fails with EPIPE,
+    # which is what `| head -1` does to the rest of a long output.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = _subprocess_env(
+        MDFRAMES_BASE_URL=shared_sandbox.url,
+        MDFRAMES_API_KEY=KEY,
+        MDFRAMES_CACHE=str(tmp_path / "c.sqlite"),
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mdframes", "load", "tickers"],
+            env=env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode in (0, 141)
+    assert proc.stderr == ""
+
+
+def test_piped_into_head_prints_the_first_line_quietly(
+    shared_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    env = _subprocess_env(
+        MDFRAMES_BASE_URL=shared_sandbox.url,
+        MDFRAMES_API_KEY=KEY,
+        MDFRAMES_CACHE=str(tmp_path / "c.sqlite"),
+    )
+    # A table longer than `head` reads: the rest of it meets a closed pipe.
+    command = f"{shlex.quote(sys.executable)} -m mdframes load sentiment AAPL MSFT NVDA | head -1"
+    proc = subprocess.run(
+        ["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0  # head's; without pipefail
+    assert proc.stdout.startswith("sentiment: ")
+    assert proc.stderr == ""
+
+
+def test_version_is_the_package_metadata(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    code, out, _ = run(capsys, "--version")
+    assert code == 0
+    assert out.strip() == f"mdframes {version('mdframes')}" == f"mdframes {md.__version__}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "call"),
+    [
+        (
+            ["v1/sentiments", "AAPL", "--market", "S&P 500", "--start", "2026-10-01"],
+            lambda c: md.v1.load_sentiments("S&P 500", "AAPL", date_from="2026-10-01", client=c),
+        ),
+        (
+            ["v1/house-trades", "nvda", "--market", "s&p 500"],
+            lambda c: md.v1.load_house_trades("S&P 500", "NVDA", client=c),
+        ),
+        (
+            ["v1/insider_transactions", "AAPL", "--market", "S&P 500"],
+            lambda c: md.v1.load_insider_transactions("S&P 500", "AAPL", client=c),
+        ),
+        (
+            ["v1/app_ratings", "AAPL", "--market", "S&P 500", "--end", "2026-11-01"],
+            lambda c: md.v1.load_app_ratings("S&P 500", "AAPL", date_to="2026-11-01", client=c),
+        ),
+        (
+            ["v1/analyst_ratings", "AAPL", "--market", "S&P 500"],
+            lambda c: md.v1.load_analyst_ratings("S&P 500", "AAPL", client=c),
+        ),
+        (
+            ["v1/ticker_forecast", "AAPL", "--type", "monthly"],
+            lambda c: md.v1.load_ticker_forecast("AAPL", "monthly", client=c),
+        ),
+        (
+            ["v1/market_forecasts", "--market", "DOW 30"],
+            lambda c: md.v1.load_market_forecasts("DOW 30", client=c),
+        ),
+        (
+            ["v1/available_tickers", "--type", "daily"],
+            lambda c: md.v1.load_available_tickers(client=c),
+        ),
+        (["v1/available_markets"], lambda c: md.v1.load_available_markets(client=c)),
+    ],
+)
+def test_v1_datasets_load_from_the_command_line(
+    env: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], call
+) -> None:
+    out = tmp_path / "v1.parquet"
+    code, _, err = run(capsys, "load", *argv, "--out", str(out), "--no-cache")
+    assert code == 0, err
+    with md.Client(cache=False) as client:
+        expected = call(client)
+    pd.testing.assert_frame_equal(pd.read_parquet(out), expected, check_dtype=False)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (
+            ["load", "v1/sentiments", "AAPL"],
+            "v1/sentiments needs --market (see `mdframes load markets`)",
+        ),
+        (["load", "v1/sentiments", "AAPL", "MSFT", "--market", "S&P 500"], "exactly one SYMBOL"),
+        (["load", "v1/sentiments", "AAPL", "--market", "S&P 50"], "did you mean 'S&P 500'"),
+        (
+            ["load", "v1/sentiments", "AAPL", "--market", "S&P 500", "--chamber", "house"],
+            "--chamber does not apply",
+        ),
+        (["load", "sentiment", "AAPL", "--limit", "0"], "--limit 0 is outside"),
+        (["screen", "sentiment"], "needs --market or --region (see `mdframes load markets`)"),
+    ],
+)
+def test_errors_speak_the_command_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], words: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert words in err
+    for python in ("market=", "region=", "load_markets()", "md.", "errors="):
+        assert python not in err
+
+
+def test_nothing_listening_hint_names_the_sandbox_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MDFRAMES_BASE_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("MDFRAMES_API_KEY", KEY)
+    code, _, err = run(capsys, "load", "markets", "--no-cache")
+    assert code == 1
+    assert "`mdframes sandbox`" in err and "sandbox.start" not in err
+
+
+def test_cli_words_translate_python_hints() -> None:
+    from mdframes.cli import cli_words
+
+    assert (
+        cli_words("use errors='skip' or start=2026-01-01")
+        == "use --errors skip or --start 2026-01-01"
+    )
+    assert cli_words("is the sandbox running? (md.sandbox.start())") == (
+        "is the sandbox running? (`mdframes sandbox`)"
+    )

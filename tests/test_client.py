@@ -128,11 +128,13 @@ def test_success_false_on_http_200(sandbox: Sandbox) -> None:
     assert info.value.code == "FORBIDDEN"
 
 
-@pytest.mark.parametrize("fault", ["truncate", "html", "no_envelope"])
-def test_unreadable_bodies_are_response_format_errors(sandbox: Sandbox, fault: str) -> None:
+@pytest.mark.parametrize("fault", ["html", "no_envelope"])
+def test_unreadable_bodies_are_response_format_errors_at_once(sandbox: Sandbox, fault: str) -> None:
+    # A whole answer that is not the documented envelope: the server's, not the transfer's.
     sandbox.inject(fault)
     with pytest.raises(md.ResponseFormatError):
         md.load_insider_trading("AAPL", client=_client(sandbox))
+    assert sandbox.count("/v2/insider-trading") == 1
 
 
 def test_v1_body_on_a_v2_path_is_a_format_error(sandbox: Sandbox) -> None:
@@ -366,7 +368,7 @@ def test_concurrent_loads_share_one_cached_session(sandbox: Sandbox, tmp_path) -
     pd.testing.assert_frame_equal(first, second)
 
 
-@pytest.mark.parametrize("fault", ["truncate", "success_false", "no_envelope"])
+@pytest.mark.parametrize("fault", ["success_false", "no_envelope"])
 def test_unreadable_200_is_not_replayed_from_the_cache(
     sandbox: Sandbox, tmp_path, fault: str
 ) -> None:

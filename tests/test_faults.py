@@ -35,11 +35,16 @@ from mdframes.sandbox import Sandbox
 from .conftest import KEY
 
 TODAY = dt.date(2026, 6, 1)  # fixed, so the clean and the faulty run see the same data
-BODY_CUTS = ("reset_mid", "short_body", "cut_chunked", "truncated_200")
+# The connection breaks before the framed body is whole: a dropped connection.
+CONNECTION_CUTS = ("reset_mid", "short_body", "cut_chunked")
+# A 200 whose body is not complete JSON although the transfer looks whole: ended by closing
+# the connection, or (cut_200) with a Content-Length that matches the short body.
+CUT_200S = ("truncated_200", "cut_200")
+BODY_CUTS = (*CONNECTION_CUTS, *CUT_200S)
 # Every kind the client must survive by retrying. "stall" is one too, but each hit costs a
 # whole client timeout (30 s by default), so it has its own test with a short timeout.
 RETRYABLE = ("reset_before", *BODY_CUTS, "status_503", "html_502", "429")
-ALL_KINDS = (*RETRYABLE, "stall", "bad_json", "status_404")
+ALL_KINDS = (*RETRYABLE, "stall", "wrong_shape", "status_404")
 
 
 @dataclass
@@ -217,8 +222,12 @@ def _send(
         sock.sendall(_head(status, {**headers, "Connection": "close"}) + half)
         sock.shutdown(socket.SHUT_RDWR)  # the body ends where the connection does
         return False
-    if kind == "bad_json":  # a complete answer whose body is broken: not a transport fault
+    if kind == "cut_200":  # well framed, Content-Length met, the JSON cut short
         sock.sendall(_head(200, {**headers, "Content-Length": str(len(half))}) + half)
+        return True
+    if kind == "wrong_shape":  # complete JSON, not the envelope: the server's answer
+        wrong = json.dumps({"rows": []}).encode()
+        sock.sendall(_head(200, {**headers, "Content-Length": str(len(wrong))}) + wrong)
         return True
     if kind == "status_503":
         error = _error(503, "SERVICE_UNAVAILABLE", "injected")
@@ -289,14 +298,21 @@ def test_each_fault_kind_is_retried_and_only_the_whole_body_is_cached(
 
 
 @pytest.mark.parametrize("kind", BODY_CUTS)
-def test_a_body_cut_past_the_retries_is_a_network_error_and_never_cached(
+def test_a_body_cut_past_the_retries_is_an_error_and_never_cached(
     server: Sandbox, tmp_path: Path, kind: str
 ) -> None:
+    # A broken connection ends as NetworkError; a 200 that is not complete JSON as
+    # ResponseFormatError (CONTRACT section 3): both only once the retries are spent.
+    error, words = (
+        (md.ResponseFormatError, "not complete JSON")
+        if kind in CUT_200S
+        else (NetworkError, "dropped")
+    )
     path = tmp_path / "c.sqlite"
     with FaultProxy(server.port) as proxy:
         proxy.always["/v2/insider-trading/"] = kind
         with md.Client(api_key=KEY, base_url=proxy.url, cache=path, max_retries=1) as client:
-            with pytest.raises(NetworkError, match="dropped") as info:
+            with pytest.raises(error, match=words) as info:
                 md.load_insider_trading("AAPL", client=client)
             assert proxy.count() == 2
             assert "\n" not in str(info.value) and "127.0.0.1" in str(info.value)
@@ -306,13 +322,58 @@ def test_a_body_cut_past_the_retries_is_a_network_error_and_never_cached(
         assert proxy.count() == 3  # nothing was replayed from the cache
 
 
-def test_a_complete_but_broken_body_is_not_retried(server: Sandbox) -> None:
-    # Content-Length met, JSON broken: the transfer worked, the server sent bad data.
+def test_complete_json_of_the_wrong_shape_is_not_retried(server: Sandbox) -> None:
+    # Content-Length met, complete JSON, not the envelope: the server sent bad data.
     with FaultProxy(server.port) as proxy:
-        proxy.script = ["bad_json"]
-        with pytest.raises(md.ResponseFormatError):
+        proxy.script = ["wrong_shape"]
+        with pytest.raises(md.ResponseFormatError, match="envelope"):
             md.load_insider_trading("AAPL", client=md.Client(api_key=KEY, base_url=proxy.url))
         assert proxy.count() == 1
+
+
+# --- the sandbox's own "truncate" fault: a 200 cut short, Content-Length matching ----------------
+
+
+def _cached_bodies(path: Path) -> list[bytes]:
+    from requests_cache.backends.sqlite import SQLiteCache
+
+    backend = SQLiteCache(str(path))
+    try:
+        return [response.content for response in backend.responses.values()]
+    finally:
+        backend.close()
+
+
+def test_a_cut_short_200_then_a_good_one_loads_the_whole_frame_and_caches_only_it(
+    server: Sandbox, tmp_path: Path
+) -> None:
+    expected = md.load_insider_trading("AAPL", client=_direct(server))
+    path = tmp_path / "c.sqlite"
+    server.clear_log()
+    server.inject("truncate", path="/v2/insider-trading/AAPL")
+    with md.Client(api_key=KEY, base_url=server.url, cache=path, backoff_factor=0.01) as client:
+        got = md.load_insider_trading("AAPL", client=client)
+    pd.testing.assert_frame_equal(got, expected)
+    assert server.count("/v2/insider-trading/AAPL") == 2
+    bodies = _cached_bodies(path)  # the real cache file: one entry, the whole answer
+    assert len(bodies) == 1 and json.loads(bodies[0])["success"] is True
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+def test_always_cut_short_is_a_response_format_error_after_every_retry(
+    server: Sandbox, tmp_path: Path, retries: int
+) -> None:
+    path = tmp_path / "c.sqlite"
+    server.clear_log()
+    server.inject(*["truncate"] * (retries + 1), path="/v2/insider-trading/AAPL")
+    with md.Client(
+        api_key=KEY, base_url=server.url, cache=path, max_retries=retries, backoff_factor=0.01
+    ) as client:
+        with pytest.raises(md.ResponseFormatError, match="not complete JSON") as info:
+            md.load_insider_trading("AAPL", client=client)
+    assert f"{retries + 1} attempt" in str(info.value)
+    assert server.count("/v2/insider-trading/AAPL") == retries + 1
+    assert _cached_bodies(path) == []
 
 
 # --- the mix --------------------------------------------------------------------------------------
@@ -347,7 +408,7 @@ def test_fault_mix_load_completes_with_default_settings(
 def test_skip_reports_exactly_the_symbols_whose_faults_cannot_be_retried(server: Sandbox) -> None:
     symbols = SYMBOLS[:60]
     clean = md.load_insider_trading(symbols, client=_direct(server))
-    broken = {"S007": "reset_mid", "S021": "status_404", "S042": "bad_json", "S055": "stall"}
+    broken = {"S007": "reset_mid", "S021": "status_404", "S042": "wrong_shape", "S055": "stall"}
     with FaultProxy(server.port, rate=0.2, seed=7, stall=5) as proxy:
         for symbol, kind in broken.items():
             proxy.always[f"/v2/insider-trading/{symbol}"] = kind
@@ -357,7 +418,7 @@ def test_skip_reports_exactly_the_symbols_whose_faults_cannot_be_retried(server:
     failed = got.attrs["failed"]
     assert set(failed) == set(broken)
     assert "dropped" in failed["S007"] and "timed out" in failed["S055"]
-    assert "404" in failed["S021"] and "JSON" in failed["S042"]
+    assert "404" in failed["S021"] and "envelope" in failed["S042"]
     kept = clean[~clean["symbol"].isin(list(broken))].reset_index(drop=True)
     pd.testing.assert_frame_equal(got, kept, check_categorical=False)
 

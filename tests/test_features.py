@@ -27,7 +27,7 @@ from mdframes.registry import APP_RATINGS_HISTORY_START, INSIDER_TYPES
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
-from .feature_reference import DEFINITIONS, INT64, reference
+from .feature_reference import DEFINITIONS, INT64, StandInLake, reference
 
 TODAY = dt.date(2026, 11, 30)
 SYMBOLS = ["AAPL", "KO", "GME", "JPM", "XOM"]
@@ -441,40 +441,6 @@ def test_custom_features_with_columns_and_functions(frames: dict[str, pd.DataFra
 # --- a lake as source -------------------------------------------------------------------------
 
 
-class StandInLake:
-    """Stands in for ``md.Lake``, which is being built on another branch: ``panel`` only
-    calls ``read``. It keeps every version with a ``_fetched_at`` column and, like the lake's
-    contract, returns per record the latest version fetched at or before ``known_at``.
-    (The real Lake gets the same tests when it lands.)"""
-
-    def __init__(self, frames: dict[str, pd.DataFrame], ids: dict[str, list[str]]) -> None:
-        self.frames, self.ids = frames, ids
-        self.calls: list[tuple[Any, ...]] = []
-
-    def read(
-        self,
-        dataset: str,
-        symbols: Any = None,
-        *,
-        start: Any = None,
-        end: Any = None,
-        known_at: Any = None,
-        **_: Any,
-    ) -> pd.DataFrame:
-        self.calls.append((dataset, tuple(symbols or ()), start, end, known_at))
-        df = self.frames[dataset]
-        if known_at is not None:
-            df = df[df["_fetched_at"] <= pd.Timestamp(known_at)]
-        df = df.sort_values("_fetched_at", kind="stable").drop_duplicates(
-            self.ids[dataset], keep="last"
-        )
-        if symbols is not None:
-            df = df[df["symbol"].isin(list(symbols))]
-        out = df.reset_index(drop=True)
-        out.attrs["dataset"] = dataset
-        return out
-
-
 def test_lake_source_honours_known_at(frames: dict[str, pd.DataFrame]) -> None:
     t1, t2 = pd.Timestamp("2026-07-01 12:00", tz="UTC"), pd.Timestamp("2026-12-01", tz="UTC")
     insider = frames["insider_trading"].reset_index(drop=True)
@@ -716,59 +682,34 @@ def test_cli_refuses_unknown_features_with_exit_2(server: Sandbox, tmp_path: Pat
     assert "Traceback" not in run.stderr and server.count() == before
 
 
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+@pytest.mark.parametrize("known_at", [None, "row", "2026-11-30"])
 def test_cli_reads_a_lake(
-    frames: dict[str, pd.DataFrame],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    server: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str], known_at: Any
 ) -> None:
-    """--lake PATH opens md.Lake(PATH); the stand-in reads the Parquet files written there."""
-    for name in ("insider_trading", "news"):
-        frames[name].assign(_fetched_at=pd.Timestamp("2026-12-01", tz="UTC")).to_parquet(
-            tmp_path / f"{name}.parquet"
-        )
-
-    class ParquetLake(StandInLake):
-        def __init__(self, root: str) -> None:
-            ids = {
-                "insider_trading": [
-                    "symbol",
-                    "insider",
-                    "date",
-                    "transaction_type",
-                    "filing_date",
-                    "shares",
-                ],
-                "news": ["symbol", "url"],
-            }
-            super().__init__({n: pd.read_parquet(Path(root) / f"{n}.parquet") for n in ids}, ids)
-
-    monkeypatch.setattr(md, "Lake", ParquetLake, raising=False)
+    """--lake PATH opens md.Lake(PATH); --known-at and --errors reach the panel."""
+    names = ["insider_net_value_90d", "news_count_7d"]
+    with _client(server) as client:
+        client.sandbox = server  # synced on the sandbox's day
+        lake = md.Lake(tmp_path / "lake", client=client)
+        lake.sync(["insider_trading", "news"], ["AAPL", "KO"], start="2025-01-01", progress=False)
     out = tmp_path / "f.parquet"
-    code = md.cli.main(
-        [
-            "features",
-            "AAPL",
-            "KO",
-            "--start",
-            START,
-            "--end",
-            END,
-            "--features",
-            "insider_net_value_90d,news_count_7d",
-            "--lake",
-            str(tmp_path),
-            "--out",
-            str(out),
-        ]
-    )
+    argv = ["features", "AAPL", "KO", "--start", START, "--end", END, "--features", ",".join(names),
+            "--lake", str(tmp_path / "lake"), "--errors", "skip", "--out", str(out)]  # fmt: skip
+    code = md.cli.main(argv + ([] if known_at is None else ["--known-at", known_at]))
     assert code == 0, capsys.readouterr().err
     want = md.features.panel(
-        ["AAPL", "KO"], START, END, ["insider_net_value_90d", "news_count_7d"], source=frames
+        ["AAPL", "KO"], START, END, names, source=md.Lake(tmp_path / "lake"), known_at=known_at
     )
     pd.testing.assert_frame_equal(
         pd.read_parquet(out).set_index(["date", "symbol"]), want, check_index_type=False
     )
+
+
+def test_cli_known_at_needs_a_lake(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["features", "AAPL", "--start", START, "--end", END, "--known-at", "row"]
+    assert md.cli.main(argv) == 2
+    assert "--known-at needs --lake" in capsys.readouterr().err
 
 
 # --- docs -------------------------------------------------------------------------------------

@@ -588,17 +588,19 @@ def test_app_ratings_long_columns_dtypes_order():
     out = app_ratings_long(_current_payload())
     assert {c: str(t) for c, t in out.dtypes.items()} == APP_DTYPES
     assert list(out["platform"].cat.categories) == ["ios", "android"]
-    # five observations: the null android day gives no row
+    # five observations: the null android day gives no row; oldest first, as the loaders
+    # order rows (CONTRACT §2), ties by platform (ios first) and app
     assert out[["platform", "date"]].astype(str).values.tolist() == [
-        ["ios", "2026-09-05"],
-        ["ios", "2026-09-04"],
         ["ios", "2026-09-03"],
-        ["android", "2026-09-05"],
         ["android", "2026-09-03"],
+        ["ios", "2026-09-04"],
+        ["ios", "2026-09-05"],
+        ["android", "2026-09-05"],
     ]
-    assert out["app_id"].tolist() == ["284882215"] * 3 + ["com.example.app"] * 2
+    ios, android = "284882215", "com.example.app"
+    assert out["app_id"].tolist() == [ios, android, ios, ios, android]
     assert out["cik"].unique().tolist() == ["0000123456"]
-    assert out["install_count"].isna().tolist() == [True, True, True, False, True]
+    assert out["install_count"].isna().tolist() == [True, True, True, True, False]
     assert out.attrs["dataset"] == "app_ratings"
     assert out.index.equals(pd.RangeIndex(5))
 
@@ -624,11 +626,13 @@ def test_app_ratings_long_shapes_agree():
     pd.testing.assert_frame_equal(from_current[same], from_daily[same])
 
 
-def test_app_ratings_long_several_payloads_sorted_by_symbol():
+def test_app_ratings_long_several_payloads_in_the_callers_order_oldest_first():
     other = _v1_payload()
     other["ticker"] = "ABC"
     out = app_ratings_long([_v1_payload(), other])
-    assert out["symbol"].tolist() == ["ABC"] * 5 + ["EXM"] * 5
+    assert out["symbol"].tolist() == ["EXM"] * 5 + ["ABC"] * 5
+    for _, rows in out.groupby("symbol", sort=False):
+        assert rows["date"].is_monotonic_increasing
 
 
 def test_app_ratings_long_two_apps_on_one_platform():
@@ -645,10 +649,13 @@ def test_app_ratings_long_two_apps_on_one_platform():
     payload["data"]["apps"].append(second)
     out = app_ratings_long(payload)
     ios = out[out["platform"] == "ios"]
-    assert ios["app_id"].tolist() == ["111", "111"] + ["284882215"] * 3
-    assert ios["date"].astype(str).tolist()[:2] == ["2026-09-05", "2026-09-03"]
+    assert ios["app_id"].tolist() == ["111", "284882215", "284882215", "111", "284882215"]
+    assert (
+        ios["date"].astype(str).tolist() == ["2026-09-03"] * 2 + ["2026-09-04"] + ["2026-09-05"] * 2
+    )
     # unrated but counted (0 ratings): kept, score NA
-    assert pd.isna(ios["score"].iloc[0]) and ios["ratings_count"].iloc[0] == 0
+    unrated = ios[(ios["app_id"] == "111") & (ios["date"] == "2026-09-05")]
+    assert pd.isna(unrated["score"].iloc[0]) and unrated["ratings_count"].iloc[0] == 0
 
 
 def test_app_ratings_long_empty_and_errors():

@@ -309,21 +309,22 @@ def test_null_anchor_without_a_deadline_is_dropped():
     assert point_in_time(no_event, "2030-01-01").index.tolist() == [10, 11, 12]
 
 
-def test_legal_deadlines_table_matches_the_registry():
-    from mdframes.pit import LEGAL_DEADLINES, legal_deadline
+def test_legal_deadlines_come_from_the_registry():
+    from mdframes.pit import legal_deadline
     from mdframes.registry import REGISTRY
 
-    for name, rule in LEGAL_DEADLINES.items():
-        ds = REGISTRY[name]
-        assert ds.anchor == rule.anchor and rule.event in ds.columns, name
-        assert legal_deadline(name, rule.anchor) is rule
-    assert {n: r.days for n, r in LEGAL_DEADLINES.items()} == {
+    ruled = {n: ds for n, ds in REGISTRY.items() if ds.deadline is not None}
+    for name, ds in ruled.items():
+        assert ds.deadline.event in ds.columns and ds.anchor in ds.columns, name
+        assert legal_deadline(name, ds.anchor) is ds.deadline
+    assert {n: ds.deadline.days for n, ds in ruled.items()} == {
         "congress_trades": 45,
         "insider_trading": 2,
         "v1/insider_transactions": 2,
     }
     assert legal_deadline("lobbying", "date") is None
-    assert legal_deadline(None, "filing_date") is LEGAL_DEADLINES["insider_trading"]
+    assert legal_deadline(None, "filing_date") is REGISTRY["insider_trading"].deadline
+    assert legal_deadline(None, "disclosure_date") is REGISTRY["congress_trades"].deadline
     assert legal_deadline("insider_trading", "date") is None
 
 

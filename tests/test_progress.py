@@ -10,7 +10,7 @@ import pytest
 from nbclient import NotebookClient
 
 import mdframes as md
-from mdframes.progress import progress_bar
+from mdframes.progress import progress_bar, wanted
 
 # Twelve symbols of the sandbox's universe: enough for a bar (10 or more).
 SYMBOLS = [
@@ -27,6 +27,33 @@ SYMBOLS = [
     "AMD",
     "NFLX",
 ]
+
+
+class _Terminal:
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_one_rule_decides_whether_a_bar_is_wanted(
+    monkeypatch: pytest.MonkeyPatch, tty: bool
+) -> None:
+    import sys
+
+    monkeypatch.setattr(sys, "stderr", _Terminal(tty))
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    assert wanted(True, 1) and not wanted(False, 100) and not wanted(True, 0)
+    # Unset: a bar where someone watches, for enough steps.
+    assert wanted(None, 10, threshold=10) is tty
+    assert wanted(None, 9, threshold=10) is False
+    monkeypatch.setitem(sys.modules, "ipykernel", sys)  # any module: a kernel is running
+    assert wanted(None, 10, threshold=10) is True
 
 
 def test_disabled_is_none() -> None:

@@ -77,7 +77,7 @@ def test_sentiments_window(client: md.Client) -> None:
         MARKET, "AAPL", date_from="2026-01-01", date_to="2026-01-31", client=client
     )
     assert len(df) == 31 and df["score"].between(-1, 1).all()
-    assert df["date"].is_monotonic_decreasing
+    assert df["date"].is_monotonic_increasing  # oldest first, though v1 sends newest first
 
 
 def test_app_ratings_in_daily_view_names(client: md.Client) -> None:
@@ -126,3 +126,22 @@ def test_v1_key_goes_only_in_token(shared_sandbox: Sandbox, client: md.Client) -
     (entry,) = shared_sandbox.requests
     assert entry.auth == "token" and entry.query.get("token") == "***"
     assert KEY not in entry.raw_path
+
+
+@pytest.mark.parametrize(
+    ("loader", "args"),
+    [
+        ("load_sentiments", (MARKET, "AAPL")),
+        ("load_app_ratings", (MARKET, "AAPL")),
+        ("load_analyst_ratings", (MARKET, "AAPL")),
+        ("load_house_trades", (MARKET, "NVDA")),
+        ("load_insider_transactions", (MARKET, "AAPL")),
+        ("load_ticker_forecast", ("AAPL",)),
+    ],
+)
+def test_v1_frames_come_oldest_first(client: md.Client, loader: str, args: tuple) -> None:
+    # CONTRACT §5: v1 sends newest first; the frames follow §2's order, as v2's do.
+    df = getattr(v1, loader)(*args, client=client)
+    assert len(df) > 1
+    assert df["date"].is_monotonic_increasing
+    assert df.index.equals(pd.RangeIndex(len(df)))

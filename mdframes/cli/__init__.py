@@ -1,6 +1,6 @@
 """The ``mdframes`` command line.
 
-Commands: ``demo``, ``load``, ``screen``, ``recent``, ``sandbox`` and ``cache``. Dataset
+Commands: ``demo``, ``load``, ``screen``, ``recent``, ``search``, ``sandbox`` and ``cache``. Dataset
 names and their options come from the registry alone, so a new dataset shows up without
 edits; ``_`` and ``-`` are interchangeable in names, and a misspelt name, command or option
 gets a "did you mean".
@@ -38,9 +38,9 @@ from .common import (
     UsageError,
     add_command,
     add_output_options,
+    cli_words,
     emit,
     render,
-    resolve_name,
 )
 from .datasets import load_names
 
@@ -50,7 +50,7 @@ __all__ = [
     "COMMANDS",
     "add_command",
     "add_output_options",
-    "resolve_name",
+    "cli_words",
     "emit",
     "render",
     "load_names",
@@ -66,6 +66,7 @@ COMMANDS: list[str | Callable[[Any], None]] = [
     "mdframes.cli.datasets:register",
     "mdframes.cli.tools:register",
     "mdframes.features.cli:register",
+    "mdframes.features.training_cli:register",  # mdframes training-set
     "mdframes.lake.cli:register",  # mdframes sync, mdframes lake (needs the lake extra to run)
 ]
 
@@ -78,6 +79,8 @@ examples:
   mdframes load markets
   mdframes screen insider_trading --limit 100
   mdframes recent news --limit 20
+  mdframes load v1/sentiments AAPL --market "S&P 500"
+  mdframes search apple
   mdframes sandbox --port 8765
   mdframes cache info
 
@@ -129,7 +132,26 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
 
 
 def _clean(text: str) -> str:
-    return redact(text, os.environ.get("MDFRAMES_API_KEY")).replace("\n", " ")
+    return cli_words(redact(text, os.environ.get("MDFRAMES_API_KEY")).replace("\n", " "))
+
+
+# What a shell reports for a program stopped by SIGPIPE (128 + 13): `| head` closed the pipe.
+EXIT_BROKEN_PIPE = 141
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of our output (``| head``) went away: end quietly, as Unix tools do.
+
+    Python would report the failed flush of stdout again at exit; pointing stdout at the null
+    device first makes that flush a no-op.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (a test capture)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def _one_line_warnings(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
@@ -150,9 +172,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     try:
-        args = _parse(build_parser(), argv)
-    except SystemExit as exc:  # --help, --version and argparse's own usage errors
-        return exc.code if isinstance(exc.code, int) else 2
+        try:
+            args = _parse(build_parser(), argv)
+        except SystemExit as exc:  # --help, --version and argparse's own usage errors
+            return exc.code if isinstance(exc.code, int) else 2
+        code = _run(args)
+        sys.stdout.flush()  # a closed pipe shows here at the latest, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+
+
+def _run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warnings
         try:

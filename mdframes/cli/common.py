@@ -8,7 +8,6 @@ these names) and lists its ``register(subcommands)`` hook in ``mdframes.cli.COMM
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 import shutil
 from collections.abc import Callable, Iterable, Sequence
@@ -27,8 +26,8 @@ __all__ = [
     "CommandError",
     "add_command",
     "add_output_options",
-    "resolve_name",
     "check_out",
+    "cli_words",
     "split_symbols",
     "emit",
     "render",
@@ -56,7 +55,9 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
 
 
 def _suggest(word: str, candidates: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    from ..registry import closest_names
+
+    close = closest_names(word, candidates, n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 
 
@@ -118,31 +119,33 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 # --- input -----------------------------------------------------------------------------------
 
 
-def name_key(name: str) -> str:
-    """The form in which names are compared: ``_`` and ``-`` alike, case ignored."""
-    return name.strip().lower().replace("-", "_")
+# The library's messages speak Python; on the command line they speak the command's words.
+_PYTHON_TO_CLI = (
+    (re.compile(r"(?:md\.)?sandbox\.start\(\)"), f"`{PROG} sandbox`"),
+    (re.compile(r"(?:md\.)?load_(markets|regions)\(\)"), rf"`{PROG} load \1`"),
+    (re.compile(r"(?:md\.)?datasets\(\)"), f"`{PROG} load --help`"),
+    (re.compile(r"(?:md\.)?search\(text\)"), f"`{PROG} search TEXT`"),
+    (re.compile(r"""errors=["']skip["']"""), "--errors skip"),
+    (re.compile(r"\bdate_from="), "--start "),
+    (re.compile(r"\bdate_to="), "--end "),
+    (re.compile(r"\b(market|region|start|end|limit|chamber|type|view)=(?=\S)"), r"--\1 "),
+    (re.compile(r"\b(market|region|start|end|limit|chamber|type|view)=(?!\S)"), r"--\1"),
+)
 
 
-def resolve_name(text: str, names: Iterable[str], what: str = "") -> str:
-    """The entry of ``names`` that ``text`` spells, ``_``/``-`` and case aside; otherwise a
-    :class:`UsageError` with a "did you mean" suggestion or the list of names.
+def cli_words(text: str) -> str:
+    """A library message in the command line's words: ``market=`` -> ``--market``,
+    ``md.sandbox.start()`` -> ``mdframes sandbox``, ``load_markets()`` -> ``mdframes load
+    markets``, ``errors="skip"`` -> ``--errors skip``.
 
     Examples
     --------
-    >>> resolve_name("insider-trading", ["insider_trading", "news"])
-    'insider_trading'
+    >>> cli_words("this screener needs market= or region= (see load_markets())")
+    'this screener needs --market or --region (see `mdframes load markets`)'
     """
-    names = list(names)
-    by_key = {name_key(n): n for n in names}
-    if name_key(text) in by_key:
-        return by_key[name_key(text)]
-    close = [by_key[c] for c in difflib.get_close_matches(name_key(text), list(by_key), 3, 0.6)]
-    if close:
-        listed = f"{', '.join(close[:-1])} or {close[-1]}" if len(close) > 1 else close[0]
-        hint = f"did you mean {listed}?"
-    else:
-        hint = f"one of: {', '.join(names)}"
-    raise UsageError(f"unknown {what}dataset {text!r}; {hint}", parameter="dataset")
+    for pattern, words in _PYTHON_TO_CLI:
+        text = pattern.sub(words, text)
+    return text
 
 
 def check_out(out: str | None) -> Path | None:
@@ -209,6 +212,8 @@ def emit(df: pd.DataFrame, out: Path | None) -> None:
     }
     try:
         writer[out.suffix.lower()](df, out)
+    except BrokenPipeError:  # --out /dev/stdout | head: the reader left, see cli.main
+        raise
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
     except ImportError as exc:

@@ -7,6 +7,8 @@ import argparse
 import textwrap
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidParameterError
+from ..registry import resolve_name
 from .common import (
     PROG,
     UsageError,
@@ -14,8 +16,6 @@ from .common import (
     add_output_options,
     check_out,
     emit,
-    name_key,
-    resolve_name,
     split_symbols,
 )
 
@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["register", "load_names"]
 
-# command -> (the registry scopes it serves, the registry name prefix of its datasets).
+# command -> (the registry scopes it serves, the registry name prefix of its datasets). `load`
+# also serves the v1 datasets, under their registry names (`v1/sentiments`).
 SCOPES = {
     "load": (("symbol", "discovery"), ""),
     "screen": (("screener",), "screener/"),
@@ -39,12 +40,17 @@ _OPTION_HELP = {
     "market": "market name, e.g. 'S&P 500' (see `mdframes load markets`)",
     "region": "region, e.g. US",
 }
+# v1 parameters under the command line's words: the window is --start/--end as in v2, and the
+# ticker is the SYMBOL argument.
+_V1_OPTIONS = {"date_from": "start", "date_to": "end"}
+_SYMBOL_PARAM = "ticker"
 _EXAMPLES = {
     "load": "mdframes load insider_trading AAPL MSFT --start 2026-01-01 --out insider.csv\n"
     "  mdframes load congress-trades NVDA --chamber house\n"
     "  mdframes load app_ratings_daily AAPL --limit 30\n"
     "  mdframes load forecast AAPL --type monthly\n"
-    "  mdframes load tickers --market 'S&P 500' --limit 20",
+    "  mdframes load tickers --market 'S&P 500' --limit 20\n"
+    "  mdframes load v1/sentiments AAPL --market 'S&P 500' --start 2026-01-01",
     "screen": "mdframes screen sentiment --region US\n"
     "  mdframes screen insider_trading --limit 500 --out insider.xlsx",
     "recent": "mdframes recent news --limit 20",
@@ -62,11 +68,14 @@ def datasets(command: str) -> dict[str, Dataset]:
     from ..registry import REGISTRY
 
     scopes, prefix = SCOPES[command]
-    return {
+    names = {
         ds.name.removeprefix(prefix): ds
         for ds in REGISTRY.values()
         if ds.version == "v2" and ds.scope in scopes
     }
+    if command == "load":
+        names.update({ds.name: ds for ds in REGISTRY.values() if ds.version == "v1"})
+    return names
 
 
 def load_names() -> list[str]:
@@ -81,28 +90,44 @@ def load_names() -> list[str]:
     return list(datasets("load"))
 
 
-def _bare(text: str, command: str) -> str:
+def _spellings(command: str) -> dict[str, Dataset]:
+    """Every name ``command`` accepts for a dataset: its CLI name and, for ``screen`` and
+    ``recent``, the registry name with its prefix too."""
+    names = datasets(command)
     prefix = SCOPES[command][1]
-    return text[len(prefix) :] if prefix and name_key(text).startswith(prefix) else text
+    return {**names, **{prefix + n: ds for n, ds in names.items()}} if prefix else names
 
 
 def dataset(text: str, command: str) -> Dataset:
     """The dataset ``text`` names for ``command``, or a :class:`UsageError` that suggests
     a close name, or the command that serves it."""
-    names = datasets(command)
+    names = _spellings(command)
+    what = f"{SCOPES[command][1].replace('/', ' ')}dataset"
     try:
-        return names[
-            resolve_name(_bare(text, command), names, SCOPES[command][1].replace("/", " "))
-        ]
-    except UsageError:
+        return names[resolve_name(text, names, what=what, parameter="dataset")]
+    except InvalidParameterError:
         for other in SCOPES:
-            bare = _bare(text, other)
-            if other != command and name_key(bare) in {name_key(n) for n in datasets(other)}:
-                raise UsageError(
-                    f"{text!r} is not a {command} dataset; try: {PROG} {other} {bare}",
-                    parameter="dataset",
-                ) from None
+            if other == command:
+                continue
+            try:
+                found = resolve_name(text, _spellings(other), what="dataset")
+            except InvalidParameterError:
+                continue
+            bare = found.removeprefix(SCOPES[other][1])
+            raise UsageError(
+                f"{text!r} is not a {command} dataset; try: {PROG} {other} {bare}",
+                parameter="dataset",
+            ) from None
+        try:  # the message names the CLI names alone, without their prefixed spellings
+            resolve_name(text, datasets(command), what=what, parameter="dataset")
+        except InvalidParameterError as exc:
+            raise UsageError(str(exc), parameter="dataset") from None
         raise
+
+
+def _option(param: str) -> str:
+    """The command-line option of a registry parameter (without ``--``)."""
+    return _V1_OPTIONS.get(param, param)
 
 
 def _add_options(p: argparse.ArgumentParser, command: str) -> None:
@@ -111,7 +136,8 @@ def _add_options(p: argparse.ArgumentParser, command: str) -> None:
     uses: dict[str, list[Any]] = {}
     for ds in names.values():
         for param in ds.params:
-            uses.setdefault(param.name, []).append(param)
+            if param.name != _SYMBOL_PARAM:
+                uses.setdefault(_option(param.name), []).append(param)
     for name, params in uses.items():
         text = _OPTION_HELP.get(name, f"the dataset's {name!r} parameter")
         choices = list(dict.fromkeys(c for param in params for c in param.choices))
@@ -122,7 +148,10 @@ def _add_options(p: argparse.ArgumentParser, command: str) -> None:
         if len(bounds) == 1 and lo is not None and hi is not None:
             text += f" ({lo} to {hi:,})"
         if len(params) < len(names) / 2:  # a rare option: say where it applies
-            text += f" [{', '.join(n for n, ds in names.items() if ds.param(name))}]"
+            where = [
+                n for n, ds in names.items() if any(_option(q.name) == name for q in ds.params)
+            ]
+            text += f" [{', '.join(where)}]"
         kind = int if params[0].kind == "int" else str
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, help=text)
 
@@ -166,16 +195,24 @@ def _run(args: argparse.Namespace) -> int:
     from ..loaders import load
 
     ds = dataset(args.dataset, args.command)
-    options = {p.name for d in datasets(args.command).values() for p in d.params}
+    options = {_option(p.name) for d in datasets(args.command).values() for p in d.params} - {
+        _SYMBOL_PARAM
+    }
     given = {o: getattr(args, o) for o in sorted(options) if getattr(args, o, None) is not None}
-    wrong = [o for o in given if ds.param(o) is None]
+    own = {_option(p.name): p.name for p in ds.params if p.name != _SYMBOL_PARAM}
+    wrong = [o for o in given if o not in own]
     if wrong:
         flags = ", ".join(f"--{o.replace('_', '-')}" for o in wrong)
-        allowed = ", ".join(f"--{p.name.replace('_', '-')}" for p in ds.params) or "none"
+        allowed = ", ".join(f"--{o.replace('_', '-')}" for o in own) or "none"
         raise UsageError(f"{flags} does not apply to {ds.name} (its options: {allowed})")
+    given = {own[o]: value for o, value in given.items()}
     out = check_out(args.out)
     symbols = split_symbols(getattr(args, "symbols", ()))
-    if ds.scope == "symbol":
+    if ds.param(_SYMBOL_PARAM) is not None:  # a v1 dataset about one ticker
+        if len(symbols) != 1:
+            raise UsageError(f"{ds.name} needs exactly one SYMBOL", parameter="symbols")
+        given[_SYMBOL_PARAM] = symbols[0]
+    elif ds.scope == "symbol":
         if not symbols:
             raise UsageError(f"{ds.name} needs at least one SYMBOL", parameter="symbols")
         given.update(symbols=symbols, errors=args.errors)
@@ -183,6 +220,15 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{ds.name} takes no SYMBOL (got {' '.join(symbols)})", parameter="symbols"
         )
+    missing = [
+        p.name
+        for p in ds.params
+        if p.in_path and p.default is None and p.name != _SYMBOL_PARAM and p.name not in given
+    ]
+    if missing:
+        flags = " and ".join(f"--{_option(m).replace('_', '-')}" for m in missing)
+        see = f" (see `{PROG} load markets`)" if "market" in missing else ""
+        raise UsageError(f"{ds.name} needs {flags}{see}", parameter=missing[0])
     # progress=None: the library draws a bar for many symbols when stderr is a terminal.
     with Client(cache=not args.no_cache) as client:
         df = load(ds.name, client=client, validate=not args.no_validate, **given)

@@ -31,7 +31,20 @@ def register_demo(subcommands: Any) -> None:
 
 
 def register(subcommands: Any) -> None:
-    """Add ``sandbox`` and ``cache``."""
+    """Add ``search``, ``sandbox`` and ``cache``."""
+    p = add_command(
+        subcommands,
+        "search",
+        help="find a symbol by symbol or company name",
+        description="Find symbols in the service's ticker list by symbol or company name "
+        "(case and accents ignored), best match first.",
+        epilog="examples:\n  mdframes search apple\n  mdframes search 'general mot' --limit 5",
+        run=_search,
+    )
+    p.add_argument("text", nargs="+", metavar="TEXT", help="a symbol or words of a name")
+    p.add_argument("--limit", type=int, default=10, help="most rows shown (default: 10)")
+    p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
+
     p = add_command(
         subcommands,
         "sandbox",
@@ -68,6 +81,21 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"wrote {result['chart']}")
     # The summary names what failed; the exit code lets a script notice it.
     return 1 if (result["summary"]["error"] != "").any() else 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    from ..client import Client
+    from ..lookup import search
+
+    if args.limit < 1:
+        raise UsageError(f"--limit {args.limit} must be 1 or more", parameter="limit")
+    with Client(cache=not args.no_cache) as client:
+        found = search(" ".join(args.text), limit=args.limit, client=client)
+    if found.empty:
+        print(f"no symbol matches {' '.join(args.text)!r}")
+        return 1
+    print(found.to_string(index=False))
+    return 0
 
 
 def _sandbox(args: argparse.Namespace) -> int:

@@ -7,13 +7,28 @@
 - :func:`catalog`: the named features, as data (:data:`CATALOG`).
 - :func:`panel`: one row per (date, symbol), one column per feature, computed from each
   dataset by its publication anchor, so that no row sees what was not yet public.
+- :func:`write_panel`: the same panel written as Parquet, one file per chunk of symbols.
 - :class:`Feature`: a custom feature next to the catalog's.
+- :func:`training_set`: a panel with a label per row (:func:`forward_return`) and purged,
+  embargoed cross-validation splits (:class:`TrainingSet`, :func:`read_training_set`).
 """
 
 from __future__ import annotations
 
-from .core import panel
 from .definitions import CATALOG, catalog
+from .labels import forward_return
+from .panel import panel, write_panel
 from .spec import Feature
+from .training import TrainingSet, read_training_set, training_set
 
-__all__ = ["catalog", "panel", "Feature", "CATALOG"]
+__all__ = [
+    "catalog",
+    "panel",
+    "write_panel",
+    "Feature",
+    "CATALOG",
+    "forward_return",
+    "training_set",
+    "TrainingSet",
+    "read_training_set",
+]

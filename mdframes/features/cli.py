@@ -1,4 +1,5 @@
-"""``mdframes features SYMBOL... --start --end [--features a,b] [--lake PATH] [--out FILE]``.
+"""``mdframes features SYMBOL... --start --end [--features a,b] [--lake PATH] [--known-at T|row]
+[--errors skip] [--out FILE]``.
 
 :func:`register` is listed in :data:`mdframes.cli.COMMANDS`; the output follows the file
 suffix like the other commands (Parquet, CSV, Excel), with ``date`` and ``symbol`` as the
@@ -19,6 +20,8 @@ examples:
   mdframes features NVDA --start 2026-01-01 --end 2026-03-31 \\
       --features insider_net_value_90d,news_count_7d
   mdframes features AAPL --start 2026-01-01 --end 2026-06-30 --lake ./lake --out f.csv
+  mdframes features AAPL MSFT --start 2026-01-01 --end 2026-06-30 --lake ./lake \\
+      --known-at row --errors skip --out f.parquet
 """
 
 
@@ -32,7 +35,7 @@ def register(subcommands: Any) -> None:
     ...                            "--end", "2026-02-01"]).end
     '2026-02-01'
     """
-    from ..cli.common import add_command
+    from ..cli.common import add_command, add_output_options
 
     p = add_command(
         subcommands,
@@ -60,19 +63,27 @@ def register(subcommands: Any) -> None:
     )
     p.add_argument("--lake", metavar="PATH", help="read the inputs from this lake, not the service")
     p.add_argument(
-        "--out",
-        metavar="FILE",
-        help="write to FILE; the format follows the suffix (.csv, .xlsx, .parquet). "
-        "Without it a table is printed",
+        "--known-at",
+        metavar="T|row",
+        help="with --lake: only versions fetched by T (a date alone: the end of that day), "
+        "or 'row': each row sees what was fetched by the end of its date",
     )
-    p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
+    p.add_argument(
+        "--errors",
+        choices=["raise", "skip"],
+        default="raise",
+        help="a symbol the service does not know: stop (raise, the default) or keep its rows "
+        "with empty features (skip)",
+    )
+    add_output_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mdframes features`` from parsed arguments; returns the exit code."""
-    from ..cli.common import CommandError, UsageError, check_out, emit, split_symbols
+    from ..cli.common import UsageError, check_out, emit, split_symbols
     from ..client import Client
-    from .core import panel, resolve_features
+    from .panel import panel
+    from .spec import resolve_features
 
     out = check_out(args.out)
     symbols = split_symbols(args.symbols)
@@ -82,15 +93,26 @@ def run(args: argparse.Namespace) -> int:
         if not all(names):
             raise UsageError("empty name in --features", parameter="features")
     resolve_features(names)  # unknown names fail before anything is loaded
+    if args.known_at is not None and args.lake is None:
+        raise UsageError(
+            "--known-at needs --lake (only a lake knows when each row was fetched)",
+            parameter="known_at",
+        )
+    options = {"errors": args.errors}
     if args.lake is not None:
-        import mdframes
+        from ..lake import Lake
 
-        lake_class = getattr(mdframes, "Lake", None)
-        if lake_class is None:
-            raise CommandError("--lake needs md.Lake, which this mdframes does not have")
-        df = panel(symbols, args.start, args.end, names, source=lake_class(args.lake))
+        df = panel(
+            symbols,
+            args.start,
+            args.end,
+            names,
+            source=Lake(args.lake),
+            known_at=args.known_at,
+            **options,
+        )
     else:
         with Client(cache=not args.no_cache) as client:
-            df = panel(symbols, args.start, args.end, names, client=client)
+            df = panel(symbols, args.start, args.end, names, client=client, **options)
     emit(df.reset_index(), out)
     return 0

@@ -1,31 +1,52 @@
 """Where a panel's inputs come from: the service (through the loaders), frames the caller
 already has, or a lake (anything with the ``Lake.read`` signature).
 
-Each dataset is fetched once for the whole panel, over the panel's dates plus the longest
-lookback of its features.
+Each dataset is fetched once for the panel (or once per chunk of symbols), over the panel's
+dates plus the longest lookback of its features, clipped to where the dataset has history.
+With ``known_at="row"`` a lake gives every stored version (``history=True``), and the engine
+decides per row which version it saw.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidParameterError
+from ..errors import (
+    AuthenticationError,
+    ConfigurationError,
+    InvalidParameterError,
+    MdframesError,
+    RateLimitError,
+    SkippedSymbolsWarning,
+)
 from ..registry import APP_RATINGS_HISTORY_START, REGISTRY
 
-__all__ = ["LakeLike", "fetch", "load_start", "daily_from_apps", "DISCLOSURE_SLACK"]
+__all__ = [
+    "LakeLike",
+    "fetch",
+    "load_start",
+    "history_start",
+    "base_name",
+    "record_key",
+    "daily_from_apps",
+    "first_sync",
+    "lake_spec",
+    "open_lake",
+    "check_source",
+    "ROW",
+]
 
-# The service filters insider and congress trades on the trade date, while a row becomes
-# public at its filing/disclosure date, up to 2 business days (insider) or 45 days (congress)
-# later by law, later still for late filers. A load reaches this many days further back, so
+ROW: Final = "row"
+# Until the registry carries each dataset's deadline slack (issue 19), the disclosure lags
+# the service's trade-date filter misses: a load reaches this many days further back, so
 # that rows disclosed inside a window but traded before it are fetched too.
-DISCLOSURE_SLACK: Final[dict[str, int]] = {"insider_trading": 365, "congress_trades": 365}
-# Derived datasets: what to read from a lake or a dict when the dataset itself is absent.
-_DERIVED: Final = {"app_ratings_daily": "app_ratings"}
+_DISCLOSURE_SLACK: Final[dict[str, int]] = {"insider_trading": 365, "congress_trades": 365}
 
 
 @runtime_checkable
@@ -43,20 +64,71 @@ class LakeLike(Protocol):
     ) -> pd.DataFrame: ...
 
 
+# --- dataset facts (from the registry) ----------------------------------------------------------
+
+
+def base_name(dataset: str) -> str:
+    """The dataset a lake or a dict stores for ``dataset`` (a view's source, else itself)."""
+    view_of = REGISTRY[dataset].view_of
+    return view_of[0] if view_of else dataset
+
+
+def history_start(dataset: str) -> dt.date | None:
+    """The first date the service has data for ``dataset`` (``None``: no known limit)."""
+    from ..params import to_date
+
+    ds = REGISTRY[dataset]
+    if hasattr(ds, "history_start"):
+        value = getattr(ds, "history_start", None)
+        if value is None and ds.view_of:
+            value = getattr(REGISTRY[ds.view_of[0]], "history_start", None)
+    else:  # a registry before Dataset.history_start: the one dataset known to start late
+        value = APP_RATINGS_HISTORY_START if base_name(dataset) == "app_ratings" else None
+    return None if value is None else to_date(value, "history_start", dataset=dataset)
+
+
+def _slack_days(dataset: str) -> int:
+    deadline = getattr(REGISTRY[dataset], "deadline", None)
+    if deadline is not None:
+        return int(getattr(deadline, "slack_days", 0) or 0)
+    return _DISCLOSURE_SLACK.get(dataset, 0)
+
+
+def record_key(dataset: str) -> list[str]:
+    """The columns that identify one record across versions (the lake's key; ``"a|b"``: a,
+    or b where a is null)."""
+    ds = REGISTRY[dataset]
+    if ds.lake_key:
+        return list(ds.lake_key)
+    return ["symbol", *[c for c in ds.record_id if c != "symbol"]]
+
+
 def load_start(dataset: str, start: dt.date, lookback: int | None) -> dt.date | None:
     """The first date to request for ``dataset`` so that every window from ``start`` on is
-    complete; ``None``: the whole history."""
+    complete, never before the dataset's history; ``None``: the whole history."""
+    first = history_start(dataset)
     if lookback is None:
-        # Without startDate the app-ratings endpoint answers with its latest week only.
-        return (
-            dt.date.fromisoformat(APP_RATINGS_HISTORY_START) if "app_ratings" in dataset else None
-        )
-    return start - dt.timedelta(days=lookback + DISCLOSURE_SLACK.get(dataset, 0))
+        return first
+    wanted = start - dt.timedelta(days=lookback + _slack_days(dataset))
+    return wanted if first is None else max(wanted, first)
 
 
-def daily_from_apps(apps: pd.DataFrame) -> pd.DataFrame:
+def _empty(dataset: str) -> pd.DataFrame:
+    """The loader's columns and dtypes, no rows: a window wholly before the history."""
+    from ..frame import build_frame
+    from ..records import Records
+
+    frame = build_frame(REGISTRY[dataset], [Records({}, [])])
+    frame.attrs["dataset"] = dataset
+    return frame
+
+
+# --- the daily app-ratings view -------------------------------------------------------------------
+
+
+def daily_from_apps(apps: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     """The daily view from the apps view: per symbol, platform and date, the app with the
-    most ratings (as the service's daily view), one row per symbol and date.
+    most ratings (as the service's daily view), one row per symbol and date (and ``by``).
 
     Examples
     --------
@@ -75,28 +147,48 @@ def daily_from_apps(apps: pd.DataFrame) -> pd.DataFrame:
             "(load_app_ratings(view='apps')) or an 'app_ratings_daily' frame",
             parameter="source",
         )
+    keys = ["symbol", "date", *by]
     ratings = apps["ratings_count"].to_numpy(dtype="float64", na_value=-1.0)
     # Most ratings first (an unrated app last); equal counts keep the frame's order.
     ranked = apps.reset_index(drop=True).assign(_mdf_rank=-ratings, _mdf_row=np.arange(len(apps)))
     best = (
-        ranked.sort_values(["symbol", "date", "platform", "_mdf_rank", "_mdf_row"])
-        .drop_duplicates(["symbol", "date", "platform"], keep="first")
+        ranked.sort_values([*keys, "platform", "_mdf_rank", "_mdf_row"])
+        .drop_duplicates([*keys, "platform"], keep="first")
         .drop(columns=["_mdf_rank", "_mdf_row"])
     )
-    keys = best[["symbol", "date"]].drop_duplicates().reset_index(drop=True)
-    out = keys
+    out = best[keys].drop_duplicates().reset_index(drop=True)
     for platform, columns in (
         ("ios", ("score", "ratings_count")),
         ("android", ("score", "ratings_count", "install_count")),
     ):
         part = best[best["platform"].astype("string") == platform]
         present = [c for c in columns if c in part.columns]
-        part = part[["symbol", "date", *present]].rename(
-            columns={c: f"{platform}_{c}" for c in present}
-        )
-        out = out.merge(part, on=["symbol", "date"], how="left")
+        part = part[[*keys, *present]].rename(columns={c: f"{platform}_{c}" for c in present})
+        out = out.merge(part, on=keys, how="left")
     out.attrs = {**apps.attrs, "dataset": "app_ratings_daily"}
     return out
+
+
+def daily_versions(apps: pd.DataFrame) -> pd.DataFrame:
+    """Every version of the daily view from every stored version of the apps view: a daily
+    row as it stood each time one of its apps was fetched (``_fetched_at``)."""
+    from .knowledge import next_fetched
+
+    frame = apps.reset_index(drop=True)
+    superseded = next_fetched(frame, record_key("app_ratings"))
+    epochs = frame[["symbol", "date", "_fetched_at"]].drop_duplicates()
+    epochs = epochs.rename(columns={"_fetched_at": "_mdf_epoch"})
+    both = epochs.merge(frame.assign(_mdf_until=superseded), on=["symbol", "date"])
+    known = (both["_fetched_at"] <= both["_mdf_epoch"]) & (
+        both["_mdf_until"].isna() | (both["_mdf_until"] > both["_mdf_epoch"])
+    )
+    out = daily_from_apps(both[known.to_numpy()], by=("_mdf_epoch",))
+    out = out.rename(columns={"_mdf_epoch": "_fetched_at"})
+    out.attrs = {**apps.attrs, "dataset": "app_ratings_daily"}
+    return out
+
+
+# --- reading one dataset --------------------------------------------------------------------------
 
 
 def _check_frame(name: str, frame: Any, origin: str) -> pd.DataFrame:
@@ -122,10 +214,10 @@ def _from_mapping(frames: Mapping[str, Any], name: str) -> pd.DataFrame:
     given = {str(k).replace("-", "_"): v for k, v in frames.items()}
     if name in given:
         return _check_frame(name, given[name], "source")
-    base = _DERIVED.get(name)
-    if base is not None and base in given:
+    base = base_name(name)
+    if base != name and base in given:
         return daily_from_apps(_check_frame(base, given[base], "source"))
-    wanted = f"{name!r}" + (f" (or {base!r})" if base else "")
+    wanted = f"{name!r}" + (f" (or {base!r})" if base != name else "")
     raise InvalidParameterError(
         f"source has no {wanted} frame; it holds {sorted(given) or 'nothing'}",
         parameter="source",
@@ -133,20 +225,55 @@ def _from_mapping(frames: Mapping[str, Any], name: str) -> pd.DataFrame:
 
 
 def _from_lake(
-    lake: Any, name: str, symbols: list[str], start: dt.date | None, end: dt.date, known_at: Any
+    lake: Any,
+    name: str,
+    symbols: list[str],
+    start: dt.date | None,
+    end: dt.date,
+    known_at: Any,
 ) -> pd.DataFrame:
-    base = _DERIVED.get(name, name)
+    base = base_name(name)
+    if isinstance(known_at, str) and known_at == ROW:
+        frame = lake.read(base, symbols, start=start, end=end, history=True)
+        frame = _check_frame(base, frame, "the lake")
+        return daily_versions(frame) if base != name else frame
     frame = lake.read(base, symbols, start=start, end=end, known_at=known_at)
     frame = _check_frame(base, frame, "the lake")
     return daily_from_apps(frame) if base != name else frame
 
 
+# Errors about the account or the service as a whole: no symbol is to blame.
+_NOT_A_SYMBOL = (InvalidParameterError, ConfigurationError, AuthenticationError, RateLimitError)
+
+
+def _blame(exc: MdframesError, symbols: list[str]) -> str | None:
+    text = f"{getattr(exc, 'url', '') or ''} {exc}"
+    for symbol in symbols:
+        if f"/{symbol}" in text or f"'{symbol}'" in text:
+            return symbol
+    return None
+
+
 def _from_service(
-    client: Any, name: str, symbols: list[str], start: dt.date | None, end: dt.date
+    client: Any, name: str, symbols: list[str], start: dt.date | None, end: dt.date, errors: str
 ) -> pd.DataFrame:
     from ..loaders import load
 
-    return load(name, symbols, start=start, end=end, client=client)
+    with warnings.catch_warnings():
+        # The panel says once which symbols it skipped, over all its datasets.
+        warnings.filterwarnings("ignore", category=SkippedSymbolsWarning)
+        warnings.filterwarnings("ignore", message=r".*symbol\(s\) failed and were skipped")
+        try:
+            return load(name, symbols, start=start, end=end, client=client, errors=errors)
+        except MdframesError as exc:
+            symbol = None if isinstance(exc, _NOT_A_SYMBOL) else _blame(exc, symbols)
+            if symbol is not None and exc.args:
+                exc.args = (
+                    f"{symbol} ({name}): {exc.args[0]}; pass errors='skip' to keep the "
+                    "panel's other symbols (NA for this one)",
+                    *exc.args[1:],
+                )
+            raise
 
 
 def fetch(
@@ -157,26 +284,79 @@ def fetch(
     *,
     source: Any = None,
     known_at: Any = None,
+    errors: str = "raise",
     client: Any = None,
-) -> dict[str, pd.DataFrame]:
+) -> tuple[dict[str, pd.DataFrame], dict[str, dict[str, str]]]:
     """One frame per dataset of ``lookbacks`` (dataset -> longest lookback in days, or
-    ``None`` for all history), from ``source``."""
+    ``None`` for all history), from ``source``; and, per dataset, the symbols that failed
+    (symbol -> error text; only the service fails per symbol)."""
     out: dict[str, pd.DataFrame] = {}
+    failed: dict[str, dict[str, str]] = {}
     for name, lookback in lookbacks.items():
         first = load_start(name, start, lookback)
-        if source is None:
-            frame = _from_service(client, name, symbols, first, end)
-        elif isinstance(source, Mapping):
-            frame = _from_mapping(source, name)
+        if isinstance(source, Mapping):
+            out[name] = _from_mapping(source, name)
+            continue
+        if first is not None and first > end:  # wholly before the history: nothing to ask
+            frame = _empty(name)
+            if source is not None and known_at == ROW:
+                frame["_fetched_at"] = pd.Series(dtype="datetime64[us, UTC]")
+        elif source is None:
+            frame = _from_service(client, name, symbols, first, end, errors)
+            failed[name] = dict(frame.attrs.get("failed", {}))
         else:
             frame = _from_lake(source, name, symbols, first, end, known_at)
         out[name] = frame
-    return out
+    return out, failed
 
 
-def check_source(source: Any, known_at: Any, client: Any) -> pd.Timestamp | None:
+def first_sync(lake: Any, dataset: str) -> pd.Timestamp | None:
+    """When the lake's first sync of ``dataset`` ended: the latest ``_fetched_at`` of the
+    sync that stored its earliest version (``None``: nothing stored)."""
+    from .engine import utc_naive
+
+    base = base_name(dataset)
+    frame = lake.read(base, columns=["symbol"], history=True)
+    if not len(frame):
+        return None
+    fetched = utc_naive(pd.to_datetime(frame["_fetched_at"], utc=True)).view(np.int64)
+    if "_sync_id" in frame.columns:
+        first_id = frame["_sync_id"].iloc[int(np.argmin(fetched))]
+        fetched = fetched[(frame["_sync_id"] == first_id).to_numpy()]
+        return pd.Timestamp(int(fetched.max()), tz="UTC")
+    return pd.Timestamp(int(fetched.min()), tz="UTC")
+
+
+# --- checking and shipping a source ---------------------------------------------------------------
+
+
+def lake_spec(lake: Any) -> Any:
+    """What a worker needs to open ``lake`` itself: an ``md.Lake`` as its root and storage
+    options (never its client, so no API key travels); another lake-like object as it is."""
+    from ..lake import Lake
+
+    if isinstance(lake, Lake):
+        options = getattr(lake, "storage_options", None)
+        return ("md.Lake", lake.root, dict(options) if options else None)
+    return lake
+
+
+def open_lake(spec: Any) -> Any:
+    """The lake of :func:`lake_spec` (in a worker)."""
+    if isinstance(spec, tuple) and len(spec) == 3 and spec[0] == "md.Lake":
+        from ..lake import Lake
+
+        _, root, options = spec
+        return Lake(root, storage_options=options) if options else Lake(root)
+    return spec
+
+
+def check_source(source: Any, known_at: Any, client: Any) -> pd.Timestamp | str | None:
     """Reject a source ``panel`` cannot read, and ``known_at``/``client`` where they do not
-    apply, before anything is loaded. Returns ``known_at`` as a UTC Timestamp."""
+    apply, before anything is loaded. Returns ``known_at`` as a UTC Timestamp (a date alone:
+    the end of that day) or ``"row"``."""
+    from ..params import to_utc
+
     is_lake = source is not None and not isinstance(source, Mapping)
     if is_lake and not isinstance(source, LakeLike):
         raise InvalidParameterError(
@@ -195,12 +375,6 @@ def check_source(source: Any, known_at: Any, client: Any) -> pd.Timestamp | None
             "known_at needs a lake as source (only a lake knows when each row was fetched)",
             parameter="known_at",
         )
-    try:
-        ts = pd.Timestamp(known_at)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(
-            f"known_at={known_at!r} is not a time ({exc})", parameter="known_at"
-        ) from None
-    if pd.isna(ts):
-        raise InvalidParameterError("known_at is NaT", parameter="known_at")
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+    if isinstance(known_at, str) and known_at.strip().lower() == ROW:
+        return ROW
+    return to_utc(known_at, "known_at")

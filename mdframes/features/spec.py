@@ -7,8 +7,9 @@ computes every feature of a dataset in one vectorised pass.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Final
 
@@ -17,7 +18,7 @@ import pandas as pd
 from ..errors import InvalidParameterError
 from ..registry import REGISTRY
 
-__all__ = ["Feature", "AGGREGATIONS", "Column"]
+__all__ = ["Feature", "AGGREGATIONS", "Column", "resolve_features", "check_errors"]
 
 # "change": latest value on or before D minus latest value on or before D - window.
 AGGREGATIONS: Final = ("sum", "mean", "count", "last", "change")
@@ -187,3 +188,66 @@ def _dataset_name(dataset: Any, feature: str) -> str:
             parameter="dataset",
         )
     return name
+
+
+def resolve_features(features: Any) -> list[Feature]:
+    """Catalog names and :class:`Feature` objects -> Features, checked for type, unknown
+    names and duplicate columns.
+
+    Examples
+    --------
+    >>> [f.name for f in resolve_features(["news_count_7d"])]
+    ['news_count_7d']
+    """
+    from .definitions import CATALOG, by_name
+
+    if features is None:
+        return list(CATALOG)
+    if isinstance(features, (str, Feature)):
+        items: list[Any] = [features]
+    elif isinstance(features, Iterable) and not isinstance(features, (bytes, dict)):
+        items = list(features)
+    else:
+        raise InvalidParameterError(
+            f"features must be a catalog name, an md.features.Feature or a list of them, not "
+            f"{type(features).__name__}",
+            parameter="features",
+        )
+    if not items:
+        raise InvalidParameterError("features is an empty list", parameter="features")
+    out: list[Feature] = []
+    names = [f.name for f in CATALOG]
+    for item in items:
+        if isinstance(item, Feature):
+            out.append(item)
+            continue
+        if not isinstance(item, str):
+            raise InvalidParameterError(
+                f"features holds {item!r} ({type(item).__name__}): each must be a catalog "
+                "name or an md.features.Feature",
+                parameter="features",
+            )
+        found = by_name(item.strip().replace("-", "_").lower())
+        if found is None:
+            near = difflib.get_close_matches(item, names, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else f"; the catalog: {', '.join(names)}"
+            raise InvalidParameterError(
+                f"unknown feature {item!r}{hint} (or pass md.features.Feature(...))",
+                parameter="features",
+            )
+        out.append(found)
+    seen: set[str] = set()
+    for f in out:
+        if f.name in seen:
+            raise InvalidParameterError(f"feature {f.name!r} is listed twice", parameter="features")
+        seen.add(f.name)
+    return out
+
+
+def check_errors(errors: Any) -> str:
+    """``errors`` as the loaders take it: ``"raise"`` or ``"skip"``."""
+    if errors not in ("raise", "skip"):
+        raise InvalidParameterError(
+            f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors"
+        )
+    return str(errors)

@@ -17,11 +17,12 @@ Importing this package does not import pandas.
 from __future__ import annotations
 
 import atexit
+import datetime as dt
 import inspect
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -52,29 +53,36 @@ __all__ = [
     "stop",
     "serve",
     "SANDBOX_KEY",
+    "clock_of",
 ]
 
 SANDBOX_KEY = "sandbox-key"  # the sandbox's own well-known key; not a secret
-_CLIENT_OPTIONS = {
-    "cache",
-    "timeout",
-    "max_retries",
-    "max_workers",
-    "progress",
-    "max_wait",
-    "api_key",
-}
 
 
 def _client_keywords() -> set[str]:
     from ..client import Client
 
-    names = set(inspect.signature(Client.__init__).parameters) - {"self", "base_url"}
-    return names | _CLIENT_OPTIONS
+    return set(inspect.signature(Client.__init__).parameters) - {"self", "base_url"}
+
+
+def clock_of(server: Sandbox) -> Callable[[], dt.datetime]:
+    """A client clock for ``server``: its day at the current UTC time of day, so that what a
+    client stamps (the lake's knowledge times) lines up with the simulated world's days.
+
+    >>> clock_of(Sandbox(today="2026-06-30"))().date()
+    datetime.date(2026, 6, 30)
+    """
+
+    def clock() -> dt.datetime:
+        now = dt.datetime.now(dt.timezone.utc)
+        return dt.datetime.combine(server.today, now.timetz())
+
+    return clock
 
 
 def _open(options: dict[str, Any]) -> tuple[Sandbox, Client]:
-    """A started sandbox and a client pointed at it (``client.sandbox`` is the server)."""
+    """A started sandbox and a client pointed at it: its clock follows the sandbox's day, and
+    ``client.sandbox`` is the server (for moving the day or injecting faults)."""
     from ..client import Client
 
     client_names = _client_keywords()
@@ -83,6 +91,7 @@ def _open(options: dict[str, Any]) -> tuple[Sandbox, Client]:
     client_kw.setdefault("api_key", SANDBOX_KEY)
     client_kw.setdefault("cache", False)
     server = Sandbox(**server_kw).start()
+    client_kw.setdefault("clock", clock_of(server))
     try:
         client = Client(base_url=server.url, **client_kw)
     except BaseException:
@@ -93,10 +102,9 @@ def _open(options: dict[str, Any]) -> tuple[Sandbox, Client]:
 
 
 def _current_default() -> Client | None:
-    # The default as it is, without creating one from the environment.
-    from .. import client as client_module
+    from ..client import get_default_client
 
-    return client_module._default
+    return get_default_client(create=False)  # never created from the environment here
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..registry import APP_RATINGS_HISTORY_START, MARKETS
+from ..registry import MARKETS, REGISTRY
 from .context import Ctx
 from .filings import BRACKETS, REGISTRANTS, members
 from .listings import REGIONS, select, universe
@@ -65,7 +65,7 @@ DISCOVERY: dict[str, Callable[[Ctx], Any]] = {
 
 # --- screener records: one snapshot per ticker ---------------------------------------------------
 
-_APP_START = dt.date.fromisoformat(APP_RATINGS_HISTORY_START)
+_APP_START = dt.date.fromisoformat(REGISTRY["app_ratings"].history_start or "")
 
 
 def _latest(seed: int, today: dt.date, k: int, every: int) -> dt.date:

@@ -20,7 +20,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from ..registry import APP_RATINGS_HISTORY_START
+from ..registry import REGISTRY
 from .context import Ctx, HttpError
 from .filings import (
     Records,
@@ -63,7 +63,7 @@ __all__ = [
     "news_entry",
 ]
 
-APP_START = dt.date.fromisoformat(APP_RATINGS_HISTORY_START)
+APP_START = dt.date.fromisoformat(REGISTRY["app_ratings"].history_start or "")
 History = Callable[[str, dt.date, "int | None", dt.date], Records]
 
 

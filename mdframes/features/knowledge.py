@@ -1,0 +1,254 @@
+"""Per-row knowledge time (``known_at="row"``): the row for date D sees, of each record, the
+version fetched last by the end of D (dates before the dataset's first sync: that sync's).
+
+Each stored version becomes visible on day ``e = max(public day, day fetched)`` and stops being
+visible on the day its record's next version was fetched (``x``). A version counts in the
+window ``(D - n, D]`` of row D when ``e <= D < x`` and its public day ``p > D - n``. With an
+entry event (+value at day e) and an exit event (-value at day x) per version, each such
+condition is a difference of running totals searched by (symbol, day), as the scalar engine
+searches by anchor:
+
+    [y <= D][p > D - n] = [y <= D] - [y <= D - n] - [s <= D] + [t <= D]
+
+with ``s = max(y, p + n)`` and ``t = y + n`` (only events with ``p < y`` have the last two
+terms). Last values and changes take the highest-ranked version (latest public time) visible
+at D: a maximum over the intervals ``[e, x)`` that contain D, answered for every cell at once by
+a segment tree over the panel's cells. No Python loop runs over dates, symbols or rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from ..pit import public_times
+from .engine import (
+    OFF,
+    SPAN,
+    Events,
+    Grid,
+    _finish,
+    _symbol_codes,
+    _window_sums,
+    day_numbers,
+    utc_naive,
+)
+from .spec import Feature
+
+__all__ = ["record_ids", "next_fetched", "VersionEvents", "compute_row"]
+
+NEVER: Final = np.iinfo(np.int64).max
+NS_PER_DAY: Final = 86_400 * 10**9
+
+
+def _fetched_ns(frame: pd.DataFrame) -> np.ndarray:
+    fetched = frame["_fetched_at"]
+    if not isinstance(fetched.dtype, pd.DatetimeTZDtype):
+        fetched = pd.to_datetime(fetched, utc=True)
+    return utc_naive(fetched).view(np.int64)
+
+
+def record_ids(frame: pd.DataFrame, key: list[str]) -> np.ndarray:
+    """One integer per record: the key's parts (``"a|b"``: a, or b where a is null), and
+    ``_n`` when the lake gives it (records sharing a key in one answer); without ``_n``, the
+    rows sharing a key in one sync are told apart by their order."""
+    parts: dict[str, Any] = {}
+    for i, part in enumerate(key):
+        names = [n for n in part.split("|") if n in frame.columns]
+        if not names:
+            continue
+        column = frame[names[0]]
+        for other in names[1:]:
+            column = column.astype("string").fillna(frame[other].astype("string"))
+        parts[f"k{i}"] = column.to_numpy()
+    table = pd.DataFrame(parts, index=frame.index)
+    if "_n" in frame.columns:
+        table["_n"] = frame["_n"].to_numpy()
+    else:
+        batch = frame["_sync_id"] if "_sync_id" in frame.columns else frame["_fetched_at"]
+        table["_n"] = (
+            table.assign(_b=batch.to_numpy()).groupby([*parts, "_b"], dropna=False).cumcount()
+        )
+    if table.empty or not len(table.columns):
+        return np.arange(len(frame), dtype=np.int64)
+    return table.groupby(list(table.columns), dropna=False, sort=False).ngroup().to_numpy()
+
+
+def next_fetched(frame: pd.DataFrame, key: list[str]) -> pd.Series:
+    """Per row: when its record's next version was fetched (NaT for the latest version)."""
+    ids = record_ids(frame, key)
+    fetched = _fetched_ns(frame)
+    n = len(frame)
+    order = np.lexsort((np.arange(n), fetched, ids))
+    following = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)  # NaT
+    same = ids[order][1:] == ids[order][:-1]
+    following[order[:-1][same]] = fetched[order[1:][same]]
+    return pd.Series(pd.to_datetime(following.view("datetime64[ns]"), utc=True), index=frame.index)
+
+
+class VersionEvents(Events):
+    """One dataset's stored versions that some row can see, in rank order (symbol, public
+    time, event date, frame order), with the day each becomes and stops being visible."""
+
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        dataset: str,
+        symbols: list[str],
+        grid: Grid,
+        key: list[str],
+        floor: pd.Timestamp | None,
+    ) -> None:
+        frame = frame.reset_index(drop=True)
+        frame.attrs = {**frame.attrs, "dataset": dataset}
+        self.frame, self.dataset = frame, dataset
+        end_day = int(grid.days.max())
+        low = int(grid.days.min()) - grid.max_back - 2  # "before every window"
+        codes = _symbol_codes(frame["symbol"], symbols)
+        times = utc_naive(public_times(frame))
+        fetched = _fetched_ns(frame)
+        ids = record_ids(frame, key)
+        order = np.lexsort((np.arange(len(frame)), fetched, ids))
+        following = np.full(len(frame), NEVER, dtype=np.int64)
+        same = ids[order][1:] == ids[order][:-1]
+        following[order[:-1][same]] = fetched[order[1:][same]]
+        floor_ns = np.iinfo(np.int64).min if floor is None else pd.Timestamp(floor).value
+        # Fetched by the first sync: known from the start (rows before it use that sync).
+        known = np.where(fetched > floor_ns, fetched // NS_PER_DAY, low)
+        until = np.where(following == NEVER, end_day + 1, following // NS_PER_DAY)
+        until = np.where(following > floor_ns, until, low)
+        public = day_numbers(times)
+        enter = np.maximum(np.maximum(public, known), low)
+        keep = np.flatnonzero(
+            (codes >= 0) & ~np.isnat(times) & (enter < until) & (enter <= end_day)
+        )
+        tie = self._tie(keep)
+        keys = [np.arange(len(keep)), times[keep].view(np.int64), codes[keep]]
+        if tie is not None:
+            keys.insert(1, tie)
+        self.take = keep[np.lexsort(keys)]
+        self.codes = codes[self.take]
+        self.public = np.maximum(public[self.take], low)
+        self.enter = enter[self.take]
+        self.until = np.minimum(until[self.take], end_day + 1)
+        self.low, self.end_day = low, end_day
+        self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
+        self.floor = floor
+
+
+def _sums(
+    codes: np.ndarray, day: np.ndarray, vals: np.ndarray, grid: Grid, back: int
+) -> np.ndarray:
+    """Per cell (g, D): the sum of ``vals`` of symbol g's events with ``day <= D - back``."""
+    keys = codes * SPAN + (day + OFF)
+    order = np.argsort(keys, kind="stable")
+    keys, vals, codes = keys[order], vals[order], codes[order]
+    b = np.searchsorted(keys, grid.keys(back), side="right")
+    a = np.searchsorted(codes, np.arange(grid.n_symbols), side="left")[grid.codes]
+    return _window_sums(vals, codes, a, b, grid)
+
+
+def _windowed(
+    ev: VersionEvents, rows: np.ndarray, vals: np.ndarray, n: int | None, grid: Grid
+) -> np.ndarray:
+    """Per cell: the sum of ``vals`` over the versions visible at D with public day in
+    ``(D - n, D]`` (all public days when ``n`` is None)."""
+    codes, public = ev.codes[rows], ev.public[rows]
+    enter, until = ev.enter[rows], ev.until[rows]
+    gone = until <= ev.end_day
+    e_codes = np.concatenate([codes, codes[gone]])
+    e_day = np.concatenate([enter, until[gone]])
+    e_public = np.concatenate([public, public[gone]])
+    e_vals = np.concatenate([vals, -vals[gone]])
+    total = _sums(e_codes, e_day, e_vals, grid, 0)
+    if n is None:
+        return total
+    late = np.flatnonzero(e_public < e_day)  # known after it became public
+    start = np.maximum(e_day[late], e_public[late] + n)
+    stop = e_day[late] + n
+    return (
+        total
+        - _sums(e_codes, e_day, e_vals, grid, n)
+        - _sums(e_codes[late], start, e_vals[late], grid, 0)
+        + _sums(e_codes[late], stop, e_vals[late], grid, 0)
+    )
+
+
+def _stab_max(
+    codes: np.ndarray, lo: np.ndarray, hi: np.ndarray, rank: np.ndarray, grid: Grid
+) -> np.ndarray:
+    """Per cell (g, D), symbol-major: the highest ``rank`` of symbol g's intervals
+    ``[lo, hi)`` (days) that contain D; -1 where none does."""
+    days = grid.days[: grid.n_dates]
+    m = grid.n_dates
+    lj = np.searchsorted(days, lo, side="left")
+    rj = np.searchsorted(days, hi, side="left")
+    some = lj < rj
+    size = 1 << max(1, int(grid.size - 1).bit_length())
+    left = codes[some] * m + lj[some] + size
+    right = codes[some] * m + rj[some] + size
+    value = rank[some]
+    tree = np.full(2 * size, -1, dtype=np.int64)
+    # Bottom-up range update: each interval marks O(log size) nodes covering it exactly.
+    while left.size:
+        odd = (left & 1) == 1
+        np.maximum.at(tree, left[odd], value[odd])
+        left = left + odd
+        odd = (right & 1) == 1
+        right = right - odd
+        np.maximum.at(tree, right[odd], value[odd])
+        left, right = left >> 1, right >> 1
+        more = left < right
+        left, right, value = left[more], right[more], value[more]
+    node = np.arange(grid.size, dtype=np.int64) + size
+    out = tree[node]
+    while node[0] > 1:  # a cell's answer: the maximum over its leaf and its ancestors
+        node >>= 1
+        np.maximum(out, tree[node], out=out)
+    return out
+
+
+def compute_row(feature: Feature, ev: VersionEvents, grid: Grid) -> Any:
+    """One panel column with per-row knowledge time, in the panel's order."""
+    vals, valid, is_int = ev.values(feature)
+    rows = np.arange(len(ev.take)) if valid is None else np.flatnonzero(valid)
+    vals = vals[rows]
+    agg, n = feature.agg, feature.days
+    if agg in ("last", "change"):
+        codes, public = ev.codes[rows], ev.public[rows]
+        rank = np.arange(len(rows), dtype=np.int64)
+        now = _stab_max(codes, ev.enter[rows], ev.until[rows], rank, grid)
+        ok = now >= 0
+        if not len(vals):
+            zeros = np.zeros(grid.size, dtype=np.int64 if is_int and agg == "last" else "float64")
+            return _finish(feature, grid, zeros, ~ok, is_int and agg == "last")
+        picked = np.maximum(now, 0)
+        if agg == "last":
+            if n is not None:
+                ok &= public[picked] > grid.days - n
+            return _finish(feature, grid, vals[picked], ~ok, is_int)
+        lo = np.maximum(ev.enter[rows], public + (n or 0))
+        prior = _stab_max(codes, lo, ev.until[rows], rank, grid)
+        ok &= prior >= 0
+        out = vals[picked].astype("float64") - vals[np.maximum(prior, 0)].astype("float64")
+        return _finish(feature, grid, out, ~ok, False)
+    ones = np.ones(len(rows), dtype=np.int64)
+    counts = _windowed(ev, rows, ones, n, grid)
+    if agg == "count":
+        return _finish(feature, grid, counts, np.zeros(grid.size, dtype=bool), True)
+    sums = _windowed(ev, rows, vals, n, grid)
+    if agg == "sum":
+        return _finish(feature, grid, sums, np.zeros(grid.size, dtype=bool), is_int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums.astype("float64") / counts
+    return _finish(feature, grid, means, counts == 0, False)
+
+
+def relied_rows(floor: pd.Timestamp | None, dates: pd.DatetimeIndex, n_symbols: int) -> int:
+    """Rows whose date ended before the first sync (they use that sync's versions)."""
+    if floor is None:
+        return 0
+    first_day = pd.Timestamp(floor).tz_convert("UTC").tz_localize(None).normalize()
+    return int((dates < first_day).sum()) * n_symbols

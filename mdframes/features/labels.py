@@ -1,0 +1,281 @@
+"""Labels for training sets: what a model is asked to predict for each (date, symbol) row.
+
+A label is a definition (data), like a :class:`~mdframes.features.Feature`: it says which
+dates it reads (``t1``, the last of them) and computes its values for a whole panel at once
+from a long price frame. :func:`forward_return` is the one label of CONTRACT §12.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataQualityWarning, InvalidParameterError, warn
+
+__all__ = ["ForwardReturn", "forward_return", "long_prices", "PRICE_DATASET", "MAX_PRICE_AGE"]
+
+# The only realised price the service has: the put/call dataset's closing price on the date.
+PRICE_DATASET: Final = "put_call_ratio"
+# A price older than this (calendar days) is no price: a week covers long weekends and
+# exchange holidays, not a halted or delisted symbol.
+MAX_PRICE_AGE: Final = 7
+# A move by more than this factor between two consecutive prices of a symbol (up more than
+# 50 %, or down to less than two thirds: a 2:1 split halves the price) is most likely a split
+# the source did not adjust for.
+JUMP_FACTOR: Final = 1.5
+
+
+def _whole(value: Any, name: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise InvalidParameterError(
+            f"{name}={value!r} is not a whole number of periods >= {least}", parameter=name
+        )
+    return int(value)
+
+
+def _days(values: Any) -> np.ndarray:
+    """Dates (naive or aware) -> int64 day numbers since 1970-01-01 (UTC calendar days)."""
+    stamps = pd.to_datetime(pd.Series(values), errors="raise")
+    if getattr(stamps.dt, "tz", None) is not None:
+        stamps = stamps.dt.tz_convert("UTC").dt.tz_localize(None)
+    return stamps.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]").astype(np.int64)
+
+
+def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
+    """A price frame in either accepted shape -> ``symbol, day, price``, sorted by symbol and
+    day, one row per symbol and day (the last given wins), nulls dropped.
+
+    Long: columns ``date, symbol, price`` (others ignored). Wide: indexed by date, one column
+    per symbol. ``symbol`` is categorical (stripped, upper-cased) and ``day`` the int64 day
+    number (days since 1970-01-01).
+
+    Examples
+    --------
+    >>> wide = pd.DataFrame({"AAPL": [1.0, 2.0]}, index=pd.to_datetime(["2026-01-05", "2026-01-06"]))
+    >>> long_prices(wide)
+      symbol    day  price
+    0   AAPL  20458    1.0
+    1   AAPL  20459    2.0
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidParameterError(
+            f"{parameter} must be a DataFrame (long: date, symbol, price; or wide: indexed by "
+            f"date, one column per symbol), not {type(frame).__name__}",
+            parameter=parameter,
+        )
+    if {"date", "symbol", "price"} <= set(frame.columns):
+        dates, symbols, values = frame["date"], frame["symbol"], frame["price"]
+    elif isinstance(frame.index, pd.DatetimeIndex) or frame.index.name == "date":
+        stacked = frame.rename_axis(index="date", columns="symbol").stack(future_stack=True)
+        stacked = stacked.rename("price").reset_index()
+        dates, symbols, values = stacked["date"], stacked["symbol"], stacked["price"]
+    else:
+        raise InvalidParameterError(
+            f"{parameter}: give a long frame with columns date, symbol, price, or a wide frame "
+            f"indexed by date with one column per symbol; got columns {list(frame.columns)[:6]}",
+            parameter=parameter,
+        )
+    try:
+        day = _days(dates)
+        price = pd.to_numeric(pd.Series(values), errors="raise").to_numpy(
+            dtype="float64", na_value=np.nan
+        )
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(
+            f"{parameter}: dates or prices cannot be read ({exc})", parameter=parameter
+        ) from None
+    # Text work on the distinct symbols only: a price frame repeats each a few hundred times.
+    raw, distinct = pd.factorize(pd.Series(symbols), use_na_sentinel=True)
+    names = pd.Series(np.asarray(distinct, dtype=object)).astype(str).str.strip().str.upper()
+    merged, categories = pd.factorize(names)
+    code = np.where(raw >= 0, merged[np.maximum(raw, 0)] if len(merged) else -1, -1)
+    keep = (code >= 0) & ~np.isnan(price)
+    code, day, price = code[keep], day[keep], price[keep]
+    order = np.lexsort((day, code))  # stable: of equal (symbol, day), the last given is last
+    code, day, price = code[order], day[order], price[order]
+    last = np.ones(len(code), dtype=bool)
+    last[:-1] = (code[1:] != code[:-1]) | (day[1:] != day[:-1])
+    return pd.DataFrame(
+        {
+            "symbol": pd.Categorical.from_codes(code[last], categories=pd.Index(categories)),
+            "day": day[last],
+            "price": price[last],
+        }
+    )
+
+
+def periods_after(dates: pd.DatetimeIndex, freq: Any, k: int) -> pd.DatetimeIndex:
+    """``dates`` (consecutive dates of ``freq``) followed by the ``k`` dates of ``freq`` after
+    the last: position ``i + k`` is the k-th date after ``dates[i]``."""
+    if k == 0 or not len(dates):
+        return dates
+    more = pd.date_range(dates[-1], periods=k + 1, freq=freq)[1:]
+    return dates.append(more.as_unit(dates.unit))
+
+
+@dataclass(frozen=True)
+class ForwardReturn:
+    """The return a model acting on row D could earn (see :func:`forward_return`).
+
+    Examples
+    --------
+    >>> ForwardReturn(5).name
+    'fwd_return_5'
+    """
+
+    horizon: int
+    lag: int = 1
+    # Compared and hashed by identity of the definition only: a frame is neither.
+    prices: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "horizon", _whole(self.horizon, "horizon", 1))
+        object.__setattr__(self, "lag", _whole(self.lag, "lag", 0))
+        if self.prices is not None:
+            long_prices(self.prices)  # a bad frame fails here, not after the panel
+
+    @property
+    def name(self) -> str:
+        """The column name: ``fwd_return_<horizon>``."""
+        return f"fwd_return_{self.horizon}"
+
+    @property
+    def reach(self) -> int:
+        """Periods of ``freq`` after D that the label reads (``t1`` is that many after D)."""
+        return self.lag + self.horizon
+
+    def definition(self) -> dict[str, Any]:
+        """The label as plain data (for ``TrainingSet.info``)."""
+        return {
+            "name": self.name,
+            "kind": "forward_return",
+            "horizon": self.horizon,
+            "lag": self.lag,
+            "max_price_age_days": MAX_PRICE_AGE,
+            "prices": "given" if self.prices is not None else f"{PRICE_DATASET}.price",
+        }
+
+    def price_window(self, dates: pd.DatetimeIndex, freq: Any) -> tuple[dt.date, dt.date]:
+        """The first and last price dates the label of ``dates`` can read."""
+        calendar = periods_after(dates, freq, self.reach)
+        return (dates[0] - pd.Timedelta(days=MAX_PRICE_AGE)).date(), calendar[-1].date()
+
+    def t1(self, dates: pd.DatetimeIndex, freq: Any) -> pd.DatetimeIndex:
+        """Per date D of ``dates`` (consecutive dates of ``freq``): ``d_{lag+horizon}``."""
+        return periods_after(dates, freq, self.reach)[self.reach :]
+
+    def compute(
+        self,
+        dates: pd.DatetimeIndex,
+        symbols: Sequence[str],
+        freq: Any,
+        prices: pd.DataFrame,
+    ) -> tuple[np.ndarray, pd.DatetimeIndex]:
+        """Label values for every (date, symbol), dates outer, as float64 (NaN: no label), and
+        ``t1`` per date. ``prices`` is a :func:`long_prices` frame."""
+        calendar = periods_after(dates, freq, self.reach)
+        cal_days = calendar.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]")
+        cal_days = cal_days.astype(np.int64)
+        n, m = len(dates), len(symbols)
+        start = _price_at(prices, symbols, cal_days[self.lag : self.lag + n], m)
+        end = _price_at(prices, symbols, cal_days[self.reach : self.reach + n], m)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = np.where(start > 0, end / start - 1.0, np.nan)
+        return y, calendar[self.reach : self.reach + n]
+
+
+def _price_at(prices: pd.DataFrame, symbols: Sequence[str], days: np.ndarray, m: int) -> np.ndarray:
+    """``P(d)`` for every (day of ``days``, symbol), days outer: the latest price on or before
+    the day, at most :data:`MAX_PRICE_AGE` days old, and NaN after the last day of the data.
+    ``prices`` is a :func:`long_prices` frame (sorted by symbol code and day)."""
+    if not len(prices):
+        return np.full(len(days) * m, np.nan)
+    p_code = prices["symbol"].cat.codes.to_numpy().astype(np.int64)
+    p_day = prices["day"].to_numpy(dtype=np.int64)
+    p_val = prices["price"].to_numpy(dtype="float64")
+    # One sorted key per (symbol, day): a single binary search answers every row.
+    offset = np.int64(2**31)
+    keys = (p_code << 32) | (p_day + offset)
+    wanted = pd.Index(prices["symbol"].cat.categories).get_indexer(list(symbols))
+    q_code = np.tile(wanted.astype(np.int64), len(days))
+    q_day = np.repeat(days, m)
+    idx = np.searchsorted(keys, (q_code << 32) | (q_day + offset), side="right") - 1
+    found = (idx >= 0) & (q_code >= 0)
+    idx = np.maximum(idx, 0)
+    ok = found & (p_code[idx] == q_code) & (p_day[idx] >= q_day - MAX_PRICE_AGE)
+    # A date after the last price of the data is not in the data yet, however fresh.
+    ok &= q_day <= p_day.max()
+    return np.where(ok, p_val[idx], np.nan)
+
+
+def warn_jumps(prices: pd.DataFrame, source: str) -> None:
+    """One :class:`~mdframes.DataQualityWarning` naming each symbol and date where the price
+    moved by more than :data:`JUMP_FACTOR` from the symbol's previous price."""
+    code = prices["symbol"].cat.codes.to_numpy()
+    val = prices["price"].to_numpy(dtype="float64")
+    if len(val) < 2:
+        return
+    same = code[1:] == code[:-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = val[1:] / val[:-1]
+    jump = same & ((ratio > JUMP_FACTOR) | (ratio < 1 / JUMP_FACTOR))
+    where = np.flatnonzero(jump)
+    if not len(where):
+        return
+    days = prices["day"].to_numpy(dtype="int64")[where + 1].astype("datetime64[D]")
+    names = prices["symbol"].to_numpy()
+    items = [
+        f"{names[i + 1]} on {day} (x{ratio[i]:.2f})"
+        for i, day in zip(where[:5], days[:5], strict=False)
+    ]
+    more = f" and {len(where) - 5} more" if len(where) > 5 else ""
+    warn(
+        f"{source} prices move by more than 50% in one period (a split the source did not "
+        f"adjust for?): {', '.join(items)}{more}; the forward returns across them are wrong. "
+        "Pass adjusted prices with forward_return(..., prices=...)",
+        DataQualityWarning,
+    )
+
+
+def forward_return(
+    horizon: int, *, lag: int = 1, prices: pd.DataFrame | None = None
+) -> ForwardReturn:
+    """The forward return label: ``y(D) = P(d_{lag+horizon}) / P(d_lag) - 1``.
+
+    ``d_k`` is the k-th date of the training set's ``freq`` after D, and ``P(d)`` the latest
+    price dated on or before ``d`` and at most 7 calendar days old (else NA). Where ``d`` is
+    after the last date of the prices (not in the data yet), the label is NA. ``t1(D) =
+    d_{lag+horizon}``, the last date the label reads.
+
+    Parameters
+    ----------
+    horizon : int
+        Periods of ``freq`` the return runs over (>= 1); the label is named
+        ``fwd_return_<horizon>``.
+    lag : int
+        Periods between D and the start of the return (>= 0; default 1: a model acting on
+        the row for D trades at the next date's price, not at D's).
+    prices : DataFrame, optional
+        Long (``date, symbol, price``) or wide (indexed by date, one column per symbol).
+        Default: the put/call dataset's closing ``price``, from the training set's source
+        (latest versions: labels measure what happened; ``known_at`` is for features).
+
+    Returns
+    -------
+    ForwardReturn
+        A frozen definition, given to :func:`training_set` as ``label=``.
+
+    Examples
+    --------
+    >>> import mdframes as md
+    >>> label = md.features.forward_return(5)
+    >>> label.name, label.lag
+    ('fwd_return_5', 1)
+    """
+    return ForwardReturn(horizon, lag, prices)

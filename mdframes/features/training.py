@@ -1,0 +1,537 @@
+"""Training sets: a feature panel, a label per row, and purged, embargoed splits (CONTRACT §12).
+
+:func:`training_set` puts :func:`~mdframes.features.panel` and a label
+(:func:`~mdframes.features.forward_return`) side by side; :meth:`TrainingSet.splits` gives
+cross-validation folds in which no training label overlaps the period of a test label.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidParameterError, MdframesError
+from ..params import to_utc
+from .core import panel, resolve_features
+from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
+from .spec import Feature
+
+__all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
+
+METHODS: Final = ("walk_forward", "kfold", "combinatorial")
+# Columns of the Parquet file that are not features (a feature may not take these names).
+_Y: Final = "__mdframes_label__"
+_T1: Final = "__mdframes_t1__"
+_META: Final = b"mdframes.training_set"
+_FORMAT: Final = 1
+
+
+def _whole(value: Any, name: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise InvalidParameterError(
+            f"{name}={value!r} must be a whole number >= {least}", parameter=name
+        )
+    return int(value)
+
+
+def check_split_arguments(
+    method: Any, n_splits: Any, n_test_splits: Any, embargo: Any
+) -> tuple[str, int, int, int]:
+    """The arguments of :meth:`TrainingSet.splits`, checked before any work."""
+    if method not in METHODS:
+        raise InvalidParameterError(
+            f"method={method!r} is not one of {', '.join(map(repr, METHODS))}",
+            parameter="method",
+        )
+    n = _whole(n_splits, "n_splits", 1 if method == "walk_forward" else 2)
+    k = _whole(n_test_splits, "n_test_splits", 1)
+    if method == "combinatorial" and k >= n:
+        raise InvalidParameterError(
+            f"n_test_splits={k} must be less than n_splits={n} (some blocks must train)",
+            parameter="n_test_splits",
+        )
+    return method, n, k, _whole(embargo, "embargo", 0)
+
+
+class TrainingSet:
+    """Features, a label and its end date per (date, symbol) row, and how they were made.
+
+    Attributes
+    ----------
+    X : DataFrame
+        The panel (:func:`~mdframes.features.panel`), indexed by ``(date, symbol)``.
+    y : Series
+        The label (``float64``, named like ``fwd_return_5``), same index; NA where it cannot
+        be known (no price, or dates not in the data yet).
+    t1 : Series
+        Naive dates, same index: the last date each row's label reads.
+    info : dict
+        Plain data, enough to rebuild it: ``symbols, start, end, features`` (name ->
+        definition), ``label``, ``freq``, ``known_at``, ``source`` (``"service"``,
+        ``"frames"`` or the lake's root), ``versions`` (a lake's table version per dataset,
+        where it exposes one), ``mdframes`` (version) and ``created_at`` (UTC, ISO 8601).
+
+    Examples
+    --------
+    >>> ts = md.features.training_set(["AAPL"], "2026-01-05", "2026-06-30")  # doctest: +SKIP
+    >>> for train, test in ts.splits("walk_forward", n_splits=4, embargo=5):  # doctest: +SKIP
+    ...     model.fit(ts.X.iloc[train], ts.y.iloc[train])
+    """
+
+    def __init__(self, X: pd.DataFrame, y: pd.Series, t1: pd.Series, info: dict[str, Any]):
+        if not (X.index.equals(y.index) and X.index.equals(t1.index)):
+            raise InvalidParameterError("X, y and t1 must share one index", parameter="X")
+        self.X = X
+        self.y = y
+        self.t1 = t1
+        self.info = info
+
+    def __repr__(self) -> str:
+        dates = self.X.index.get_level_values(0)
+        span = f"{dates.min():%Y-%m-%d}..{dates.max():%Y-%m-%d}" if len(dates) else "no dates"
+        return (
+            f"<TrainingSet {len(self.X):,} rows ({span}) x {self.X.shape[1]} features; "
+            f"label {self.y.name}: {int(self.y.notna().sum()):,} rows known>"
+        )
+
+    # -- splits -------------------------------------------------------------------------------
+    def splits(
+        self,
+        method: str = "walk_forward",
+        n_splits: int = 5,
+        n_test_splits: int = 2,
+        embargo: int = 0,
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Cross-validation folds by date, purged and embargoed: ``[(train, test), ...]``.
+
+        Positions in ``X``/``y`` (``X.iloc[train]``) of rows whose label is known; rows with an
+        NA label are in no fold, so the list is scikit-learn's ``cv=`` as it is. The dates that
+        have a label are cut into consecutive blocks of equal size (the first ones one date
+        longer when it does not divide); all symbols of a date are on one side.
+
+        - ``"walk_forward"``: ``n_splits + 1`` blocks; block ``i`` (from 1) is the test of fold
+          ``i``, which trains only on the dates before it.
+        - ``"kfold"``: ``n_splits`` blocks, each the test once, training on all the others.
+        - ``"combinatorial"``: ``n_splits`` blocks; every choice of ``n_test_splits`` of them
+          is a test (combinatorial purged cross-validation), in lexicographic order.
+
+        Purging (always): a training row is dropped when its label interval ``[D, t1(D)]``
+        overlaps ``[first date of a test block, latest t1 of that block]``. Embargo: training
+        rows dated within ``embargo`` periods of ``freq`` after a test block's last date are
+        dropped too.
+
+        Parameters
+        ----------
+        method : {"walk_forward", "kfold", "combinatorial"}
+        n_splits : int
+            Test blocks (``walk_forward``) or blocks (the others).
+        n_test_splits : int
+            ``combinatorial`` only: blocks per test, less than ``n_splits``.
+        embargo : int
+            Periods of ``freq`` (>= 0).
+
+        Returns
+        -------
+        list of (numpy.ndarray, numpy.ndarray)
+            Increasing integer positions.
+
+        Raises
+        ------
+        InvalidParameterError
+            Bad arguments (before any work), or a fold left with no training or no test row.
+
+        Examples
+        --------
+        >>> from sklearn.model_selection import cross_val_score          # doctest: +SKIP
+        >>> cross_val_score(model, ts.X, ts.y, cv=ts.splits("kfold", 5, embargo=5))  # doctest: +SKIP
+        """
+        method, n, k, embargo = check_split_arguments(method, n_splits, n_test_splits, embargo)
+        day = self.X.index.get_level_values(0).to_numpy(dtype="datetime64[ns]").view(np.int64)
+        t1 = self.t1.to_numpy(dtype="datetime64[ns]").view(np.int64)
+        valid = self.y.notna().to_numpy()
+        dates = np.unique(day[valid])
+        n_blocks = n + 1 if method == "walk_forward" else n
+        if len(dates) < n_blocks:
+            raise InvalidParameterError(
+                f"{len(dates)} dates have a label: too few for {method} with {n_blocks} "
+                "blocks; use fewer splits or more dates",
+                parameter="n_splits",
+            )
+        sizes = [len(part) for part in np.array_split(dates, n_blocks)]
+        ends = np.cumsum(sizes)
+        first, last = dates[ends - np.asarray(sizes)], dates[ends - 1]
+        block = np.full(len(day), -1)
+        block[valid] = np.searchsorted(ends, np.searchsorted(dates, day[valid]), side="right")
+        latest_t1 = np.full(n_blocks, np.iinfo(np.int64).min)
+        np.maximum.at(latest_t1, block[valid], t1[valid])
+        offset = pd.tseries.frequencies.to_offset(self.info["freq"])
+        embargo_end = np.array(
+            [(pd.Timestamp(d) + embargo * offset).value if embargo else d for d in last]
+        )
+
+        if method == "walk_forward":
+            tests: list[tuple[int, ...]] = [(b,) for b in range(1, n_blocks)]
+        elif method == "kfold":
+            tests = [(b,) for b in range(n_blocks)]
+        else:
+            tests = list(itertools.combinations(range(n_blocks), k))
+        out = []
+        for i, chosen in enumerate(tests):
+            test = valid & np.isin(block, chosen)
+            train = valid & ~test
+            if method == "walk_forward":
+                train &= day < first[chosen[0]]
+            for b in chosen:
+                train &= ~((day <= latest_t1[b]) & (t1 >= first[b]))  # purge
+                train &= ~((day > last[b]) & (day <= embargo_end[b]))  # embargo
+            if not train.any():
+                span = ", ".join(
+                    f"{pd.Timestamp(first[b]):%Y-%m-%d}..{pd.Timestamp(last[b]):%Y-%m-%d}"
+                    for b in chosen
+                )
+                raise InvalidParameterError(
+                    f"{method} fold {i + 1} of {len(tests)} (test {span}) has no training row "
+                    f"left after purging labels that overlap the test (they reach "
+                    f"{self.info['label'].get('horizon', '?')} periods) and the embargo of "
+                    f"{embargo}: use fewer splits, a smaller embargo or more dates",
+                    parameter="n_splits",
+                )
+            out.append((np.flatnonzero(train), np.flatnonzero(test)))
+        return out
+
+    # -- files --------------------------------------------------------------------------------
+    def to_parquet(self, path: str | os.PathLike[str]) -> str:
+        """Write X, y, t1 and info to one Parquet file (info in the file's metadata).
+
+        Examples
+        --------
+        >>> ts.to_parquet("train.parquet")                       # doctest: +SKIP
+        >>> md.features.read_training_set("train.parquet").info  # doctest: +SKIP
+        """
+        from .._deps import require
+
+        pa = require("pyarrow", "parquet", "TrainingSet.to_parquet")
+        import pyarrow.parquet as pq
+
+        taken = [c for c in (_Y, _T1) if c in self.X.columns]
+        if taken:
+            raise InvalidParameterError(
+                f"X has a column named {taken[0]!r}, which the file format reserves",
+                parameter="X",
+            )
+        data = self.X.copy(deep=False)
+        data.attrs = {}  # kept in the file's own metadata, times included
+        data[_Y] = self.y.to_numpy()
+        data[_T1] = self.t1.to_numpy()
+        table = pa.Table.from_pandas(data, preserve_index=True)
+        meta = {
+            "format": _FORMAT,
+            "label": self.y.name,
+            "t1": self.t1.name,
+            "info": self.info,
+            "attrs": _encode(self.X.attrs),
+        }
+        schema_meta = {**(table.schema.metadata or {}), _META: json.dumps(meta).encode()}
+        pq.write_table(table.replace_schema_metadata(schema_meta), os.fspath(path))
+        return os.fspath(path)
+
+
+def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
+    """A training set written by :meth:`TrainingSet.to_parquet`, equal to the one written.
+
+    Examples
+    --------
+    >>> ts = md.features.read_training_set("train.parquet")  # doctest: +SKIP
+    """
+    from .._deps import require
+
+    require("pyarrow", "parquet", "read_training_set")
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(os.fspath(path))
+    raw = (table.schema.metadata or {}).get(_META)
+    if raw is None:
+        raise InvalidParameterError(
+            f"{os.fspath(path)} is not a training set written by TrainingSet.to_parquet",
+            parameter="path",
+        )
+    meta = json.loads(raw)
+    if meta.get("format", 0) > _FORMAT:
+        raise MdframesError(
+            f"{os.fspath(path)} was written in training-set format {meta['format']}; this "
+            f"mdframes reads format {_FORMAT}: upgrade mdframes"
+        )
+    data = table.to_pandas()
+    y = data.pop(_Y).rename(meta["label"])
+    t1 = data.pop(_T1).rename(meta["t1"])
+    data.attrs = _decode(meta["attrs"])
+    return TrainingSet(data, y, t1, meta["info"])
+
+
+def _encode(value: Any) -> Any:
+    """``X.attrs`` as JSON, times tagged so that :func:`_decode` gives them back."""
+    if isinstance(value, Mapping):
+        return {"__dict__": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    if isinstance(value, pd.Timestamp):
+        return {"__timestamp__": value.isoformat()}
+    if isinstance(value, dt.datetime):
+        return {"__datetime__": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {"__date__": value.isoformat()}
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if isinstance(value, dict):
+        if "__dict__" in value:
+            return {_decode(k): _decode(v) for k, v in value["__dict__"]}
+        if "__timestamp__" in value:
+            return pd.Timestamp(value["__timestamp__"])
+        if "__datetime__" in value:
+            return dt.datetime.fromisoformat(value["__datetime__"])
+        if "__date__" in value:
+            return dt.date.fromisoformat(value["__date__"])
+    return value
+
+
+# -- building ---------------------------------------------------------------------------------
+
+
+def _function_name(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
+
+
+def feature_definition(feature: Feature, dtype: Any) -> dict[str, Any]:
+    """A feature as plain data (functions by their qualified name)."""
+    return {
+        "dataset": feature.dataset,
+        "value": _function_name(feature.value),
+        "window": feature.window_text,
+        "agg": feature.agg,
+        "where": _function_name(feature.where),
+        "sign": _function_name(feature.sign),
+        "dtype": str(dtype),
+        "description": feature.description,
+    }
+
+
+def _source_kind(source: Any) -> str:
+    if source is None:
+        return "service"
+    if isinstance(source, Mapping):
+        return "frames"
+    return str(getattr(source, "root", type(source).__name__))
+
+
+def _table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]:
+    """Each dataset's Delta table version, where the lake keeps its datasets as Delta tables
+    (``lake.path``); ``None`` where it does not."""
+    try:
+        from deltalake import DeltaTable
+        from deltalake.exceptions import DeltaError, TableNotFoundError
+    except ImportError:
+        return dict.fromkeys(datasets)
+    out: dict[str, int | None] = {}
+    options = getattr(lake, "storage_options", None)
+    for name in datasets:
+        try:
+            out[name] = int(DeltaTable(lake.path(name), storage_options=options).version())
+        except (DeltaError, TableNotFoundError, MdframesError, OSError, ValueError, TypeError):
+            out[name] = None
+        except AttributeError:  # a stand-in lake without path()
+            out[name] = None
+    return out
+
+
+def _price_frame(source: Any) -> pd.DataFrame | None:
+    if not isinstance(source, Mapping):
+        return None
+    given = {str(k).replace("-", "_"): v for k, v in source.items()}
+    if PRICE_DATASET not in given:
+        raise InvalidParameterError(
+            f"source has no {PRICE_DATASET!r} frame, where the default label reads its prices "
+            f"(the closing price); add it or pass forward_return(..., prices=...)",
+            parameter="source",
+        )
+    frame = given[PRICE_DATASET]
+    if not isinstance(frame, pd.DataFrame) or not {"date", "symbol", "price"} <= set(frame.columns):
+        raise InvalidParameterError(
+            f"source[{PRICE_DATASET!r}] must be a frame with date, symbol and price columns",
+            parameter="source",
+        )
+    return frame
+
+
+def _default_prices(
+    source: Any,
+    client: Any,
+    symbols: list[str],
+    window: tuple[dt.date, dt.date],
+    errors: str,
+) -> pd.DataFrame:
+    """The put/call dataset's closing prices of ``symbols`` over ``window``, latest versions."""
+    first, last = window
+    if isinstance(source, Mapping):
+        frame = _price_frame(source)
+    elif not symbols:
+        frame = pd.DataFrame({"date": [], "symbol": [], "price": []})
+    elif source is None:
+        from ..loaders import load
+
+        kw: dict[str, Any] = {} if errors == "raise" else {"errors": errors}
+        frame = load(PRICE_DATASET, symbols, start=first, end=last, client=client, **kw)
+    else:
+        frame = source.read(PRICE_DATASET, symbols, start=first, end=last)
+    prices = long_prices(frame, parameter="source")
+    lo, hi = (np.datetime64(d, "D").astype(np.int64) for d in window)
+    days = prices["day"].to_numpy()
+    # Only the universe's prices within the window: a jump elsewhere is not this set's.
+    mine = prices["symbol"].isin(symbols).to_numpy() & (days >= lo) & (days <= hi)
+    return prices[mine].reset_index(drop=True)
+
+
+def training_set(
+    symbols: str | Iterable[str],
+    start: Any,
+    end: Any,
+    features: Any = None,
+    *,
+    label: ForwardReturn | None = None,
+    freq: Any = "B",
+    source: Any = None,
+    known_at: Any = None,
+    errors: str = "raise",
+    executor: Any = None,
+    client: Any = None,
+) -> TrainingSet:
+    """A feature panel and a label per row, ready for purged cross-validation.
+
+    ``X`` is :func:`~mdframes.features.panel` with these arguments; ``y`` the label
+    (default ``forward_return(5)``) on the same index, from the latest prices of the same
+    source (``known_at`` limits the features only: labels measure what happened); ``t1`` the
+    last date each label reads.
+
+    Parameters
+    ----------
+    symbols, start, end, features, freq, source, known_at, errors, executor, client
+        As :func:`~mdframes.features.panel`.
+    label : ForwardReturn, optional
+        :func:`~mdframes.features.forward_return` (default: ``forward_return(5)``).
+
+    Returns
+    -------
+    TrainingSet
+
+    Examples
+    --------
+    >>> import mdframes as md
+    >>> with md.sandbox.running() as client:                              # doctest: +SKIP
+    ...     ts = md.features.training_set(["AAPL", "MSFT"], "2026-01-05", "2026-06-30",
+    ...                                   label=md.features.forward_return(5), client=client)
+    >>> ts.y.name                                                          # doctest: +SKIP
+    'fwd_return_5'
+    """
+    import mdframes
+
+    label = ForwardReturn(5) if label is None else label
+    if not isinstance(label, ForwardReturn):
+        raise InvalidParameterError(
+            f"label must be md.features.forward_return(...), not {type(label).__name__}",
+            parameter="label",
+        )
+    if errors not in ("raise", "skip"):
+        raise InvalidParameterError(
+            f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors"
+        )
+    wanted = resolve_features(features)
+    if any(f.name == label.name for f in wanted):
+        raise InvalidParameterError(
+            f"a feature is named {label.name!r} like the label", parameter="features"
+        )
+    if label.prices is None:
+        _price_frame(source)  # a dict without prices fails before the panel is computed
+    # The keywords the panel gained in 0.3, passed only when set, so that this works with
+    # any panel that has them.
+    extra: dict[str, Any] = {}
+    if errors != "raise":
+        extra["errors"] = errors
+    if executor is not None:
+        extra["executor"] = executor
+    if known_at is not None:
+        extra["known_at"] = known_at
+    X = panel(symbols, start, end, wanted, freq=freq, source=source, client=client, **extra)
+
+    dates, universe = _grid(X.index)
+    offset = pd.tseries.frequencies.to_offset(freq)
+    if len(dates):
+        window = label.price_window(dates, offset)
+        if label.prices is not None:
+            prices = long_prices(label.prices)
+        else:
+            failed = set(X.attrs.get("failed", {}))
+            usable = [s for s in universe if s not in failed]
+            prices = _default_prices(source, client, usable, window, errors)
+            warn_jumps(prices, PRICE_DATASET)
+        values, t1_dates = label.compute(dates, universe, offset, prices)
+        t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
+    else:
+        values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
+    y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
+    t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
+
+    kind = _source_kind(source)
+    datasets = sorted({f.dataset for f in wanted} | {PRICE_DATASET})
+    is_lake = source is not None and not isinstance(source, Mapping)
+    info = {
+        "symbols": universe,
+        "start": None if not len(dates) else f"{dates[0]:%Y-%m-%d}",
+        "end": None if not len(dates) else f"{dates[-1]:%Y-%m-%d}",
+        "features": {f.name: feature_definition(f, X[f.name].dtype) for f in wanted},
+        "label": label.definition(),
+        "freq": offset.freqstr,
+        "known_at": _known_at_text(known_at),
+        "source": kind,
+        "versions": _table_versions(source, _lake_names(datasets)) if is_lake else {},
+        "mdframes": mdframes.__version__,
+        "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
+    }
+    return TrainingSet(X, y, t1_series, info)
+
+
+def _grid(index: pd.MultiIndex) -> tuple[pd.DatetimeIndex, list[str]]:
+    """The dates and the symbols of a panel's index (every date x every symbol, dates
+    outer), read off the codes rather than hashing every row."""
+    if not len(index):
+        return pd.DatetimeIndex(index.levels[0]), list(index.levels[1])
+    date_codes = index.codes[0]
+    m = int(np.searchsorted(date_codes, date_codes[0], side="right"))
+    dates = pd.DatetimeIndex(index.levels[0].take(date_codes[::m]))
+    return dates, list(index.levels[1].take(index.codes[1][:m]))
+
+
+def _lake_names(datasets: list[str]) -> list[str]:
+    # The daily app-ratings view is derived from the apps view a lake stores.
+    return sorted({"app_ratings" if d == "app_ratings_daily" else d for d in datasets})
+
+
+def _known_at_text(known_at: Any) -> str | None:
+    if known_at is None or (isinstance(known_at, str) and known_at.strip() == "row"):
+        return None if known_at is None else "row"
+    return to_utc(known_at, "known_at").isoformat()

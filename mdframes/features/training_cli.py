@@ -1,0 +1,143 @@
+"""``mdframes training-set SYMBOL... --start --end [--features a,b] [--lake PATH] [--known-at
+T|row] [--errors skip] --label fwd_return_5 --out FILE``.
+
+:func:`register` is listed in :data:`mdframes.cli.COMMANDS`. The file is
+:meth:`~mdframes.features.TrainingSet.to_parquet`'s (X, y, t1 and info in one Parquet file),
+read back with :func:`mdframes.features.read_training_set`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import textwrap
+from typing import Any
+
+__all__ = ["register"]
+
+EPILOG = """\
+examples:
+  mdframes training-set AAPL MSFT --start 2026-01-05 --end 2026-06-30 \\
+      --label fwd_return_5 --out train.parquet
+  mdframes training-set NVDA AMD --start 2026-01-05 --end 2026-06-30 --lake ./lake \\
+      --known-at row --features put_call_ratio_last,news_count_7d --out train.parquet
+
+read it back:
+  python -c "import mdframes as md; print(md.features.read_training_set('train.parquet'))"
+"""
+_LABEL = re.compile(r"fwd_return_([0-9]+)")
+
+
+def register(subcommands: Any) -> None:
+    """Add the ``training-set`` command to the ``mdframes`` parser's subcommands.
+
+    Examples
+    --------
+    >>> from mdframes.cli import build_parser
+    >>> build_parser().parse_args(["training-set", "AAPL", "--start", "2026-01-05",
+    ...                            "--end", "2026-02-27", "--out", "t.parquet"]).label
+    'fwd_return_5'
+    """
+    from ..cli.common import add_command
+
+    p = add_command(
+        subcommands,
+        "training-set",
+        help="features, a forward-return label and t1 per date and symbol, for a model",
+        description=textwrap.fill(
+            "Build a training set: the point-in-time feature panel of `mdframes features` "
+            "for each business day from --start to --end and each SYMBOL, the forward return "
+            "of each row (--label fwd_return_N: from the next day's closing price to N days "
+            "later) and the last date each label reads. Written as one Parquet file.",
+            width=90,
+        ),
+        epilog=EPILOG,
+        run=run,
+    )
+    p.add_argument(
+        "symbols", nargs="+", metavar="SYMBOL", help="symbols (space or comma separated)"
+    )
+    p.add_argument("--start", required=True, help="first date, YYYY-MM-DD (inclusive)")
+    p.add_argument("--end", required=True, help="last date, YYYY-MM-DD (inclusive)")
+    p.add_argument(
+        "--features", metavar="A,B", help="comma-separated catalog names (default: the catalog)"
+    )
+    p.add_argument(
+        "--label",
+        default="fwd_return_5",
+        metavar="fwd_return_N",
+        help="the label: the forward return over N business days (default fwd_return_5)",
+    )
+    p.add_argument(
+        "--lag",
+        type=int,
+        default=1,
+        metavar="N",
+        help="business days from the row's date to the start of the return (default 1)",
+    )
+    p.add_argument("--lake", metavar="PATH", help="read the inputs from this lake, not the service")
+    p.add_argument(
+        "--known-at",
+        metavar="T|row",
+        help="with --lake: features from the versions fetched by time T, or by the end of "
+        "each row's date with 'row' (labels always use the latest prices)",
+    )
+    p.add_argument(
+        "--errors",
+        choices=("raise", "skip"),
+        default="raise",
+        help="skip: a symbol that fails keeps its rows with NA features and labels",
+    )
+    p.add_argument("--out", required=True, metavar="FILE", help="the Parquet file to write")
+    p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``mdframes training-set`` from parsed arguments; returns the exit code."""
+    from pathlib import Path
+
+    from ..cli.common import CommandError, UsageError, split_symbols
+    from ..client import Client
+    from .core import resolve_features
+    from .labels import forward_return
+    from .training import training_set
+
+    out = Path(args.out)
+    if out.suffix.lower() != ".parquet":
+        raise UsageError(
+            f"--out {args.out!r}: a training set is written as Parquet (.parquet)",
+            parameter="out",
+        )
+    symbols = split_symbols(args.symbols)
+    names = None
+    if args.features is not None:
+        names = [n.strip() for n in args.features.split(",")]
+        if not all(names):
+            raise UsageError("empty name in --features", parameter="features")
+    resolve_features(names)  # unknown names fail before anything is loaded
+    match = _LABEL.fullmatch(args.label.strip())
+    if match is None:
+        raise UsageError(
+            f"--label {args.label!r} is not a label: use fwd_return_N (N business days)",
+            parameter="label",
+        )
+    label = forward_return(int(match[1]), lag=args.lag)
+    if args.known_at is not None and args.lake is None:
+        raise UsageError("--known-at needs --lake", parameter="known_at")
+    options: dict[str, Any] = {"label": label, "errors": args.errors}
+    if args.known_at is not None:
+        options["known_at"] = args.known_at
+    if args.lake is not None:
+        from ..lake import Lake
+
+        ts = training_set(symbols, args.start, args.end, names, source=Lake(args.lake), **options)
+    else:
+        with Client(cache=not args.no_cache) as client:
+            ts = training_set(symbols, args.start, args.end, names, client=client, **options)
+    try:
+        ts.to_parquet(out)
+    except OSError as exc:
+        raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
+    known = int(ts.y.notna().sum())
+    print(f"wrote {out}: {len(ts.X):,} rows x {ts.X.shape[1]} features, {known:,} with a label")
+    return 0

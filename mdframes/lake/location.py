@@ -1,0 +1,227 @@
+"""Where a lake lives: a local folder or an object-store prefix, with its settings resolved once.
+
+A root is a folder (``str`` or path) or an object-store URI. Object-store settings come, in
+this order of precedence, from ``storage_options=`` (deltalake's object-store keys), the URI's
+query as pyarrow spells it (``s3://bucket/prefix?endpoint_override=127.0.0.1:9000&scheme=http
+&region=us-east-1``, as in mdframes 0.2) and credentials in its user part, then the standard
+AWS environment variables. :attr:`Location.options` holds them in deltalake's spelling
+(``AWS_ENDPOINT_URL``, ``AWS_REGION``, ``AWS_ALLOW_HTTP``, ``AWS_ACCESS_KEY_ID``, ...), so the
+same dict serves the Delta tables and the writer lease.
+
+Credentials never leave this object in printed form: :func:`redact_root` is the one function
+that turns a root into text, and :meth:`Location.scrub` removes every secret value from a
+message (an error of the object-store client may echo a request).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from ..errors import InvalidParameterError, redact
+
+__all__ = ["Location", "parse_root", "redact_root", "SECRET_KEYS"]
+
+OBJECT_SCHEMES = ("s3", "s3a")
+
+# Keys whose values are secrets (deltalake spelling, upper case).
+SECRET_KEYS = frozenset(
+    {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_TOKEN"}
+)
+
+# Other spellings deltalake and object_store accept for the keys the lake reads itself.
+_ALIASES = {
+    "ENDPOINT": "AWS_ENDPOINT_URL",
+    "ENDPOINT_URL": "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT": "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3": "AWS_ENDPOINT_URL",
+    "REGION": "AWS_REGION",
+    "AWS_DEFAULT_REGION": "AWS_REGION",
+    "ACCESS_KEY_ID": "AWS_ACCESS_KEY_ID",
+    "SECRET_ACCESS_KEY": "AWS_SECRET_ACCESS_KEY",
+    "SESSION_TOKEN": "AWS_SESSION_TOKEN",
+    "TOKEN": "AWS_SESSION_TOKEN",
+    "AWS_TOKEN": "AWS_SESSION_TOKEN",
+    "ALLOW_HTTP": "AWS_ALLOW_HTTP",
+}
+
+# The environment variables read for an object-store lake (the standard AWS ones).
+_ENV_KEYS = (
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ALLOW_HTTP",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+)
+
+# pyarrow's S3 URI query keys -> deltalake's keys (endpoint_override and scheme are combined).
+_QUERY = {
+    "region": "AWS_REGION",
+    "access_key": "AWS_ACCESS_KEY_ID",
+    "secret_key": "AWS_SECRET_ACCESS_KEY",
+    "session_token": "AWS_SESSION_TOKEN",
+}
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@?#]*@")
+
+
+def redact_root(root: Any) -> str:
+    """A lake root as text with no credential: the URI's user part and secret query values
+    become ``***``.
+
+    Examples
+    --------
+    >>> redact_root("s3://AKIAX:s3cr3t@bucket/lake?region=eu-west-1&secret_key=abc")
+    's3://***@bucket/lake?region=eu-west-1&secret_key=***'
+    >>> redact_root("/data/lake")
+    '/data/lake'
+    """
+    text = os.fspath(root) if isinstance(root, (str, os.PathLike)) else repr(root)
+    text = _USERINFO.sub(r"\1***@", text)
+    return re.sub(
+        r"(?i)([?&](?:access_key|secret_key|session_token|[a-z_]*(?:secret|token|password)"
+        r"[a-z_]*))=[^&#\s]*",
+        r"\1=***",
+        redact(text),
+    )
+
+
+def _normal_key(key: str) -> str:
+    upper = str(key).upper()
+    return _ALIASES.get(upper, upper)
+
+
+@dataclass(frozen=True, repr=False)
+class Location:
+    """A resolved lake root.
+
+    ``local``: a folder (``path`` is its absolute path); otherwise an object store
+    (``scheme``, ``bucket``, ``prefix``, ``options``). Its ``repr`` and :attr:`display` never
+    show a credential.
+
+    Examples
+    --------
+    >>> loc = parse_root("s3://bucket/lake?endpoint_override=127.0.0.1:9000&scheme=http")
+    >>> loc.uri("insider_trading"), loc.options["AWS_ENDPOINT_URL"]
+    ('s3://bucket/lake/insider_trading', 'http://127.0.0.1:9000')
+    """
+
+    display: str
+    local: bool
+    path: str = ""
+    scheme: str = ""
+    bucket: str = ""
+    prefix: str = ""
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"Location({self.display!r})"
+
+    def uri(self, *parts: str) -> str:
+        """A path inside the lake as engines are given it (never with credentials)."""
+        if self.local:
+            return "/".join([self.path, *parts]) if parts else self.path
+        inner = "/".join(p for p in [self.bucket, self.prefix, *parts] if p)
+        return f"{self.scheme}://{inner}"
+
+    def key(self, *parts: str) -> str:
+        """An object's key inside the bucket (object stores only)."""
+        return "/".join(p for p in [self.prefix, *parts] if p)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(v for k, v in self.options.items() if k in SECRET_KEYS and v)
+
+    def scrub(self, text: Any) -> str:
+        """``text`` without any of this location's secret values."""
+        return redact_root(redact(str(text), *self.secrets))
+
+
+def parse_root(
+    root: Any,
+    storage_options: Mapping[str, Any] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Location:
+    """Resolve a lake root, raising :class:`~mdframes.InvalidParameterError` for a value that
+    cannot be one (not a path, an unsupported scheme, no bucket). Creates nothing.
+
+    Examples
+    --------
+    >>> parse_root("s3://KEY:SECRET@bucket/p?region=eu-west-1")
+    Location('s3://***@bucket/p?region=eu-west-1')
+    >>> parse_root("s3://bucket/p", {"aws_region": "us-east-2"}).options["AWS_REGION"]
+    'us-east-2'
+    """
+    if isinstance(root, bool) or not isinstance(root, (str, os.PathLike)):
+        raise InvalidParameterError(
+            f"root must be a folder or an object-store URI such as s3://bucket/prefix, "
+            f"not {type(root).__name__} {redact_root(root)}"
+        )
+    text = os.fspath(root)
+    if isinstance(text, bytes):
+        raise InvalidParameterError("root must be text, not bytes")
+    if not text.strip():
+        raise InvalidParameterError("root must not be empty")
+    if storage_options is not None and not isinstance(storage_options, Mapping):
+        raise InvalidParameterError(
+            f"storage_options must be a dict, not {type(storage_options).__name__}"
+        )
+    if "://" not in text or text.startswith("file://"):
+        path = Path(text.removeprefix("file://")).expanduser().resolve()
+        if path.exists() and not path.is_dir():
+            raise InvalidParameterError(f"root {str(path)!r} is a file, not a folder")
+        return Location(display=str(path), local=True, path=str(path))
+
+    display = redact_root(text)
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    if scheme not in OBJECT_SCHEMES:
+        raise InvalidParameterError(
+            f"root {display!r}: unsupported scheme {scheme!r}; use a folder or s3://bucket/prefix"
+        )
+    bucket = parts.hostname or ""
+    if not bucket:
+        raise InvalidParameterError(f"root {display!r} names no bucket")
+    options: dict[str, str] = {}
+    env = os.environ if environ is None else environ
+    for name in _ENV_KEYS:
+        if env.get(name):
+            options.setdefault(_normal_key(name), env[name])
+    from_uri: dict[str, str] = {}
+    if parts.username:
+        from_uri["AWS_ACCESS_KEY_ID"] = unquote(parts.username)
+    if parts.password:
+        from_uri["AWS_SECRET_ACCESS_KEY"] = unquote(parts.password)
+    query = dict(parse_qsl(parts.query))
+    endpoint = query.pop("endpoint_override", None)
+    scheme_q = query.pop("scheme", None)
+    if endpoint:
+        if "://" not in endpoint:
+            endpoint = f"{scheme_q or 'https'}://{endpoint}"
+        from_uri["AWS_ENDPOINT_URL"] = endpoint
+    if (scheme_q or "").lower() == "http" or (endpoint or "").startswith("http://"):
+        from_uri["AWS_ALLOW_HTTP"] = "true"
+    for name, value in query.items():
+        if name in _QUERY:
+            from_uri[_QUERY[name]] = value
+    options.update(from_uri)
+    for name, value in (storage_options or {}).items():
+        options[_normal_key(name)] = str(value)
+    if options.get("AWS_ENDPOINT_URL", "").startswith("http://"):
+        options.setdefault("AWS_ALLOW_HTTP", "true")
+    return Location(
+        display=display,
+        local=False,
+        scheme="s3",
+        bucket=bucket,
+        prefix=parts.path.strip("/"),
+        options=options,
+    )

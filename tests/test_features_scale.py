@@ -1,0 +1,99 @@
+"""Feature panels on a real two-worker Dask cluster (``Client.get_executor()``).
+
+Needs the ``lake-engines`` extra (dask with distributed); ``.ci/run`` installs it in the
+engine step and runs this file. The cluster's workers are separate processes: each opens the
+lake from its root and reads its own chunk of symbols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mdframes as md
+from mdframes.features import Feature
+from mdframes.sandbox import Sandbox
+
+from .conftest import KEY
+
+SYMBOLS = ["AAPL", "KO", "GME", "JPM", "XOM", "MSFT", "NVDA"]
+DATASETS = ["sentiment", "put_call_ratio", "government_contracts", "news"]
+FEATURES: list[Any] = [
+    "sentiment_mean_7d",
+    "sentiment_change_30d",
+    "put_call_ratio_last",
+    "contracts_award_365d",
+    "news_count_7d",
+    # A lambda: Dask ships it with cloudpickle (a process pool would refuse it).
+    Feature(
+        "long_news_7d",
+        "news",
+        where=lambda df: df["headline"].str.len() > 40,
+        agg="count",
+        window=7,
+    ),  # fmt: skip
+]
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[md.Lake]:
+    root = tmp_path_factory.mktemp("scale") / "lake"
+    with Sandbox(today="2026-10-01") as world:
+        client = md.Client(api_key=KEY, base_url=world.url, cache=False, progress=False)
+        client.sandbox = world
+        lake = md.Lake(root, client=client)
+        lake.sync(DATASETS, SYMBOLS, start="2025-09-01", progress=False)
+        for _ in range(3):
+            world.advance(days=4)
+            lake.sync(DATASETS, SYMBOLS, progress=False)
+        client.close()
+    yield md.Lake(root)  # no client: nothing of a key to ship
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[Any]:
+    distributed = pytest.importorskip("distributed", reason="in the lake-engines extra")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as dask_client,
+    ):
+        assert len(dask_client.scheduler_info()["workers"]) == 2
+        yield dask_client.get_executor()
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+@pytest.mark.parametrize("known_at", [None, "2026-10-05", "row"])
+def test_dask_gives_the_serial_panel(lake: md.Lake, executor: Any, known_at: Any) -> None:
+    args = (SYMBOLS, "2026-03-02", "2026-10-13", FEATURES)
+    serial = md.features.panel(*args, source=lake, known_at=known_at)
+    parallel = md.features.panel(*args, source=lake, known_at=known_at, executor=executor)
+    pd.testing.assert_frame_equal(parallel, serial)
+    assert parallel.attrs == serial.attrs
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_dask_writes_the_panel_from_its_workers(
+    lake: md.Lake, executor: Any, tmp_path: Path
+) -> None:
+    args = (SYMBOLS, "2026-03-02", "2026-10-13", FEATURES)
+    want = md.features.panel(*args, source=lake, known_at="row").reset_index()
+    path = md.features.write_panel(tmp_path / "panel", *args, source=lake, known_at="row",
+                                   executor=executor, chunk=2)  # fmt: skip
+    assert len(list(Path(path).glob("part-*.parquet"))) == 4
+    got = pd.read_parquet(path)
+    rank = {s: i for i, s in enumerate(SYMBOLS)}
+    got = (
+        got.assign(_r=got["symbol"].map(rank).astype("int64"))
+        .sort_values(["date", "_r"])
+        .drop(columns="_r")
+        .reset_index(drop=True)
+    )
+    pd.testing.assert_frame_equal(got, want)
+    assert np.isfinite(got["sentiment_mean_7d"].to_numpy(dtype="float64", na_value=np.nan)).any()

@@ -1,0 +1,632 @@
+"""md.features training sets: labels equal a brute force over the served prices, the splits'
+purge and embargo equal a brute force written from CONTRACT §12, and a set survives a file.
+
+The sandbox runs with a fixed clock, so its prices are the same on every run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mdframes as md
+from mdframes.features.training import TrainingSet
+from mdframes.sandbox import Sandbox
+
+from .conftest import KEY
+
+TODAY = dt.date(2026, 11, 30)  # a Monday
+SYMBOLS = ["AAPL", "KO", "GME"]
+FEATURES = ["put_call_ratio_last", "sentiment_mean_7d", "news_count_7d"]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Sandbox]:
+    with Sandbox(today=TODAY) as s:
+        yield s
+
+
+def _client(server: Sandbox) -> md.Client:
+    return md.Client(api_key=KEY, base_url=server.url, cache=False, progress=False)
+
+
+@pytest.fixture(scope="module")
+def served_prices(server: Sandbox) -> pd.DataFrame:
+    """The put/call dataset's whole served history, loaded independently of the label."""
+    with _client(server) as client:
+        return md.load_put_call_ratio(SYMBOLS, client=client)
+
+
+# --- labels: a brute force from the served prices ---------------------------------------------
+
+
+def brute_force_labels(
+    prices: pd.DataFrame, symbols: list[str], dates: pd.DatetimeIndex, freq: str, h: int, lag: int
+) -> tuple[list[float], list[pd.Timestamp]]:
+    """y and t1 row by row from CONTRACT §12, dates outer, symbols inner."""
+    data_end = prices["date"].max()
+    history = {
+        s: [
+            (r.date, r.price)
+            for r in prices[prices["symbol"] == s].itertuples()
+            if r.price == r.price
+        ]
+        for s in symbols
+    }
+
+    def price(symbol: str, day: pd.Timestamp) -> float:
+        if day > data_end:  # not in the data yet
+            return float("nan")
+        seen = [(d, p) for d, p in history[symbol] if d <= day]
+        if not seen:
+            return float("nan")
+        latest, value = max(seen)
+        return value if (day - latest).days <= 7 else float("nan")
+
+    ys, t1s = [], []
+    for date in dates:
+        following = pd.date_range(date, periods=lag + h + 1, freq=freq)  # D, d_1, d_2, ...
+        for s in symbols:
+            first, last = price(s, following[lag]), price(s, following[lag + h])
+            ys.append(last / first - 1 if first > 0 else float("nan"))
+            t1s.append(following[lag + h])
+    return ys, t1s
+
+
+@pytest.mark.parametrize(("freq", "horizon", "lag"), [("B", 5, 1), ("D", 3, 0), ("W-FRI", 2, 2)])
+def test_labels_equal_a_brute_force_over_the_served_prices(
+    server: Sandbox, served_prices: pd.DataFrame, freq: str, horizon: int, lag: int
+) -> None:
+    label = md.features.forward_return(horizon, lag=lag)
+    with _client(server) as client:
+        ts = md.features.training_set(
+            SYMBOLS, "2026-06-01", TODAY, ["put_call_ratio_last"], label=label, freq=freq,
+            client=client,
+        )  # fmt: skip
+    dates = pd.date_range("2026-06-01", TODAY, freq=freq)
+    ys, t1s = brute_force_labels(served_prices, SYMBOLS, dates, freq, horizon, lag)
+    np.testing.assert_array_equal(ts.y.to_numpy(), np.array(ys))
+    assert ts.t1.tolist() == t1s
+    assert ts.y.name == f"fwd_return_{horizon}" and ts.y.dtype == "float64"
+    assert ts.t1.dtype == "datetime64[ns]" and ts.t1.dt.tz is None
+    assert ts.y.index.equals(ts.X.index) and ts.t1.index.equals(ts.X.index)
+    # Real labels, and the rows whose dates are not served yet (after TODAY) are NA.
+    assert ts.y.notna().mean() > 0.8
+    assert ts.y[ts.t1 > pd.Timestamp(TODAY)].isna().all()
+    assert ts.y[ts.t1 <= pd.Timestamp(TODAY)].notna().all()  # weekdays: never a stale price
+
+
+def _put_call(symbol: str, days: list[str], prices: list[float]) -> pd.DataFrame:
+    """A put/call frame as the loader shapes it (only the columns the panel and label read)."""
+    return pd.DataFrame(
+        {
+            "symbol": pd.array([symbol] * len(days), dtype="string"),
+            "date": pd.to_datetime(days),
+            "ratio": np.linspace(0.5, 1.5, len(days)),
+            "price": prices,
+        }
+    )
+
+
+def test_a_price_at_most_7_days_old_counts_and_an_older_one_does_not() -> None:
+    days = ["2026-03-02", "2026-03-03", "2026-03-13", "2026-03-16", "2026-03-31"]
+    frame = _put_call("AAA", days, [100.0, 110.0, 121.0, 121.0, 133.1])
+    ts = md.features.training_set(
+        "AAA", "2026-03-02", "2026-03-31", ["put_call_ratio_last"],
+        label=md.features.forward_return(1, lag=0), freq="D", source={"put_call_ratio": frame},
+    )  # fmt: skip
+    y = ts.y.droplevel("symbol")
+    assert y["2026-03-02"] == pytest.approx(0.1)
+    assert y["2026-03-09"] == 0.0  # P(03-10) is the 03-03 price, exactly 7 days old
+    assert np.isnan(y["2026-03-10"])  # P(03-11) would be 8 days old
+    assert np.isnan(y["2026-03-12"])  # P(03-12) too
+    assert y["2026-03-13"] == 0.0  # the weekend keeps the Friday price
+    assert y["2026-03-22"] == 0.0 and np.isnan(y["2026-03-23"])  # 03-16's price, 7 then 8 days
+    assert np.isnan(y["2026-03-30"])  # P(03-30) is 14 days old
+    # 03-31 is the last date of the data: its label needs 04-01, not in the data yet (though
+    # the latest price on or before it is one day old).
+    assert np.isnan(y["2026-03-31"])
+    assert ts.t1.droplevel("symbol")["2026-03-31"] == pd.Timestamp("2026-04-01")
+
+
+def test_an_unadjusted_split_in_the_default_prices_warns_once_naming_symbol_and_date() -> None:
+    days = [d.strftime("%Y-%m-%d") for d in pd.bdate_range("2026-03-02", "2026-03-20")]
+    prices = [100.0 + i for i in range(len(days))]
+    prices[7:] = [p / 2 for p in prices[7:]]  # a 2:1 split on 2026-03-11
+    split = pd.concat([_put_call("AAA", days, prices), _put_call("BBB", days, [50.0] * 15)])
+    source = {"put_call_ratio": split}
+    with pytest.warns(md.DataQualityWarning) as record:
+        ts = md.features.training_set(
+            ["AAA", "BBB"], "2026-03-02", "2026-03-13", ["put_call_ratio_last"], source=source
+        )
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "AAA on 2026-03-11" in message and "BBB" not in message
+    assert record[0].filename == __file__
+    assert ts.y.notna().any()
+    # Prices the caller gives are the caller's: no warning.
+    label = md.features.forward_return(5, prices=split.drop(columns="ratio"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        md.features.training_set(
+            ["AAA", "BBB"], "2026-03-02", "2026-03-13", ["put_call_ratio_last"], source=source,
+            label=label,
+        )  # fmt: skip
+
+
+def test_given_prices_long_or_wide_give_the_default_labels(
+    server: Sandbox, served_prices: pd.DataFrame
+) -> None:
+    wide = served_prices.pivot(index="date", columns="symbol", values="price")
+    wide.columns = wide.columns.astype(str)
+    long = served_prices[["date", "symbol", "price"]]
+    with _client(server) as client:
+        base = md.features.training_set(
+            SYMBOLS, "2026-09-01", TODAY, ["put_call_ratio_last"], client=client
+        )
+    for frame in (long, wide):
+        label = md.features.forward_return(5, prices=frame)
+        ts = md.features.training_set(
+            SYMBOLS, "2026-09-01", TODAY, ["put_call_ratio_last"], label=label,
+            source={"put_call_ratio": served_prices},
+        )  # fmt: skip
+        pd.testing.assert_series_equal(ts.y, base.y)
+        pd.testing.assert_series_equal(ts.t1, base.t1)
+        assert ts.info["label"]["prices"] == "given"
+
+
+# --- splits: properties and a brute force over random calendars -------------------------------
+
+
+def blocks_of(dates: list[pd.Timestamp], n: int) -> list[list[pd.Timestamp]]:
+    """Consecutive blocks of equal size, the first ones one date longer (as documented)."""
+    size, extra = divmod(len(dates), n)
+    out, at = [], 0
+    for b in range(n):
+        take = size + (b < extra)
+        out.append(dates[at : at + take])
+        at += take
+    return out
+
+
+def brute_force_splits(
+    ts: TrainingSet, method: str, n: int, k: int, embargo: int
+) -> list[tuple[list[int], list[int]]] | None:
+    """Expected (train, test) positions row by row from the definitions; None: must raise."""
+    freq = ts.info["freq"]
+    rows = [
+        (i, date, t1)
+        for i, ((date, _), t1, y) in enumerate(zip(ts.X.index, ts.t1, ts.y, strict=True))
+        if y == y
+    ]
+    dates = sorted({date for _, date, _ in rows})
+    n_blocks = n + 1 if method == "walk_forward" else n
+    if len(dates) < n_blocks:
+        return None
+    blocks = blocks_of(dates, n_blocks)
+    if method == "walk_forward":
+        chosen_sets = [(b,) for b in range(1, n_blocks)]
+    elif method == "kfold":
+        chosen_sets = [(b,) for b in range(n_blocks)]
+    else:
+        chosen_sets = list(itertools.combinations(range(n_blocks), k))
+    out = []
+    for chosen in chosen_sets:
+        test_dates = {d for b in chosen for d in blocks[b]}
+        test = [i for i, date, _ in rows if date in test_dates]
+        train = []
+        for i, date, t1 in rows:
+            if date in test_dates:
+                continue
+            if method == "walk_forward" and date >= blocks[chosen[0]][0]:
+                continue
+            dropped = False
+            for b in chosen:
+                lo = blocks[b][0]
+                hi = max(t for _, d, t in rows if d in set(blocks[b]))
+                if date <= hi and t1 >= lo:  # [date, t1] meets [lo, hi]
+                    dropped = True
+                after = pd.date_range(blocks[b][-1], periods=embargo + 1, freq=freq)[1:]
+                if embargo and blocks[b][-1] < date <= after[-1]:
+                    dropped = True
+            if not dropped:
+                train.append(i)
+        if not train:
+            return None
+        out.append((train, test))
+    return out
+
+
+def check_properties(
+    ts: TrainingSet, folds: list[tuple[np.ndarray, np.ndarray]], embargo: int
+) -> None:
+    """What must hold of any fold, whatever the block layout."""
+    day = ts.X.index.get_level_values("date")
+    t1 = ts.t1.to_numpy()
+    known = np.flatnonzero(ts.y.notna().to_numpy())
+    label_dates = np.unique(day[known])
+    for train, test in folds:
+        assert len(train) and len(test)
+        assert np.all(np.diff(train) > 0) and np.all(np.diff(test) > 0)
+        assert set(train) <= set(known) and set(test) <= set(known)
+        # All symbols of a date on one side: no date in both, and a test date is whole.
+        assert not set(day[train]) & set(day[test])
+        test_dates = set(day[test])
+        assert set(test) == {i for i in known if day[i] in test_dates}
+        # Test blocks: maximal runs of consecutive label dates in the test.
+        flags = np.isin(label_dates, list(test_dates))
+        runs, current = [], []
+        for date, flag in zip(label_dates, flags, strict=True):
+            if flag:
+                current.append(date)
+            elif current:
+                runs.append(current)
+                current = []
+        if current:
+            runs.append(current)
+        for run in runs:
+            lo, hi = run[0], max(t1[i] for i in test if day[i] in set(run))
+            for i in train:
+                assert not (day[i] <= hi and t1[i] >= lo), "a training label overlaps a test"
+            if embargo:
+                end = pd.date_range(run[-1], periods=embargo + 1, freq=ts.info["freq"])[-1]
+                for i in train:
+                    assert not (run[-1] < day[i] <= end), "a training row inside an embargo"
+
+
+def random_set(data: Any) -> TrainingSet:
+    freq = data.draw(st.sampled_from(["B", "D", "W-FRI", "2D", "MS"]), label="freq")
+    n_dates = data.draw(st.integers(6, 50), label="dates")
+    n_symbols = data.draw(st.integers(1, 3), label="symbols")
+    horizon = data.draw(st.integers(1, 6), label="horizon")
+    lag = data.draw(st.integers(0, 3), label="lag")
+    start = pd.Timestamp("2020-01-01") + pd.Timedelta(days=data.draw(st.integers(0, 2500)))
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    rng = np.random.default_rng(seed)
+    dates = pd.date_range(start, periods=n_dates, freq=freq).as_unit("ns")
+    symbols = [f"S{i}" for i in range(n_symbols)]
+    calendar = pd.date_range(dates[0] - pd.Timedelta(days=10), dates[-1] + pd.Timedelta(days=400))
+    wide = pd.DataFrame(
+        np.exp(rng.normal(0, 0.01, (len(calendar), n_symbols)).cumsum(axis=0)) * 100,
+        index=calendar,
+        columns=symbols,
+    )
+    # Holes: whole stretches without prices (stale or unknown labels), and a data end.
+    wide = wide.mask(rng.random(wide.shape) < data.draw(st.sampled_from([0.0, 0.2, 0.6])))
+    wide = wide.iloc[: rng.integers(len(calendar) // 2, len(calendar) + 1)]
+    label = md.features.forward_return(horizon, lag=lag, prices=wide)
+    from mdframes.features.labels import long_prices
+
+    offset = pd.tseries.frequencies.to_offset(freq)
+    y, t1 = label.compute(dates, symbols, offset, long_prices(wide))
+    index = pd.MultiIndex.from_product([dates, pd.Index(symbols)], names=["date", "symbol"])
+    X = pd.DataFrame({"x": rng.normal(size=len(index))}, index=index)
+    info = {"freq": offset.freqstr, "label": label.definition()}
+    return TrainingSet(
+        X,
+        pd.Series(y, index=index, name=label.name),
+        pd.Series(np.repeat(t1.to_numpy(), n_symbols), index=index, name="t1"),
+        info,
+    )
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_splits_are_purged_and_embargoed_exactly_as_the_brute_force(data: Any) -> None:
+    ts = random_set(data)
+    method = data.draw(st.sampled_from(["walk_forward", "kfold", "combinatorial"]), label="method")
+    n = data.draw(st.integers(1 if method == "walk_forward" else 2, 6), label="n_splits")
+    k = data.draw(st.integers(1, n - 1), label="n_test_splits") if method == "combinatorial" else 2
+    embargo = data.draw(st.integers(0, 5), label="embargo")
+    want = brute_force_splits(ts, method, n, k, embargo)
+    if want is None:
+        with pytest.raises(md.InvalidParameterError, match="too few|no training row"):
+            ts.splits(method, n_splits=n, n_test_splits=k, embargo=embargo)
+        return
+    got = ts.splits(method, n_splits=n, n_test_splits=k, embargo=embargo)
+    assert [(list(a), list(b)) for a, b in got] == want
+    assert all(a.dtype.kind == "i" and b.dtype.kind == "i" for a, b in got)
+    check_properties(ts, got, embargo)
+
+
+def test_purging_drops_exactly_the_overlapping_labels_in_a_small_case() -> None:
+    """Ten business days, one symbol, 2-day labels (lag 0): the rows before a test block
+    whose label reaches into it go, and the embargo removes rows after it."""
+    dates = pd.bdate_range("2026-03-02", periods=10).as_unit("ns")
+    index = pd.MultiIndex.from_product([dates, pd.Index(["A"])], names=["date", "symbol"])
+    t1 = pd.Series(pd.bdate_range("2026-03-04", periods=10).as_unit("ns"), index=index, name="t1")
+    ts = TrainingSet(
+        pd.DataFrame({"x": np.arange(10.0)}, index=index),
+        pd.Series(np.arange(10.0), index=index, name="fwd_return_2"),
+        t1,
+        {"freq": "B", "label": {"horizon": 2}},
+    )
+    folds = ts.splits("kfold", n_splits=2, embargo=3)
+    # Fold 1 tests rows 0-4, whose labels reach row 6's date: rows 5 and 6 are purged, and
+    # the embargo (3 days after row 4's date) takes row 7 as well.
+    assert folds[0][1].tolist() == [0, 1, 2, 3, 4]
+    assert folds[0][0].tolist() == [8, 9]
+    # Fold 2 tests rows 5-9: rows 3 and 4 have labels that reach row 5's date.
+    assert folds[1][1].tolist() == [5, 6, 7, 8, 9]
+    assert folds[1][0].tolist() == [0, 1, 2]
+    walk = ts.splits("walk_forward", n_splits=1, embargo=3)
+    assert walk[0][0].tolist() == [0, 1, 2] and walk[0][1].tolist() == [5, 6, 7, 8, 9]
+
+
+# --- arguments --------------------------------------------------------------------------------
+
+
+def _tiny() -> TrainingSet:
+    """Two dates only: any real split of it fails, so an argument error must come first."""
+    dates = pd.bdate_range("2026-03-02", periods=2).as_unit("ns")
+    index = pd.MultiIndex.from_product([dates, pd.Index(["A"])], names=["date", "symbol"])
+    return TrainingSet(
+        pd.DataFrame({"x": [1.0, 2.0]}, index=index),
+        pd.Series([0.1, 0.2], index=index, name="fwd_return_1"),
+        pd.Series(dates + pd.offsets.BDay(2), index=index, name="t1"),
+        {"freq": "B", "label": {"horizon": 1}},
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"method": "purged"}, "method='purged' is not one of"),
+        ({"method": "combinatorial", "n_splits": 4, "n_test_splits": 4}, "less than n_splits"),
+        ({"method": "combinatorial", "n_splits": 3, "n_test_splits": 0}, "n_test_splits=0"),
+        ({"embargo": -1}, "embargo=-1"),
+        ({"embargo": 1.5}, "embargo=1.5"),
+        ({"embargo": True}, "embargo=True"),
+        ({"n_splits": 0}, "n_splits=0"),
+        ({"method": "kfold", "n_splits": 1}, "n_splits=1"),
+        ({"n_splits": "5"}, "n_splits='5'"),
+    ],
+)
+def test_bad_split_arguments_are_refused_before_any_work(kwargs: dict, match: str) -> None:
+    with pytest.raises(md.InvalidParameterError, match=match):
+        _tiny().splits(**kwargs)
+
+
+def test_a_split_without_training_or_test_rows_says_which() -> None:
+    with pytest.raises(md.InvalidParameterError, match="2 dates have a label: too few"):
+        _tiny().splits("kfold", n_splits=3)
+    with pytest.raises(md.InvalidParameterError, match="fold 1 of 1 .* no training row"):
+        _tiny().splits("walk_forward", n_splits=1)  # the one training date's label reaches in
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: md.features.forward_return(0), "horizon=0"),
+        (lambda: md.features.forward_return(2.5), "horizon=2.5"),
+        (lambda: md.features.forward_return(True), "horizon=True"),
+        (lambda: md.features.forward_return(5, lag=-1), "lag=-1"),
+        (lambda: md.features.forward_return(5, prices=[1, 2]), "prices must be a DataFrame"),
+        (lambda: md.features.forward_return(5, prices=pd.DataFrame({"a": [1]})), "long frame"),
+    ],
+)
+def test_bad_labels_are_refused(make: Any, match: str) -> None:
+    with pytest.raises(md.InvalidParameterError, match=match):
+        make()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"label": "fwd_return_5"}, "label must be"),
+        ({"errors": "ignore"}, "errors='ignore'"),
+        ({"features": [md.features.Feature("fwd_return_5", "news")]}, "named 'fwd_return_5'"),
+        ({"features": ["news_count_7"]}, "did you mean"),
+        ({"start": "2026-05-01", "end": "2026-04-01"}, "after end"),
+    ],
+)
+def test_bad_training_set_input_is_refused_before_any_request(
+    server: Sandbox, kwargs: dict, match: str
+) -> None:
+    args = {"symbols": ["AAPL"], "start": "2026-04-01", "end": "2026-04-30", **kwargs}
+    before = server.count()
+    with _client(server) as client, pytest.raises(md.InvalidParameterError, match=match):
+        md.features.training_set(**args, client=client)
+    assert server.count() == before
+
+
+def test_frames_without_prices_are_refused_before_the_panel() -> None:
+    news = pd.DataFrame({"symbol": pd.array([], dtype="string"), "date": pd.to_datetime([])})
+    with pytest.raises(md.InvalidParameterError, match="no 'put_call_ratio' frame"):
+        md.features.training_set("AAPL", "2026-04-01", "2026-04-30", ["news_count_7d"],
+                                 source={"news": news})  # fmt: skip
+
+
+# --- files, models, lakes, the command line ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def served_set(server: Sandbox) -> TrainingSet:
+    with _client(server) as client:
+        return md.features.training_set(SYMBOLS, "2026-01-05", TODAY, FEATURES, client=client)
+
+
+def test_a_training_set_survives_its_file(served_set: TrainingSet, tmp_path: Path) -> None:
+    ts = served_set
+    ts.X.attrs["when"] = {"first": pd.Timestamp("2026-01-05"), "day": dt.date(2026, 1, 5)}
+    path = ts.to_parquet(tmp_path / "train.parquet")
+    back = md.features.read_training_set(path)
+    pd.testing.assert_frame_equal(back.X, ts.X)
+    pd.testing.assert_series_equal(back.y, ts.y)
+    pd.testing.assert_series_equal(back.t1, ts.t1)
+    assert back.info == ts.info
+    assert back.X.dtypes.equals(ts.X.dtypes) and back.X.index.dtypes.equals(ts.X.index.dtypes)
+    assert back.X.attrs == ts.X.attrs
+    assert str(back.X["news_count_7d"].dtype) == "Int64"
+    del ts.X.attrs["when"]
+    ts.X.to_parquet(tmp_path / "x.parquet")
+    with pytest.raises(md.InvalidParameterError, match="not a training set"):
+        md.features.read_training_set(tmp_path / "x.parquet")
+
+
+def test_info_says_how_the_set_was_made(served_set: TrainingSet) -> None:
+    info = served_set.info
+    assert info["symbols"] == SYMBOLS and info["start"] == "2026-01-05"
+    assert info["end"] == TODAY.isoformat() and info["freq"] == "B"
+    assert list(info["features"]) == FEATURES
+    assert info["features"]["news_count_7d"] == {
+        "dataset": "news", "value": None, "window": "7D", "agg": "count", "where": None,
+        "sign": None, "dtype": "Int64", "description": "Count of per-symbol news articles.",
+    }  # fmt: skip
+    assert info["label"] == {
+        "name": "fwd_return_5", "kind": "forward_return", "horizon": 5, "lag": 1,
+        "max_price_age_days": 7, "prices": "put_call_ratio.price",
+    }  # fmt: skip
+    assert info["source"] == "service" and info["versions"] == {} and info["known_at"] is None
+    assert info["mdframes"] == md.__version__
+    created = pd.Timestamp(info["created_at"])
+    assert created.tz is not None and abs(pd.Timestamp.now(tz="UTC") - created).days < 1
+
+
+def test_scikit_learn_takes_the_splits_as_cv(served_set: TrainingSet) -> None:
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.model_selection import cross_val_score
+    from threadpoolctl import threadpool_limits
+
+    ts = served_set
+    assert ts.y.isna().any()  # the last week's labels are not known: in no fold
+    for method, kw in [("walk_forward", {}), ("kfold", {}), ("combinatorial", {"n_splits": 4})]:
+        cv = ts.splits(method, embargo=5, **kw)
+        model = HistGradientBoostingRegressor(max_iter=20, random_state=0)
+        # One OpenMP thread: on a busy machine spinning threads cost seconds per fit.
+        with threadpool_limits(1):
+            scores = cross_val_score(model, ts.X, ts.y, cv=cv)
+        assert len(scores) == len(cv) and np.isfinite(scores).all()
+
+
+def test_a_lake_gives_the_services_set_and_labels_ignore_known_at(tmp_path: Path) -> None:
+    """Synced on three sandbox days; the features as known on the first day, the labels from
+    the latest prices (the later syncs brought the prices the last labels need)."""
+    with Sandbox(today=TODAY) as server, _client(server) as client:
+        clock = lambda: dt.datetime.combine(server.today, dt.time(21), dt.timezone.utc)  # noqa: E731
+        lake = md.Lake(tmp_path / "lake", client=client, clock=clock)
+        for step in range(3):
+            if step:
+                server.advance(days=1)
+            lake.sync(["put_call_ratio", "sentiment"], SYMBOLS[:2], start="2026-06-01",
+                      progress=False)  # fmt: skip
+        args = (SYMBOLS[:2], "2026-09-01", "2026-12-02", ["put_call_ratio_last"])
+        from_lake = md.features.training_set(*args, source=lake)
+        from_service = md.features.training_set(*args, client=client)
+        first_sync = pd.Timestamp("2026-11-30 23:00", tz="UTC")
+        first_day = md.features.training_set(*args, source=lake, known_at=first_sync)
+    pd.testing.assert_frame_equal(from_lake.X, from_service.X)
+    pd.testing.assert_series_equal(from_lake.y, from_service.y)
+    pd.testing.assert_series_equal(from_lake.t1, from_service.t1)
+    assert from_lake.info["source"] == str(tmp_path / "lake")
+    assert set(from_lake.info["versions"]) == {"put_call_ratio"}
+    # Known on the first day: the features stop there, the labels do not.
+    pd.testing.assert_series_equal(
+        first_day.X.loc["2026-12-02", "put_call_ratio_last"],
+        from_lake.X.loc["2026-11-30", "put_call_ratio_last"],
+    )
+    pd.testing.assert_series_equal(first_day.y, from_lake.y)
+    assert from_lake.y.loc["2026-11-24"].notna().all()  # its label needs 2026-12-02's price
+    assert first_day.info["known_at"] == "2026-11-30T23:00:00+00:00"
+
+
+def _cli_env(server: Sandbox, tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "MDFRAMES_BASE_URL": server.url,
+        "MDFRAMES_API_KEY": KEY,
+        "MDFRAMES_CACHE": str(tmp_path / "cache.sqlite"),
+    }
+
+
+def test_cli_writes_a_training_set(server: Sandbox, tmp_path: Path) -> None:
+    out = tmp_path / "train.parquet"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mdframes",
+            "training-set",
+            "AAPL,KO",
+            "GME",
+            "--start",
+            "2026-04-01",
+            "--end",
+            "2026-05-29",
+            "--features",
+            "put_call_ratio_last,news_count_7d",
+            "--label",
+            "fwd_return_3",
+            "--out",
+            str(out),
+        ],  # fmt: skip
+        env=_cli_env(server, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "with a label" in run.stdout
+    got = md.features.read_training_set(out)
+    with _client(server) as client:
+        want = md.features.training_set(
+            SYMBOLS[:2] + ["GME"], "2026-04-01", "2026-05-29",
+            ["put_call_ratio_last", "news_count_7d"],
+            label=md.features.forward_return(3), client=client,
+        )  # fmt: skip
+    pd.testing.assert_frame_equal(got.X, want.X)
+    pd.testing.assert_series_equal(got.y, want.y)
+    pd.testing.assert_series_equal(got.t1, want.t1)
+    assert {k: v for k, v in got.info.items() if k != "created_at"} == {
+        k: v for k, v in want.info.items() if k != "created_at"
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--label", "fwd_ret_5", "--out", "t.parquet"], "is not a label"),
+        (["--out", "t.csv"], "written as Parquet"),
+        (["--known-at", "row", "--out", "t.parquet"], "--known-at needs --lake"),
+        (["--features", "news_count_7", "--out", "t.parquet"], "did you mean"),
+    ],
+)
+def test_cli_refuses_bad_input_with_exit_2(
+    server: Sandbox, tmp_path: Path, extra: list[str], match: str
+) -> None:
+    before = server.count()
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mdframes",
+            "training-set",
+            "AAPL",
+            "--start",
+            "2026-04-01",
+            "--end",
+            "2026-04-30",
+            *extra,
+        ],  # fmt: skip
+        env=_cli_env(server, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 2, run.stderr
+    assert match in run.stderr and "Traceback" not in run.stderr
+    assert server.count() == before
