@@ -174,7 +174,7 @@ def part_e(lake: md.Lake, repeat: int) -> None:
     """One batch of 500 rows committed to the big table (as a sync's flush does)."""
     import pyarrow as pa
 
-    from mdframes.lake.storage import open_lease
+    from mdframes.lake.lease import open_lease
     from mdframes.registry import REGISTRY
 
     table = lake._table(REGISTRY[BIG])
@@ -182,7 +182,7 @@ def part_e(lake: md.Lake, repeat: int) -> None:
     rows = rows.set_column(
         rows.schema.get_field_index("_sync_id"), "_sync_id", pa.repeat(pa.scalar("bench"), 500)
     )
-    with open_lease(lake.storage).hold() as lease:
+    with open_lease(lake.storage.location, owner="benchmark").hold() as lease:
         table.begin_writes()
         took = median_time(lambda: table.append(rows, lease), repeat)
     print(f"(e) append of one 500-row batch (one Delta commit): {took * 1e3:.1f} ms")

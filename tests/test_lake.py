@@ -12,7 +12,7 @@ import pytest
 
 import mdframes as md
 from mdframes.lake import LakeBusyError
-from mdframes.lake.layout import LOCK, MANIFEST
+from mdframes.lake.layout import MANIFEST
 from mdframes.registry import REGISTRY
 from mdframes.sandbox import KNOWN_SYMBOLS, Sandbox
 
@@ -367,7 +367,10 @@ def test_wait_honours_the_rate_limit_across_windows(tmp_path: Path) -> None:
 
 
 def test_two_syncs_never_interleave(lake: md.Lake) -> None:
-    with lake.storage.lock(LOCK), pytest.raises(LakeBusyError, match="another sync"):
+    from mdframes.lake.lease import open_lease
+
+    held = open_lease(lake.storage.location, owner="a test").hold()
+    with held, pytest.raises(LakeBusyError, match="a test"):
         lake.sync("sentiment", "AAPL", progress=False)
     assert lake.sync("sentiment", "AAPL", progress=False).complete  # released
 

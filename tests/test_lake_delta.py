@@ -152,7 +152,7 @@ def test_a_commit_under_a_lost_lease_fails_and_changes_nothing(
 ) -> None:
     """Writer A starts (reads the application transaction), loses its lease while writer B
     commits; A's commit is refused and nothing of it is visible."""
-    from mdframes.lake.storage import open_lease
+    from mdframes.lake.lease import open_lease
 
     lake.sync("sentiment", ["AAPL"], progress=False)
     a = md.Lake(lake.root, client=client)._table(md.registry.REGISTRY["sentiment"])
@@ -162,7 +162,8 @@ def test_a_commit_under_a_lost_lease_fails_and_changes_nothing(
     seen = b.read("sentiment", history=True)
     version = a.delta().version()
     rows = a.scan(a.snapshot())
-    with open_lease(lake.storage).hold() as lease, pytest.raises(md.LakeBusyError, match="lost"):
+    lease = open_lease(lake.storage.location, owner="writer A")
+    with lease.hold(), pytest.raises(md.LakeBusyError, match="lost"):
         a.append(rows.slice(0, 5), lease)
     pd.testing.assert_frame_equal(md.Lake(lake.root).read("sentiment", history=True), seen)
     from deltalake import DeltaTable

@@ -16,7 +16,7 @@ from ..registry import Dataset
 from .plan import build_request, resolve
 from .read import read
 from .report import SyncReport
-from .storage import Storage, redact_uri
+from .storage import Storage
 from .table import DatasetTable
 
 __all__ = ["Lake", "default_root"]
@@ -76,10 +76,6 @@ class Lake:
     ) -> None:
         if clock is not None and not callable(clock):
             raise InvalidParameterError(f"clock= is a callable, got {clock!r}", parameter="clock")
-        if storage_options is not None and not isinstance(storage_options, dict):
-            raise InvalidParameterError(
-                "storage_options= is a dict of object-store keys", parameter="storage_options"
-            )
         self.storage = Storage(root if root is not None else default_root(), storage_options)
         self.root = self.storage.root
         self.client = client
@@ -87,7 +83,7 @@ class Lake:
         self._tables: dict[str, DatasetTable] = {}
 
     def __repr__(self) -> str:
-        return f"Lake({redact_uri(self.root)!r})"
+        return f"Lake({self.root!r})"  # the root without credentials
 
     def _table(self, ds: Dataset) -> DatasetTable:
         """The dataset's table object, kept: its opened Delta log is refreshed, not reread."""
@@ -310,7 +306,7 @@ class Lake:
         >>> lake.compact()  # doctest: +SKIP
         {'insider_trading': (12, 1)}
         """
-        from .lease_shim import open_lease
+        from .lease import open_lease
         from .maintenance import compact
         from .upgrade import upgrade_lake
 
@@ -327,7 +323,7 @@ class Lake:
         out = {}
         if not self.storage.exists():
             return out
-        with open_lease(self.storage, owner="compact").hold(wait=False) as lease:
+        with open_lease(self.storage.location, owner="compaction").hold(wait=False) as lease:
             self.storage.clean_temporaries()
             upgrade_lake(self.storage, self._table, lease)
             for table in self._all():
@@ -356,12 +352,12 @@ class Lake:
         --------
         >>> lake.repair()  # doctest: +SKIP
         """
-        from .lease_shim import open_lease
+        from .lease import open_lease
         from .maintenance import repair
 
         wanted = None if dataset is None else resolve(dataset).name
         tables = [t for t in self._all() if wanted is None or t.ds.name == wanted]
-        with open_lease(self.storage, owner="repair").hold(wait=False) as lease:
+        with open_lease(self.storage.location, owner="repair").hold(wait=False) as lease:
             return repair(tables, lease)
 
     def upgrade(self) -> list[str]:
@@ -374,10 +370,10 @@ class Lake:
         >>> lake.upgrade()  # doctest: +SKIP
         ['insider_trading', 'forecast']
         """
-        from .lease_shim import open_lease
+        from .lease import open_lease
         from .upgrade import upgrade_lake
 
         if not self.storage.exists():
             return []
-        with open_lease(self.storage, owner="upgrade").hold(wait=False) as lease:
+        with open_lease(self.storage.location, owner="upgrade").hold(wait=False) as lease:
             return upgrade_lake(self.storage, self._table, lease)

@@ -241,13 +241,12 @@ class Sync:
         self.symbols: list[str] = []
 
     def execute(self, client: Client) -> SyncReport:
-        from .lease_shim import open_lease
+        from .lease import open_lease
         from .upgrade import upgrade_lake
 
         storage = self.storage
-        with open_lease(storage, owner=f"sync {self.now:%Y-%m-%dT%H:%M:%SZ}").hold(
-            wait=False
-        ) as self.lease:
+        owner = f"sync started {self.now:%Y-%m-%dT%H:%M:%SZ}"
+        with open_lease(storage.location, owner=owner).hold(wait=self.request.wait) as self.lease:
             storage.clean_temporaries()
             upgrade_lake(storage, self.tables, self.lease)
             root = read_root_state(storage)

@@ -77,7 +77,7 @@ def damaged(ds: str, file: str, why: Any) -> LakeDamagedError:
     )
 
 
-def write_failed(ds: str, exc: BaseException) -> MdframesError:
+def write_failed(ds: str, exc: Any) -> MdframesError:
     """A write that the storage refused (a full disk, a lost connection), in one line;
     nothing of it is visible."""
     text = " ".join(str(exc).split())
@@ -133,14 +133,16 @@ class DatasetTable:
                 except MdframesError:
                     raise
                 except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-                    raise damaged(self.ds.name, f"{self.folder}/{MANIFEST}", exc) from None
+                    raise damaged(
+                        self.ds.name, f"{self.folder}/{MANIFEST}", self.storage.scrub(exc)
+                    ) from None
         return self._manifest
 
     def _read(self, name: str) -> bytes | None:
         try:
             return self.storage.read_bytes(self.folder, name)
         except OSError as exc:
-            raise damaged(self.ds.name, f"{self.folder}/{name}", exc) from None
+            raise damaged(self.ds.name, f"{self.folder}/{name}", self.storage.scrub(exc)) from None
 
     def new_manifest(self) -> Manifest:
         self._manifest = Manifest(self.ds.name, self.ds.lake, list(self.ds.lake_key), None, [])
@@ -160,7 +162,7 @@ class DatasetTable:
             state = json.loads(raw)
             state["units"]  # noqa: B018 - its presence is the check
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-            raise damaged(self.ds.name, f"{self.folder}/{STATE}", exc) from None
+            raise damaged(self.ds.name, f"{self.folder}/{STATE}", self.storage.scrub(exc)) from None
         return dict(state)
 
     def save_state(self, state: dict[str, Any]) -> None:
@@ -193,7 +195,9 @@ class DatasetTable:
                 return None
             except (DeltaError, OSError, ValueError) as exc:
                 self._dt = None
-                raise damaged(self.ds.name, f"{self.folder}/{DELTA_LOG}", exc) from None
+                raise damaged(
+                    self.ds.name, f"{self.folder}/{DELTA_LOG}", self.storage.scrub(exc)
+                ) from None
             return self._dt
 
     def snapshot(self) -> Snapshot | None:
@@ -272,7 +276,7 @@ class DatasetTable:
             problem = self.probe(uri)
             if problem:
                 return damaged(self.ds.name, self._name(uri), problem)
-        return damaged(self.ds.name, self.folder, exc)
+        return damaged(self.ds.name, self.folder, self.storage.scrub(exc))
 
     def _name(self, uri: str) -> str:
         return f"{self.folder}/{uri.rsplit('/', 1)[-1]}"
@@ -308,7 +312,9 @@ class DatasetTable:
             self._writer, self._txn = None, None
             return None
         except (DeltaError, OSError, ValueError) as exc:
-            raise damaged(self.ds.name, f"{self.folder}/{DELTA_LOG}", exc) from None
+            raise damaged(
+                self.ds.name, f"{self.folder}/{DELTA_LOG}", self.storage.scrub(exc)
+            ) from None
         self._txn = int(self._writer.transaction_version(APP_ID) or 0)
         return self._writer
 
@@ -388,11 +394,12 @@ class DatasetTable:
             self._writer = self._txn = None
             raise LakeBusyError(
                 f"{self.ds.name}: another writer committed to this dataset since this one "
-                f"started (its lease was lost); nothing of this commit is visible ({exc})"
+                "started (its lease was lost); nothing of this commit is visible "
+                f"({self.storage.scrub(exc)})"
             ) from None
         except (DeltaError, OSError) as exc:  # a full disk, a lost connection: one line
             self._writer = self._txn = None
-            raise write_failed(self.ds.name, exc) from None
+            raise write_failed(self.ds.name, self.storage.scrub(exc)) from None
 
     def compact(self, lease: Any) -> tuple[int, int]:
         """Rewrite the current version's files as one sorted file set, in one commit.
