@@ -33,12 +33,6 @@ def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
-def _default() -> Client | None:
-    from .. import client as client_module
-
-    return client_module._default  # as it is: never created from the environment here
-
-
 class Lake:
     """A point-in-time history of the service in Delta Lake tables, synced incrementally.
 
@@ -99,14 +93,18 @@ class Lake:
 
     def clock(self) -> dt.datetime:
         """The lake's current time (see ``clock=``)."""
+        from ..client import get_default_client
+
         if self._clock is not None:
             return self._clock()
-        now = _utc_now()
-        server = getattr(self.client if self.client is not None else _default(), "sandbox", None)
+        client = self.client if self.client is not None else get_default_client(create=False)
+        if client is None:  # never created from the environment here
+            return _utc_now()
+        server = getattr(client, "sandbox", None)
         day = getattr(server, "today", None)
         if isinstance(day, dt.date) and not isinstance(day, dt.datetime):
-            return dt.datetime.combine(day, now.timetz())
-        return now
+            return dt.datetime.combine(day, _utc_now().timetz())  # a client made by hand
+        return client.clock()
 
     # -- sync ---------------------------------------------------------------------------------
     def sync(

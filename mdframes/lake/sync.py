@@ -269,7 +269,8 @@ class Sync:
             storage.write_json(root, LAKE_STATE)  # the run is on record before any work
             finished = False  # an interrupted run stays open, to be resumed
             try:
-                self._work(root)
+                with self.client.loading():  # Ctrl-C interrupts the client: sockets shut
+                    self._work(root)
                 finished = True
             finally:
                 self.client.close()
@@ -376,7 +377,7 @@ class Sync:
             self.pacer.stop("interrupted")
             for fut in futures:
                 fut.cancel()
-            self.client._interrupt()  # stalled reads are abandoned: their sockets shut
+            self.client.interrupt()  # stalled reads are abandoned: their sockets shut
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
