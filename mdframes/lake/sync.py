@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -324,10 +323,10 @@ class Sync:
         units = [u for run in runs for u in run.units]
         self.report.plan = plan_text(units, skipped, request.budget, self.pacer.rate(), self.now)
         if self.progress is not False:
-            from ..progress import _kernel
+            from ..progress import output
 
             # A notebook shows stderr as an error box: the plan goes to stdout there.
-            print(self.report.plan, file=sys.stdout if _kernel() else sys.stderr, flush=True)
+            print(self.report.plan, file=output(), flush=True)
         bar = self._bar(len(units))
         try:
             for run in runs:
@@ -349,12 +348,9 @@ class Sync:
         return list(dict.fromkeys(frame["symbol"].dropna().astype(str)))
 
     def _bar(self, total: int) -> Any:
-        from ..progress import _kernel, progress_bar
+        from ..progress import progress_bar, wanted
 
-        want = self.progress
-        if want is None:
-            want = _kernel() or bool(getattr(sys.stderr, "isatty", bool)())
-        bar = progress_bar(total, "sync", enabled=bool(want) and total > 0)
+        bar = progress_bar(total, "sync", enabled=wanted(self.progress, total))
         if bar is not None:
             bar.unit = "unit"
         return bar
