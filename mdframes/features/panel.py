@@ -219,6 +219,15 @@ def _stats(
     return first, non_null
 
 
+def _iso(value: Any) -> Any:
+    """A date as ``YYYY-MM-DD``, an instant as ISO 8601 (UTC); anything else as it is."""
+    if isinstance(value, pd.Timestamp):
+        if value.tzinfo is None and value == value.normalize():
+            return value.date().isoformat()
+        return value.isoformat()
+    return value
+
+
 def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]:
     """The panel's attrs from its chunks' results (the same for one chunk or many), and the
     warnings: features with no value at all, symbols skipped."""
@@ -235,15 +244,20 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
     failed: dict[str, str] = {}
     for r in results:
         failed.update(r.failed)
+    empty = [n for n in names if coverage[n]["first"] is None]
+    for entry in coverage.values():  # attrs stay JSON: panel.to_parquet() writes them as such
+        entry["first"] = _iso(entry["first"])
     attrs: dict[str, Any] = {"features": names, "coverage": coverage, "failed": failed}
     if request.known_at is not None:
-        attrs["known_at"] = request.known_at
+        attrs["known_at"] = _iso(request.known_at)
     if request.known_at == ROW:
         attrs["knowledge"] = {
-            name: {"first_sync": floor, "rows": sum(r.relied.get(name, 0) for r in results)}
+            name: {
+                "first_sync": _iso(floor),
+                "rows": sum(r.relied.get(name, 0) for r in results),
+            }
             for name, floor in request.floors.items()
         }
-    empty = [n for n in names if coverage[n]["first"] is None]
     if empty and cells:
         warn(
             f"features with no value at all in this panel: {', '.join(empty)} (their "

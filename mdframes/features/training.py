@@ -19,9 +19,9 @@ import pandas as pd
 
 from ..errors import InvalidParameterError, MdframesError
 from ..params import to_utc
-from .core import panel, resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
-from .spec import Feature
+from .panel import panel
+from .spec import Feature, resolve_features
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
 
@@ -269,6 +269,9 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
             f"mdframes reads format {_FORMAT}: upgrade mdframes"
         )
     data = table.to_pandas()
+    if "symbol" in data.index.names:  # Arrow gives pandas' default str back: the loaders' dtype
+        level = data.index.names.index("symbol")
+        data.index = data.index.set_levels(data.index.levels[level].astype("string"), level=level)
     y = data.pop(_Y).rename(meta["label"])
     t1 = data.pop(_T1).rename(meta["t1"])
     data.attrs = _decode(meta["attrs"])
