@@ -79,6 +79,14 @@ class Lake:
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"  # the root without credentials
 
+    @property
+    def storage_options(self) -> dict[str, str] | None:
+        """deltalake's object-store keys for this lake's tables (None on a local disk), for
+        engines that open ``lake.path(name)`` themselves: ``DeltaTable(lake.path(name),
+        storage_options=lake.storage_options)``. Holds credentials when the root or the
+        environment gave them: never print it."""
+        return None if self.storage.local else self.storage.delta_options()
+
     def _table(self, ds: Dataset) -> DatasetTable:
         """The dataset's table object, kept: its opened Delta log is refreshed, not reread."""
         table = self._tables.get(ds.name)
