@@ -456,6 +456,9 @@ class DatasetTable:
     def problems(self) -> tuple[Snapshot | None, list[tuple[str, str]]]:
         """(version, [(file, problem)]) for what the log cannot vouch for."""
         out: list[tuple[str, str]] = []
+        if self.manifest is None and self.is_format1():
+            why = "a dataset of lake format 1 (mdframes 0.2) not converted: run lake.upgrade()"
+            return None, [(f"{self.folder}/{FORMAT1_MANIFEST}", why)]
         try:
             manifest = self.manifest
             self.state()
