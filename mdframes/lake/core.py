@@ -326,7 +326,7 @@ class Lake:
                 f"retain_hours is a number of hours >= 0, got {retain_hours!r}",
                 parameter="retain_hours",
             )
-        out = {}
+        out: dict[str, tuple[int, int]] = {}
         if not self.storage.exists():
             return out
         with open_lease(self.storage.location, owner="compaction").hold(wait=False) as lease:

@@ -258,7 +258,8 @@ class Sync:
             self.run_id = resume["id"] if resume else self.sync_id
             self.pacer = Pacer(self.request.budget, self.request.wait)
             fingerprint = key_fingerprint(client._require()[1])
-            rates = root.get("rates") if isinstance(root.get("rates"), dict) else {}
+            held = root.get("rates")
+            rates: dict[str, Any] = held if isinstance(held, dict) else {}
             root.pop("rate", None)  # 0.2 kept one window for the service: not this key's
             self.pacer.seed(rates.get(fingerprint))  # this key's window goes on
             self.client = sync_client(client, self.pacer, self.request.wait)
