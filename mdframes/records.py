@@ -164,9 +164,6 @@ def _forecast(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
     return records
 
 
-_APP_PLATFORMS = PLATFORMS
-
-
 def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     """One record per app per platform per date; older weekly shape -> NA app id/name."""
     data = _as_dict(ds, data, url)
@@ -190,7 +187,7 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
                 rows.append({**base, **extra, **obs})
     elif "data" in data:
         for entry in _record_list(ds, data, "data", url):
-            for platform in _APP_PLATFORMS:
+            for platform in PLATFORMS:
                 obj = entry.get(platform)
                 if not isinstance(obj, dict):
                     continue
@@ -226,8 +223,8 @@ def _app_daily(ds: Dataset, data: Any, context: dict[str, Any], url: str | None)
     rows = []
     objects = 0
     for entry in _record_list(ds, data, "data", url):
-        row = {k: v for k, v in entry.items() if k not in _APP_PLATFORMS}
-        for platform in _APP_PLATFORMS:
+        row = {k: v for k, v in entry.items() if k not in PLATFORMS}
+        for platform in PLATFORMS:
             obj = entry.get(platform)
             if isinstance(obj, dict):
                 objects += 1

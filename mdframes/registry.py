@@ -380,7 +380,7 @@ SEVERITY: dict[str, str] = {
 
 # --- building blocks --------------------------------------------------------------------------
 
-MINUTE, HOUR, DAY = 60, 3600, 86400
+MINUTE, DAY = 60, 86400
 
 SYMBOL = Field("symbol", nullable=False)
 NAME = Field("name")

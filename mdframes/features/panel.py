@@ -159,7 +159,11 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
             versions = VersionEvents(
                 frames[name], name, symbols, grid, record_key(name), request.floors.get(name)
             )
-            return {f.name: compute_row(f, versions, grid) for f in mine}
+            if not versions.as_of_anchor:
+                return {f.name: compute_row(f, versions, grid) for f in mine}
+            frame = versions.frame.iloc[np.sort(versions.take)]  # the visible versions
+            events = Events(frame, name, symbols, end_day)
+            return {f.name: compute_feature(f, events, grid) for f in mine}
         events = Events(frames[name], name, symbols, end_day)
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
@@ -219,6 +223,15 @@ def _stats(
     return first, non_null
 
 
+def _iso(value: Any) -> Any:
+    """A date as ``YYYY-MM-DD``, an instant as ISO 8601 (UTC); anything else as it is."""
+    if isinstance(value, pd.Timestamp):
+        if value.tzinfo is None and value == value.normalize():
+            return value.date().isoformat()
+        return value.isoformat()
+    return value
+
+
 def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]:
     """The panel's attrs from its chunks' results (the same for one chunk or many), and the
     warnings: features with no value at all, symbols skipped."""
@@ -226,7 +239,7 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
     cells = sum(r.cells for r in results)
     coverage: dict[str, dict[str, Any]] = {}
     for name in names:
-        firsts = [r.first.get(name) for r in results if r.first.get(name) is not None]
+        firsts = [f for r in results if (f := r.first.get(name)) is not None]
         count = sum(r.non_null.get(name, 0) for r in results)
         coverage[name] = {
             "first": min(firsts) if firsts else None,
@@ -235,15 +248,20 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
     failed: dict[str, str] = {}
     for r in results:
         failed.update(r.failed)
+    empty = [n for n in names if coverage[n]["first"] is None]
+    for entry in coverage.values():  # attrs stay JSON: panel.to_parquet() writes them as such
+        entry["first"] = _iso(entry["first"])
     attrs: dict[str, Any] = {"features": names, "coverage": coverage, "failed": failed}
     if request.known_at is not None:
-        attrs["known_at"] = request.known_at
+        attrs["known_at"] = _iso(request.known_at)
     if request.known_at == ROW:
         attrs["knowledge"] = {
-            name: {"first_sync": floor, "rows": sum(r.relied.get(name, 0) for r in results)}
+            name: {
+                "first_sync": _iso(floor),
+                "rows": sum(r.relied.get(name, 0) for r in results),
+            }
             for name, floor in request.floors.items()
         }
-    empty = [n for n in names if coverage[n]["first"] is None]
     if empty and cells:
         warn(
             f"features with no value at all in this panel: {', '.join(empty)} (their "
@@ -342,7 +360,7 @@ def panel(
     else:
         check_executor(executor, request)
         out, results = run_panel(executor, request)
-    out.attrs = finish_attrs(request, results)
+    out.attrs.update(finish_attrs(request, results))
     return out
 
 
