@@ -66,7 +66,6 @@ _ILLEGAL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 EXCEL_MAX_ROWS = 1_048_576
 EXCEL_MAX_COLUMNS = 16_384
-EXCEL_MAX_TEXT = kit.MAX_TEXT
 _SHEET_MAX = 31
 _SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
 _SUMMARY_SUFFIX = " summary"
