@@ -230,7 +230,7 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
     cells = sum(r.cells for r in results)
     coverage: dict[str, dict[str, Any]] = {}
     for name in names:
-        firsts = [f for r in results if (f := r.first.get(name)) is not None]
+        firsts = [day for r in results if (day := r.first.get(name)) is not None]
         count = sum(r.non_null.get(name, 0) for r in results)
         coverage[name] = {
             "first": min(firsts) if firsts else None,
@@ -248,10 +248,10 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
     if request.known_at == ROW:
         knowledge = {}
         for name in dict.fromkeys(f.dataset for f in request.features):
-            floors = [f for r in results if (f := r.relied.get(name, (None, 0))[0]) is not None]
-            first = pd.Timestamp(min(floors), tz="UTC") if floors else None
+            floors = [ns for r in results if (ns := r.relied.get(name, (None, 0))[0]) is not None]
+            first_sync = pd.Timestamp(min(floors), tz="UTC") if floors else None
             rows = sum(r.relied.get(name, (None, 0))[1] for r in results)
-            knowledge[name] = {"first_sync": _iso(first), "rows": rows}
+            knowledge[name] = {"first_sync": _iso(first_sync), "rows": rows}
         attrs["knowledge"] = knowledge
     if empty and cells:
         warn(
