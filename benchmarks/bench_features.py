@@ -26,9 +26,7 @@ revisions are stored as versions):
 - serial / two-worker Dask (``LocalCluster``, ``Client.get_executor()``) panel time for
   ``--lake-symbols`` symbols, each worker reading its chunk from the lake;
 - write_panel's driver peak memory with 4 chunks / the whole panel in memory (tracemalloc, each
-  in a fresh subprocess);
-- a hook for the training set's figure (training set time / panel time), filled in once
-  ``md.features.training_set`` exists.
+  in a fresh subprocess).
 
 Goals: panel >= 100x faster than the brute force; panel <= 1x the read time (features add at
 most as much time again as reading the inputs); row / scalar <= 1.5x; serial / Dask >= 1.6x on
@@ -158,18 +156,6 @@ def peak_memory(root: Path, symbols: list[str], mode: str, tmp: Path) -> int:
     return int(json.loads(run.stdout.strip().splitlines()[-1])["peak"])
 
 
-def training_figure(lake: Any, symbols: list[str], panel_s: float, repeat: int) -> str:
-    """The ``train`` helper's figure: training set time / panel time for the same symbols,
-    dates and features. A hook until ``md.features.training_set`` exists."""
-    build = getattr(md.features, "training_set", None)
-    if build is None:
-        return "training set / panel           (md.features.training_set not on this branch yet)"
-    seconds_ = median_time(
-        lambda: build(symbols, START, END, LAKE_FEATURES, source=lake), repeat, warmup=0
-    )
-    return f"training set / panel     {seconds_ / panel_s:8.2f}x   (goal <= 1.2x)"
-
-
 def lake_part(args: argparse.Namespace) -> None:
     from distributed import Client, LocalCluster
 
@@ -219,7 +205,6 @@ def lake_part(args: argparse.Namespace) -> None:
 
         whole_peak = peak_memory(root, symbols, "panel", tmp)
         written_peak = peak_memory(root, symbols, "write", tmp)
-        hook = training_figure(lake, row_symbols, scalar_s, args.repeat)
 
     cpus = os.cpu_count()
     print(f"scalar known_at panel    {scalar_s:8.2f} s   ({len(row_symbols)} symbols)")
@@ -232,7 +217,6 @@ def lake_part(args: argparse.Namespace) -> None:
     print(f"whole panel peak memory  {whole_peak / 2**20:8.0f} MiB (tracemalloc, driver)")
     print(f"write_panel, 4 chunks    {written_peak / 2**20:8.0f} MiB")
     print(f"write_panel / whole      {written_peak / whole_peak:8.2f}x   (goal <= 0.5x)")
-    print(hook)
 
 
 # --- training set / panel (a self-contained block: the labels' cost on top of the panel) ------
