@@ -26,7 +26,9 @@ revisions are stored as versions):
 - serial / two-worker Dask (``LocalCluster``, ``Client.get_executor()``) panel time for
   ``--lake-symbols`` symbols, each worker reading its chunk from the lake;
 - write_panel's driver peak memory with 4 chunks / the whole panel in memory (tracemalloc, each
-  in a fresh subprocess).
+  in a fresh subprocess);
+- training set / panel: ``md.features.training_set`` / the scalar ``known_at`` panel, from
+  the lake (``--row-symbols`` x two years).
 
 Goals: panel >= 100x faster than the brute force; panel <= 1x the read time (features add at
 most as much time again as reading the inputs); row / scalar <= 1.5x; serial / Dask >= 1.6x on
@@ -156,6 +158,21 @@ def peak_memory(root: Path, symbols: list[str], mode: str, tmp: Path) -> int:
     return int(json.loads(run.stdout.strip().splitlines()[-1])["peak"])
 
 
+def training_figure(
+    lake: Any, symbols: list[str], panel_s: float, repeat: int, known_at: Any
+) -> str:
+    """Training set time / panel time from the lake: the same symbols, dates, features and
+    scalar ``known_at`` as the panel timed as ``panel_s`` (the labels read the latest prices)."""
+    seconds_ = median_time(
+        lambda: md.features.training_set(
+            symbols, START, END, LAKE_FEATURES, source=lake, known_at=known_at
+        ),
+        repeat,
+        warmup=1,
+    )
+    return f"training set / panel     {seconds_ / panel_s:8.2f}x   (from the lake; goal <= 1.2x)"
+
+
 def lake_part(args: argparse.Namespace) -> None:
     from distributed import Client, LocalCluster
 
@@ -205,6 +222,7 @@ def lake_part(args: argparse.Namespace) -> None:
 
         whole_peak = peak_memory(root, symbols, "panel", tmp)
         written_peak = peak_memory(root, symbols, "write", tmp)
+        hook = training_figure(lake, row_symbols, scalar_s, args.repeat, last_sync)
 
     cpus = os.cpu_count()
     print(f"scalar known_at panel    {scalar_s:8.2f} s   ({len(row_symbols)} symbols)")
@@ -217,6 +235,7 @@ def lake_part(args: argparse.Namespace) -> None:
     print(f"whole panel peak memory  {whole_peak / 2**20:8.0f} MiB (tracemalloc, driver)")
     print(f"write_panel, 4 chunks    {written_peak / 2**20:8.0f} MiB")
     print(f"write_panel / whole      {written_peak / whole_peak:8.2f}x   (goal <= 0.5x)")
+    print(hook)
 
 
 # --- training set / panel (a self-contained block: the labels' cost on top of the panel) ------
