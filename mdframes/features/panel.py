@@ -13,7 +13,7 @@ import datetime as dt
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,8 +23,8 @@ from ..errors import DataQualityWarning, InvalidParameterError, SkippedSymbolsWa
 from ..params import check_symbols, to_date
 from .engine import Events, Grid, day_numbers, result_dtype
 from .engine import compute as compute_feature
-from .knowledge import VersionEvents, compute_row, relied_rows
-from .sources import ROW, check_source, fetch, first_sync, history_start, record_key
+from .knowledge import VersionEvents, compute_row
+from .sources import ROW, check_source, fetch, history_start, record_key
 from .spec import Feature, check_errors, resolve_features
 
 __all__ = ["panel", "write_panel", "compute", "Request", "ChunkResult", "resolve_features"]
@@ -62,22 +62,21 @@ class Request:
     known_at: pd.Timestamp | str | None
     errors: str
     client: Any = None
-    # known_at="row": per dataset, when the lake's first sync of it ended.
-    floors: dict[str, pd.Timestamp | None] = field(default_factory=dict)
 
 
 @dataclass
 class ChunkResult:
     """What one chunk gives back: its rows (or none when written where computed), per feature
     the first date with a value and the non-null count, the failed symbols, and per dataset
-    the rows that used the first sync."""
+    (``known_at="row"``) the earliest first sync of its symbols (ns, UTC) and the rows dated
+    before their symbol's first sync."""
 
     frame: pd.DataFrame | None
     first: dict[str, pd.Timestamp | None]
     non_null: dict[str, int]
     cells: int
     failed: dict[str, str]
-    relied: dict[str, int]
+    relied: dict[str, tuple[int | None, int]]
 
 
 def prepare(
@@ -98,12 +97,7 @@ def prepare(
     dates = dates_of(start, end, freq)
     errors = check_errors(errors)
     known = check_source(source, known_at, client)
-    request = Request(universe, dates, wanted, source, known, errors, client)
-    if known == ROW and len(dates):
-        request.floors = {
-            name: first_sync(source, name) for name in dict.fromkeys(f.dataset for f in wanted)
-        }
-    return request
+    return Request(universe, dates, wanted, source, known, errors, client)
 
 
 def _index(dates: pd.DatetimeIndex, symbols: list[str]) -> pd.MultiIndex:
@@ -153,12 +147,13 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         grid.keys(back)  # filled before the threads share the grid
     end_day = int(day_numbers(dates[-1:].to_numpy())[0])
 
+    relied: dict[str, tuple[int | None, int]] = {}
+
     def one_dataset(name: str) -> dict[str, Any]:
         mine = [f for f in wanted if f.dataset == name]
         if row:
-            versions = VersionEvents(
-                frames[name], name, symbols, grid, record_key(name), request.floors.get(name)
-            )
+            versions = VersionEvents(frames[name], name, symbols, grid, record_key(name))
+            relied[name] = versions.knowledge(dates)
             if not versions.as_of_anchor:
                 return {f.name: compute_row(f, versions, grid) for f in mine}
             frame = versions.frame.iloc[np.sort(versions.take)]  # the visible versions
@@ -202,11 +197,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
                 out.loc[hit, f.name] = pd.NA
     failed_text = {s: failed_text[s] for s in symbols if s in failed_text}
     first, non_null = _stats(out, dates, len(symbols))
-    relied = (
-        {n: relied_rows(request.floors.get(n), dates, len(symbols)) for n in lookbacks}
-        if row
-        else {}
-    )
+    relied = {name: relied[name] for name in lookbacks if name in relied}
     return ChunkResult(out, first, non_null, len(out), failed_text, relied)
 
 
@@ -239,7 +230,7 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
     cells = sum(r.cells for r in results)
     coverage: dict[str, dict[str, Any]] = {}
     for name in names:
-        firsts = [f for r in results if (f := r.first.get(name)) is not None]
+        firsts = [day for r in results if (day := r.first.get(name)) is not None]
         count = sum(r.non_null.get(name, 0) for r in results)
         coverage[name] = {
             "first": min(firsts) if firsts else None,
@@ -255,13 +246,13 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
     if request.known_at is not None:
         attrs["known_at"] = _iso(request.known_at)
     if request.known_at == ROW:
-        attrs["knowledge"] = {
-            name: {
-                "first_sync": _iso(floor),
-                "rows": sum(r.relied.get(name, 0) for r in results),
-            }
-            for name, floor in request.floors.items()
-        }
+        knowledge = {}
+        for name in dict.fromkeys(f.dataset for f in request.features):
+            floors = [ns for r in results if (ns := r.relied.get(name, (None, 0))[0]) is not None]
+            first_sync = pd.Timestamp(min(floors), tz="UTC") if floors else None
+            rows = sum(r.relied.get(name, (None, 0))[1] for r in results)
+            knowledge[name] = {"first_sync": _iso(first_sync), "rows": rows}
+        attrs["knowledge"] = knowledge
     if empty and cells:
         warn(
             f"features with no value at all in this panel: {', '.join(empty)} (their "
