@@ -50,8 +50,5 @@ DATE_TEXT = st.one_of(
 @given(st.sets(DATE_TEXT, max_size=8))
 def test_one_scan_of_all_dates_equals_a_match_per_value(distinct: set[str]) -> None:
     # "$" also matches before a final newline: a value numpy never read as a date either.
-    old = all(
-        m is not None and m.end() == len(v)
-        for v, m in zip(distinct, map(_OLD_DATE.match, distinct))
-    )
+    old = all((m := _OLD_DATE.match(v)) is not None and m.end() == len(v) for v in distinct)
     assert frame._all_iso_dates(distinct) == old
