@@ -123,8 +123,9 @@ def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:
     try:
         if dtype == "float64":
             return np.array(values, dtype="float64")
-        return _integers(values)
-    except (TypeError, ValueError):
+        with np.errstate(invalid="ignore", over="ignore"):  # out-of-range: reported below
+            return _integers(values)
+    except (TypeError, ValueError, OverflowError):
         pass
     # Numbers sent as text (v1), or "" for absent.
     series = pd.Series(_nulls(values), dtype=object)
@@ -138,11 +139,22 @@ def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:
     if dtype == "float64":
         return numeric.astype("float64").to_numpy()
     try:
-        return pd.array(numeric.to_numpy(), dtype="Int64")
-    except (TypeError, ValueError):
-        raise _bad(
-            ds_name, column, "not an integer", [v for v in numeric.dropna() if v != int(v)]
-        ) from None
+        with np.errstate(invalid="ignore", over="ignore"):
+            return pd.array(numeric.to_numpy(), dtype="Int64")
+    except (TypeError, ValueError, OverflowError):
+        raise _not_int64(ds_name, column, numeric.dropna().tolist()) from None
+
+
+_INT64 = np.iinfo("int64")
+
+
+def _not_int64(ds_name: str, column: str, present: list[Any]) -> ResponseFormatError:
+    """Why numbers do not fit ``Int64``: a fraction, or a whole number beyond its range."""
+    fractions = [v for v in present if isinstance(v, float) and not v.is_integer()]
+    if fractions:
+        return _bad(ds_name, column, "not an integer", fractions)
+    beyond = [int(v) for v in present if not _INT64.min <= int(v) <= _INT64.max]
+    return _bad(ds_name, column, "outside the Int64 range (-2**63 to 2**63 - 1)", beyond or present)
 
 
 def _integers(values: list[Any]) -> Any:

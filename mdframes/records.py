@@ -38,6 +38,9 @@ class Records:
     symbol: str = ""  # the symbol requested ("" for cross-ticker endpoints)
     # Declared fields' values as lists, filled in the fetching threads (frame.columnize).
     columns: dict[str, list[Any]] = field(default_factory=dict)
+    # Soft failures found while extracting (an app without observations): entries of
+    # ``df.attrs["quality"]`` without the symbols, which the pipeline adds.
+    notes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def limit_count(self) -> int:
@@ -166,16 +169,21 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
     data = _as_dict(ds, data, url)
     header = _scalars(data)
     rows: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     if "apps" in data:
-        for app in _check_rows(ds, data["apps"], "apps", url):
+        apps = _check_rows(ds, data["apps"], "apps", url)
+        observed = _app_observations(ds, data, url)
+        for i, app in enumerate(apps):
             base = {
                 "platform": app.get("platform"),
                 "appId": app.get("appId"),
                 "appName": app.get("appName"),
             }
+            if i not in observed:
+                notes.append(_no_observations(base))
+                continue
             extra = {k: v for k, v in app.items() if k not in base and k != "observations"}
-            observations = app.get("observations", [])
-            for obs in _check_rows(ds, observations, "apps[].observations", url):
+            for obs in observed[i]:
                 rows.append({**base, **extra, **obs})
     elif "data" in data:
         for entry in _record_list(ds, data, "data", url):
@@ -195,7 +203,19 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
     else:
         raise _fail(ds, "app-ratings payload has neither `apps` nor `data`", url)
     # The service counts app-date observations against `limit`: exactly these rows.
-    return Records(header, rows, counted=len(rows))
+    return Records(header, rows, counted=len(rows), notes=notes)
+
+
+def _no_observations(app: dict[str, Any]) -> dict[str, Any]:
+    """An app listed without its ``observations``: its rows cannot be told, so they are
+    missing from the frame; say so instead of dropping the app without a word."""
+    return {
+        "check": "app_observations",
+        "columns": ["platform", "app_id", "app_name"],
+        "rows": 0,
+        "symbols": [],
+        "sample": [{snake(k): v for k, v in app.items()}],
+    }
 
 
 def _app_daily(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:

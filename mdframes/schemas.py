@@ -147,7 +147,7 @@ def _null_rule(ds: Dataset, f: Field) -> Rule | None:
     # a composite id may be absent in older shapes (app ratings without app ids).
     single_id = ds.record_id == (col,)
     required = f.required or single_id or (ds.per_symbol and col == ds.time_column)
-    if not (required or not f.nullable):
+    if not (required or not ds.nullable(f)):
         return None
     kind = "required" if required else "not_null"
 

@@ -152,7 +152,7 @@ def test_a_commit_under_a_lost_lease_fails_and_changes_nothing(
 ) -> None:
     """Writer A starts (reads the application transaction), loses its lease while writer B
     commits; A's commit is refused and nothing of it is visible."""
-    from mdframes.lake.storage import open_lease
+    from mdframes.lake.lease import open_lease
 
     lake.sync("sentiment", ["AAPL"], progress=False)
     a = md.Lake(lake.root, client=client)._table(md.registry.REGISTRY["sentiment"])
@@ -162,7 +162,8 @@ def test_a_commit_under_a_lost_lease_fails_and_changes_nothing(
     seen = b.read("sentiment", history=True)
     version = a.delta().version()
     rows = a.scan(a.snapshot())
-    with open_lease(lake.storage).hold() as lease, pytest.raises(md.LakeBusyError, match="lost"):
+    lease = open_lease(lake.storage.location, owner="writer A")
+    with lease.hold(), pytest.raises(md.LakeBusyError, match="lost"):
         a.append(rows.slice(0, 5), lease)
     pd.testing.assert_frame_equal(md.Lake(lake.root).read("sentiment", history=True), seen)
     from deltalake import DeltaTable
@@ -358,3 +359,134 @@ def test_ctrl_c_with_a_stalled_request_exits_long_before_the_stall_ends(tmp_path
                 proc.communicate()
     assert proc.returncode == 130
     assert took < stall / 4  # its sockets were shut: no waiting on the stalled answer
+
+
+# --- a full disk -------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_a_full_disk_gives_one_line_and_leaves_no_temporary(
+    tmp_path: Path, world: Sandbox, client: md.Client
+) -> None:
+    """A real process whose writes fail past a few kilobytes (``RLIMIT_FSIZE``: the kernel's
+    "File too large", as a full disk's "No space left" to the writer)."""
+    import resource
+
+    root = tmp_path / "lake"
+    (root).mkdir()
+    (root / ".stale.json.123.abcd.tmp").write_text("left by a crashed 0.2 writer")
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (6_000, 6_000))
+
+    env = dict(os.environ, MDFRAMES_BASE_URL=world.url, MDFRAMES_API_KEY=KEY)
+    command = [sys.executable, "-m", "mdframes", "sync", "sentiment", "AAPL", "MSFT"]
+    done = subprocess.run(
+        [*command, "--lake", str(root)],
+        env=env,
+        capture_output=True,
+        preexec_fn=small_files,  # noqa: PLW1509 - the limit must hold in the child only
+        timeout=120,
+    )
+    err = done.stderr.decode(errors="replace")
+    assert done.returncode == 1, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("mdframes sync: error: sentiment: cannot write")
+    assert not list(root.rglob("*.tmp"))  # the stale temporary at the root went too
+    lake = md.Lake(root, client=client)
+    assert lake.sync("sentiment", ["AAPL", "MSFT"], progress=False).complete
+    assert lake.check()["ok"].all()
+
+
+# --- the read's sort -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_packed_sort_orders_rows_as_arrow_does(seed: int) -> None:
+    """The read's fast sort (ranks packed into one integer) gives Table.sort_by's order:
+    nulls last, ties in their stored order, text, dates, times, floats and integers."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mdframes.lake.read import _order
+
+    rng = np.random.default_rng(seed)
+    n = 2_000
+    words = np.array(["a", "b", "0700", "ZZ", "é", ""])
+    table = pa.table(
+        {
+            "symbol": pa.array(
+                [None if x == 5 and seed % 2 else words[x] for x in rng.integers(0, 6, n)]
+            ),
+            "date": pa.array(rng.integers(19_000, 19_010, n).astype("int32")).cast(pa.date32()),
+            "t": pa.array(rng.integers(0, 5, n) * 1_000_000, pa.timestamp("us", tz="UTC")),
+            "x": pa.array(
+                np.where(rng.random(n) < 0.2, np.nan, rng.integers(0, 4, n)), from_pandas=True
+            ),
+            "flag": pa.array([None if v == 2 else bool(v) for v in rng.integers(0, 3, n)]),
+            "_version": pa.array(rng.integers(1, 3, n), pa.int32()),
+            "row": pa.array(np.arange(n)),  # shows whether ties kept their order
+        }
+    )
+    keys = ["symbol", "date", "t", "x", "flag", "_version"][: 2 + seed % 5]
+    expected = table.sort_by([(k, "ascending") for k in keys])
+    assert table.take(pa.array(_order(table, keys))).equals(expected)
+
+
+# --- readers during compactions in another process -------------------------------------------------
+
+
+def test_readers_during_compactions_in_another_process_see_every_row_once(
+    tmp_path: Path, client: md.Client
+) -> None:
+    """Three datasets of several commits each, compacted one after another by a real process,
+    while this one reads them in a loop through the lake, DuckDB over ``lake.files()`` and
+    deltalake over ``lake.path()``: no error, no wrong count."""
+    import duckdb
+    from deltalake import DeltaTable
+
+    names = ["sentiment", "insider_trading", "news"]
+    lake = md.Lake(tmp_path / "lake", client=client)
+    for symbol in ["AAPL", "MSFT", "NVDA", "0700", "AMZN"]:
+        lake.sync(names, [symbol], progress=False)
+    expected = {n: len(lake.read(n, history=True)) for n in names}
+    assert all(len(lake.files(n)) == 5 for n in names)
+    code = (
+        "import mdframes as md, sys; lake = md.Lake(sys.argv[1]); "
+        "[print(lake.compact(n), flush=True) for n in sys.argv[2:]]"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(lake.root), *names],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+    )
+    reads = errors = 0
+    wrong: list[tuple[str, str, int]] = []
+    while True:
+        running = child.poll() is None
+        for name in names:
+            try:
+                counts = {
+                    "read": len(lake.read(name, history=True)),
+                    "duckdb": duckdb.read_parquet(lake.files(name))
+                    .aggregate("count(*)")
+                    .fetchall()[0][0],
+                    "delta": DeltaTable(lake.path(name))
+                    .to_pyarrow_table(columns=["symbol"])
+                    .num_rows,
+                }
+            except Exception as exc:  # noqa: BLE001 - any error at all is what this test counts
+                errors += 1
+                print(repr(exc)[:300])  # shown when the test fails
+                continue
+            reads += 1
+            wrong += [(name, k, v) for k, v in counts.items() if v != expected[name]]
+        if not running:
+            break
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err.decode()
+    assert out.decode().count("(5, 1)") == 3  # three compactions happened meanwhile
+    assert (errors, wrong) == (0, [])
+    assert reads >= len(names)
+    assert all(len(lake.files(n)) == 1 for n in names)

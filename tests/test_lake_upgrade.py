@@ -63,6 +63,9 @@ def test_reads_of_an_unconverted_lake_say_to_upgrade(old_lake: Path) -> None:
     lake = md.Lake(old_lake)
     with pytest.raises(md.LakeDamagedError, match="mdframes lake upgrade"):
         lake.read("insider_trading")
+    checked = lake.check()
+    assert len(checked) == 6 and not checked["ok"].any()
+    assert "upgrade" in checked["problems"][0][0]
 
 
 def test_upgrade_keeps_every_version_and_fetched_at(old_lake: Path) -> None:

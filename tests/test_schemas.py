@@ -51,7 +51,7 @@ def violations(name: str, df: pd.DataFrame) -> list[Violation]:
         if f.kind == "cik":
             out.append((col, "cik", setter(col, "12345")))
         required = any(r.name == "required" and r.columns == (col,) for r in schemas.rules(name))
-        if required or not f.nullable:
+        if required or not ds.nullable(f):
             out.append((col, "required" if required else "not_null", setter(col, None)))
         if f.kind == "list":
             out.append((col, "list", setter(col, "not a list")))

@@ -32,10 +32,9 @@ _NAMES = {
 def __getattr__(name: str) -> Any:
     if name not in _NAMES:
         raise AttributeError(f"module 'mdframes.lake' has no attribute {name!r}")
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError as exc:  # the core install stays light
-        raise ImportError(f"md.Lake needs pyarrow: pip install 'mdframes[lake]' ({exc})") from None
+    from .._deps import require
+
+    require("pyarrow", "lake", "md.Lake")  # the core install stays light
     value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
     globals()[name] = value
     return value

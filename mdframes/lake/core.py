@@ -16,7 +16,7 @@ from ..registry import Dataset
 from .plan import build_request, resolve
 from .read import read
 from .report import SyncReport
-from .storage import Storage, redact_uri
+from .storage import Storage
 from .table import DatasetTable
 
 __all__ = ["Lake", "default_root"]
@@ -31,12 +31,6 @@ def default_root() -> Path:
 
 def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
-
-
-def _default() -> Client | None:
-    from .. import client as client_module
-
-    return client_module._default  # as it is: never created from the environment here
 
 
 class Lake:
@@ -76,10 +70,6 @@ class Lake:
     ) -> None:
         if clock is not None and not callable(clock):
             raise InvalidParameterError(f"clock= is a callable, got {clock!r}", parameter="clock")
-        if storage_options is not None and not isinstance(storage_options, dict):
-            raise InvalidParameterError(
-                "storage_options= is a dict of object-store keys", parameter="storage_options"
-            )
         self.storage = Storage(root if root is not None else default_root(), storage_options)
         self.root = self.storage.root
         self.client = client
@@ -87,7 +77,15 @@ class Lake:
         self._tables: dict[str, DatasetTable] = {}
 
     def __repr__(self) -> str:
-        return f"Lake({redact_uri(self.root)!r})"
+        return f"Lake({self.root!r})"  # the root without credentials
+
+    @property
+    def storage_options(self) -> dict[str, str] | None:
+        """deltalake's object-store keys for this lake's tables (None on a local disk), for
+        engines that open ``lake.path(name)`` themselves: ``DeltaTable(lake.path(name),
+        storage_options=lake.storage_options)``. Holds credentials when the root or the
+        environment gave them: never print it."""
+        return None if self.storage.local else self.storage.delta_options()
 
     def _table(self, ds: Dataset) -> DatasetTable:
         """The dataset's table object, kept: its opened Delta log is refreshed, not reread."""
@@ -103,14 +101,18 @@ class Lake:
 
     def clock(self) -> dt.datetime:
         """The lake's current time (see ``clock=``)."""
+        from ..client import get_default_client
+
         if self._clock is not None:
             return self._clock()
-        now = _utc_now()
-        server = getattr(self.client if self.client is not None else _default(), "sandbox", None)
+        client = self.client if self.client is not None else get_default_client(create=False)
+        if client is None:  # never created from the environment here
+            return _utc_now()
+        server = getattr(client, "sandbox", None)
         day = getattr(server, "today", None)
         if isinstance(day, dt.date) and not isinstance(day, dt.datetime):
-            return dt.datetime.combine(day, now.timetz())
-        return now
+            return dt.datetime.combine(day, _utc_now().timetz())  # a client made by hand
+        return client.clock()
 
     # -- sync ---------------------------------------------------------------------------------
     def sync(
@@ -180,7 +182,12 @@ class Lake:
         client._require()  # configuration errors before the lease is taken
         for table in map(self._table, request.datasets):
             table.manifest  # noqa: B018 - a damaged dtype record fails before the lease
-        return run_sync(self.storage, self._table, self.clock, client, request, progress)
+        try:
+            return run_sync(self.storage, self._table, self.clock, client, request, progress)
+        except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
+            from .table import write_failed
+
+            raise write_failed("lake", exc) from None
 
     # -- reads --------------------------------------------------------------------------------
     def read(
@@ -238,6 +245,34 @@ class Lake:
             market=market,
             region=region,
         )
+
+    def changes(
+        self,
+        dataset: str,
+        symbols: str | Iterable[str] | None = None,
+        *,
+        since: Any = None,
+        until: Any = None,
+    ) -> pd.DataFrame:
+        """What the service revised: one row per changed field of a record between two
+        consecutive versions whose later version was fetched in (``since``, ``until``].
+
+        Columns: the record-id columns, ``field``, ``old``, ``new`` (text as the values
+        print), ``old_fetched_at``, ``new_fetched_at``, ``sync_id``. New records are not
+        changes; nothing changed gives an empty frame with these columns. A date alone means
+        the end of that day. Snapshot datasets raise ``InvalidParameterError`` (their history
+        is ``read(dataset, history=True)``).
+
+        Examples
+        --------
+        >>> lake.changes("government_contracts", since="2026-11-01")   # doctest: +SKIP
+        """
+        from .changes import changes, check_changes
+
+        ds = resolve(dataset)
+        since, until = check_changes(ds, since, until)
+        history = self.read(ds.name, symbols, history=True)
+        return changes(history, ds.lake_key, since=since, until=until)
 
     def sql(self, query: str, params: Any = None) -> pd.DataFrame:
         """Run DuckDB SQL over the lake; each dataset is a view ``<name>`` (latest versions)
@@ -305,7 +340,7 @@ class Lake:
         >>> lake.compact()  # doctest: +SKIP
         {'insider_trading': (12, 1)}
         """
-        from .lease_shim import open_lease
+        from .lease import open_lease
         from .maintenance import compact
         from .upgrade import upgrade_lake
 
@@ -319,10 +354,10 @@ class Lake:
                 f"retain_hours is a number of hours >= 0, got {retain_hours!r}",
                 parameter="retain_hours",
             )
-        out = {}
+        out: dict[str, tuple[int, int]] = {}
         if not self.storage.exists():
             return out
-        with open_lease(self.storage, owner="compact").hold(wait=False) as lease:
+        with open_lease(self.storage.location, owner="compaction").hold(wait=False) as lease:
             self.storage.clean_temporaries()
             upgrade_lake(self.storage, self._table, lease)
             for table in self._all():
@@ -351,12 +386,12 @@ class Lake:
         --------
         >>> lake.repair()  # doctest: +SKIP
         """
-        from .lease_shim import open_lease
+        from .lease import open_lease
         from .maintenance import repair
 
         wanted = None if dataset is None else resolve(dataset).name
         tables = [t for t in self._all() if wanted is None or t.ds.name == wanted]
-        with open_lease(self.storage, owner="repair").hold(wait=False) as lease:
+        with open_lease(self.storage.location, owner="repair").hold(wait=False) as lease:
             return repair(tables, lease)
 
     def upgrade(self) -> list[str]:
@@ -369,10 +404,10 @@ class Lake:
         >>> lake.upgrade()  # doctest: +SKIP
         ['insider_trading', 'forecast']
         """
-        from .lease_shim import open_lease
+        from .lease import open_lease
         from .upgrade import upgrade_lake
 
         if not self.storage.exists():
             return []
-        with open_lease(self.storage, owner="upgrade").hold(wait=False) as lease:
+        with open_lease(self.storage.location, owner="upgrade").hold(wait=False) as lease:
             return upgrade_lake(self.storage, self._table, lease)

@@ -20,7 +20,7 @@ from ..registry import Dataset
 from .layout import Manifest
 from .versions import diff_snapshots, diff_window, latest, snapshot_index, unit_of, window_index
 
-__all__ = ["Mode", "WindowMode", "SnapshotMode", "mode_of", "Arrived"]
+__all__ = ["Mode", "WindowMode", "SnapshotMode", "mode_of", "Arrived", "symbol_filter"]
 
 WINDOW_META = ("_fetched_at", "_sync_id", "_version", "_n")
 SNAPSHOT_META = ("_fetched_at", "_sync_id", "_version", "_scope")
@@ -34,6 +34,17 @@ class Arrived:
     symbol: str | None
     scope: str
     table: pa.Table
+
+
+def symbol_filter(symbols: list[str]) -> Any:
+    """Rows of these symbols, as a filter row-group statistics can prune by (``isin`` is
+    not simplified against statistics; a few equalities are)."""
+    if len(symbols) > 64:
+        return pc.field("symbol").isin(symbols)
+    where = pc.field("symbol") == symbols[0]
+    for s in symbols[1:]:
+        where = where | (pc.field("symbol") == s)
+    return where
 
 
 class Mode:
@@ -50,7 +61,7 @@ class Mode:
         """The stored rows a batch must be compared with."""
         if self.cross:
             return pc.field("_scope").isin(sorted({a.scope for a in arrived}))
-        return pc.field("symbol").isin(sorted({str(a.symbol) for a in arrived}))
+        return symbol_filter(sorted({str(a.symbol) for a in arrived}))
 
     def index(self, stored: pa.Table | None, manifest: Manifest) -> Any:
         raise NotImplementedError

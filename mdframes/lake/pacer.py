@@ -1,7 +1,8 @@
 """Requests within the budget and the service's rate limit, across all sync threads.
 
 Every network send of a sync passes :meth:`Pacer.before_send` and
-:meth:`Pacer.after_response`. The pacer counts requests (retries included), never starts one
+:meth:`Pacer.after_response`: the client's public ``before_send``/``after_send`` hooks
+(:meth:`mdframes.Client.replace`), so the paced client is a plain copy of the caller's. The pacer counts requests (retries included), never starts one
 past ``budget``, and keeps the requests in flight within ``X-RateLimit-Remaining``, so the
 service is not sent requests it would answer with 429. When the window is spent it waits for
 the reset (``wait=True``) or stops the sync cleanly (``wait=False``).
@@ -88,10 +89,21 @@ class Pacer:
         with self._cond:
             self._running.discard(work)
             self._local.work = None
+            if getattr(self._local, "open", False):  # the unit's last attempt got no answer
+                self._local.open = False
+                self.in_flight -= 1
+                self.sent += 1
+            self._cond.notify_all()
 
     # -- around each send -----------------------------------------------------------------------
     def before_send(self) -> None:
         with self._cond:
+            if getattr(self._local, "open", False):
+                # This thread's last attempt got no answer (a connection error, then a
+                # retry): it counts as sent and is no longer in flight.
+                self._local.open = False
+                self.in_flight -= 1
+                self.sent += 1
             while True:
                 if self.stopped:
                     raise SyncStopped(f"sync stopped: {self.stopped}")
@@ -115,6 +127,7 @@ class Pacer:
                 # Short waits so that a stop (Ctrl-C) is noticed within a fraction of a second.
                 self._cond.wait(timeout=min(delay, 0.25))
             self.in_flight += 1
+            self._local.open = True
             work = getattr(self._local, "work", None)
             if work is not None:  # requests of a loader's own threads are not attributed
                 work.sent += 1
@@ -125,21 +138,15 @@ class Pacer:
         return self.reset.timestamp() - time.time()
 
     def after_response(self, response: Any) -> None:
-        retries = getattr(getattr(response, "raw", None), "retries", None)
-        history = list(getattr(retries, "history", ()) or ())
+        """Every answer, those retried on included (the client shows each one)."""
         with self._cond:
-            self.in_flight -= 1
-            self.sent += 1 + len(history)
-            self.throttled += sum(1 for h in history if getattr(h, "status", None) == 429)
+            if getattr(self._local, "open", False):
+                self._local.open = False
+                self.in_flight -= 1
+            self.sent += 1
             if response.status_code == 429:
                 self.throttled += 1
             self._observe(response.headers)
-            self._cond.notify_all()
-
-    def after_error(self) -> None:
-        with self._cond:
-            self.in_flight -= 1
-            self.sent += 1
             self._cond.notify_all()
 
     def _observe(self, headers: Any) -> None:
@@ -172,35 +179,18 @@ class _Work:
 
 
 def sync_client(client: Client, pacer: Pacer, wait: bool) -> Client:
-    """A client like ``client`` that bypasses the HTTP cache and sends through ``pacer``."""
-    c = Client(
-        api_key=client._api_key,
-        base_url=client.base_url,
+    """A copy of ``client`` that bypasses the HTTP cache and sends through ``pacer``.
+
+    >>> import mdframes as md
+    >>> paced = sync_client(md.Client(api_key="k", base_url="http://127.0.0.1:1"), Pacer(5, False), False)
+    >>> paced.cache_path is None and paced.before_send is not None
+    True
+    """
+    return client.replace(
         cache=False,  # a sync always asks the service
-        timeout=client.timeout,
-        max_retries=client.max_retries,
-        max_workers=client.max_workers,
         progress=False,
         # wait=False: the client's own gate raises at once instead of sleeping to the reset.
         max_wait=SYNC_MAX_WAIT if wait else 0.0,
-        backoff_factor=client.backoff_factor,
+        before_send=pacer.before_send,
+        after_send=pacer.after_response,
     )
-    c.sandbox = client.sandbox
-    session = c.session
-    for adapter in set(session.adapters.values()):
-        adapter.send = _paced(adapter.send, pacer)  # type: ignore[method-assign]
-    return c
-
-
-def _paced(send: Any, pacer: Pacer) -> Any:
-    def paced_send(request: Any, *args: Any, **kwargs: Any) -> Any:
-        pacer.before_send()
-        try:
-            response = send(request, *args, **kwargs)
-        except BaseException:
-            pacer.after_error()
-            raise
-        pacer.after_response(response)
-        return response
-
-    return paced_send

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidParameterError
-from ..registry import FORECAST_TYPES, REGISTRY, Dataset
+from ..registry import REGISTRY, Dataset
 from .modes import mode_of
 
 __all__ = [
@@ -32,21 +32,12 @@ def dataset_names() -> list[str]:
 
 
 def resolve(name: str) -> Dataset:
-    """A lake dataset by name; ``_`` and ``-`` are interchangeable everywhere."""
+    """A lake dataset by name (case, ``_`` and ``-`` aside; the registry's one resolver)."""
+    from ..registry import resolve_name
+
     if not isinstance(name, str):
         raise InvalidParameterError(f"dataset names are strings, got {name!r}", parameter="dataset")
-    wanted = name.strip().lower().replace("-", "_")
-    for candidate in dataset_names():
-        if candidate.replace("-", "_") == wanted:
-            return REGISTRY[candidate]
-    import difflib
-
-    close = difflib.get_close_matches(wanted, [n.replace("-", "_") for n in dataset_names()], 3)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise InvalidParameterError(
-        f"unknown lake dataset {name!r}{hint} (known: {', '.join(dataset_names())})",
-        parameter="dataset",
-    )
+    return REGISTRY[resolve_name(name, dataset_names(), what="lake dataset", parameter="dataset")]
 
 
 def resolve_datasets(datasets: str | Iterable[str]) -> list[Dataset]:
@@ -228,16 +219,14 @@ def window_units(
                 fetch_start, new_start = incremental, held_start  # never narrower
             if end is not None and end < fetch_start:
                 fetch_start = start  # an explicit range older than the lookback reaches
-        params: dict[str, Any] = {"start": _iso(fetch_start), "end": _iso(end)}
-        estimate = 1
-        if ds.param("chamber") is not None:
-            params["chamber"] = "both"
-            estimate = 2  # one request per chamber
-        if ds.paged and held is not None:
-            estimate = max(1, int(held.get("pages", 1)))
         new_end = (
             target_end if held is None else max(dt.date.fromisoformat(held["end"]), target_end)
         )
+        # The registry's fan-out: one unit asks every value (congress: "both" chambers).
+        ((variant, estimate),) = ds.lake_variants()
+        params: dict[str, Any] = {"start": _iso(fetch_start), "end": _iso(end), **variant}
+        if ds.paged and held is not None:
+            estimate = max(1, int(held.get("pages", 1)))
         units.append(Unit(ds, symbol, "", params, estimate, _iso(new_start), new_end.isoformat()))
     return units
 
@@ -251,7 +240,8 @@ def snapshot_units(
             raise InvalidParameterError(
                 f"{ds.name} is per symbol: give symbols, market= or region=", parameter="symbols"
             )
-        return [Unit(ds, s, t, {"type": t}) for s in symbols for t in FORECAST_TYPES]
+        variants = ds.lake_variants()  # forecast: one snapshot per type
+        return [Unit(ds, s, " ".join(v.values()), dict(v), n) for s in symbols for v, n in variants]
     params: dict[str, Any] = {}
     if ds.param("limit") is not None and ds.scope in ("screener", "recent"):
         lo, hi = ds.limit_bounds

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from ..errors import InvalidParameterError, KnowledgeTimeWarning, warn
 from .frames import to_frame
+from .modes import symbol_filter
 from .plan import normalise_symbols, resolve
 from .table import DatasetTable, Snapshot, damaged
 
@@ -103,7 +104,7 @@ def read(
     if syms is not None:
         if "symbol" not in names:
             raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
-        where.append(pc.field("symbol").isin(syms))
+        where.append(symbol_filter(syms))
     if start is not None or end is not None:
         if manifest.time is None:
             raise InvalidParameterError(f"{ds.name} has no time column", parameter="start")
@@ -212,8 +213,62 @@ def sort_table(table: pa.Table, manifest: Any, syms: list[str] | None, cross: bo
     if not keys:
         return table
     if not _is_sorted(table, keys):
-        table = table.sort_by(keys)
+        table = table.take(pa.array(_order(table, [k for k, _ in keys])))
     return table.drop_columns(["__rank"]) if "__rank" in table.column_names else table
+
+
+def _order(table: pa.Table, keys: list[str]) -> np.ndarray:
+    """Row positions in ``keys`` order, nulls last, ties stable (as ``Table.sort_by``).
+
+    Most keys fit one 63-bit integer together (symbol rank, day, version, ...) with the row's
+    position in the lowest bits (which keeps ties stable): sorting those integers is several
+    times faster than Arrow's multi-column sort, which remains for the rest."""
+    n = table.num_rows
+    position_bits = max((n - 1).bit_length(), 1)
+    packed = np.zeros(n, dtype=np.int64)
+    bits = position_bits
+    for name in keys:
+        col = table[name].combine_chunks() if table[name].num_chunks != 1 else table[name].chunk(0)
+        if pa.types.is_floating(col.type) and bits + position_bits > 62:
+            break  # its distinct values could need as many bits as the positions
+        values = _rank(col)
+        if values.dtype.kind == "f":
+            _, values = np.unique(values, return_inverse=True)  # NaN ranks last
+        low = int(values.min())
+        width = max((int(values.max()) - low).bit_length(), 1)
+        bits += width
+        if bits > 62:
+            break
+        packed = (packed << width) | (values.astype(np.int64) - low)
+    else:
+        packed = (packed << position_bits) | np.arange(n, dtype=np.int64)
+        packed.sort()
+        return packed & ((1 << position_bits) - 1)
+    sort_keys = [(k, "ascending") for k in keys]
+    return np.asarray(pc.sort_indices(table, sort_keys=sort_keys))  # as Table.sort_by
+
+
+def _rank(col: pa.Array) -> np.ndarray:
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col, t = col.cast(t.value_type), t.value_type
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_boolean(t):
+        encoded = pc.dictionary_encode(col)
+        order = np.asarray(pc.sort_indices(encoded.dictionary))
+        rank = np.empty(len(order) + 1, dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        rank[-1] = len(order)  # nulls last
+        codes = pc.fill_null(encoded.indices, len(order)).to_numpy()
+        return rank[codes]
+    if pa.types.is_floating(t):
+        return col.to_numpy(zero_copy_only=False)  # NaN (null) sorts last
+    if pa.types.is_temporal(t) or pa.types.is_integer(t):
+        width = pa.int32() if pa.types.is_date32(t) else pa.int64()
+        ints = col.cast(width, safe=False) if not pa.types.is_integer(t) else col.cast(pa.int64())
+        return pc.fill_null(ints.cast(pa.int64()), np.iinfo(np.int64).max).to_numpy()
+    return np.asarray(
+        pc.rank(col, sort_keys="ascending", null_placement="at_end", tiebreaker="dense")
+    )
 
 
 def _is_sorted(table: pa.Table, keys: list[tuple[str, str]]) -> bool:

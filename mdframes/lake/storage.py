@@ -1,11 +1,10 @@
-"""Durable writes to a lake root: a local folder or a pyarrow filesystem URI (``s3://...``).
+"""Durable files at a lake root: a local folder or an object-store prefix (``s3://...``).
 
 Local writes go to a hidden temporary name, are flushed and ``fsync``-ed, renamed into place
 and the folder is ``fsync``-ed: a reader (or a crash) sees a whole file or none. Object stores
 publish an object only when its upload completes, so there the final name is written directly.
-A lock keeps two syncs of one lake from interleaving: ``flock`` on a local lake (released by
-the kernel even after ``kill -9``); on an object store, a lock object that expires when its
-holder stops refreshing it.
+The root is resolved once by :func:`~mdframes.lake.location.parse_root` (settings, credentials
+kept out of every printed form); the writer lease is :mod:`mdframes.lake.lease`.
 """
 
 from __future__ import annotations
@@ -14,55 +13,15 @@ import contextlib
 import json
 import os
 import secrets
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidParameterError, LakeBusyError
+from ..errors import LakeBusyError
 
-__all__ = ["Storage", "FileEntry", "LakeBusyError", "checkpoint", "open_lease", "redact_uri"]
+__all__ = ["Storage", "FileEntry", "LakeBusyError", "checkpoint"]
 
-_SCHEMES = ("s3", "gs", "gcs", "abfs", "az", "hdfs")
 
 CRASH_ENV = "MDFRAMES_LAKE_CRASH"
-_LOCK_STALE = 600.0  # seconds without a refresh after which an object-store lock is stale
-
-
-def _root_text(root: Any) -> str:
-    if isinstance(root, (str, os.PathLike)):
-        text = os.fspath(root)
-        if isinstance(text, str) and text.strip():
-            return text.strip()
-    raise InvalidParameterError(
-        f"a lake root is a folder path or an object-store URI, got {type(root).__name__} {root!r}",
-        parameter="root",
-    )
-
-
-def _query(uri: str) -> dict[str, str]:
-    from urllib.parse import parse_qsl, urlsplit
-
-    return dict(parse_qsl(urlsplit(uri).query))
-
-
-def redact_uri(text: str) -> str:
-    """``text`` with credentials of URIs in it hidden (``s3://KEY:SECRET@b`` -> ``s3://***@b``,
-    ``secret_key=...`` -> ``secret_key=***``).
-
-    >>> redact_uri("s3://AK:SK@bucket/p?secret_key=x&region=us")
-    's3://***@bucket/p?secret_key=***&region=us'
-    """
-    import re
-
-    text = re.sub(r"(\w+://)[^/@\s]+@", r"\1***@", text)
-    return re.sub(
-        r"((?:access_key|secret_key|session_token|password|token)=)[^&\s]+",
-        r"\1***",
-        text,
-        flags=re.IGNORECASE,
-    )
 
 
 def checkpoint(point: str) -> None:
@@ -98,72 +57,34 @@ class Storage:
     '/tmp/lake/insider_trading'
     """
 
-    def __init__(
-        self, root: str | os.PathLike[str], storage_options: dict[str, str] | None = None
-    ) -> None:
-        text = _root_text(root)
-        self.query: dict[str, str] = {}
-        if "://" in text and not text.startswith("file://"):
-            import pyarrow.fs as pafs
+    def __init__(self, root: Any, storage_options: dict[str, str] | None = None) -> None:
+        import pyarrow.fs as pafs
 
-            scheme = text.split("://", 1)[0].lower()
-            if scheme not in _SCHEMES:
-                raise InvalidParameterError(
-                    f"lake root {redact_uri(text)!r}: unsupported scheme {scheme!r} "
-                    f"(a folder, or one of {', '.join(_SCHEMES)})",
-                    parameter="root",
-                )
-            try:
-                self.fs, base = pafs.FileSystem.from_uri(text)
-            except (ValueError, OSError, TypeError) as exc:
-                raise InvalidParameterError(
-                    f"lake root {redact_uri(text)!r} cannot be opened ({redact_uri(str(exc))})",
-                    parameter="root",
-                ) from None
-            self.local = False
-            self.scheme = scheme
-            self.base = base.rstrip("/")
-            self.query = _query(text)
-        else:
-            import pyarrow.fs as pafs
+        from .location import parse_root
 
-            path = Path(text.removeprefix("file://")).expanduser().resolve()
-            if path.exists() and not path.is_dir():
-                raise InvalidParameterError(
-                    f"lake root {str(path)!r} is a file, not a folder", parameter="root"
-                )
+        self.location = parse_root(root, storage_options)
+        loc = self.location
+        self.local = loc.local
+        if loc.local:
             self.fs = pafs.LocalFileSystem()
-            self.local = True
             self.scheme = ""
-            self.base = str(path)
-        self.root = text
-        self.options = dict(storage_options or {})
+            self.base = loc.path
+        else:
+            self.fs = _s3_filesystem(loc.options)
+            self.scheme = loc.scheme
+            self.base = "/".join(p for p in (loc.bucket, loc.prefix) if p)
+        self.root = loc.display  # never with credentials
 
     def __repr__(self) -> str:
-        return f"Storage({redact_uri(self.root)!r})"
+        return f"Storage({self.root!r})"
+
+    def scrub(self, text: Any) -> str:
+        """``text`` without the lake's credentials (an object-store error may echo them)."""
+        return self.location.scrub(text)
 
     def delta_options(self) -> dict[str, str] | None:
-        """deltalake's object-store keys: from the root's query (as pyarrow spells it), then
-        ``storage_options=`` (the environment's ``AWS_*`` variables are read by deltalake)."""
-        if self.local:
-            return self.options or None
-        out: dict[str, str] = {}
-        q = self.query
-        if q.get("endpoint_override"):
-            endpoint = q["endpoint_override"]
-            if "://" not in endpoint:
-                endpoint = f"{q.get('scheme', 'https')}://{endpoint}"
-            out["AWS_ENDPOINT_URL"] = endpoint
-            if endpoint.startswith("http://"):
-                out["AWS_ALLOW_HTTP"] = "true"
-        if q.get("region"):
-            out["AWS_REGION"] = q["region"]
-        if q.get("access_key"):
-            out["AWS_ACCESS_KEY_ID"] = q["access_key"]
-        if q.get("secret_key"):
-            out["AWS_SECRET_ACCESS_KEY"] = q["secret_key"]
-        out.update(self.options)
-        return out or None
+        """deltalake's object-store keys, as the location resolved them."""
+        return dict(self.location.options) or None
 
     def exists(self) -> bool:
         """Whether the root holds anything yet."""
@@ -260,114 +181,23 @@ class Storage:
                 n += 1
         return n
 
-    # -- the sync lock ------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def lock(self, name: str) -> Iterator[Any]:
-        """Hold the lake's lock, or raise :class:`LakeBusyError` at once."""
-        if self.local:
-            os.makedirs(self.base, exist_ok=True)
-            with self._flock(self.path(name)) as holder:
-                yield holder
-        else:
-            with self._object_lock(self.path(name)) as holder:
-                yield holder
 
-    @contextlib.contextmanager
-    def _flock(self, path: str) -> Iterator[Any]:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                import fcntl
+def _s3_filesystem(options: Any) -> Any:
+    """pyarrow's S3 filesystem from deltalake's keys (the readers' and the conversion's)."""
+    import pyarrow.fs as pafs
 
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except ImportError:  # pragma: no cover - Windows: an exclusive byte-range lock
-                import msvcrt
-
-                try:
-                    msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
-                except OSError:
-                    raise BlockingIOError from None
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-            os.close(fd)
-            raise LakeBusyError(
-                f"another sync is writing this lake ({holder}); wait for it to finish"
-            ) from None
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}".encode(), 0)
-            yield _Holder(None)
-        finally:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, 0)
-            os.close(fd)
-
-    @contextlib.contextmanager
-    def _object_lock(self, path: str) -> Iterator[Any]:
-        raw = self.read_bytes(path.removeprefix(self.base + "/"))
-        if raw is not None:
-            held = json.loads(raw)
-            if time.time() - float(held.get("refreshed", 0)) < _LOCK_STALE:
-                raise LakeBusyError(
-                    f"another sync holds this lake ({held.get('owner')}); it expires "
-                    f"{_LOCK_STALE:.0f} s after its last refresh"
-                )
-        token = f"pid {os.getpid()} {secrets.token_hex(4)}"
-        holder = _Holder(lambda: self._refresh(path, token))
-        holder.refresh()
-        check = json.loads(self.read_bytes(path.removeprefix(self.base + "/")) or b"{}")
-        if check.get("owner") != token:  # another writer raced us to the lock object
-            raise LakeBusyError(f"another sync took this lake's lock ({check.get('owner')})")
-        try:
-            yield holder
-        finally:
-            self.delete(path.removeprefix(self.base + "/"))
-
-    def _refresh(self, path: str, token: str) -> None:
-        body = json.dumps({"owner": token, "refreshed": time.time()}).encode()
-        with self.fs.open_output_stream(path) as fh:
-            fh.write(body)
-
-
-class _Lease:
-    """The writer lease until :mod:`mdframes.lake.lease` replaces it: today's lock behind
-    the lease's interface (``hold(wait)``, ``assert_held()``)."""
-
-    def __init__(self, storage: Storage, owner: str) -> None:
-        self.storage = storage
-        self.owner = owner
-        self._holder: _Holder | None = None
-
-    @contextlib.contextmanager
-    def hold(self, wait: bool = False) -> Iterator[_Lease]:
-        with self.storage.lock(LOCK_NAME) as holder:
-            self._holder = holder
-            try:
-                yield self
-            finally:
-                self._holder = None
-
-    def assert_held(self) -> None:
-        if self._holder is None:
-            raise LakeBusyError("this writer no longer holds the lake's writer lease")
-        self._holder.refresh()
-
-
-LOCK_NAME = ".lock"
-
-
-def open_lease(storage: Storage, owner: str = "") -> _Lease:
-    """The lake's writer lease (see :class:`_Lease`)."""
-    return _Lease(storage, owner or f"pid {os.getpid()}")
-
-
-class _Holder:
-    def __init__(self, refresh: Any) -> None:
-        self._refresh = refresh
-
-    def refresh(self) -> None:
-        if self._refresh is not None:
-            self._refresh()
+    endpoint = options.get("AWS_ENDPOINT_URL", "")
+    kwargs: dict[str, Any] = {}
+    if endpoint:
+        scheme, _, host = endpoint.partition("://")
+        kwargs.update(endpoint_override=host or scheme, scheme=scheme if host else "https")
+    if options.get("AWS_REGION"):
+        kwargs["region"] = options["AWS_REGION"]
+    if options.get("AWS_ACCESS_KEY_ID"):
+        kwargs["access_key"] = options["AWS_ACCESS_KEY_ID"]
+        kwargs["secret_key"] = options.get("AWS_SECRET_ACCESS_KEY")
+        kwargs["session_token"] = options.get("AWS_SESSION_TOKEN")
+    return pafs.S3FileSystem(**kwargs)
 
 
 def _fsync_dir(path: str) -> None:

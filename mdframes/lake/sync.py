@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -241,13 +240,12 @@ class Sync:
         self.symbols: list[str] = []
 
     def execute(self, client: Client) -> SyncReport:
-        from .lease_shim import open_lease
+        from .lease import open_lease
         from .upgrade import upgrade_lake
 
         storage = self.storage
-        with open_lease(storage, owner=f"sync {self.now:%Y-%m-%dT%H:%M:%SZ}").hold(
-            wait=False
-        ) as self.lease:
+        owner = f"sync started {self.now:%Y-%m-%dT%H:%M:%SZ}"
+        with open_lease(storage.location, owner=owner).hold(wait=self.request.wait) as self.lease:
             storage.clean_temporaries()
             upgrade_lake(storage, self.tables, self.lease)
             root = read_root_state(storage)
@@ -260,7 +258,8 @@ class Sync:
             self.run_id = resume["id"] if resume else self.sync_id
             self.pacer = Pacer(self.request.budget, self.request.wait)
             fingerprint = key_fingerprint(client._require()[1])
-            rates = root.get("rates") if isinstance(root.get("rates"), dict) else {}
+            held = root.get("rates")
+            rates: dict[str, Any] = held if isinstance(held, dict) else {}
             root.pop("rate", None)  # 0.2 kept one window for the service: not this key's
             self.pacer.seed(rates.get(fingerprint))  # this key's window goes on
             self.client = sync_client(client, self.pacer, self.request.wait)
@@ -270,7 +269,8 @@ class Sync:
             storage.write_json(root, LAKE_STATE)  # the run is on record before any work
             finished = False  # an interrupted run stays open, to be resumed
             try:
-                self._work(root)
+                with self.client.loading():  # Ctrl-C interrupts the client: sockets shut
+                    self._work(root)
                 finished = True
             finally:
                 self.client.close()
@@ -324,10 +324,10 @@ class Sync:
         units = [u for run in runs for u in run.units]
         self.report.plan = plan_text(units, skipped, request.budget, self.pacer.rate(), self.now)
         if self.progress is not False:
-            from ..progress import _kernel
+            from ..progress import output
 
             # A notebook shows stderr as an error box: the plan goes to stdout there.
-            print(self.report.plan, file=sys.stdout if _kernel() else sys.stderr, flush=True)
+            print(self.report.plan, file=output(), flush=True)
         bar = self._bar(len(units))
         try:
             for run in runs:
@@ -349,12 +349,9 @@ class Sync:
         return list(dict.fromkeys(frame["symbol"].dropna().astype(str)))
 
     def _bar(self, total: int) -> Any:
-        from ..progress import _kernel, progress_bar
+        from ..progress import progress_bar, wanted
 
-        want = self.progress
-        if want is None:
-            want = _kernel() or bool(getattr(sys.stderr, "isatty", bool)())
-        bar = progress_bar(total, "sync", enabled=bool(want) and total > 0)
+        bar = progress_bar(total, "sync", enabled=wanted(self.progress, total))
         if bar is not None:
             bar.unit = "unit"
         return bar
@@ -377,7 +374,7 @@ class Sync:
             self.pacer.stop("interrupted")
             for fut in futures:
                 fut.cancel()
-            self.client._interrupt()  # stalled reads are abandoned: their sockets shut
+            self.client.interrupt()  # stalled reads are abandoned: their sockets shut
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)

@@ -44,6 +44,7 @@ __all__ = [
     "APP_ID",
     "ROW_GROUP",
     "damaged",
+    "write_failed",
 ]
 
 APP_ID = "mdframes-lake"
@@ -73,6 +74,15 @@ def damaged(ds: str, file: str, why: Any) -> LakeDamagedError:
         "(or `mdframes lake repair`) to drop what is lost and sync it again",
         dataset=ds,
         file=file,
+    )
+
+
+def write_failed(ds: str, exc: Any) -> MdframesError:
+    """A write that the storage refused (a full disk, a lost connection), in one line;
+    nothing of it is visible."""
+    text = " ".join(str(exc).split())
+    return MdframesError(
+        f"{ds}: cannot write to the lake ({text}); nothing of this write is visible"
     )
 
 
@@ -106,6 +116,7 @@ class DatasetTable:
         self._txn: int | None = None
         self._seen = -1  # the version the cached dtype record was read at
         self._datasets: tuple[Any, pads.Dataset] | None = None
+        self._snap: Snapshot | None = None
 
     @property
     def meta(self) -> tuple[str, ...]:
@@ -122,14 +133,16 @@ class DatasetTable:
                 except MdframesError:
                     raise
                 except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-                    raise damaged(self.ds.name, f"{self.folder}/{MANIFEST}", exc) from None
+                    raise damaged(
+                        self.ds.name, f"{self.folder}/{MANIFEST}", self.storage.scrub(exc)
+                    ) from None
         return self._manifest
 
     def _read(self, name: str) -> bytes | None:
         try:
             return self.storage.read_bytes(self.folder, name)
         except OSError as exc:
-            raise damaged(self.ds.name, f"{self.folder}/{name}", exc) from None
+            raise damaged(self.ds.name, f"{self.folder}/{name}", self.storage.scrub(exc)) from None
 
     def new_manifest(self) -> Manifest:
         self._manifest = Manifest(self.ds.name, self.ds.lake, list(self.ds.lake_key), None, [])
@@ -149,7 +162,7 @@ class DatasetTable:
             state = json.loads(raw)
             state["units"]  # noqa: B018 - its presence is the check
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-            raise damaged(self.ds.name, f"{self.folder}/{STATE}", exc) from None
+            raise damaged(self.ds.name, f"{self.folder}/{STATE}", self.storage.scrub(exc)) from None
         return dict(state)
 
     def save_state(self, state: dict[str, Any]) -> None:
@@ -182,22 +195,29 @@ class DatasetTable:
                 return None
             except (DeltaError, OSError, ValueError) as exc:
                 self._dt = None
-                raise damaged(self.ds.name, f"{self.folder}/{DELTA_LOG}", exc) from None
+                raise damaged(
+                    self.ds.name, f"{self.folder}/{DELTA_LOG}", self.storage.scrub(exc)
+                ) from None
             return self._dt
 
     def snapshot(self) -> Snapshot | None:
-        """The latest version and its file list (None: no table yet)."""
+        """The latest version and its file list (None: no table yet); the list is read from
+        the log once per version."""
         table = self.delta()
         if table is None:
             return None
         with self._lock:
             version = table.version()
+            if self._snap is not None and self._snap.version == version:
+                return self._snap
             actions = pa.table(table.get_add_actions(flatten=True))
         if version != self._seen:  # another writer may have widened the dtype record
             self._manifest, self._seen = None, version
+        actions = _in_stored_order(actions, self.mode.cross)
         files = [self._file_uri(p) for p in actions["path"].to_pylist()]
         rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
-        return Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+        self._snap = Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+        return self._snap
 
     def _file_uri(self, path: str) -> str:
         if "://" in path or path.startswith("/"):
@@ -256,7 +276,7 @@ class DatasetTable:
             problem = self.probe(uri)
             if problem:
                 return damaged(self.ds.name, self._name(uri), problem)
-        return damaged(self.ds.name, self.folder, exc)
+        return damaged(self.ds.name, self.folder, self.storage.scrub(exc))
 
     def _name(self, uri: str) -> str:
         return f"{self.folder}/{uri.rsplit('/', 1)[-1]}"
@@ -292,7 +312,9 @@ class DatasetTable:
             self._writer, self._txn = None, None
             return None
         except (DeltaError, OSError, ValueError) as exc:
-            raise damaged(self.ds.name, f"{self.folder}/{DELTA_LOG}", exc) from None
+            raise damaged(
+                self.ds.name, f"{self.folder}/{DELTA_LOG}", self.storage.scrub(exc)
+            ) from None
         self._txn = int(self._writer.transaction_version(APP_ID) or 0)
         return self._writer
 
@@ -363,7 +385,7 @@ class DatasetTable:
         checkpoint("committed")  # visible to readers; the state does not say so yet
 
     def _commit(self, write: Any) -> None:
-        from deltalake.exceptions import CommitFailedError
+        from deltalake.exceptions import CommitFailedError, DeltaError
 
         try:
             with self._lock:
@@ -372,8 +394,12 @@ class DatasetTable:
             self._writer = self._txn = None
             raise LakeBusyError(
                 f"{self.ds.name}: another writer committed to this dataset since this one "
-                f"started (its lease was lost); nothing of this commit is visible ({exc})"
+                "started (its lease was lost); nothing of this commit is visible "
+                f"({self.storage.scrub(exc)})"
             ) from None
+        except (DeltaError, OSError) as exc:  # a full disk, a lost connection: one line
+            self._writer = self._txn = None
+            raise write_failed(self.ds.name, self.storage.scrub(exc)) from None
 
     def compact(self, lease: Any) -> tuple[int, int]:
         """Rewrite the current version's files as one sorted file set, in one commit.
@@ -430,6 +456,9 @@ class DatasetTable:
     def problems(self) -> tuple[Snapshot | None, list[tuple[str, str]]]:
         """(version, [(file, problem)]) for what the log cannot vouch for."""
         out: list[tuple[str, str]] = []
+        if self.manifest is None and self.is_format1():
+            why = "a dataset of lake format 1 (mdframes 0.2) not converted: run lake.upgrade()"
+            return None, [(f"{self.folder}/{FORMAT1_MANIFEST}", why)]
         try:
             manifest = self.manifest
             self.state()
@@ -527,6 +556,16 @@ class DatasetTable:
         import pyarrow.compute as pc
 
         return pc.min(self.scan(snap, columns=["_fetched_at"])["_fetched_at"]).as_py()
+
+
+def _in_stored_order(actions: pa.Table, cross: bool) -> pa.Table:
+    """Files ordered by their first rows (the log's statistics): files of separate symbol
+    ranges then read back already in stored order, and a read needs no sort."""
+    keys = [f"min.{k}" for k in (["_scope"] if cross else []) + ["symbol"]]
+    keys = [k for k in keys if k in actions.column_names]
+    if not keys or actions.num_rows < 2:
+        return actions
+    return actions.sort_by([(k, "ascending") for k in keys])
 
 
 def _arrow_schema(delta: Any) -> pa.Schema:
