@@ -376,10 +376,10 @@ def _source_kind(source: Any) -> str:
         return "service"
     if isinstance(source, Mapping):
         return "frames"
-    from ..lake.storage import redact_uri
+    from ..lake.location import redact_root
 
     # The root goes into info and the file: never a credential of its URI.
-    return redact_uri(str(getattr(source, "root", type(source).__name__)))
+    return redact_root(str(getattr(source, "root", type(source).__name__)))
 
 
 def _table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]:
