@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError
-from .panel import ChunkResult, Request, _index, compute
+from .chunk import ChunkResult, Request, compute, index_of
 from .sources import lake_spec, open_lake
 
 __all__ = ["run_chunk", "write_chunk", "run_panel", "run_writes", "check_executor"]
@@ -235,7 +235,7 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
     order = np.argsort(np.concatenate(positions), kind="stable")
     frames = [r.frame for r in results]
     whole = pd.concat(frames).iloc[order]
-    whole.index = _index(request.dates, request.symbols)
+    whole.index = index_of(request.dates, request.symbols)
     for r in results:
         r.frame = None
     return whole, results
