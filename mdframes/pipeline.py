@@ -16,11 +16,12 @@ import sys
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ._typing import Errors, Validate
 from .client import Client, resolve_client
 from .errors import (
     AuthenticationError,
@@ -44,8 +45,6 @@ from .registry import Dataset, get
 
 __all__ = ["load", "Errors", "Validate", "PROGRESS_THRESHOLD"]
 
-Errors = Literal["raise", "skip"]
-Validate = bool | Literal["strict"]
 PROGRESS_THRESHOLD = 10
 # Seconds a Ctrl-C waits for interrupted requests to return (they do at once unless blocked
 # in a connect); within the second CONTRACT section 1 allows.

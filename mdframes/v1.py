@@ -11,14 +11,11 @@ Where v2 has a field of the same meaning, the v1 frame uses the v2 column name
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pandas as pd
 
+from ._typing import DateLike, Validate
 from .client import Client
-from .pipeline import Validate, load
-
-DateLike = str | dt.date | pd.Timestamp | None
+from .pipeline import load
 
 __all__ = [
     "load_available_markets",
@@ -87,8 +84,8 @@ def load_ticker_forecast(
 def load_sentiments(
     market: str,
     ticker: str,
-    date_from: DateLike = None,
-    date_to: DateLike = None,
+    date_from: DateLike | None = None,
+    date_to: DateLike | None = None,
     *,
     client: Client | None = None,
     validate: Validate = True,
@@ -118,8 +115,8 @@ def load_sentiments(
 def load_app_ratings(
     market: str,
     ticker: str,
-    date_from: DateLike = None,
-    date_to: DateLike = None,
+    date_from: DateLike | None = None,
+    date_to: DateLike | None = None,
     *,
     client: Client | None = None,
     validate: Validate = True,
@@ -150,8 +147,8 @@ def load_app_ratings(
 def load_analyst_ratings(
     market: str,
     ticker: str,
-    date_from: DateLike = None,
-    date_to: DateLike = None,
+    date_from: DateLike | None = None,
+    date_to: DateLike | None = None,
     *,
     client: Client | None = None,
     validate: Validate = True,
@@ -181,8 +178,8 @@ def load_analyst_ratings(
 def load_house_trades(
     market: str,
     ticker: str,
-    date_from: DateLike = None,
-    date_to: DateLike = None,
+    date_from: DateLike | None = None,
+    date_to: DateLike | None = None,
     *,
     client: Client | None = None,
     validate: Validate = True,

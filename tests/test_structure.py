@@ -355,10 +355,6 @@ DATE_PARAMETERS = {"start", "end", "as_of", "known_at", "date_from", "date_to", 
 DATES_BEING_TYPED = {
     "mdframes.lake.core.Lake.sync",  # issue 20 (the typed sync request)
     "mdframes.lake.core.Lake.read",  # issue 20
-    "mdframes.v1.load_sentiments",  # v1's own DateLike goes (ux)
-    "mdframes.v1.load_app_ratings",
-    "mdframes.v1.load_analyst_ratings",
-    "mdframes.v1.load_house_trades",
 }
 
 
@@ -411,9 +407,7 @@ def test_public_functions_type_dates_with_the_typing_aliases() -> None:
 def test_type_aliases_have_one_home() -> None:
     from mdframes import _typing
 
-    # v1's own DateLike goes with the ux work (DATES_BEING_TYPED); pipeline's Errors and
-    # Validate with core's.
-    pending = {"mdframes.v1": {"DateLike"}, "mdframes.pipeline": {"Errors", "Validate"}}
+    pending: dict[str, set[str]] = {}
     for name, path in MODULES.items():
         if name == "mdframes._typing":
             continue
