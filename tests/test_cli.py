@@ -787,3 +787,6 @@ def test_cli_words_translate_python_hints() -> None:
     assert cli_words("no API key: pass api_key= or set the environment variable X") == (
         "no API key: set the environment variable X"
     )
+    # A URL's query keeps its own words (a lake root in an error, say).
+    root = "s3://***@bucket/lake?endpoint_override=127.0.0.1:9&region=us-east-1"
+    assert cli_words(f"cannot open {root}") == f"cannot open {root}"

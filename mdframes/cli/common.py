@@ -130,10 +130,11 @@ _PYTHON_TO_CLI = (
     (re.compile(r"""errors=["']skip["']"""), "--errors skip"),
     # The command line has no Client(...): the environment is its only way in.
     (re.compile(r"\bpass (?:base_url|api_key)= or "), ""),
-    (re.compile(r"\bdate_from="), "--start "),
-    (re.compile(r"\bdate_to="), "--end "),
-    (re.compile(r"\b(market|region|start|end|limit|chamber|type|view)=(?=\S)"), r"--\1 "),
-    (re.compile(r"\b(market|region|start|end|limit|chamber|type|view)=(?!\S)"), r"--\1"),
+    # Never inside a URL's query (``...?region=us-east-1``): only the library's own words.
+    (re.compile(r"(?<![?&])\bdate_from="), "--start "),
+    (re.compile(r"(?<![?&])\bdate_to="), "--end "),
+    (re.compile(r"(?<![?&])\b(market|region|start|end|limit|chamber|type|view)=(?=\S)"), r"--\1 "),
+    (re.compile(r"(?<![?&])\b(market|region|start|end|limit|chamber|type|view)=(?!\S)"), r"--\1"),
 )
 
 
