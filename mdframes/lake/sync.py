@@ -111,39 +111,63 @@ class DatasetRun:
         return len(resumed)
 
     def run(self, bar: Any, frames: dict[str, pd.DataFrame] | None = None) -> None:
-        """Fetch every unit through one pool and commit every ``FLUSH_UNITS`` units (or
-        ``FLUSH_ROWS`` rows): the workers keep fetching while a batch is committed, so the
-        rate-limit window is not left idle at batch edges."""
+        """Fetch every unit through one pool, in symbol order, and commit every
+        ``FLUSH_UNITS`` units (or ``FLUSH_ROWS`` rows) while the workers keep fetching, so the
+        rate-limit window is not left idle at batch edges. A batch is the finished prefix of
+        the units in symbol order: batches then hold disjoint symbol ranges, and a read of
+        an uncompacted table finds its files already in stored order (no sort)."""
         if not self.units:
             return
         if self.sync.pacer.stopped:
             for u in self.units:
                 self.sync.pend(u)
             return
-        arrived: list[tuple[Unit, pd.DataFrame, Any]] = []
+        units = sorted(self.units, key=lambda u: (u.symbol or "", u.scope))
+        place = {id(u): i for i, u in enumerate(units)}
+        finished = [False] * len(units)
+        arrived: dict[int, tuple[Unit, pd.DataFrame, Any]] = {}
+        rows: dict[int, int] = {}
+        prefix = 0  # units[:prefix] have all finished
         try:
-            rows = 0
-            for unit, outcome, fetched_at in self.sync.fetch(self.units):
+            for unit, outcome, fetched_at in self.sync.fetch(units):
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(requests=self.sync.pacer.sent, refresh=False)
+                i = place[id(unit)]
+                finished[i] = True
                 if isinstance(outcome, BaseException):
                     self._failure(unit, outcome)
-                    continue
-                unit.pages = int(outcome.attrs.get("requests", 0))
-                frame = header_columns(unit.ds, outcome)
-                if frames is not None:
-                    frames[unit.id] = frame
-                arrived.append((unit, frame, fetched_at))
-                rows += len(frame)
-                if rows >= FLUSH_ROWS or len(arrived) >= FLUSH_UNITS:
-                    self._store(arrived)
-                    arrived.clear()
-                    rows = 0
+                else:
+                    unit.pages = int(outcome.attrs.get("requests", 0))
+                    frame = header_columns(unit.ds, outcome)
+                    if frames is not None:
+                        frames[unit.id] = frame
+                    arrived[i] = (unit, frame, fetched_at)
+                    rows[i] = len(frame)
+                while prefix < len(units) and finished[prefix]:
+                    prefix += 1
+                ready = [k for k in arrived if k < prefix]
+                if len(ready) >= FLUSH_UNITS or sum(rows[k] for k in ready) >= FLUSH_ROWS:
+                    self._flush(arrived, rows, ready)
+                elif sum(rows.values()) >= 2 * FLUSH_ROWS:  # a stalled unit holds the prefix
+                    self._flush(arrived, rows, list(arrived))
         except KeyboardInterrupt:
-            self._store(arrived)  # keep what came in: a few ms
+            self._flush(arrived, rows, list(arrived))  # keep what came in: a few ms
             raise
-        self._store(arrived)
+        self._flush(arrived, rows, list(arrived), last=True)
+
+    def _flush(
+        self,
+        arrived: dict[int, tuple[Unit, pd.DataFrame, Any]],
+        rows: dict[int, int],
+        which: list[int],
+        last: bool = False,
+    ) -> None:
+        batch = [arrived.pop(k) for k in sorted(which)]
+        for k in which:
+            rows.pop(k, None)
+        if batch or last:
+            self._store(batch)
 
     def _store(self, arrived: list[tuple[Unit, pd.DataFrame, Any]]) -> None:
         """Compare what arrived with the stored latest versions, in one pass, and commit."""
