@@ -490,3 +490,26 @@ def test_readers_during_compactions_in_another_process_see_every_row_once(
     assert (errors, wrong) == (0, [])
     assert reads >= len(names)
     assert all(len(lake.files(n)) == 1 for n in names)
+
+
+def test_symbol_reads_pick_row_groups_by_their_statistics(
+    lake: md.Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files of many small row groups (as a large table has): a read of some symbols reads
+    the row groups their statistics allow and gives what filtering the whole table gives."""
+    import pyarrow.parquet as pq
+
+    import mdframes.lake.table as table_module
+
+    monkeypatch.setattr(table_module, "ROW_GROUP", 100)
+    lake.sync("sentiment", ["AAPL", "MSFT", "NVDA", "0700"], progress=False)
+    lake.compact()
+    (path,) = lake.files("sentiment")
+    assert pq.ParquetFile(path).metadata.num_row_groups > 20
+    everything = lake.read("sentiment")
+    for symbols in (["MSFT"], ["NVDA", "0700"], ["AAPL", "NVDA"]):
+        got = lake.read("sentiment", symbols, start="2026-06-01", known_at=lake.clock())
+        rows = everything[everything["symbol"].isin(symbols) & (everything["date"] >= "2026-06-01")]
+        order = {s: i for i, s in enumerate(symbols)}
+        rows = rows.sort_values("symbol", key=lambda s: s.map(order), kind="stable")
+        pd.testing.assert_frame_equal(got, rows.reset_index(drop=True))

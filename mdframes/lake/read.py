@@ -137,7 +137,7 @@ def read(
     for cond in where:
         filter_ = cond if filter_ is None else filter_ & cond
     needed = _needed(wanted, manifest, store.meta)
-    table = store.scan(snap, filter=filter_, columns=needed)
+    table = store.scan(snap, filter=filter_, columns=needed, symbols=syms)
     if known is not None and table.num_rows == 0:
         first = store.first_fetched(snap)
         if first is None or known < first:
