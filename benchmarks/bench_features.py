@@ -27,8 +27,8 @@ revisions are stored as versions):
   ``--lake-symbols`` symbols, each worker reading its chunk from the lake;
 - write_panel's driver peak memory with 4 chunks / the whole panel in memory (tracemalloc, each
   in a fresh subprocess);
-- a hook for the training set's figure (training set time / panel time), filled in once
-  ``md.features.training_set`` exists.
+- training set / panel: ``md.features.training_set`` / the scalar ``known_at`` panel, from
+  the lake (``--row-symbols`` x two years).
 
 Goals: panel >= 100x faster than the brute force; panel <= 1x the read time (features add at
 most as much time again as reading the inputs); row / scalar <= 1.5x; serial / Dask >= 1.6x on
@@ -158,16 +158,19 @@ def peak_memory(root: Path, symbols: list[str], mode: str, tmp: Path) -> int:
     return int(json.loads(run.stdout.strip().splitlines()[-1])["peak"])
 
 
-def training_figure(lake: Any, symbols: list[str], panel_s: float, repeat: int) -> str:
-    """The ``train`` helper's figure: training set time / panel time for the same symbols,
-    dates and features. A hook until ``md.features.training_set`` exists."""
-    build = getattr(md.features, "training_set", None)
-    if build is None:
-        return "training set / panel           (md.features.training_set not on this branch yet)"
+def training_figure(
+    lake: Any, symbols: list[str], panel_s: float, repeat: int, known_at: Any
+) -> str:
+    """Training set time / panel time from the lake: the same symbols, dates, features and
+    scalar ``known_at`` as the panel timed as ``panel_s`` (the labels read the latest prices)."""
     seconds_ = median_time(
-        lambda: build(symbols, START, END, LAKE_FEATURES, source=lake), repeat, warmup=0
+        lambda: md.features.training_set(
+            symbols, START, END, LAKE_FEATURES, source=lake, known_at=known_at
+        ),
+        repeat,
+        warmup=1,
     )
-    return f"training set / panel     {seconds_ / panel_s:8.2f}x   (goal <= 1.2x)"
+    return f"training set / panel     {seconds_ / panel_s:8.2f}x   (from the lake; goal <= 1.2x)"
 
 
 def lake_part(args: argparse.Namespace) -> None:
@@ -219,7 +222,7 @@ def lake_part(args: argparse.Namespace) -> None:
 
         whole_peak = peak_memory(root, symbols, "panel", tmp)
         written_peak = peak_memory(root, symbols, "write", tmp)
-        hook = training_figure(lake, row_symbols, scalar_s, args.repeat)
+        hook = training_figure(lake, row_symbols, scalar_s, args.repeat, last_sync)
 
     cpus = os.cpu_count()
     print(f"scalar known_at panel    {scalar_s:8.2f} s   ({len(row_symbols)} symbols)")

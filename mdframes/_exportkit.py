@@ -145,7 +145,9 @@ def truncate_text(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.map(cut) if frame.size else frame
 
 
-def write_sheet(wb: Any, title: str, frame: pd.DataFrame) -> None:
+def write_sheet(
+    wb: Any, title: str, frame: pd.DataFrame, formats: list[str | None] | None = None
+) -> None:
     from openpyxl.cell import WriteOnlyCell
     from openpyxl.styles import Font
     from openpyxl.utils import get_column_letter
@@ -165,8 +167,25 @@ def write_sheet(wb: Any, title: str, frame: pd.DataFrame) -> None:
         cell.font = bold
         header.append(cell)
     ws.append(header)
+    # One styled cell per formatted column, its value replaced row by row: a write-only sheet
+    # writes each row as it is appended, and styling a fresh cell per value costs a third of
+    # the export's time.
+    styled = []
+    for i, number_format in enumerate(formats or ()):
+        if number_format:
+            cell = WriteOnlyCell(ws)
+            cell.number_format = number_format
+            styled.append((i, cell))
     for row in truncate_text(frame).itertuples(index=False, name=None):
-        ws.append(row)
+        if styled:
+            cells = list(row)
+            for i, cell in styled:
+                if cells[i] is not None and not isinstance(cells[i], str):
+                    cell.value = cells[i]
+                    cells[i] = cell
+            ws.append(cells)
+        else:
+            ws.append(row)
 
 
 def pyarrow() -> tuple[Any, Any]:

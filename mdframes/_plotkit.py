@@ -114,7 +114,46 @@ def date_axis(ax: Any) -> None:
     # The data are daily: a few days get a tick per midnight, never one every few hours.
     locator.intervald[mdates.HOURLY] = [24]
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.xaxis.set_major_formatter(_span_formatter(locator))
+
+
+def _span_formatter(locator: Any) -> Any:
+    """matplotlib's concise date labels, with an offset (the text below the axis) that names
+    the months the ticks span: ``Nov–Dec 2026``, never only the last tick's month (which put
+    ``2026-Dec`` under November days)."""
+    import matplotlib.dates as mdates
+
+    class SpanFormatter(mdates.ConciseDateFormatter):  # type: ignore[misc]
+        span: str | None = None
+
+        def format_ticks(self, values: Any) -> list[str]:
+            labels = super().format_ticks(values)
+            self.span = None
+            if len(values):
+                first, last = mdates.num2date(values[0]), mdates.num2date(values[-1])
+                # Day ticks: the offset would be the last tick's month alone.
+                if super().get_offset() == last.strftime(self.offset_formats[2]):
+                    self.span = month_span(first, last)
+            return labels
+
+        def get_offset(self) -> str:
+            return self.span or super().get_offset()
+
+    return SpanFormatter(locator)
+
+
+def month_span(first: Any, last: Any) -> str:
+    """``Nov 2026``, ``Nov–Dec 2026`` or ``Dec 2025–Jan 2026``: the months from first to last.
+
+    >>> import datetime as dt
+    >>> month_span(dt.date(2026, 11, 23), dt.date(2026, 12, 3))
+    'Nov–Dec 2026'
+    """
+    if (first.year, first.month) == (last.year, last.month):
+        return last.strftime("%b %Y")
+    if first.year == last.year:
+        return f"{first.strftime('%b')}–{last.strftime('%b %Y')}"
+    return f"{first.strftime('%b %Y')}–{last.strftime('%b %Y')}"
 
 
 def bands(ax: Any, bands: Iterable[tuple[float, float, str, str]]) -> None:

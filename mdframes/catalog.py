@@ -12,12 +12,33 @@ import pandas as pd
 from .kinds import KINDS
 from .registry import REGISTRY, get
 
-__all__ = ["datasets", "describe"]
+__all__ = ["datasets", "describe", "record_identity"]
+
+
+def record_identity(name: str) -> list[str]:
+    """The columns that identify one record of dataset ``name`` in a frame (CONTRACT §10):
+    the lake's record identity where the dataset is kept there, else the paging id with the
+    symbol in front for per-symbol datasets. ``"a|b"`` means a, or b where a is null.
+
+    Examples
+    --------
+    >>> record_identity("sentiment")
+    ['symbol', 'date']
+    >>> record_identity("app_ratings")
+    ['symbol', 'platform', 'app_id', 'date']
+    """
+    ds = get(name)
+    if ds.lake_key:
+        return list(ds.lake_key)
+    if ds.per_symbol and ds.record_id:
+        return ["symbol", *ds.record_id]
+    return list(ds.record_id)
 
 
 def datasets() -> pd.DataFrame:
     """One row per registry dataset: ``name, version, scope, path, loader, params, record_id,
-    anchor, paged, columns`` (params, record_id and columns as lists).
+    anchor, paged, columns`` (params, record_id and columns as lists; ``record_id`` as
+    :func:`record_identity` gives it).
 
     Examples
     --------
@@ -32,7 +53,7 @@ def datasets() -> pd.DataFrame:
             "path": ds.path,
             "loader": ds.loader,
             "params": [p.name for p in ds.params],
-            "record_id": list(ds.record_id),
+            "record_id": record_identity(ds.name),
             "anchor": ds.anchor,
             "paged": ds.paged,
             "columns": ds.columns,

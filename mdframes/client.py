@@ -285,6 +285,14 @@ class Client:
         )
         session.mount("http://", adapter)
         session.mount("https://", adapter)
+        # Proxies and the CA bundle from the environment, read once for the one host every
+        # request goes to: with trust_env on, requests walks os.environ twice per request
+        # (about a third of a request's own CPU time on a loopback service).
+        settings = session.merge_environment_settings(self.base_url or "", {}, None, None, None)
+        session.proxies.update(settings["proxies"])
+        if settings["verify"] not in (None, True):
+            session.verify = settings["verify"]
+        session.trust_env = False
         session.headers["User-Agent"] = "mdframes/0.1"
         session.headers["Accept"] = "application/json"
         return session
@@ -360,11 +368,8 @@ class Client:
             self.interrupt()
             raise
 
-    # Private names kept until lake/ moves to the public surface (interrupt, loading).
+    # Kept until lake/ moves to the public surface (lake/sync.py calls it; use interrupt()).
     _interrupt = interrupt
-
-    def _reset_interrupt(self) -> None:
-        self._cancel.clear()
 
     # -- requests -----------------------------------------------------------------------------
     def _require(self) -> tuple[str, str]:

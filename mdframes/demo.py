@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import pandas as pd
 
 from .errors import MdframesError
+from .export import sheet_name  # the demo names sheets as to_excel and the CLI do
 from .registry import REGISTRY, Dataset
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,17 +35,6 @@ DEMO_REGION = "US"  # for screeners that need a market or region
 EXCEL_NAME = "mdframes-demo.xlsx"
 CHART_NAME = "mdframes-demo.png"
 SUMMARY_COLUMNS = ["dataset", "rows", "columns", "seconds", "error"]
-
-
-def sheet_name(dataset: str) -> str:
-    """The sheet a dataset goes to: ``/`` is not allowed in Excel sheet names.
-
-    Examples
-    --------
-    >>> sheet_name("screener/congress/house")
-    'screener.congress.house'
-    """
-    return dataset.replace("/", ".")
 
 
 # --- arguments from the registry ---------------------------------------------------------------
@@ -268,8 +258,8 @@ def run_demo(
 
     excel = out / EXCEL_NAME
     chart = out / CHART_NAME
-    sheets = {sheet_name(k): v for k, v in frames.items()}  # whole frames: nothing is cut
-    to_excel({"summary": summary, **sheets}, excel)
+    # Whole frames, named by to_excel's one sheet-naming rule (export.sheet_name).
+    to_excel({"summary": summary, **frames}, excel)
     _chart(frames, chart, symbols[0])
 
     ok = summary[summary["error"] == ""]

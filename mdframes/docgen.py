@@ -130,7 +130,8 @@ class Example:
 
     def resolve(self) -> Callable[..., Any]:
         """The loader function itself."""
-        return getattr(importlib.import_module(self.module), self.function)  # type: ignore[no-any-return]
+        loader: Callable[..., Any] = getattr(importlib.import_module(self.module), self.function)
+        return loader
 
     def call(self, extra: str = "") -> str:
         """The call as Python source, e.g. ``md.load_sentiment("AAPL", client=client)``."""

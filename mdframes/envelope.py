@@ -20,10 +20,9 @@ __all__ = ["Payload", "decode", "snippet"]
 
 @dataclass
 class Payload:
-    """A decoded response: the envelope's ``data`` (or the v1 body) and its ``meta``."""
+    """A decoded response: the envelope's ``data`` (or the v1 body)."""
 
     data: Any
-    meta: dict
     url: str  # redacted
     from_cache: bool = False
     request: Any = None  # the PreparedRequest, to evict the cached response if unusable
@@ -69,9 +68,7 @@ def decode(
     >>> payload = decode(response, version="v2", url="/v2/markets")  # doctest: +SKIP
     """
     status = response.status_code
-    content = response.content or b""
     reset = reset_from_headers(response.headers) if status == 429 else None
-
     if 300 <= status < 400:
         raise ApiError(
             f"redirect to {redact(response.headers.get('Location', '?'), secret)} not followed "
@@ -79,28 +76,42 @@ def decode(
             status=status,
             url=url,
         )
+    body = _json(response, url, dataset, reset, secret)
+    decoder = _decode_v1 if version == "v1" else _decode_v2
+    payload = decoder(body, status, url, dataset, reset, secret)
+    payload.from_cache = bool(getattr(response, "from_cache", False))
+    return payload
+
+
+def _json(response: Any, url: str, dataset: str | None, reset: Any, secret: str | None) -> Any:
+    """The body as JSON; a body that is not JSON is the status' error, or unreadable."""
+    content = response.content or b""
+    # The transport parsed a 200 already, to know it was whole (transport.JSON_ATTR).
+    body = response.__dict__.get("mdframes_json", _UNPARSED)
+    if body is not _UNPARSED:
+        return body
     try:
-        # The transport parsed a 200 already, to know it was whole (transport.JSON_ATTR).
-        body = response.__dict__.get("mdframes_json", _UNPARSED)
-        if body is _UNPARSED:
-            body = orjson.loads(content)
+        return orjson.loads(content)
     except orjson.JSONDecodeError:
-        if status >= 400:
-            raise error_for_status(
-                status, f"non-JSON error body: {snippet(content, secret)}", url=url, reset_at=reset
-            ) from None
-        kind = response.headers.get("Content-Type", "unknown content type")
-        raise ResponseFormatError(
-            f"body is not JSON ({kind}, {len(content)} bytes: {snippet(content, secret)!r})",
+        pass
+    if response.status_code >= 400:
+        raise error_for_status(
+            response.status_code,
+            f"non-JSON error body: {snippet(content, secret)}",
             url=url,
-            dataset=dataset,
-        ) from None
+            reset_at=reset,
+        )
+    kind = response.headers.get("Content-Type", "unknown content type")
+    raise ResponseFormatError(
+        f"body is not JSON ({kind}, {len(content)} bytes: {snippet(content, secret)!r})",
+        url=url,
+        dataset=dataset,
+    )
 
-    if version == "v1":
-        payload = _decode_v1(body, status, url, dataset, reset, secret)
-        payload.from_cache = bool(getattr(response, "from_cache", False))
-        return payload
 
+def _decode_v2(
+    body: Any, status: int, url: str, dataset: str | None, reset: Any, secret: str | None
+) -> Payload:
     if not isinstance(body, dict) or "success" not in body:
         if status >= 400:
             raise error_for_status(
@@ -113,23 +124,28 @@ def decode(
             "body lacks the v2 envelope ({success, data, meta})", url=url, dataset=dataset
         )
     if body.get("success") is not True or status >= 400:
-        err = body.get("error")
-        if isinstance(err, dict):
-            code, message = err.get("code"), err.get("message") or "no message"
-            code = redact(str(code), secret) if code is not None else None
-        else:
-            code, message = None, str(err or body.get("message") or "request failed")
-        raise error_for_status(
-            status if status >= 400 else None,
-            redact(str(message), secret),
-            code=code,
-            url=url,
-            reset_at=reset,
-        )
+        raise _v2_error(body, status, url, reset, secret)
     if "data" not in body or not isinstance(body["data"], (dict, list)):
         raise ResponseFormatError("envelope has no `data` object", url=url, dataset=dataset)
-    meta = body["meta"] if isinstance(body.get("meta"), dict) else {}
-    return Payload(body["data"], meta, url, bool(getattr(response, "from_cache", False)))
+    return Payload(body["data"], url)
+
+
+def _v2_error(
+    body: dict[str, Any], status: int, url: str, reset: Any, secret: str | None
+) -> Exception:
+    err = body.get("error")
+    if isinstance(err, dict):
+        code, message = err.get("code"), err.get("message") or "no message"
+        code = redact(str(code), secret) if code is not None else None
+    else:
+        code, message = None, str(err or body.get("message") or "request failed")
+    return error_for_status(
+        status if status >= 400 else None,
+        redact(str(message), secret),
+        code=code,
+        url=url,
+        reset_at=reset,
+    )
 
 
 def _decode_v1(
@@ -149,4 +165,4 @@ def _decode_v1(
         )
     if isinstance(body, dict) and "success" in body and "data" in body:
         raise ResponseFormatError("a v2 envelope came from a v1 path", url=url, dataset=dataset)
-    return Payload(body, {}, url)
+    return Payload(body, url)

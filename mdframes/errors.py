@@ -379,18 +379,24 @@ def find_stack_level() -> int:
     """The ``stacklevel`` that points a warning at the first frame outside mdframes.
 
     As pandas' ``find_stack_level``: walk up from the caller of ``warnings.warn`` until the
-    frame's file is not inside the package (tests and user code are outside it).
+    frame's file is not inside the package (tests and user code are outside it). A frame
+    outside the package that mdframes itself called (``contextlib``'s ``__enter__`` of a
+    ``with`` block inside mdframes) is plumbing, not the caller, and is walked past too.
     """
     import inspect
     import os
 
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+    def inside(frame: Any) -> bool:
+        return os.path.abspath(frame.f_code.co_filename).startswith(package)
+
     frame = inspect.currentframe()
     level = 0
     try:
         while frame is not None:
-            filename = os.path.abspath(frame.f_code.co_filename)
-            if not filename.startswith(package + os.sep):
+            called_by_us = frame.f_back is not None and inside(frame.f_back)
+            if not inside(frame) and not called_by_us:
                 break
             frame = frame.f_back
             level += 1

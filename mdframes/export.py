@@ -3,8 +3,9 @@
 Spreadsheet exports (Excel and CSV) go through one sanitiser, :func:`spreadsheet_frame`, so
 that a file opened by a spreadsheet program shows the data and never runs it:
 
-- aware timestamps become naive UTC (spreadsheets have no time zones), and their column
-  header says so: ``filed_at (UTC)``;
+- aware timestamps become naive UTC (spreadsheets have no time zones); an Excel header says
+  so (``filed_at (UTC)``), while CSV keeps the frame's column names exactly, so that
+  ``pd.read_csv`` of an export gives back the same names;
 - list cells become ``"; "``-joined text, dict cells compact JSON text;
 - text that starts with ``=``, ``+``, ``-``, ``@``, tab or carriage return (or their
   full-width forms, which some spreadsheet locales fold to ASCII), also after leading
@@ -44,7 +45,9 @@ __all__ = [
     "spreadsheet_frame",
     "spreadsheet_cell",
     "neutralise",
+    "sheet_name",
     "sheet_names",
+    "excel_formats",
 ]
 
 # Characters that start a formula (ASCII and full-width), and the invisible or blank ones a
@@ -63,7 +66,6 @@ _ILLEGAL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 EXCEL_MAX_ROWS = 1_048_576
 EXCEL_MAX_COLUMNS = 16_384
-EXCEL_MAX_TEXT = kit.MAX_TEXT
 _SHEET_MAX = 31
 _SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
 _SUMMARY_SUFFIX = " summary"
@@ -198,14 +200,17 @@ def _with_named_index(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def spreadsheet_frame(df: pd.DataFrame, *, safe: bool = True) -> pd.DataFrame:
+def spreadsheet_frame(
+    df: pd.DataFrame, *, safe: bool = True, mark_utc: bool = False
+) -> pd.DataFrame:
     """A copy of ``df`` that any spreadsheet program opens safely (the rules in the module
     docstring), as object columns of plain Python values, with a fresh ``RangeIndex``.
 
     This is the single sanitiser behind :func:`to_excel` and :func:`to_csv`. A positional
-    index is dropped; named index levels become ordinary leading columns. Headers of
-    columns converted to naive UTC end in `` (UTC)``. ``safe=False`` leaves text as it is
-    (no formula neutralising); everything else still applies.
+    index is dropped; named index levels become ordinary leading columns. With
+    ``mark_utc=True`` (Excel) headers of columns converted to naive UTC end in `` (UTC)``;
+    otherwise the column names are kept exactly. ``safe=False`` leaves text as it is (no
+    formula neutralising); everything else still applies.
 
     Examples
     --------
@@ -217,7 +222,7 @@ def spreadsheet_frame(df: pd.DataFrame, *, safe: bool = True) -> pd.DataFrame:
         raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
     source = _with_named_index(df)
     columns = [
-        _header_text(c, _converted_to_utc(source.iloc[:, i]), safe)
+        _header_text(c, mark_utc and _converted_to_utc(source.iloc[:, i]), safe)
         for i, c in enumerate(source.columns)
     ]
     data = {
@@ -230,6 +235,62 @@ def spreadsheet_frame(df: pd.DataFrame, *, safe: bool = True) -> pd.DataFrame:
 
 
 # --- Excel ------------------------------------------------------------------------------------
+
+# Excel number formats (CONTRACT §6): thousands separators for integers and amounts, two
+# decimals for prices and ratios, ISO dates and times.
+INTEGER_FORMAT = "#,##0"
+DECIMAL_FORMAT = "#,##0.00"
+# Scores such as sentiment's 0.2883 carry meaning past two decimals: at least two, up to four.
+SCORE_FORMAT = "0.00##"
+DATE_FORMAT = "yyyy-mm-dd"
+TIMESTAMP_FORMAT = "yyyy-mm-dd hh:mm:ss"
+_PLAIN_INTEGERS = re.compile(r"(^|_)(year|quarter|cik|id)$")
+_SCORES = re.compile(r"(^|_)score$")
+
+
+def _number_format(s: pd.Series, cells: list[Any]) -> str | None:
+    name = str(s.name)
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return None
+    if pd.api.types.is_integer_dtype(s.dtype):
+        return "0" if _PLAIN_INTEGERS.search(name) else INTEGER_FORMAT
+    if pd.api.types.is_float_dtype(s.dtype):
+        return SCORE_FORMAT if _SCORES.search(name) else DECIMAL_FORMAT
+    if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
+        times = any(isinstance(v, dt.datetime) for v in cells)
+        return TIMESTAMP_FORMAT if times else DATE_FORMAT
+    return None
+
+
+def excel_formats(df: pd.DataFrame, frame: pd.DataFrame | None = None) -> list[str | None]:
+    """The Excel number format of each column :func:`to_excel` writes for ``df`` (``None``:
+    General): ``#,##0`` for integers and amounts, ``#,##0.00`` for prices and ratios,
+    ``0.00##`` for scores, ``yyyy-mm-dd`` for dates, ``yyyy-mm-dd hh:mm:ss`` for times.
+    ``frame`` is ``df`` as :func:`spreadsheet_frame` wrote it, when already made.
+
+    Examples
+    --------
+    >>> excel_formats(pd.DataFrame({"shares": [1200], "price": [9.5], "score": [0.25]}))
+    ['#,##0', '#,##0.00', '0.00##']
+    """
+    source = _with_named_index(df)
+    frame = spreadsheet_frame(source) if frame is None else frame
+    return [
+        _number_format(source.iloc[:, i], frame.iloc[:, i].tolist()) for i in range(source.shape[1])
+    ]
+
+
+def sheet_name(label: Any) -> str:
+    """The sheet a frame is written to, wherever it is written (``md.to_excel``, the command
+    line, the demo): Excel's forbidden characters (``/`` of dataset names included) become
+    ``_``, and a name longer than 31 characters is shortened by whole words.
+
+    Examples
+    --------
+    >>> sheet_name("screener/congress/house")
+    'screener_congress_house'
+    """
+    return _fit_sheet_name(str(label))
 
 
 def _fit_sheet_name(text: str, limit: int = _SHEET_MAX) -> str:
@@ -271,9 +332,11 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
     One sheet per frame, without the index column, header row frozen and filterable,
     columns sized to their content (capped). A frame's ``attrs["summary"]`` goes to its
     own ``"<sheet> summary"`` sheet of key/value rows. Cells follow the spreadsheet rules
-    of :func:`spreadsheet_frame`; no cell is ever stored as a formula. Sheet names are cut to
-    Excel's 31 characters, stripped of ``[]:*?/\\`` and de-duplicated case-insensitively. A
-    single frame's sheet is named after ``attrs["dataset"]`` (or ``data``).
+    of :func:`spreadsheet_frame`; no cell is ever stored as a formula; numbers and dates get
+    the formats of :func:`excel_formats`, and headers of columns converted to naive UTC say
+    ``(UTC)``. Sheet names follow :func:`sheet_name` (the one rule of the CLI and the demo
+    too) and are de-duplicated case-insensitively. A single frame's sheet is named after
+    ``attrs["dataset"]`` (or ``data``).
 
     Parameters
     ----------
@@ -300,7 +363,7 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
         raise ValueError("to_excel needs at least one frame")
 
     labels: list[str] = []
-    sheets: list[pd.DataFrame] = []
+    sheets: list[tuple[pd.DataFrame, list[str | None] | None]] = []
     for raw_name, df in frames.items():
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"sheet {raw_name!r}: expected a DataFrame, got {type(df).__name__}")
@@ -310,19 +373,20 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
                 f"sheet {raw_name!r}: {n_rows} rows x {n_cols} columns exceeds Excel's limit of "
                 f"{EXCEL_MAX_ROWS - 1} rows x {EXCEL_MAX_COLUMNS} columns; use to_parquet or to_csv"
             )
-        name = _fit_sheet_name(str(raw_name))
+        name = sheet_name(raw_name)
         labels.append(name)
-        sheets.append(spreadsheet_frame(df))
+        frame = spreadsheet_frame(df, mark_utc=True)
+        sheets.append((frame, excel_formats(df, frame)))
         summary = df.attrs.get("summary")
         if isinstance(summary, Mapping) and summary:
             # Keep room for the suffix so "<name> summary" stays recognisable.
             short = _fit_sheet_name(name, _SHEET_MAX - len(_SUMMARY_SUFFIX))
             labels.append(short + _SUMMARY_SUFFIX)
-            sheets.append(spreadsheet_frame(kit.summary_frame(summary)))
+            sheets.append((spreadsheet_frame(kit.summary_frame(summary)), None))
 
     wb = openpyxl.Workbook(write_only=True)
-    for title, frame in zip(sheet_names(labels), sheets, strict=True):
-        kit.write_sheet(wb, title, frame)
+    for title, (frame, formats) in zip(sheet_names(labels), sheets, strict=True):
+        kit.write_sheet(wb, title, frame, formats)
     out = Path(path)
     wb.save(out)
     return out
@@ -336,8 +400,9 @@ def to_csv(df: pd.DataFrame, path: str | Path, *, safe: bool = True) -> Path:
     spreadsheet programs open safely.
 
     Same cell rules as :func:`to_excel` (formula neutralising, ``"; "``-joined lists,
-    naive UTC times marked `` (UTC)`` in the header, NA as an empty field); no index
-    column; date columns as ``YYYY-MM-DD``, timestamps as ``YYYY-MM-DD HH:MM:SS``.
+    aware times as naive UTC, NA as an empty field); no index column; the frame's column
+    names exactly (``pd.read_csv`` gives them back); date columns as ``YYYY-MM-DD``,
+    timestamps as ``YYYY-MM-DD HH:MM:SS``.
 
     Parameters
     ----------

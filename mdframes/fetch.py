@@ -66,6 +66,22 @@ def _check_symbol(ds: Dataset, request: Request, records: Records, payload: Any)
             dataset=ds.name,
             symbols=[request.symbol],
         )
+    # A record may name its symbol too (a forecast prediction): another one is as bad.
+    others = sorted(
+        {
+            value
+            for row in records.rows
+            for value in (row.get("symbol"), row.get("ticker"))
+            if isinstance(value, str) and value.strip().upper() != asked
+        }
+    )
+    if others:
+        raise DataValidationError(
+            f"{ds.name}: asked for {asked!r}, records of the answer name "
+            f"{', '.join(map(repr, others[:5]))} in column 'symbol' (GET {payload.url})",
+            dataset=ds.name,
+            symbols=[request.symbol],
+        )
 
 
 def _wire(ds: Dataset, column: str) -> str:
@@ -83,6 +99,21 @@ def _record_key(record: dict[str, Any], id_wires: Sequence[str]) -> tuple:
     return ("record", orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
 
 
+def _check_keys(ds: Dataset, rows: list[dict[str, Any]], wires: list[str]) -> None:
+    """The values a walk keys and pages on are text or numbers: a list or an object there
+    is a malformed answer, named by its column, not a crash."""
+    for wire in dict.fromkeys(wires):
+        bad = [r[wire] for r in rows if isinstance(r.get(wire), (list, dict))]
+        if bad:
+            kind = "array" if isinstance(bad[0], list) else "object"
+            column = next((f.name for f in ds.all_fields if f.wire == wire), wire)
+            raise ResponseFormatError(
+                f"column {column!r}: JSON {kind} where the spec says a single value "
+                f"(e.g. {str(bad[0])[:60]})",
+                dataset=ds.name,
+            )
+
+
 def _walk(client: Client, ds: Dataset, request: Request, page: int) -> Records:
     """Fetch the whole window: while a page comes back full, ask again for the part of the
     window it did not reach, and merge by record id."""
@@ -98,13 +129,15 @@ def _walk(client: Client, ds: Dataset, request: Request, page: int) -> Records:
         walked.header = walked.header or got.header
         walked.attrs.update(got.attrs)
         walked.sources.extend(got.sources)
+        walked.notes.extend(n for n in got.notes if n not in walked.notes)
         before = len(merged)
+        _check_keys(ds, got.rows, [*id_wires, date_wire])
         for record in got.rows:
             # A later page repeats the boundary date in full; its copy replaces the first.
             merged[_record_key(record, id_wires)] = record
         if got.limit_count < page:
             break
-        dates: list[str] = [str(r[date_wire]) for r in got.rows if r.get(date_wire)]
+        dates: list[str] = [r[date_wire] for r in got.rows if r.get(date_wire)]
         if not dates or len(merged) == before:
             raise WindowTooDenseError(
                 f"cannot walk the window past {query.get('endDate') or 'the newest date'}: "

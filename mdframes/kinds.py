@@ -19,7 +19,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-__all__ = ["Kind", "KINDS", "DATE_DTYPE", "TS_DTYPE", "dtype_name", "has_kind", "kind_of"]
+__all__ = ["Kind", "KINDS", "DATE_DTYPE", "TS_DTYPE", "dtype_name", "has_kind"]
 
 DATE_DTYPE: Final = "datetime64[ns]"
 TS_DTYPE: Final = "datetime64[ns, UTC]"
@@ -101,11 +101,3 @@ def dtype_name(kind: str) -> str:
 def has_kind(dtype: Any, kind: str) -> bool:
     """True when ``dtype`` is the dtype of ``kind``."""
     return bool(KINDS[kind].test(dtype))
-
-
-def kind_of(dtype: Any) -> str:
-    """The kind a dtype belongs to (``obj`` when none: lists and undeclared objects)."""
-    for kind in ("int", "float", "bool", "cat", "date", "ts", "str"):
-        if KINDS[kind].test(dtype):
-            return kind
-    return "obj"

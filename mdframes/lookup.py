@@ -130,9 +130,9 @@ def _rank(
             similar = closest_names(key, by_symbol, n=wanted, cutoff=_SIMILAR)
         similar += closest_names(key, by_name, n=wanted, cutoff=_SIMILAR)
         for match in similar:
-            i = by_symbol.get(match, by_name.get(match))
-            if i is not None and i not in found:
-                found[i] = 4
+            hit = by_symbol.get(match, by_name.get(match))
+            if hit is not None and hit not in found:
+                found[hit] = 4
     order = sorted(found, key=lambda i: (found[i], len(folded[i][0]), folded[i][0], i))
     return [(i, found[i]) for i in order[:limit]]
 

@@ -108,6 +108,7 @@ def load(
             quality: list[dict[str, Any]] = []
             if validate is not False:
                 frame, quality = _validate(ds, frame, batches, failed, errors, validate == "strict")
+                quality = _notes(ds, batches, validate == "strict") + quality
         except (ResponseFormatError, DataValidationError):
             client.evict([r for b in batches for r in b.sources])
             raise
@@ -311,6 +312,18 @@ def _validate(
     return frame, check(frame, ds.name, strict=strict)
 
 
+def _notes(ds: Dataset, batches: list[Records], strict: bool) -> list[dict[str, Any]]:
+    """Soft failures the extractors recorded (an app without observations), per symbol."""
+    notes = [{**n, "symbols": [b.symbol] if b.symbol else []} for b in batches for n in b.notes]
+    if notes and strict:
+        raise DataValidationError(
+            f"{ds.name}: " + "; ".join(f"{n['check']}: {n['sample']}" for n in notes),
+            dataset=ds.name,
+            symbols=sorted({s for n in notes for s in n["symbols"]}),
+        )
+    return notes
+
+
 # --- order and attrs ----------------------------------------------------------------------------
 
 
@@ -328,7 +341,9 @@ def _oldest_first(ds: Dataset, batches: list[Records]) -> None:
         return
     for b in batches:
         dates = b.columns.get(wire) or [r.get(wire) for r in b.rows]
-        if len(dates) > 1 and None not in dates and dates[0] > dates[-1]:
+        first, last = (dates[0], dates[-1]) if len(dates) > 1 else (None, None)
+        # Only text dates compare; anything else is the frame's to report, by its column.
+        if isinstance(first, str) and isinstance(last, str) and None not in dates and first > last:
             b.rows.reverse()
             b.columns = {k: v[::-1] for k, v in b.columns.items()}
 

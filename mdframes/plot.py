@@ -57,6 +57,7 @@ APP_RATING_BANDS: tuple[tuple[float, float, str, str], ...] = (
 )
 _GROUP_COLOURS = {"acquisition": "#1a9850", "disposition": "#d73027", "neutral": "#969696"}
 _TRADE_COLOURS = {"Purchase": "#1a9850", "Sale": "#d73027"}
+_PRICE_COLOUR = "#404040"
 
 
 # --- per-dataset charts -----------------------------------------------------------------------
@@ -99,15 +100,38 @@ def forecast_fan(df: pd.DataFrame, ax: Any = None) -> Any:
     return ax
 
 
-def sentiment(df: pd.DataFrame, ax: Any = None) -> Any:
-    """Sentiment score over time, one line per symbol, over the spec's five shaded bands
-    (strong/moderate bullish, neutral, moderate/strong bearish).
+# Past this many symbols, lines over the bands become an unreadable block: a heatmap instead.
+SENTIMENT_LINES_MAX = 4
+
+
+def sentiment(df: pd.DataFrame, ax: Any = None, kind: str = "auto") -> Any:
+    """Sentiment score over time over the spec's five bands (strong/moderate bullish,
+    neutral, moderate/strong bearish).
+
+    A few symbols are lines over the shaded bands; more than four become a heatmap, one row
+    per symbol, each day coloured by its band, so that many symbols stay readable.
+
+    Parameters
+    ----------
+    df : DataFrame
+        ``load_sentiment`` output (``date``, ``score``; ``symbol`` optional).
+    ax : matplotlib Axes, optional
+    kind : {"auto", "lines", "heatmap"}
+        ``"auto"``: lines up to four symbols, a heatmap past that.
 
     Examples
     --------
     >>> ax = md.plot.sentiment(md.load_sentiment("AAPL"))   # doctest: +SKIP
+    >>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT", "NVDA", "TSLA", "AMZN"]))  # doctest: +SKIP
     """
     kit.require(df, ("date", "score"), "sentiment")
+    if kind not in ("auto", "lines", "heatmap"):
+        raise InvalidParameterError(
+            f"sentiment: kind={kind!r} is not 'auto', 'lines' or 'heatmap'", parameter="kind"
+        )
+    symbols = kit.symbols_of(df)
+    if kind == "heatmap" or (kind == "auto" and len(symbols) > SENTIMENT_LINES_MAX):
+        return _sentiment_heatmap(df, ax, symbols)
     ax = kit.axes(ax)
     kit.bands(ax, SENTIMENT_BANDS)
     for symbol, rows in kit.by_symbol(df):
@@ -116,13 +140,58 @@ def sentiment(df: pd.DataFrame, ax: Any = None) -> Any:
     ax.axhline(0.0, color="black", linewidth=0.5)
     ax.set_ylabel("score (-1 bearish .. 1 bullish)")
     kit.date_axis(ax)
-    kit.finish(ax, kit.title(kit.symbols_of(df), "sentiment"))
+    kit.finish(ax, kit.title(symbols, "sentiment"))
+    return ax
+
+
+def _sentiment_heatmap(df: pd.DataFrame, ax: Any, symbols: list[str]) -> Any:
+    """One row per symbol, one cell per day, coloured by the spec's band of its score."""
+    import matplotlib.dates as mdates
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+
+    rows = (
+        df.assign(symbol=df["symbol"].astype(str))
+        if "symbol" in df.columns
+        else df.assign(symbol="score")
+    )
+    days = pd.to_datetime(rows["date"]).dt.normalize()
+    grid = (
+        rows.assign(day=days, score=rows["score"].astype(float))
+        .pivot_table(index="symbol", columns="day", values="score", aggfunc="mean")
+        .reindex(symbols or ["score"])
+    )
+    span = pd.date_range(grid.columns.min(), grid.columns.max(), freq="D")
+    grid = grid.reindex(columns=span)  # a day without a score stays blank
+    edges = mdates.date2num(span.append(span[-1:] + pd.Timedelta(days=1)))
+    bands = sorted(SENTIMENT_BANDS)  # lowest first
+    cmap = ListedColormap([colour for *_, colour in bands]).with_extremes(bad="white")
+    norm = BoundaryNorm([bands[0][0]] + [high for _, high, _, _ in bands], cmap.N)
+    ax = kit.axes(ax)
+    mesh = ax.pcolormesh(
+        edges,
+        np.arange(len(grid.index) + 1),
+        np.ma.masked_invalid(grid.to_numpy(dtype=float)),
+        cmap=cmap,
+        norm=norm,
+        shading="flat",
+    )
+    ax.set_yticks(np.arange(len(grid.index)) + 0.5, labels=list(grid.index))
+    ax.set_ylim(len(grid.index), 0)  # the first symbol on top, as in the frame
+    ax.tick_params(axis="y", length=0)
+    bar = ax.figure.colorbar(mesh, ax=ax, pad=0.01, fraction=0.04)
+    bar.set_ticks([(low + high) / 2 for low, high, _, _ in bands])
+    bar.set_ticklabels([label for _, _, label, _ in bands], fontsize=8)
+    bar.ax.tick_params(length=0)
+    kit.date_axis(ax)
+    named = symbols if len(symbols) <= 6 else [f"{len(symbols)} symbols"]
+    kit.finish(ax, kit.title(named, "sentiment by day"))
     return ax
 
 
 def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
     """Put/call ratio per symbol with the 0.7 and 1.2 reference lines; the closing price,
-    when present, on a twin y axis (dashed, same colour).
+    when present, on a twin y axis (dashed, in a colour of its own: dark grey for one
+    symbol, with each y axis in its line's colour).
 
     Returns the ratio Axes; the price Axes is its twin,
     ``ax.get_shared_x_axes().get_siblings(ax)``.
@@ -135,19 +204,32 @@ def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
     ax = kit.axes(ax)
     has_price = "price" in df.columns and df["price"].notna().any()
     price_ax = ax.twinx() if has_price else None
-    for symbol, rows in kit.by_symbol(df):
-        (line,) = ax.plot(
-            rows["date"], rows["ratio"].astype(float), label=f"{symbol} ratio".strip()
+    groups = list(kit.by_symbol(df))
+    for i, (symbol, rows) in enumerate(groups):
+        ax.plot(
+            rows["date"],
+            rows["ratio"].astype(float),
+            color=f"C{i}",
+            label=f"{symbol} ratio".strip(),
         )
         if price_ax is not None:
+            # A colour of its own, never the ratio's: one symbol's price is dark grey, and
+            # several symbols' prices take the colours after the ratios'.
+            colour = _PRICE_COLOUR if len(groups) == 1 else f"C{len(groups) + i}"
             price_ax.plot(
                 rows["date"],
                 rows["price"].astype(float),
                 linestyle="--",
                 linewidth=1,
-                color=line.get_color(),
+                color=colour,
                 label=f"{symbol} price".strip(),
             )
+    if price_ax is not None and len(groups) == 1:
+        # One symbol: each axis in the colour of its line, so it is clear which is which.
+        price_ax.tick_params(axis="y", colors=_PRICE_COLOUR)
+        price_ax.yaxis.label.set_color(_PRICE_COLOUR)
+        ax.tick_params(axis="y", colors="C0")
+        ax.yaxis.label.set_color("C0")
     for level, label in PUT_CALL_LEVELS:
         ax.axhline(level, color="grey", linestyle=":", linewidth=1, label=label)
     ax.set_ylim(bottom=0)
@@ -224,7 +306,9 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
         ("disposition", -sums.get("disposition", 0.0), 0.0, "disposition (below zero)"),
     ]
     for group, heights, bottom, label in layers:
-        if group in sums:
+        # A group with no value in the window (conversions are often $0) draws no bar, so it
+        # gets no legend entry either.
+        if group in sums and sums[group].abs().sum() > 0:
             ax.bar(
                 sums.index,
                 np.asarray(heights, dtype=float),
@@ -250,8 +334,9 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
 
 def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     """Each congress trade at its date as a vertical line from ``amount_min`` to
-    ``amount_max`` (log scale), coloured by purchase/sale; open-ended amounts (``Over $X``)
-    get an upward marker at their minimum. Bounds come from
+    ``amount_max`` (log scale), coloured by purchase/sale; open-ended amounts get a marker
+    instead of a line: ``Over $X`` an upward one at its minimum, ``Under $X`` a downward one
+    at its maximum. Bounds come from
     :func:`mdframes.helpers.congress_amount_bounds` when the columns are missing; trades
     with no known bound are left out. One symbol per chart.
 
@@ -269,9 +354,10 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     ax = kit.axes(ax)
     lo = df["amount_min"].astype("Float64")
     hi = df["amount_max"].astype("Float64")
-    known = df["date"].notna() & lo.notna()
-    # Log scale: "Under $1,000" starts at 0, drawn from $1.
-    lo = lo.clip(lower=1.0)
+    # "Under $X" (min 0) has no lower bound a log axis can show: a downward marker at its
+    # maximum, as "Over $X" gets an upward one at its minimum; never a bar down to $1.
+    under = (lo == 0).fillna(False) & hi.notna()
+    known = df["date"].notna() & (lo.notna() & ~under | under)
     kinds = (
         df["transaction_type"].astype("string").fillna("other")
         if "transaction_type" in df.columns
@@ -280,8 +366,9 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     for kind in pd.unique(kinds[known]):
         rows = known & (kinds == kind)
         colour = _TRADE_COLOURS.get(str(kind), "#4575b4")
-        bounded = rows & hi.notna()
+        bounded = rows & hi.notna() & ~under
         open_ended = rows & hi.isna()
+        below = rows & under
         dates = df.loc[bounded, "date"]
         ax.vlines(
             dates,
@@ -300,6 +387,15 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
                 marker="^",
                 s=40,
                 label=f"{kind} (open-ended)",
+            )
+        if below.any():
+            ax.scatter(
+                df.loc[below, "date"],
+                hi[below].to_numpy(dtype=float),
+                color=colour,
+                marker="v",
+                s=40,
+                label=f"{kind} (under)",
             )
     ax.set_yscale("log")
     kit.dollars(ax)

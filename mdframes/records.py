@@ -38,6 +38,9 @@ class Records:
     symbol: str = ""  # the symbol requested ("" for cross-ticker endpoints)
     # Declared fields' values as lists, filled in the fetching threads (frame.columnize).
     columns: dict[str, list[Any]] = field(default_factory=dict)
+    # Soft failures found while extracting (an app without observations): entries of
+    # ``df.attrs["quality"]`` without the symbols, which the pipeline adds.
+    notes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def limit_count(self) -> int:
@@ -161,28 +164,30 @@ def _forecast(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
     return records
 
 
-_APP_PLATFORMS = PLATFORMS
-
-
 def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
     """One record per app per platform per date; older weekly shape -> NA app id/name."""
     data = _as_dict(ds, data, url)
     header = _scalars(data)
     rows: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     if "apps" in data:
-        for app in _check_rows(ds, data["apps"], "apps", url):
+        apps = _check_rows(ds, data["apps"], "apps", url)
+        observed = _app_observations(ds, data, url)
+        for i, app in enumerate(apps):
             base = {
                 "platform": app.get("platform"),
                 "appId": app.get("appId"),
                 "appName": app.get("appName"),
             }
+            if i not in observed:
+                notes.append(_no_observations(base))
+                continue
             extra = {k: v for k, v in app.items() if k not in base and k != "observations"}
-            observations = app.get("observations", [])
-            for obs in _check_rows(ds, observations, "apps[].observations", url):
+            for obs in observed[i]:
                 rows.append({**base, **extra, **obs})
     elif "data" in data:
         for entry in _record_list(ds, data, "data", url):
-            for platform in _APP_PLATFORMS:
+            for platform in PLATFORMS:
                 obj = entry.get(platform)
                 if not isinstance(obj, dict):
                     continue
@@ -198,7 +203,19 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
     else:
         raise _fail(ds, "app-ratings payload has neither `apps` nor `data`", url)
     # The service counts app-date observations against `limit`: exactly these rows.
-    return Records(header, rows, counted=len(rows))
+    return Records(header, rows, counted=len(rows), notes=notes)
+
+
+def _no_observations(app: dict[str, Any]) -> dict[str, Any]:
+    """An app listed without its ``observations``: its rows cannot be told, so they are
+    missing from the frame; say so instead of dropping the app without a word."""
+    return {
+        "check": "app_observations",
+        "columns": ["platform", "app_id", "app_name"],
+        "rows": 0,
+        "symbols": [],
+        "sample": [{snake(k): v for k, v in app.items()}],
+    }
 
 
 def _app_daily(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
@@ -206,8 +223,8 @@ def _app_daily(ds: Dataset, data: Any, context: dict[str, Any], url: str | None)
     rows = []
     objects = 0
     for entry in _record_list(ds, data, "data", url):
-        row = {k: v for k, v in entry.items() if k not in _APP_PLATFORMS}
-        for platform in _APP_PLATFORMS:
+        row = {k: v for k, v in entry.items() if k not in PLATFORMS}
+        for platform in PLATFORMS:
             obj = entry.get(platform)
             if isinstance(obj, dict):
                 objects += 1

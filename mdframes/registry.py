@@ -64,9 +64,12 @@ class Field:
     categories: tuple[str, ...] = ()
     ge: float | None = None
     le: float | None = None
-    # The spec says "or null": a null is normal. Otherwise a null is a soft failure (the live
-    # service sends some), unless ``required``: a missing record id or date is a hard one.
-    nullable: bool = True
+    # True where the spec says "or null" (or "may be empty"): a null is normal. False: a null
+    # is a soft failure (the live service sends some), unless ``required``: a missing record
+    # id or date is a hard one. None (the default): as the dataset says (Dataset.nullable):
+    # not nullable where the spec states the record's fields, so every field a new entry
+    # declares gets the `not_null` rule without a word at the field.
+    nullable: bool | None = None
     column: str = ""  # snake_case name; derived from ``wire`` when empty
     required: bool = False
     description: str = ""
@@ -198,6 +201,10 @@ class Dataset:
     # Another registry entry's loader serves this one: (dataset, view name).
     view_of: tuple[str, str] | None = None
     view: str = ""  # this entry's own view name where the loader has a `view=` switch
+    # The spec states these fields and their types: a field not marked "or null" is then
+    # never null (soft rule `not_null`). False where the spec shows no record fields (their
+    # declared fields are the live service's, nothing is promised about nulls).
+    fields_stated: bool = True
     # Arguments of the documented example call (docs, demo, tests); see example_arguments.
     example: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
@@ -267,6 +274,15 @@ class Dataset:
     @property
     def all_fields(self) -> tuple[Field, ...]:
         return self.header + self.fields + self.trailer
+
+    def nullable(self, f: Field) -> bool:
+        """Whether a null in ``f`` is normal here (see :attr:`Field.nullable`).
+
+        >>> ds = get("insider_trading")
+        >>> ds.nullable(ds.fields[4]), ds.nullable(CIK)   # shares, cik
+        (False, True)
+        """
+        return f.nullable if f.nullable is not None else not self.fields_stated
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
@@ -359,15 +375,16 @@ SEVERITY: dict[str, str] = {
     "total_volume": "soft",  # total = calls + puts (+1: truncated separately)
     "disclosure_after_trade": "soft",
     "forecast_band": "soft",  # lower <= mid <= upper
+    "app_observations": "soft",  # an app listed without its observations (no rows to keep)
 }
 
 # --- building blocks --------------------------------------------------------------------------
 
-MINUTE, HOUR, DAY = 60, 3600, 86400
+MINUTE, DAY = 60, 86400
 
 SYMBOL = Field("symbol", nullable=False)
 NAME = Field("name")
-CIK = Field("cik", "cik")
+CIK = Field("cik", "cik", nullable=True)
 V1_SYMBOL = Field("ticker", nullable=False, column="symbol")
 START = Param("start", "startDate", "date")
 END = Param("end", "endDate", "date")
@@ -415,19 +432,25 @@ CONGRESS_FIELDS = (
     Field(
         "owner",
         "cat",
+        nullable=True,
         description="Whose trade: SELF, SP (spouse), DC (dependent child), JT (joint), "
         "UNKNOWN (blank owner in a Senate filing; blank House owners read SELF) or a "
         "member-specific code",
     ),
-    Field("amountRaw", description="The amount as filed, set only when `amount` was rewritten"),
+    Field(
+        "amountRaw",
+        nullable=True,
+        description="The amount as filed, set only when `amount` was rewritten",
+    ),
     Field(
         "amountFlag",
         "str",
         AMOUNT_FLAGS,
+        nullable=True,
         description="null on clean rows; review: the filed amount was unusable; ambiguous: "
         "it had two readings (amount keeps the filed text in both cases)",
     ),
-    Field("disclosureDate", "date"),
+    Field("disclosureDate", "date", nullable=True),
 )
 NEWS_FIELDS = (
     Field("date", "date"),
@@ -444,18 +467,19 @@ ANALYST_FIELDS = (
     Field("rating"),
     Field(
         "targetPrice",
+        nullable=True,
         description="Price target as currency text ('$200.73') or a change ('$180.00 -> "
         "$200.00'); md.analyst_changes() parses it",
     ),
 )
 APP_OBS_FIELDS = (
     Field("platform", "cat", PLATFORMS),
-    Field("appId"),
-    Field("appName"),
+    Field("appId", nullable=True),
+    Field("appName", nullable=True),
     Field("date", "date"),
-    Field("score", "float", ge=1, le=5),
-    Field("ratingsCount", "int", ge=0),
-    Field("installCount", "int", ge=0),
+    Field("score", "float", ge=1, le=5, nullable=True),
+    Field("ratingsCount", "int", ge=0, nullable=True),
+    Field("installCount", "int", ge=0, nullable=True),
 )
 
 
@@ -525,6 +549,7 @@ _DATASETS: list[Dataset] = [
         "articles",
         NEWS_FIELDS,
         shape="auto",
+        fields_stated=False,
         description="News articles for one symbol.",
         lake="window",
         # Articles are dated by publication but indexed (and scored) up to days later.
@@ -663,19 +688,21 @@ _DATASETS: list[Dataset] = [
             Field(
                 "awardType",
                 blank_is_null=True,
+                nullable=True,
                 description="Award type; the spec says always empty (empty text loads as NA)",
             ),
             Field("awardingAgency"),
             Field("awardingSubAgency"),
             Field("recipientName"),
             Field("startDate", "date"),
-            Field("endDate", "date"),
+            Field("endDate", "date", nullable=True),  # "may be empty"
             Field("description"),
             Field("naicsCode"),
             Field("naicsDescription"),
             Field(
                 "contractAwardType",
                 blank_is_null=True,
+                nullable=True,
                 description="Contract award type; the spec says always empty (empty text "
                 "loads as NA)",
             ),
@@ -761,11 +788,12 @@ _DATASETS: list[Dataset] = [
         "data",
         (
             Field("date", "date"),
-            Field("iosScore", "float", ge=1, le=5),
-            Field("iosRatingsCount", "int", ge=0),
-            Field("androidScore", "float", ge=1, le=5),
-            Field("androidRatingsCount", "int", ge=0),
-            Field("androidInstallCount", "int", ge=0),
+            # `ios` or `android` is null when the company has no app there or it is unrated.
+            Field("iosScore", "float", ge=1, le=5, nullable=True),
+            Field("iosRatingsCount", "int", ge=0, nullable=True),
+            Field("androidScore", "float", ge=1, le=5, nullable=True),
+            Field("androidRatingsCount", "int", ge=0, nullable=True),
+            Field("androidInstallCount", "int", ge=0, nullable=True),
         ),
         shape="app_ratings_daily",
         view_of=("app_ratings", "daily"),
@@ -789,6 +817,7 @@ _DATASETS: list[Dataset] = [
             Field("jobCount", "int", ge=0),
         ),
         shape="auto",
+        fields_stated=False,
         description="Professional-network metrics: employees, followers and open jobs.",
         lake="window",
         lookback=7,  # daily counts of a crawl; a week absorbs re-crawls, one request anyway
@@ -804,6 +833,7 @@ _DATASETS: list[Dataset] = [
             Field("mentions", "int", ge=0),
         ),
         shape="auto",
+        fields_stated=False,
         description="Forum mentions per subreddit, timestamped.",
         lake="window",
         lookback=7,  # mention counts of recent days grow as posts are indexed
@@ -843,6 +873,7 @@ _DATASETS: list[Dataset] = [
         path="/v2/regions",
         scope="discovery",
         shape="auto",
+        fields_stated=False,
         ttl=DAY,
         description="Markets grouped by region (payload not shown in the spec).",
         lake="snapshot",
@@ -889,6 +920,7 @@ for _tail in SCREENER_DATASETS:
             scope="screener",
             params=SCREEN,
             shape="auto" if _tail not in _SCREENER_FIELDS else "records",
+            fields_stated=_tail in _SCREENER_FIELDS,
             records="data",
             fields=_SCREENER_FIELDS.get(_tail, (SYMBOL,)),
             anchor="date",

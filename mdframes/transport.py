@@ -3,7 +3,10 @@
 Retries are urllib3's own, driven by :class:`ServiceRetry` (which knows the service's reset
 header). One attempt is the whole exchange, body included: :class:`ServiceAdapter` reads the
 body inside the attempt, so a connection dropped mid-body is retried like any dropped
-connection and a body not read whole never reaches the cache. The adapter also holds the
+connection and a body not read whole never reaches the cache. A 200 whose body begins as
+JSON but is not complete JSON was cut short in transfer whatever its framing said: retried
+the same way, and :class:`BodyCutShort` (a ``ResponseFormatError`` for the caller) once the
+retries are spent. The hooks of :class:`Link` see every attempt and every response. The adapter also holds the
 client's rate-limit gate and its cancel event: after an interrupt no request is started, the
 waits end, and open sockets are shut so that threads blocked on a stalled server return.
 

@@ -182,9 +182,9 @@ def reference(
             times = md.pit.public_times(sub)
             public = _ns(times)
             values = np.where(times.isna().to_numpy(), np.nan, values)
-            anchor = md.registry.REGISTRY[dataset].anchor
-            tie = "date" in sub and anchor != "date"
-            date = _ns(sub["date"]) if tie else np.zeros(len(sub), dtype=np.int64)
+            event = md.registry.REGISTRY[dataset].event  # of rows public together, latest event
+            tie = event is not None and event in sub
+            date = _ns(sub[event]) if tie else np.zeros(len(sub), dtype=np.int64)
             for d in dates:
                 cells[(d, symbol)] = _cell(agg, days, d.value, public, date, values)
         out[name] = [cells[(d, s)] for d in dates for s in symbols]

@@ -490,6 +490,27 @@ def test_demo_workbook_is_safe_and_complete(demo: dict) -> None:
         assert book[sheet_name(dataset)].max_row == len(frame) + 1, dataset
 
 
+def test_demo_v1_sheets_are_oldest_first_and_formatted(demo: dict) -> None:
+    # Issue 18: the demo showed v1 sheets upside down next to v2 sheets, all in General.
+    book = openpyxl.load_workbook(demo["excel"])
+    for dataset in ("v1/sentiments", "v1/house_trades", "v1/insider_transactions", "sentiment"):
+        sheet = book[sheet_name(dataset)]
+        header = [c.value for c in sheet[1]]
+        column, symbol = header.index("date") + 1, header.index("symbol") + 1
+        rows = [
+            (sheet.cell(r, symbol).value, sheet.cell(r, column).value)
+            for r in range(2, sheet.max_row + 1)
+        ]
+        assert len(rows) > 1, dataset
+        for (s1, d1), (s2, d2) in zip(rows, rows[1:], strict=False):
+            assert s1 != s2 or d1 <= d2, (dataset, s1, d1, d2)  # oldest first per symbol
+        assert sheet.cell(2, column).number_format == "yyyy-mm-dd", dataset
+    insider = book[sheet_name("insider_trading")]
+    header = [c.value for c in insider[1]]
+    assert insider.cell(2, header.index("total_value") + 1).number_format == "#,##0"
+    assert insider.cell(2, header.index("price_per_share") + 1).number_format == "#,##0.00"
+
+
 def test_demo_chart_is_a_png(demo: dict) -> None:
     data = Path(demo["chart"]).read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000

@@ -407,7 +407,9 @@ def test_csv_numbers_and_times(tmp_path: Path) -> None:
     back = pd.read_csv(to_csv(df, tmp_path / "n.csv"))
     assert back["score"].tolist() == [-0.5, 0.25]  # read back as numbers, not text
     assert back["n"].iloc[0] == -3 and pd.isna(back["n"].iloc[1])
-    assert back["at (UTC)"].tolist() == ["2026-03-01 11:00:00", "2026-03-01 22:30:00"]
+    # CSV keeps the frame's names (CONTRACT §6); the times are naive UTC.
+    assert list(back.columns) == ["score", "n", "at"]
+    assert back["at"].tolist() == ["2026-03-01 11:00:00", "2026-03-01 22:30:00"]
 
 
 # Leading characters a spreadsheet may skip before a formula: line feed, spaces, no-break
@@ -462,7 +464,7 @@ def test_csv_safe_false_writes_text_as_it_is(tmp_path: Path) -> None:
     back = pd.read_csv(to_csv(df, tmp_path / "raw.csv", safe=False), keep_default_na=False)
     assert back["note"].tolist() == texts
     assert back["tags"].tolist() == ["-x; =y"] * 5  # lists are still joined
-    assert back["at (UTC)"].tolist() == ["2026-03-01 12:00:00"] * 5  # times still UTC
+    assert back["at"].tolist() == ["2026-03-01 12:00:00"] * 5  # times still UTC
     default = pd.read_csv(to_csv(df, tmp_path / "safe.csv"), keep_default_na=False)
     assert default["note"].tolist() == [
         "'" + texts[0],
@@ -484,7 +486,9 @@ def test_utc_marker_only_on_converted_columns(tmp_path: Path) -> None:
     ).set_index(pd.Index([pd.Timestamp("2026-01-05", tz="UTC")], name="asof"))
     header = sheet_rows(to_excel(df, tmp_path / "u.xlsx"))[0]
     assert header == ("asof (UTC)", "naive", "aware (UTC)", "mixed_object (UTC)", "date")
-    assert list(pd.read_csv(to_csv(df, tmp_path / "u.csv")).columns) == list(header)
+    # CSV keeps the frame's names exactly (CONTRACT §6): only an Excel header says UTC.
+    back = pd.read_csv(to_csv(df, tmp_path / "u.csv"))
+    assert list(back.columns) == ["asof", "naive", "aware", "mixed_object", "date"]
 
 
 def test_spreadsheet_frame_leaves_input_untouched() -> None:
@@ -573,3 +577,76 @@ def test_missing_optional_dependency_names_the_extra(
         ImportError, match=rf'pip install "{extra}"'.replace("[", r"\[").replace("]", r"\]")
     ):
         call(tmp_path)
+
+
+# --- Excel number formats, and CSV/Parquet names (CONTRACT §6) -----------------------------------
+
+
+def test_excel_cells_carry_number_and_date_formats(tmp_path: Path) -> None:
+    df = pd.DataFrame(
+        {
+            "symbol": ["AAPL", "MSFT"],
+            "date": pd.to_datetime(["2026-03-02", "2026-03-03"]),
+            "shares": pd.array([1200, None], dtype="Int64"),
+            "total_value": pd.array([1_234_567, 5], dtype="Int64"),
+            "price_per_share": [182.5, 9.125],
+            "ratio": [0.8571, 1.2],
+            "score": [0.2883, -0.5],
+            "year": pd.array([2026, 2025], dtype="Int64"),
+            "filed_at": pd.Series(
+                pd.to_datetime(["2026-03-02 13:30", "2026-03-03 09:00"])
+            ).dt.tz_localize("UTC"),
+            "flag": [True, False],
+        }
+    )
+    path = to_excel(df, tmp_path / "f.xlsx")
+    ws = openpyxl.load_workbook(path).worksheets[0]
+    header = [c.value for c in ws[1]]
+    assert header[-2] == "filed_at (UTC)"  # an Excel header may say UTC
+    formats = {name: ws.cell(row=2, column=i + 1).number_format for i, name in enumerate(header)}
+    assert formats == {
+        "symbol": "General",
+        "date": "yyyy-mm-dd",
+        "shares": "#,##0",
+        "total_value": "#,##0",
+        "price_per_share": "#,##0.00",
+        "ratio": "#,##0.00",
+        "score": "0.00##",
+        "year": "0",
+        "filed_at (UTC)": "yyyy-mm-dd hh:mm:ss",
+        "flag": "General",
+    }
+    # The values stay numbers and dates; an empty cell stays empty.
+    assert ws.cell(row=2, column=4).value == 1_234_567
+    assert ws.cell(row=3, column=3).value is None
+    assert ws.cell(row=2, column=2).value == dt.datetime(2026, 3, 2)
+
+
+def test_loaded_frames_export_with_formats_and_read_back_with_the_same_names(
+    client: md.Client, tmp_path: Path
+) -> None:
+    df = md.load_insider_trading("AAPL", limit=5, client=client)
+    ws = openpyxl.load_workbook(to_excel(df, tmp_path / "i.xlsx")).worksheets[0]
+    header = [c.value for c in ws[1]]
+    fmt = {h: ws.cell(row=2, column=i + 1).number_format for i, h in enumerate(header)}
+    assert fmt["shares"] == "#,##0" and fmt["total_value"] == "#,##0"
+    assert fmt["price_per_share"] == "#,##0.00" and fmt["date"] == "yyyy-mm-dd"
+    assert list(pd.read_csv(to_csv(df, tmp_path / "i.csv")).columns) == list(df.columns)
+    assert list(pd.read_parquet(to_parquet(df, tmp_path / "i.parquet")).columns) == list(df.columns)
+    forecast = md.load_forecast("AAPL", client=client)
+    back = pd.read_csv(to_csv(forecast, tmp_path / "f.csv"))
+    assert list(back.columns) == list(forecast.columns) and "last_updated" in back.columns
+
+
+def test_one_sheet_naming_rule(tmp_path: Path) -> None:
+    from mdframes import demo
+    from mdframes.export import sheet_name
+
+    assert demo.sheet_name is sheet_name
+    df = pd.DataFrame({"a": [1]})
+    df.attrs["dataset"] = "screener/congress/house"
+    by_attrs = openpyxl.load_workbook(to_excel(df, tmp_path / "a.xlsx")).sheetnames
+    by_key = openpyxl.load_workbook(
+        to_excel({"screener/congress/house": df}, tmp_path / "k.xlsx")
+    ).sheetnames
+    assert by_attrs == by_key == [sheet_name("screener/congress/house")]

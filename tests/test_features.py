@@ -129,6 +129,7 @@ def test_sandbox_data_exercises_the_hard_cases(frames: dict[str, pd.DataFrame]) 
     assert (mentions.dt.hour != 0).any()
 
 
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
 def test_empty_windows_give_zero_for_sums_and_counts_and_na_for_means_and_lasts(
     frames: dict[str, pd.DataFrame],
 ) -> None:
@@ -499,6 +500,7 @@ def test_lake_app_ratings_become_the_daily_view(
         pd.testing.assert_series_equal(merged[col], merged[f"{col}_derived"], check_names=False)
 
 
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
 def test_a_real_lake_gives_the_services_panel(server: Sandbox, tmp_path: Path) -> None:
     symbols = SYMBOLS[:2]
     datasets = sorted({f.dataset for f in md.features.CATALOG} - {"app_ratings_daily"})
@@ -508,7 +510,11 @@ def test_a_real_lake_gives_the_services_panel(server: Sandbox, tmp_path: Path) -
         from_lake = md.features.panel(symbols, START, END, source=lake)
         from_service = md.features.panel(symbols, START, END, client=client)
     pd.testing.assert_frame_equal(from_lake, from_service)
-    before_any_sync = md.features.panel(symbols, START, END, source=lake, known_at="2001-01-01")
+    with pytest.warns(md.KnowledgeTimeWarning) as caught:
+        before_any_sync = md.features.panel(symbols, START, END, source=lake, known_at="2001-01-01")
+    said = [w for w in caught if issubclass(w.category, md.KnowledgeTimeWarning)]
+    assert len(said) == 1 and "insider_trading" in str(said[0].message)
+    assert Path(said[0].filename).resolve() == Path(__file__).resolve()
     for name, (_, agg, _) in DEFINITIONS.items():
         empty = (before_any_sync[name] == 0).all() if agg in ("sum", "count") else None
         assert empty if empty is not None else before_any_sync[name].isna().all(), name

@@ -10,6 +10,7 @@ of that date, then the scalar panel).
 from __future__ import annotations
 
 import datetime as dt
+import multiprocessing
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -29,6 +30,7 @@ from .feature_reference import StandInLake, row_reference
 
 TODAY = dt.date(2026, 11, 30)
 HERE = Path(__file__).resolve()
+SPAWN = multiprocessing.get_context("spawn")
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +67,7 @@ def test_whole_catalog_before_app_history_gives_na_and_one_warning(server: Sandb
     assert set(coverage) == set(got.columns)
     for name in apps:
         assert coverage[name] == {"first": None, "non_null": 0.0}
-    assert coverage["news_count_7d"] == {"first": pd.Timestamp("2026-01-05"), "non_null": 1.0}
+    assert coverage["news_count_7d"] == {"first": "2026-01-05", "non_null": 1.0}
     message = str(_only(caught, md.DataQualityWarning).message)
     assert all(name in message for name in apps)
     assert "news_count_7d" not in message
@@ -369,7 +371,8 @@ def test_a_process_pool_gives_the_serial_panel(synced_lake: tuple[md.Lake, list[
         (lake, "2026-10-07", names),
         (frames, None, names),
     ]
-    with ProcessPoolExecutor(2) as pool:
+    # Spawned workers: a lake's Delta tables cannot be read in forked processes.
+    with ProcessPoolExecutor(2, mp_context=SPAWN) as pool:
         for source, known_at, features in cases:
             args = (ROW_SYMBOLS, "2026-06-01", "2026-10-20", features)
             serial = md.features.panel(*args, source=source, known_at=known_at)
@@ -378,7 +381,13 @@ def test_a_process_pool_gives_the_serial_panel(synced_lake: tuple[md.Lake, list[
             assert parallel.attrs == serial.attrs
 
 
-def test_a_process_pool_refuses_what_it_cannot_send() -> None:
+def test_a_process_pool_refuses_what_it_cannot_send(tmp_path: Path) -> None:
+    with (
+        ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool,
+        pytest.raises(md.InvalidParameterError, match="get_context\\('spawn'\\)"),
+    ):
+        md.features.panel("AAPL", "2026-04-01", "2026-04-30", "news_count_7d",
+                          source=md.Lake(tmp_path / "lake"), executor=pool)  # fmt: skip
     lambda_feature = Feature("x", "news", value=lambda df: df["sentiment"], agg="mean")
     with ProcessPoolExecutor(1) as pool, pytest.raises(md.InvalidParameterError, match="'x'"):
         md.features.panel("AAPL", "2026-04-01", "2026-04-30", [lambda_feature],
@@ -403,7 +412,7 @@ def test_write_panel_reads_back_equal_with_pandas_duckdb_and_polars(
             df.assign(_r=rank).sort_values(["date", "_r"]).drop(columns="_r").reset_index(drop=True)
         )
 
-    with ProcessPoolExecutor(2) as pool:
+    with ProcessPoolExecutor(2, mp_context=SPAWN) as pool:
         path = md.features.write_panel(tmp_path / "out", *args, source=lake, known_at="row",
                                        executor=pool, chunk=3)  # fmt: skip
     assert Path(path) == tmp_path / "out"
@@ -432,3 +441,25 @@ def test_write_panel_reads_back_equal_with_pandas_duckdb_and_polars(
         md.features.write_panel(path, *args, source=lake)
     with pytest.raises(md.InvalidParameterError, match="chunk"):
         md.features.write_panel(tmp_path / "x", *args, source=lake, chunk=0)
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_rows_before_the_first_sync_see_what_it_fetched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every date before the first sync: the panel as that sync left the lake. With nothing
+    revised within the panel, the cheaper anchor-only engine computes it (the version engine
+    is not called)."""
+    import sys
+
+    lake, symbols = _planted()
+    floor = min(pd.Timestamp(f["_fetched_at"].min()) for f in lake.frames.values())
+    names = ["sentiment_mean_7d", "sentiment_change_30d", "congress_net_buy_90d"]
+    args = (symbols, "2026-01-15", "2026-03-06", names)
+    want = md.features.panel(*args, source=lake, known_at=floor)
+
+    def refuse(*_: Any) -> None:
+        raise AssertionError("the version engine ran")
+
+    monkeypatch.setattr(sys.modules["mdframes.features.panel"], "compute_row", refuse)
+    got = md.features.panel(*args, source=lake, known_at="row")
+    pd.testing.assert_frame_equal(got, want, check_like=True)
+    assert got.attrs["knowledge"]["sentiment"]["rows"] == len(got)

@@ -191,8 +191,15 @@ def test_duplicate_records_are_soft() -> None:
         "awardId": "A-1",
         "awardAmount": 5.0,
         "awardType": "",
+        "awardingAgency": "DoD",
+        "awardingSubAgency": "Army",
+        "recipientName": "LMT",
         "startDate": "2026-01-02",
         "endDate": "",
+        "description": "x",
+        "naicsCode": "336411",
+        "naicsDescription": "Aircraft",
+        "contractAwardType": "",
         "cik": None,
     }
     body = envelope({"symbol": "LMT", "name": "LMT", "contracts": [contract, dict(contract)]})

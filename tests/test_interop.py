@@ -21,7 +21,7 @@ from mdframes.errors import InvalidParameterError
 from mdframes.interop import ARROW_METADATA_KEY, to_arrow, to_polars
 from mdframes.registry import REGISTRY
 
-from .test_loaders import valid_params
+from .conftest import valid_params
 
 SYMBOL_DATASETS = sorted(n for n, d in REGISTRY.items() if d.scope == "symbol")
 

@@ -1,4 +1,6 @@
-"""Other engines read a lake's folders directly, and a lake lives on S3 as well as on disk.
+"""Other engines read a lake: Delta readers its tables (``lake.path``), Parquet readers its
+file lists (``lake.files``), with equal rows and identifiers kept as text, before and after a
+compaction; and a lake lives on S3 as well as on disk.
 
 These need the ``lake-engines`` extra (Polars, Dask with distributed, PySpark, moto's S3
 server); ``.ci/run`` installs it in a step of its own and runs this file.
@@ -20,45 +22,113 @@ from mdframes.sandbox import Sandbox
 from .conftest import KEY
 
 SYMBOLS = ["AAPL", "0700", "MSFT"]
-KEY_COLUMNS = ["symbol", "award_id", "award_amount", "start_date", "_version"]
+NAME = "government_contracts"
+# Identifiers that must stay text in every engine: symbol "0700", cik "0000320193".
+KEY_COLUMNS = ["symbol", "award_id", "cik", "award_amount"]
 
 
 @pytest.fixture(scope="module")
-def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[md.Lake]:
-    """A lake holding two versions of some records, so engines see every stored row."""
+def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[md.Lake]:
+    """A lake holding two versions of some records (two syncs, so two data files)."""
     with Sandbox(extra_symbols=["0700"]) as server:
         client = md.Client(api_key=KEY, base_url=server.url, cache=False)
         client.sandbox = server
         lake = md.Lake(tmp_path_factory.mktemp("lake"), client=client)
-        lake.sync("government_contracts", SYMBOLS, progress=False)
+        lake.sync(NAME, SYMBOLS, progress=False)
         server.advance(days=30)  # awards modified in place meanwhile: new versions
-        report = lake.sync("government_contracts", SYMBOLS, progress=False)
+        report = lake.sync(NAME, SYMBOLS, progress=False)
         assert report.versions_added > 0
         yield lake
 
 
+@pytest.fixture(scope="module")
+def compacted(synced: md.Lake, tmp_path_factory: pytest.TempPathFactory) -> md.Lake:
+    """The same lake after a compaction that keeps the retired files (retain_hours): the
+    folder then holds every row twice, and only the table's file list is right."""
+    root = tmp_path_factory.mktemp("compacted") / "lake"
+    shutil.copytree(synced.root, root)
+    lake = md.Lake(root)
+    before = len(lake.files(NAME))
+    assert lake.compact(NAME) == {NAME: (before, 1)}
+    assert len(list(Path(lake.path(NAME)).glob("*.parquet"))) > len(lake.files(NAME))
+    return lake
+
+
+@pytest.fixture(params=["synced", "compacted"])
+def lake(request: pytest.FixtureRequest) -> md.Lake:
+    return request.getfixturevalue(request.param)
+
+
 def _expected(lake: md.Lake) -> pd.DataFrame:
-    return _normal(lake.read("government_contracts", history=True)[KEY_COLUMNS])
+    """Every stored version, as the lake reads them."""
+    return _normal(lake.read(NAME, history=True))
 
 
 def _normal(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows as comparable text, in one order (engines give their own dtypes and order)."""
     out = frame[KEY_COLUMNS].copy()
-    out["start_date"] = pd.to_datetime(out["start_date"]).dt.strftime("%Y-%m-%d")
     out = out.astype(object).where(out.notna(), None).astype(str)
     return out.sort_values(KEY_COLUMNS).reset_index(drop=True)
 
 
-def test_polars_reads_every_stored_row(lake: md.Lake) -> None:
+def _text_ids(frame: pd.DataFrame) -> None:
+    assert "0700" in set(frame["symbol"].astype(str))
+    ciks = frame["cik"].dropna().astype(str)
+    assert len(ciks) and all(len(c) == 10 and c.isdigit() for c in ciks)  # zeros kept
+    assert any(c.startswith("0") for c in ciks)
+
+
+def test_pyarrow_reads_the_files(lake: md.Lake) -> None:
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    table = pads.dataset(lake.files(NAME), format="parquet").to_table()
+    assert table.schema.field("symbol").type in (pa.string(), pa.large_string(), pa.string_view())
+    assert table.schema.field("cik").type in (pa.string(), pa.large_string(), pa.string_view())
+    frame = table.to_pandas()
+    _text_ids(frame)
+    pd.testing.assert_frame_equal(_normal(frame), _expected(lake))
+
+
+def test_deltalake_reads_the_table(lake: md.Lake) -> None:
+    from deltalake import DeltaTable
+
+    table = DeltaTable(lake.path(NAME))
+    assert sorted(table.file_uris()) == sorted(lake.files(NAME))
+    frame = table.to_pandas(columns=KEY_COLUMNS)
+    _text_ids(frame)
+    pd.testing.assert_frame_equal(_normal(frame), _expected(lake))
+
+
+def test_duckdb_reads_the_files(lake: md.Lake) -> None:
+    import duckdb
+
+    with duckdb.connect() as con:
+        files = {"files": lake.files(NAME)}
+        frame = con.sql("select * from read_parquet($files)", params=files).to_arrow_table()
+        frame = frame.to_pandas()  # DuckDB's .df() warns under pandas 3.1
+        count = con.execute(
+            "select count(*) from read_parquet($files) where symbol = '0700'",
+            {"files": lake.files(NAME)},
+        ).fetchone()
+    _text_ids(frame)
+    assert count is not None and count[0] == int((frame["symbol"] == "0700").sum()) > 0
+    pd.testing.assert_frame_equal(_normal(frame), _expected(lake))
+
+
+def test_polars_scans_the_delta_table(lake: md.Lake) -> None:
     pl = pytest.importorskip("polars", reason="Polars comes with the lake-engines extra")
-    frame = pl.read_parquet(lake.path("government_contracts") + "/*.parquet")
-    assert frame.schema["symbol"] == pl.String and "0700" in frame["symbol"].to_list()
-    lazy = pl.scan_parquet(lake.path("government_contracts") + "/*.parquet")
+    lazy = pl.scan_delta(lake.path(NAME))
+    frame = lazy.collect()
+    assert frame.schema["symbol"] == pl.String and frame.schema["cik"] == pl.String
     assert lazy.filter(pl.col("symbol") == "0700").collect().height > 0
+    _text_ids(frame.to_pandas())
     pd.testing.assert_frame_equal(_normal(frame.to_pandas()), _expected(lake))
+    files = pl.scan_parquet(lake.files(NAME)).collect()  # the file list, as documented
+    assert files.height == frame.height
 
 
-def test_dask_on_a_two_worker_cluster_reads_every_stored_row(lake: md.Lake) -> None:
+def test_dask_on_a_two_worker_cluster_reads_the_files(lake: md.Lake) -> None:
     dd = pytest.importorskip("dask.dataframe", reason="Dask comes with the lake-engines extra")
     distributed = pytest.importorskip("distributed", reason="in the lake-engines extra")
     with (
@@ -68,13 +138,13 @@ def test_dask_on_a_two_worker_cluster_reads_every_stored_row(lake: md.Lake) -> N
         distributed.Client(cluster) as dask_client,
     ):
         assert len(dask_client.scheduler_info()["workers"]) == 2
-        frame = dd.read_parquet(lake.path("government_contracts")).compute()
-    assert "0700" in set(frame["symbol"].astype(str))
+        frame = dd.read_parquet(lake.files(NAME)).compute()
+    _text_ids(frame)
     pd.testing.assert_frame_equal(_normal(frame), _expected(lake))
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs a Java runtime")
-def test_spark_reads_every_stored_row(lake: md.Lake) -> None:
+def test_spark_reads_the_files(lake: md.Lake) -> None:
     pytest.importorskip("pyspark", reason="PySpark comes with the lake-engines extra")
     from pyspark.sql import SparkSession
 
@@ -86,13 +156,13 @@ def test_spark_reads_every_stored_row(lake: md.Lake) -> None:
         .getOrCreate()
     )
     try:
-        df = spark.read.parquet(lake.path("government_contracts"))
-        assert dict(df.dtypes)["symbol"] == "string"
+        df = spark.read.parquet(*lake.files(NAME))
+        assert dict(df.dtypes)["symbol"] == "string" and dict(df.dtypes)["cik"] == "string"
         rows = [r.asDict() for r in df.select(*KEY_COLUMNS).collect()]
     finally:
         spark.stop()
     frame = pd.DataFrame(rows, columns=KEY_COLUMNS)
-    assert "0700" in set(frame["symbol"])
+    _text_ids(frame)
     pd.testing.assert_frame_equal(_normal(frame), _expected(lake))
 
 

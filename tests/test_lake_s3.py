@@ -242,3 +242,158 @@ def test_credentials_in_the_root_reach_the_store_but_no_error(s3_server: S3) -> 
             pass  # pragma: no cover
     assert "SuperSecret123" not in str(failed.value) and "AKIALEASETEST" not in str(failed.value)
     assert "_lease.json" in str(failed.value)
+
+
+# --- syncs into one S3 lake ------------------------------------------------------------------------
+
+
+def test_30_trials_of_two_processes_syncing_one_s3_lake_at_once(s3_server: S3) -> None:
+    import mdframes as md
+    from mdframes.sandbox import Sandbox
+
+    root = s3_server.uri(s3_server.bucket())
+    trials, slot = 30, 5.0
+    sides = {"left": ["AAPL", "MSFT"], "right": ["NVDA", "KO"]}
+    with Sandbox() as server:
+        t0 = time.time() + 8  # both workers have imported deltalake and mdframes by then
+        procs = {
+            name: subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.lake_sync_worker",
+                    root,
+                    server.url,
+                    str(trials),
+                    str(t0),
+                    str(slot),
+                    name,
+                    *symbols,
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+            )
+            for name, symbols in sides.items()
+        }
+        results: dict[int, list[dict]] = {}
+        for proc in procs.values():
+            out, err = proc.communicate(timeout=trials * slot + 300)
+            assert proc.returncode == 0, err
+            for line in out.splitlines():
+                got = json.loads(line)
+                results.setdefault(got["trial"], []).append(got)
+        assert sorted(results) == list(range(trials))
+        busy = 0
+        with md.Client(api_key="sandbox-key", base_url=server.url, cache=False) as client:
+            for i, both in results.items():
+                held = sorted(r["held"] for r in both if r["held"])
+                # One writer at a time: a second holder starts only after the first let go.
+                for (_, end), (start, _) in zip(held, held[1:], strict=False):
+                    assert start >= end, (i, both)
+                busy += sum(bool(r.get("busy")) for r in both)
+                lake = md.Lake(root.replace("/lake?", f"/lake/trial-{i}?"), client=client)
+                for r in both:
+                    if r["ok"]:  # every row of a sync that reported success is there
+                        rows = lake.read("sentiment", r["symbols"])
+                        expected = md.load_sentiment(r["symbols"], client=client)
+                        assert len(rows) == r["rows_added"] == len(expected) > 0, (i, r)
+                    else:
+                        assert r.get("busy") and "another writer" in r["error"], r
+                stored = (
+                    lake.read("sentiment", history=True) if any(r["ok"] for r in both) else None
+                )
+                wanted = sum(r["rows_added"] for r in both if r["ok"])
+                assert stored is None or len(stored) == wanted, i
+    print(f"{busy} of {trials} trials had one sync refused as busy")
+
+
+def test_a_commit_under_a_lost_lease_on_s3_fails_and_changes_nothing(s3_server: S3) -> None:
+    from deltalake import DeltaTable
+
+    import mdframes as md
+    from mdframes.lake.lease import ObjectLease
+    from mdframes.registry import REGISTRY
+    from mdframes.sandbox import Sandbox
+
+    root = s3_server.uri(s3_server.bucket())
+    with (
+        Sandbox() as server,
+        md.Client(api_key="sandbox-key", base_url=server.url, cache=False) as client,
+    ):
+        lake = md.Lake(root, client=client)
+        lake.sync("sentiment", ["AAPL"], progress=False)
+        a = md.Lake(root, client=client)._table(REGISTRY["sentiment"])
+        a.begin_writes()  # writer A's sync starts: it reads the table's transaction number
+        rows = a.scan(a.snapshot())
+        lease_a = open_lease(lake.storage, owner="writer A", ttl=2, heartbeat=1)
+        assert isinstance(lease_a, ObjectLease)
+        with lease_a.hold():
+            lease_a._stop.set()  # A stalls: its heartbeat stops (as a paused process's does)
+            time.sleep(2.5)  # its lease expires
+            md.Lake(root, client=client).sync("sentiment", ["MSFT"], progress=False)  # B
+            seen = md.Lake(root).read("sentiment", history=True)
+            version = DeltaTable(
+                lake.path("sentiment"), storage_options=lake.storage.delta_options()
+            ).version()
+            with pytest.raises(LakeBusyError, match="lost"):
+                a.append(rows.slice(0, 5), lease_a)  # A knows its lease is gone
+        # Even under a lease it holds again, A's stale transaction cannot commit.
+        with open_lease(lake.storage, owner="writer A again").hold() as again:
+            with pytest.raises(LakeBusyError, match="another writer committed"):
+                a.append(rows.slice(0, 5), again)
+        after = md.Lake(root).read("sentiment", history=True)
+        import pandas as pd
+
+        pd.testing.assert_frame_equal(after, seen)
+        dt_ = DeltaTable(lake.path("sentiment"), storage_options=lake.storage.delta_options())
+        assert dt_.version() == version
+
+
+def test_credentials_in_an_s3_root_work_everywhere_and_print_nowhere(
+    s3_server: S3, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # No credentials in the environment: the root's own reach pyarrow, deltalake and the lease.
+    import logging
+
+    import mdframes as md
+    from mdframes.sandbox import Sandbox
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    bucket = s3_server.bucket()
+    root = (
+        f"s3://AKIASURFACE:Surface5ecret@{bucket}/lake?endpoint_override={s3_server.endpoint}"
+        "&scheme=http&region=us-east-1"
+    )
+    caplog.set_level(logging.DEBUG, logger="mdframes")
+    shown: list[str] = []
+    with (
+        Sandbox() as server,
+        md.Client(api_key="sandbox-key", base_url=server.url, cache=False) as client,
+    ):
+        lake = md.Lake(root, client=client)
+        report = lake.sync("sentiment", ["AAPL"], progress=False)
+        assert report.complete and len(lake.read("sentiment")) > 0
+        shown += [
+            repr(lake),
+            str(report),
+            repr(report),
+            lake.path("sentiment"),
+            *lake.files("sentiment"),
+        ]
+        shown.append(lake.info().to_string())
+        with open_lease(lake.storage, owner="holder").hold():
+            with pytest.raises(LakeBusyError) as busy:
+                lake.sync("sentiment", ["MSFT"], progress=False)
+        shown.append(str(busy.value))
+        with pytest.raises(md.MdframesError) as missing:
+            md.Lake(root.replace(bucket, "no-such-bucket"), client=client).sync(
+                "sentiment", ["AAPL"], progress=False
+            )
+        shown.append(str(missing.value))
+        shown.append(repr(missing.value.__cause__ or missing.value.__context__ or ""))
+    shown.append(caplog.text)
+    for text in shown:
+        assert "Surface5ecret" not in text and "AKIASURFACE" not in text, text

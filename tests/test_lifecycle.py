@@ -198,3 +198,24 @@ def test_a_response_is_a_requests_response_for_after_send(server: Sandbox) -> No
     got: list[object] = []
     md.load_markets(client=_client(server, after_send=got.append))
     assert isinstance(got[0], requests.Response) and "X-RateLimit-Remaining" in got[0].headers
+
+
+def test_the_environments_proxy_is_read_once_and_still_used(
+    server: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdframes.sandbox.faults import FaultProxy
+
+    with FaultProxy(server.port) as proxy:  # forwards what it gets: a plain HTTP proxy here
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        client = _client(server)
+        assert len(md.load_markets(client=client)) == 20
+        assert proxy.count() == 1 and proxy.log[0].target.startswith("http://127.0.0.1")
+        # Read when the session was built: not on every request.
+        assert client.session.trust_env is False
+        assert client.session.proxies.get("http") == proxy.url
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        direct = _client(server)
+        assert len(md.load_markets(client=direct)) == 20
+        assert proxy.count() == 1  # bypassed, as NO_PROXY says

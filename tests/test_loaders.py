@@ -7,7 +7,6 @@ import math
 import warnings
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -15,60 +14,17 @@ import mdframes as md
 from mdframes import schemas
 from mdframes.frame import build_frame
 from mdframes.records import extract
-from mdframes.registry import REGISTRY, SCREENER_DATASETS, Dataset, Field, example_arguments
+from mdframes.registry import REGISTRY, SCREENER_DATASETS, Field
 from mdframes.sandbox import Sandbox
 
-from .conftest import KEY
+from .conftest import KEY, check_contract, expected_dtype_ok, load_example, valid_params
 
 V1_MARKET = "S&P 500"
 
 
-def valid_params(ds: Dataset) -> dict[str, Any]:
-    """The smallest valid call of a dataset: the registry's example, for one symbol."""
-    params = example_arguments(ds)
-    if isinstance(params.get("symbols"), list):
-        params["symbols"] = params["symbols"][0]
-    return params
-
-
-def expected_dtype_ok(f: Field, series: pd.Series) -> bool:
-    d = series.dtype
-    if f.kind in ("str", "cik"):
-        return isinstance(d, pd.StringDtype)
-    if f.kind == "date":
-        return d == np.dtype("datetime64[ns]")
-    if f.kind == "ts":
-        return isinstance(d, pd.DatetimeTZDtype) and str(d.tz) == "UTC"
-    if f.kind == "int":
-        return isinstance(d, pd.Int64Dtype)
-    if f.kind == "float":
-        return d == np.dtype("float64")
-    if f.kind == "cat":
-        if not isinstance(d, pd.CategoricalDtype):
-            return False
-        return not f.categories or list(d.categories) == list(f.categories)
-    if f.kind == "list":
-        return d == np.dtype(object) and series.dropna().map(lambda v: isinstance(v, list)).all()
-    return True
-
-
-def _load(ds: Dataset, client: md.Client, **extra: Any) -> pd.DataFrame:
-    params = valid_params(ds) | extra
-    symbols = params.pop("symbols", None)
-    return md.load(ds.name, symbols, client=client, **params)
-
-
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_dataset_has_contract_columns_and_dtypes(name: str, client: md.Client) -> None:
-    ds = REGISTRY[name]
-    df = _load(ds, client)
-    assert len(df) > 0, f"{name}: the sandbox should serve rows"
-    declared = ds.columns
-    assert list(df.columns[: len(declared)]) == declared
-    for f in ds.all_fields:
-        assert expected_dtype_ok(f, df[f.name]), f"{name}.{f.name}: {df[f.name].dtype}"
-    assert df.attrs["dataset"] == name
-    schemas.validate(df.copy(), name)
+    check_contract(name, client)
 
 
 @pytest.mark.parametrize(
@@ -77,7 +33,7 @@ def test_every_dataset_has_contract_columns_and_dtypes(name: str, client: md.Cli
 )
 def test_empty_window_gives_a_typed_empty_frame(name: str, client: md.Client) -> None:
     ds = REGISTRY[name]
-    df = _load(ds, client, start="2001-01-01", end="2001-01-31")
+    df = load_example(ds, client, start="2001-01-01", end="2001-01-31")
     assert df.shape[0] == 0
     assert list(df.columns[: len(ds.columns)]) == ds.columns
     for f in ds.all_fields:
@@ -116,7 +72,7 @@ RECORD_DATASETS = sorted(
 def test_values_match_the_raw_payload(name: str, client: md.Client) -> None:
     ds = REGISTRY[name]
     params = valid_params(ds)
-    df = _load(ds, client)
+    df = load_example(ds, client)
     symbols = params.pop("symbols", None)
     plan_params = {k: v for k, v in params.items()}
     if ds.param("chamber") is not None:

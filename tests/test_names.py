@@ -95,3 +95,17 @@ def test_difflib_has_one_home() -> None:
             if "difflib" in names:
                 users.append(path.name)
     assert users == ["registry.py"]
+
+
+def test_catalog_names_each_record_identity() -> None:
+    # CONTRACT §9/§10: the identity of a record, with the symbol, for every per-symbol dataset.
+    ids = md.datasets().set_index("name")["record_id"]
+    assert ids["sentiment"] == ["symbol", "date"]
+    assert ids["put_call_ratio"] == ["symbol", "date"]
+    assert ids["app_ratings"] == ["symbol", "platform", "app_id", "date"]
+    assert ids["app_ratings_daily"] == ["symbol", "date"]
+    per_symbol = md.datasets().query("scope == 'symbol' and version == 'v2'")
+    for name, record_id in zip(per_symbol["name"], per_symbol["record_id"], strict=True):
+        assert record_id and record_id[0] == "symbol", name
+        columns = set(get(name).columns)
+        assert {part.split("|")[0] for part in record_id} <= columns, name

@@ -357,8 +357,12 @@ def test_congress_trades_uses_given_bounds(tmp_path: Path) -> None:
         if isinstance(c, LineCollection)
         for seg in c.get_segments()
     ]
-    # "Under $1,000" starts at 0, drawn from 1 on the log scale; the unknown trade is left out.
-    assert sorted(segments) == [(1.0, 999.0), (10.0, 10.0), (20.0, 30.0)]
+    # "Under $1,000" has no lower bound on a log axis: no bar down to $1 (issue 18), a downward
+    # marker at its maximum instead; the unknown trade is left out.
+    assert sorted(segments) == [(10.0, 10.0), (20.0, 30.0)]
+    (under,) = [c for c in ax.collections if "(under)" in str(c.get_label())]
+    assert under.get_offsets()[:, 1].tolist() == [999.0]
+    assert min(lo for lo, _ in segments) >= 10.0
     render(ax, tmp_path)
 
 
@@ -480,7 +484,7 @@ def drawn_texts_of(axis) -> Iterator[tuple[str, object]]:
                     yield "tick label", label
 
 
-def assert_laid_out(ax, path: Path) -> None:
+def assert_laid_out(ax, path: Path, *, legend_row: bool = True) -> None:
     fig = ax.figure
     fig.savefig(path)  # no bbox_inches="tight": the figure as it is
     renderer = fig.canvas.get_renderer()
@@ -504,6 +508,8 @@ def assert_laid_out(ax, path: Path) -> None:
         for i, a in enumerate(boxes):
             for b in boxes[i + 1 :]:
                 assert not a.overlaps(b), f"tick labels overlap: {a.bounds} {b.bounds}"
+    if not legend_row:  # a heatmap: its colour bar names the bands
+        return
     legend = ax.get_legend()
     assert legend is not None
     area = ax.get_window_extent(renderer)
@@ -516,6 +522,12 @@ def assert_laid_out(ax, path: Path) -> None:
 def test_every_label_lies_inside_the_figure(name: str, tmp_path: Path) -> None:
     draw, frame = CHARTS[name]
     assert_laid_out(draw(frame()), tmp_path / f"{name}.png")
+
+
+def test_the_sentiment_heatmap_lies_inside_the_figure(tmp_path: Path, client: md.Client) -> None:
+    symbols = ["AAPL", "MSFT", "NVDA", "TSLA", "AMZN", "GOOGL", "META", "AMD"]
+    df = md.load_sentiment(symbols, start="2026-09-01", client=client)
+    assert_laid_out(plot.sentiment(df), tmp_path / "heatmap.png", legend_row=False)
 
 
 @pytest.mark.parametrize("name", list(CHARTS))
@@ -540,3 +552,79 @@ def test_labels_stay_inside_a_small_constrained_figure_of_the_callers(tmp_path: 
         draw(frame(), ax=ax)
     for ax in axes.ravel():
         assert_laid_out(ax, tmp_path / "grid.png")
+
+
+# --- issue 18: the flaws a newcomer saw --------------------------------------------------------
+
+
+def test_insider_legend_lists_only_groups_with_bars(tmp_path: Path) -> None:
+    # A $0 conversion is neutral but draws no bar: no "neutral" in the legend.
+    df = pd.DataFrame(
+        {
+            "symbol": ["AAPL"] * 3,
+            "date": pd.to_datetime(["2026-01-05", "2026-01-20", "2026-02-03"]),
+            "transaction_type": ["Purchase", "Conversion", "Sale"],
+            "total_value": pd.array([1000, 0, 500], dtype="Int64"),
+        }
+    )
+    ax = plot.insider_activity(df)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["acquisition", "disposition (below zero)"]
+    render(ax, tmp_path)
+
+
+def test_put_call_price_has_a_colour_of_its_own(tmp_path: Path) -> None:
+    from matplotlib.colors import to_hex
+
+    ax = plot.put_call(put_call_frame())
+    (price_ax,) = [a for a in ax.figure.axes if a is not ax]
+    ratio_colours = {
+        to_hex(line.get_color()) for line in ax.get_lines() if "ratio" in line.get_label()
+    }
+    price_colours = {to_hex(line.get_color()) for line in price_ax.get_lines()}
+    assert ratio_colours and price_colours and not ratio_colours & price_colours
+    render(ax, tmp_path)
+
+
+def test_put_call_several_symbols_never_share_a_colour() -> None:
+    from matplotlib.colors import to_hex
+
+    one = put_call_frame()
+    two = pd.concat([one, one.assign(symbol="MSFT")], ignore_index=True)
+    ax = plot.put_call(two)
+    (price_ax,) = [a for a in ax.figure.axes if a is not ax]
+    colours = [to_hex(line.get_color()) for line in ax.get_lines() if "ratio" in line.get_label()]
+    colours += [to_hex(line.get_color()) for line in price_ax.get_lines()]
+    assert len(colours) == 4 and len(set(colours)) == 4
+
+
+def test_sentiment_with_many_symbols_is_a_heatmap(tmp_path: Path) -> None:
+    from matplotlib.collections import QuadMesh
+
+    base = sentiment_frame()
+    symbols = ["AAPL", "MSFT", "NVDA", "TSLA", "AMZN", "META"]
+    many = pd.concat([base.assign(symbol=s) for s in symbols], ignore_index=True)
+    ax = plot.sentiment(many)
+    assert any(isinstance(c, QuadMesh) for c in ax.collections)
+    assert [t.get_text() for t in ax.get_yticklabels()] == symbols  # one row each, in order
+    assert not ax.get_lines()
+    render(ax, tmp_path)
+    few = plot.sentiment(many[many["symbol"].isin(symbols[:3])])
+    assert len([ln for ln in few.get_lines() if ln.get_label() in symbols]) == 3
+    forced = plot.sentiment(base, kind="heatmap")
+    assert any(isinstance(c, QuadMesh) for c in forced.collections)
+    with pytest.raises(md.InvalidParameterError):
+        plot.sentiment(base, kind="pie")
+
+
+def test_date_offset_names_every_month_the_ticks_span(tmp_path: Path) -> None:
+    # The forecast fan of issue 18: November days then December; the offset said "2026-Dec".
+    dates = pd.date_range("2026-11-23", "2026-12-04", freq="D")
+    df = pd.DataFrame({"symbol": "AAPL", "date": dates, "mid": 1.0, "lower": 0.5, "upper": 1.5})
+    ax = plot.forecast_fan(df)
+    ax.figure.canvas.draw()
+    assert ax.xaxis.get_offset_text().get_text() == "Nov\u2013Dec 2026"
+    inside = plot.forecast_fan(df[df["date"] < "2026-12-01"])
+    inside.figure.canvas.draw()
+    assert inside.xaxis.get_offset_text().get_text() == "Nov 2026"
+    render(ax, tmp_path)

@@ -87,9 +87,49 @@ def test_point_in_time_uses_the_entrys_deadline(widgets: md.Client) -> None:
     assert md.pit.legal_deadline("widgets", "published_date") is WIDGET_RULE
 
 
-# --- panels (features): the panel helper adds its test here -----------------------------------
-# It should show that a panel over ``widgets`` starts its load ``slack_days`` before the window
-# and a panel without a lookback at ``history_start``, and ties public times by ``event``.
+# --- panels (features) -------------------------------------------------------------------------
+
+
+class _Recorder:
+    """A lake-like source that records the window each read asks for."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame, self.starts = frame, []
+
+    def read(self, dataset: str, symbols: object = None, **kw: object) -> pd.DataFrame:
+        self.starts.append(kw.get("start"))
+        return self.frame
+
+
+def test_a_panel_reads_the_entrys_slack_history_start_and_event(widgets: md.Client) -> None:
+    import datetime as dt
+
+    from mdframes.features import Feature
+
+    count = Feature("widgets_90d", "widgets", agg="count", window=90)
+    size = Feature("widget_size", "widgets", value="size", agg="last", window=None)
+    # From the service: nothing before the entry's history start, NA there, coverage says so.
+    got = md.features.panel(["AAPL"], "2025-12-01", "2026-04-30", [size, count], client=widgets)
+    before = got.loc[:"2026-01-04"]
+    assert before["widget_size"].isna().all() and before["widgets_90d"].isna().all()
+    assert got.attrs["coverage"]["widget_size"]["first"] >= "2026-01-05"  # ISO text
+    # A 90-day count needs its whole window inside the history: from 2026-01-05 + 89 days.
+    assert got.loc[:"2026-04-03", "widgets_90d"].isna().all()
+    assert got.loc["2026-04-06":, "widgets_90d"].notna().all()
+    # The window asked for: 90 days plus the entry's slack (30) back; no lookback: the start.
+    frame = md.load("widgets", ["AAPL"], client=widgets, start="2026-01-05")
+    recorder = _Recorder(frame)
+    md.features.panel(["AAPL"], "2026-06-01", "2026-06-30", [count], source=recorder)
+    md.features.panel(["AAPL"], "2026-06-01", "2026-06-30", [size], source=recorder)
+    assert recorder.starts == [dt.date(2026, 6, 1) - dt.timedelta(days=120), dt.date(2026, 1, 5)]
+    # Rows public at the same moment: the later event (the entry's event column) is the latest,
+    # whatever the frame's order.
+    tie = frame.head(2).copy()
+    tie["published_date"] = pd.to_datetime(["2026-03-02"] * 2).astype(tie["published_date"].dtype)
+    tie["date"] = pd.to_datetime(["2026-02-27", "2026-02-20"]).astype(tie["date"].dtype)
+    tie["size"] = pd.array([7, 3], dtype=tie["size"].dtype)
+    last = md.features.panel("AAPL", "2026-03-02", "2026-03-02", [size], source={"widgets": tie})
+    assert last["widget_size"].tolist() == [7]
 
 
 # --- lake plans: the lake helper adds its test here -------------------------------------------

@@ -16,7 +16,7 @@ import mdframes as md
 from mdframes import schemas
 from mdframes.registry import REGISTRY, SEVERITY, Field
 
-from .test_loaders import _load
+from .conftest import KEY, load_example
 
 # column, kind of rule (a key of registry.SEVERITY), planting function
 Violation = tuple[str, str, Callable[[pd.DataFrame], None]]
@@ -51,7 +51,7 @@ def violations(name: str, df: pd.DataFrame) -> list[Violation]:
         if f.kind == "cik":
             out.append((col, "cik", setter(col, "12345")))
         required = any(r.name == "required" and r.columns == (col,) for r in schemas.rules(name))
-        if required or not f.nullable:
+        if required or not ds.nullable(f):
             out.append((col, "required" if required else "not_null", setter(col, None)))
         if f.kind == "list":
             out.append((col, "list", setter(col, "not a list")))
@@ -84,10 +84,8 @@ def violations(name: str, df: pd.DataFrame) -> list[Violation]:
 
 @pytest.fixture(scope="module")
 def frames(shared_sandbox) -> dict[str, pd.DataFrame]:
-    from .conftest import KEY
-
     client = md.Client(api_key=KEY, base_url=shared_sandbox.url, cache=False)
-    loaded = {name: _load(REGISTRY[name], client) for name in REGISTRY}
+    loaded = {name: load_example(REGISTRY[name], client) for name in REGISTRY}
     with warnings.catch_warnings():
         # pandera's first validation imports its optional backends; an installed pyspark
         # warns about pandas 3 on import. Done here, so "no warning on good data" below

@@ -27,6 +27,7 @@ from mdframes.features.training import TrainingSet
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
+from .feature_reference import StandInLake
 
 TODAY = dt.date(2026, 11, 30)  # a Monday
 SYMBOLS = ["AAPL", "KO", "GME"]
@@ -472,7 +473,9 @@ def test_a_training_set_survives_its_file(served_set: TrainingSet, tmp_path: Pat
     assert back.X.attrs == ts.X.attrs
     assert str(back.X["news_count_7d"].dtype) == "Int64"
     del ts.X.attrs["when"]
-    ts.X.to_parquet(tmp_path / "x.parquet")
+    plain = ts.X.copy()
+    plain.attrs = {}
+    plain.to_parquet(tmp_path / "x.parquet")
     with pytest.raises(md.InvalidParameterError, match="not a training set"):
         md.features.read_training_set(tmp_path / "x.parquet")
 
@@ -532,7 +535,11 @@ def test_a_lake_gives_the_services_set_and_labels_ignore_known_at(tmp_path: Path
     pd.testing.assert_series_equal(from_lake.y, from_service.y)
     pd.testing.assert_series_equal(from_lake.t1, from_service.t1)
     assert from_lake.info["source"] == str(tmp_path / "lake")
-    assert set(from_lake.info["versions"]) == {"put_call_ratio"}
+    # Each dataset's Delta table version, as deltalake reads it.
+    from deltalake import DeltaTable
+
+    version = DeltaTable(lake.path("put_call_ratio")).version()
+    assert from_lake.info["versions"] == {"put_call_ratio": version} and version >= 2
     # Known on the first day: the features stop there, the labels do not.
     pd.testing.assert_series_equal(
         first_day.X.loc["2026-12-02", "put_call_ratio_last"],
@@ -541,6 +548,76 @@ def test_a_lake_gives_the_services_set_and_labels_ignore_known_at(tmp_path: Path
     pd.testing.assert_series_equal(first_day.y, from_lake.y)
     assert from_lake.y.loc["2026-11-24"].notna().all()  # its label needs 2026-12-02's price
     assert first_day.info["known_at"] == "2026-11-30T23:00:00+00:00"
+
+
+def test_known_at_row_limits_the_features_and_never_the_labels(
+    served_prices: pd.DataFrame,
+) -> None:
+    """Prices and ratios known on their day, then revised 20 days later (planted versions):
+    with known_at="row" the features of a row never see a later revision, while the labels
+    use the revised (latest) prices everywhere."""
+    first = served_prices.assign(
+        _fetched_at=(served_prices["date"] + pd.Timedelta(hours=18)).dt.tz_localize("UTC")
+    )
+    revised = first[first["date"].between("2026-09-01", "2026-09-30")].assign(
+        ratio=lambda df: df["ratio"] * 2,
+        price=lambda df: df["price"] * 1.1,
+        _fetched_at=lambda df: df["_fetched_at"] + pd.Timedelta(days=20),
+    )
+    lake = StandInLake(
+        {"put_call_ratio": pd.concat([first, revised], ignore_index=True)},
+        {"put_call_ratio": ["symbol", "date"]},
+    )
+    lake.root = "s3://AKIAEXAMPLE:SECRETEXAMPLE@bucket/lake?secret_key=SECRETEXAMPLE"
+    args = (SYMBOLS, "2026-08-03", "2026-10-30", ["put_call_ratio_last"])
+    by_row = md.features.training_set(*args, source=lake, known_at="row")
+    assert by_row.info["source"] == "s3://***@bucket/lake?secret_key=***"  # no credential
+    latest = md.features.training_set(*args, source=lake)
+    pd.testing.assert_frame_equal(
+        by_row.X, md.features.panel(*args, source=lake, known_at="row"), check_like=True
+    )
+    september = by_row.X.loc["2026-09-01":"2026-09-30", "put_call_ratio_last"]
+    assert (september * 2).equals(latest.X.loc["2026-09-01":"2026-09-30", "put_call_ratio_last"])
+    # The labels are the latest prices' labels, revised ones included.
+    pd.testing.assert_series_equal(by_row.y, latest.y)
+    label = md.features.forward_return(5, prices=lake.read("put_call_ratio"))
+    given = md.features.training_set(*args, source=lake, label=label)
+    pd.testing.assert_series_equal(by_row.y, given.y)
+    assert by_row.info["known_at"] == "row"
+
+
+def test_errors_skip_keeps_an_unknown_symbol_with_na_features_and_labels(server: Sandbox) -> None:
+    symbols = ["AAPL", "ZZZZQ", "KO"]
+    with _client(server) as client:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ts = md.features.training_set(
+                symbols, "2026-04-01", "2026-04-30", ["put_call_ratio_last"], errors="skip",
+                client=client,
+            )  # fmt: skip
+        with pytest.raises(md.NotFoundError, match="ZZZZQ"):
+            md.features.training_set(
+                symbols, "2026-04-01", "2026-04-30", ["put_call_ratio_last"], client=client
+            )
+    skipped = [w for w in caught if issubclass(w.category, md.SkippedSymbolsWarning)]
+    assert len(skipped) == 1 and "ZZZZQ" in str(skipped[0].message)
+    assert list(ts.X.attrs["failed"]) == ["ZZZZQ"]
+    assert ts.y.xs("ZZZZQ", level="symbol").isna().all()
+    assert ts.y.xs("AAPL", level="symbol").notna().all()
+    assert list(ts.X.index.get_level_values("symbol")[:3]) == symbols
+
+
+def test_an_executor_gives_the_serial_training_set(served_prices: pd.DataFrame) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    source = {"put_call_ratio": served_prices}
+    args = (SYMBOLS, "2026-03-02", "2026-10-30", ["put_call_ratio_last", "put_call_ratio_mean_20d"])
+    serial = md.features.training_set(*args, source=source)
+    with ProcessPoolExecutor(2) as pool:
+        parallel = md.features.training_set(*args, source=source, executor=pool)
+    pd.testing.assert_frame_equal(parallel.X, serial.X)
+    pd.testing.assert_series_equal(parallel.y, serial.y)
+    pd.testing.assert_series_equal(parallel.t1, serial.t1)
 
 
 def _cli_env(server: Sandbox, tmp_path: Path) -> dict[str, str]:

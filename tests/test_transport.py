@@ -351,7 +351,7 @@ def test_an_unusable_cache_location_warns_and_loads_without_it(
 def test_an_interrupted_client_sends_nothing_until_the_next_load(sandbox: Sandbox) -> None:
     client = md.Client(api_key=KEY, base_url=sandbox.url, cache=False)
     md.load_markets(client=client)  # a pooled keep-alive connection now exists
-    client._interrupt()
+    client.interrupt()
     with pytest.raises(Cancelled):
         client.get("/v2/markets")
     assert sandbox.count() == 1

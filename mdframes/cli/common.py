@@ -112,7 +112,9 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
     p.add_argument(
-        "--no-validate", action="store_true", help="skip the pandera schema check of the frame"
+        "--no-validate",
+        action="store_true",
+        help="skip the data checks of the frame (types, ranges, vocabularies)",
     )
 
 

@@ -119,8 +119,9 @@ class Events:
     def _tie(self, keep: np.ndarray) -> np.ndarray | None:
         """Event dates, where they differ from the anchor: of rows public at the same moment,
         the one with the later event date is the latest."""
-        if "date" in self.frame.columns and REGISTRY[self.dataset].anchor != "date":
-            return utc_naive(self.frame["date"]).view(np.int64)[keep]  # NaT sorts first
+        event = REGISTRY[self.dataset].event
+        if event is not None and event in self.frame.columns:
+            return utc_naive(self.frame[event]).view(np.int64)[keep]  # NaT sorts first
         return None
 
     def ends(self, grid: Grid, back: int = 0) -> np.ndarray:

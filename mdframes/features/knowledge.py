@@ -50,30 +50,38 @@ def _fetched_ns(frame: pd.DataFrame) -> np.ndarray:
     return utc_naive(fetched).view(np.int64)
 
 
+def _compress(codes: np.ndarray) -> np.ndarray:
+    """Dense codes 0..k-1 for int64 ``codes`` (so that combining more parts cannot overflow)."""
+    return pd.factorize(codes)[0].astype(np.int64)
+
+
 def record_ids(frame: pd.DataFrame, key: list[str]) -> np.ndarray:
     """One integer per record: the key's parts (``"a|b"``: a, or b where a is null), and
     ``_n`` when the lake gives it (records sharing a key in one answer); without ``_n``, the
     rows sharing a key in one sync are told apart by their order."""
-    parts: dict[str, Any] = {}
-    for i, part in enumerate(key):
-        names = [n for n in part.split("|") if n in frame.columns]
+    n = len(frame)
+    ids = np.zeros(n, dtype=np.int64)
+    for part in key:
+        names = [c for c in part.split("|") if c in frame.columns]
         if not names:
             continue
         column = frame[names[0]]
         for other in names[1:]:
             column = column.astype("string").fillna(frame[other].astype("string"))
-        parts[f"k{i}"] = column.to_numpy()
-    table = pd.DataFrame(parts, index=frame.index)
+        codes, uniques = pd.factorize(column, use_na_sentinel=True)  # NA: its own value
+        ids = _compress(ids * (len(uniques) + 1) + (codes + 1))
     if "_n" in frame.columns:
-        table["_n"] = frame["_n"].to_numpy()
+        extra = pd.factorize(frame["_n"])[0].astype(np.int64)
     else:
         batch = frame["_sync_id"] if "_sync_id" in frame.columns else frame["_fetched_at"]
-        table["_n"] = (
-            table.assign(_b=batch.to_numpy()).groupby([*parts, "_b"], dropna=False).cumcount()
-        )
-    if table.empty or not len(table.columns):
-        return np.arange(len(frame), dtype=np.int64)
-    return table.groupby(list(table.columns), dropna=False, sort=False).ngroup().to_numpy()
+        batches = pd.factorize(batch)[0].astype(np.int64)
+        order = np.lexsort((np.arange(n), batches, ids))
+        same = np.zeros(n, dtype=bool)
+        same[1:] = (ids[order][1:] == ids[order][:-1]) & (batches[order][1:] == batches[order][:-1])
+        run_start = np.maximum.accumulate(np.where(same, 0, np.arange(n)))
+        extra = np.empty(n, dtype=np.int64)
+        extra[order] = np.arange(n) - run_start  # place among the rows of its key and sync
+    return _compress(ids * (int(extra.max(initial=0)) + 1) + extra)
 
 
 def next_fetched(frame: pd.DataFrame, key: list[str]) -> pd.Series:
@@ -137,43 +145,58 @@ class VersionEvents(Events):
         self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
         self.floor = floor
 
+    @property
+    def as_of_anchor(self) -> bool:
+        """Whether every version is visible from its public day on and none is superseded
+        within the panel: then per-row knowledge changes nothing, and the scalar engine
+        (cheaper) computes the same panel."""
+        return bool((self.enter == self.public).all() and (self.until > self.end_day).all())
+
 
 def _sums(
-    codes: np.ndarray, day: np.ndarray, vals: np.ndarray, grid: Grid, back: int
-) -> np.ndarray:
-    """Per cell (g, D): the sum of ``vals`` of symbol g's events with ``day <= D - back``."""
+    codes: np.ndarray,
+    day: np.ndarray,
+    values: list[np.ndarray],
+    grid: Grid,
+    backs: tuple[int, ...] = (0,),
+) -> list[list[np.ndarray]]:
+    """Per ``back``, per array of ``values`` and per cell (g, D): the sum over symbol g's
+    events with ``day <= D - back`` (one sort for all of them, one search per ``back``)."""
     keys = codes * SPAN + (day + OFF)
     order = np.argsort(keys, kind="stable")
-    keys, vals, codes = keys[order], vals[order], codes[order]
-    b = np.searchsorted(keys, grid.keys(back), side="right")
+    keys, codes = keys[order], codes[order]
+    values = [v[order] for v in values]
     a = np.searchsorted(codes, np.arange(grid.n_symbols), side="left")[grid.codes]
-    return _window_sums(vals, codes, a, b, grid)
+    out = []
+    for back in backs:
+        b = np.searchsorted(keys, grid.keys(back), side="right")
+        out.append([_window_sums(v, codes, a, b, grid) for v in values])
+    return out
 
 
 def _windowed(
-    ev: VersionEvents, rows: np.ndarray, vals: np.ndarray, n: int | None, grid: Grid
-) -> np.ndarray:
-    """Per cell: the sum of ``vals`` over the versions visible at D with public day in
-    ``(D - n, D]`` (all public days when ``n`` is None)."""
+    ev: VersionEvents, rows: np.ndarray, values: list[np.ndarray], n: int | None, grid: Grid
+) -> list[np.ndarray]:
+    """Per cell and per array of ``values``: the sum over the versions visible at D with
+    public day in ``(D - n, D]`` (all public days when ``n`` is None)."""
     codes, public = ev.codes[rows], ev.public[rows]
     enter, until = ev.enter[rows], ev.until[rows]
     gone = until <= ev.end_day
     e_codes = np.concatenate([codes, codes[gone]])
     e_day = np.concatenate([enter, until[gone]])
     e_public = np.concatenate([public, public[gone]])
-    e_vals = np.concatenate([vals, -vals[gone]])
-    total = _sums(e_codes, e_day, e_vals, grid, 0)
+    e_vals = [np.concatenate([v, -v[gone]]) for v in values]
     if n is None:
-        return total
+        return _sums(e_codes, e_day, e_vals, grid)[0]
+    total, old = _sums(e_codes, e_day, e_vals, grid, (0, n))
     late = np.flatnonzero(e_public < e_day)  # known after it became public
+    if not len(late):
+        return [t - o for t, o in zip(total, old, strict=True)]
+    late_vals = [v[late] for v in e_vals]
     start = np.maximum(e_day[late], e_public[late] + n)
-    stop = e_day[late] + n
-    return (
-        total
-        - _sums(e_codes, e_day, e_vals, grid, n)
-        - _sums(e_codes[late], start, e_vals[late], grid, 0)
-        + _sums(e_codes[late], stop, e_vals[late], grid, 0)
-    )
+    (enter_late,) = _sums(e_codes[late], start, late_vals, grid)
+    (leave_late,) = _sums(e_codes[late], e_day[late] + n, late_vals, grid)
+    return [t - o - s + e for t, o, s, e in zip(total, old, enter_late, leave_late, strict=True)]
 
 
 def _stab_max(
@@ -235,10 +258,10 @@ def compute_row(feature: Feature, ev: VersionEvents, grid: Grid) -> Any:
         out = vals[picked].astype("float64") - vals[np.maximum(prior, 0)].astype("float64")
         return _finish(feature, grid, out, ~ok, False)
     ones = np.ones(len(rows), dtype=np.int64)
-    counts = _windowed(ev, rows, ones, n, grid)
     if agg == "count":
+        (counts,) = _windowed(ev, rows, [ones], n, grid)
         return _finish(feature, grid, counts, np.zeros(grid.size, dtype=bool), True)
-    sums = _windowed(ev, rows, vals, n, grid)
+    counts, sums = _windowed(ev, rows, [ones, vals], n, grid)
     if agg == "sum":
         return _finish(feature, grid, sums, np.zeros(grid.size, dtype=bool), is_int)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -11,7 +11,7 @@ import datetime as dt
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import pandas as pd
@@ -72,8 +72,10 @@ def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
     if {"date", "symbol", "price"} <= set(frame.columns):
         dates, symbols, values = frame["date"], frame["symbol"], frame["price"]
     elif isinstance(frame.index, pd.DatetimeIndex) or frame.index.name == "date":
-        stacked = frame.rename_axis(index="date", columns="symbol").stack(future_stack=True)
-        stacked = stacked.rename("price").reset_index()
+        column = cast(
+            pd.Series, frame.rename_axis(index="date", columns="symbol").stack(future_stack=True)
+        )
+        stacked = column.rename("price").reset_index()
         dates, symbols, values = stacked["date"], stacked["symbol"], stacked["price"]
     else:
         raise InvalidParameterError(
@@ -116,7 +118,7 @@ def periods_after(dates: pd.DatetimeIndex, freq: Any, k: int) -> pd.DatetimeInde
     if k == 0 or not len(dates):
         return dates
     more = pd.date_range(dates[-1], periods=k + 1, freq=freq)[1:]
-    return dates.append(more.as_unit(dates.unit))
+    return pd.DatetimeIndex(dates.append(more.as_unit(dates.unit)))
 
 
 @dataclass(frozen=True)

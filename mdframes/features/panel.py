@@ -159,7 +159,11 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
             versions = VersionEvents(
                 frames[name], name, symbols, grid, record_key(name), request.floors.get(name)
             )
-            return {f.name: compute_row(f, versions, grid) for f in mine}
+            if not versions.as_of_anchor:
+                return {f.name: compute_row(f, versions, grid) for f in mine}
+            frame = versions.frame.iloc[np.sort(versions.take)]  # the visible versions
+            events = Events(frame, name, symbols, end_day)
+            return {f.name: compute_feature(f, events, grid) for f in mine}
         events = Events(frames[name], name, symbols, end_day)
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
@@ -235,7 +239,7 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
     cells = sum(r.cells for r in results)
     coverage: dict[str, dict[str, Any]] = {}
     for name in names:
-        firsts = [r.first.get(name) for r in results if r.first.get(name) is not None]
+        firsts = [f for r in results if (f := r.first.get(name)) is not None]
         count = sum(r.non_null.get(name, 0) for r in results)
         coverage[name] = {
             "first": min(firsts) if firsts else None,
@@ -356,7 +360,7 @@ def panel(
     else:
         check_executor(executor, request)
         out, results = run_panel(executor, request)
-    out.attrs = finish_attrs(request, results)
+    out.attrs.update(finish_attrs(request, results))
     return out
 
 

@@ -24,10 +24,27 @@ from .sources import lake_spec, open_lake
 
 __all__ = ["run_chunk", "write_chunk", "run_panel", "run_writes", "check_executor"]
 
-# A panel on an executor is cut into about this many tasks (so that two to four workers
-# stay busy to the end), of at most this many symbols each.
-_TASKS = 8
-_MAX_CHUNK = 250
+# A panel on an executor is cut into one task per worker: each task reads its datasets from
+# the lake, and a read of a few symbols costs nearly a read of all (the files hold every
+# symbol), so more tasks than workers only add reads. Tasks hold at most this many symbols.
+_MAX_CHUNK = 1000
+_DEFAULT_WORKERS = 2
+
+
+def _workers(executor: Executor) -> int:
+    """How many tasks ``executor`` runs at once, where it says (process and thread pools,
+    Dask's ``Client.get_executor()``); else a small default."""
+    count = getattr(executor, "_max_workers", None)
+    if isinstance(count, int) and count > 0:
+        return count
+    client = getattr(executor, "_client", None)
+    try:
+        threads = client.nthreads() if client is not None else None
+    except Exception:  # noqa: BLE001 - a cluster that cannot say: the default
+        threads = None
+    if isinstance(threads, Mapping) and threads:
+        return max(1, sum(int(n) for n in threads.values()))
+    return _DEFAULT_WORKERS
 
 
 def check_executor(executor: Any, request: Request) -> None:
@@ -44,6 +61,16 @@ def check_executor(executor: Any, request: Request) -> None:
             "inputs, and an API key is never shipped to workers (sync a lake first)",
             parameter="executor",
         )
+    if isinstance(executor, ProcessPoolExecutor) and not isinstance(request.source, Mapping):
+        context = getattr(executor, "_mp_context", None)
+        method = context.get_start_method() if context is not None else None
+        if method == "fork":
+            raise InvalidParameterError(
+                "a lake cannot be read in forked worker processes (its Delta tables' runtime "
+                "does not survive fork): create the pool with "
+                "ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))",
+                parameter="executor",
+            )
     if isinstance(executor, ProcessPoolExecutor):  # plain pickle: no lambdas
         for feature in request.features:
             try:
@@ -192,7 +219,7 @@ def _gather(futures: list[Future[ChunkResult]]) -> list[ChunkResult]:
 def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[ChunkResult]]:
     """The whole panel from chunks computed on ``executor``, in the serial panel's order."""
     n = len(request.symbols)
-    size = min(_MAX_CHUNK, max(1, -(-n // _TASKS)))
+    size = min(_MAX_CHUNK, max(1, -(-n // _workers(executor))))
     parts = _chunks(request.symbols, size)
     shipped = _shipments(request, parts)
     futures = [

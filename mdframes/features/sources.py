@@ -12,20 +12,23 @@ from __future__ import annotations
 import datetime as dt
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, cast, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
+from .._typing import Errors
 from ..errors import (
     AuthenticationError,
     ConfigurationError,
     InvalidParameterError,
+    KnowledgeTimeWarning,
     MdframesError,
     RateLimitError,
     SkippedSymbolsWarning,
+    warn,
 )
-from ..registry import APP_RATINGS_HISTORY_START, REGISTRY
+from ..registry import REGISTRY
 
 __all__ = [
     "LakeLike",
@@ -43,10 +46,6 @@ __all__ = [
 ]
 
 ROW: Final = "row"
-# Until the registry carries each dataset's deadline slack (issue 19), the disclosure lags
-# the service's trade-date filter misses: a load reaches this many days further back, so
-# that rows disclosed inside a window but traded before it are fetched too.
-_DISCLOSURE_SLACK: Final[dict[str, int]] = {"insider_trading": 365, "congress_trades": 365}
 
 
 @runtime_checkable
@@ -69,29 +68,24 @@ class LakeLike(Protocol):
 
 def base_name(dataset: str) -> str:
     """The dataset a lake or a dict stores for ``dataset`` (a view's source, else itself)."""
-    view_of = REGISTRY[dataset].view_of
-    return view_of[0] if view_of else dataset
+    return REGISTRY[dataset].base
 
 
 def history_start(dataset: str) -> dt.date | None:
-    """The first date the service has data for ``dataset`` (``None``: no known limit)."""
+    """The first date the service has data for ``dataset`` (``None``: no known limit), from
+    the registry entry (a view's, else its base dataset's)."""
     from ..params import to_date
 
     ds = REGISTRY[dataset]
-    if hasattr(ds, "history_start"):
-        value = getattr(ds, "history_start", None)
-        if value is None and ds.view_of:
-            value = getattr(REGISTRY[ds.view_of[0]], "history_start", None)
-    else:  # a registry before Dataset.history_start: the one dataset known to start late
-        value = APP_RATINGS_HISTORY_START if base_name(dataset) == "app_ratings" else None
+    value = ds.history_start or REGISTRY[ds.base].history_start
     return None if value is None else to_date(value, "history_start", dataset=dataset)
 
 
 def _slack_days(dataset: str) -> int:
-    deadline = getattr(REGISTRY[dataset], "deadline", None)
-    if deadline is not None:
-        return int(getattr(deadline, "slack_days", 0) or 0)
-    return _DISCLOSURE_SLACK.get(dataset, 0)
+    """Days a load reaches further back than the windows: the service filters on the event
+    date, while a row becomes public at its anchor, up to the deadline's slack later."""
+    deadline = REGISTRY[dataset].deadline
+    return 0 if deadline is None else deadline.slack_days
 
 
 def record_key(dataset: str) -> list[str]:
@@ -264,7 +258,9 @@ def _from_service(
         warnings.filterwarnings("ignore", category=SkippedSymbolsWarning)
         warnings.filterwarnings("ignore", message=r".*symbol\(s\) failed and were skipped")
         try:
-            return load(name, symbols, start=start, end=end, client=client, errors=errors)
+            return load(
+                name, symbols, start=start, end=end, client=client, errors=cast(Errors, errors)
+            )
         except MdframesError as exc:
             symbol = None if isinstance(exc, _NOT_A_SYMBOL) else _blame(exc, symbols)
             if symbol is not None and exc.args:
@@ -292,6 +288,7 @@ def fetch(
     (symbol -> error text; only the service fails per symbol)."""
     out: dict[str, pd.DataFrame] = {}
     failed: dict[str, dict[str, str]] = {}
+    unknown_then: list[str] = []
     for name, lookback in lookbacks.items():
         first = load_start(name, start, lookback)
         if isinstance(source, Mapping):
@@ -305,8 +302,22 @@ def fetch(
             frame = _from_service(client, name, symbols, first, end, errors)
             failed[name] = dict(frame.attrs.get("failed", {}))
         else:
-            frame = _from_lake(source, name, symbols, first, end, known_at)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", KnowledgeTimeWarning)
+                frame = _from_lake(source, name, symbols, first, end, known_at)
+            for w in caught:  # said once below, for every dataset at once
+                if issubclass(w.category, KnowledgeTimeWarning):
+                    unknown_then.append(name)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         out[name] = frame
+    if unknown_then:
+        warn(
+            f"known_at={known_at} is earlier than every stored version of "
+            f"{', '.join(dict.fromkeys(unknown_then))}: their features see no rows "
+            "(lake.info() shows when each dataset was first synced)",
+            KnowledgeTimeWarning,
+        )
     return out, failed
 
 

@@ -7,7 +7,6 @@ computes every feature of a dataset in one vectorised pass.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass
@@ -16,7 +15,7 @@ from typing import Any, Final
 import pandas as pd
 
 from ..errors import InvalidParameterError
-from ..registry import REGISTRY
+from ..registry import REGISTRY, resolve_name
 
 __all__ = ["Feature", "AGGREGATIONS", "Column", "resolve_features", "check_errors"]
 
@@ -170,24 +169,22 @@ class Feature:
 
 
 def _dataset_name(dataset: Any, feature: str) -> str:
+    usable = sorted(
+        n
+        for n, d in REGISTRY.items()
+        if d.scope == "symbol" and d.version == "v2" and d.anchor is not None
+    )
     if not isinstance(dataset, str):
         raise InvalidParameterError(
             f"feature {feature!r}: dataset must be a registry name", parameter="dataset"
         )
-    name = dataset.strip().replace("-", "_")
-    ds = REGISTRY.get(name)
-    if ds is None or ds.scope != "symbol" or ds.version != "v2" or ds.anchor is None:
-        usable = sorted(
-            n
-            for n, d in REGISTRY.items()
-            if d.scope == "symbol" and d.version == "v2" and d.anchor is not None
-        )
+    try:
+        return resolve_name(dataset, usable, what="dated per-symbol dataset", parameter="dataset")
+    except InvalidParameterError as exc:
         raise InvalidParameterError(
-            f"feature {feature!r}: {dataset!r} is not a dated per-symbol dataset; one of: "
-            f"{', '.join(usable)}",
+            f"feature {feature!r}: {dataset!r} is not a dated per-symbol dataset: {exc}",
             parameter="dataset",
-        )
-    return name
+        ) from None
 
 
 def resolve_features(features: Any) -> list[Feature]:
@@ -227,14 +224,14 @@ def resolve_features(features: Any) -> list[Feature]:
                 "name or an md.features.Feature",
                 parameter="features",
             )
-        found = by_name(item.strip().replace("-", "_").lower())
-        if found is None:
-            near = difflib.get_close_matches(item, names, n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else f"; the catalog: {', '.join(names)}"
+        try:
+            name = resolve_name(item, names, what="feature", parameter="features")
+        except InvalidParameterError as exc:
             raise InvalidParameterError(
-                f"unknown feature {item!r}{hint} (or pass md.features.Feature(...))",
-                parameter="features",
-            )
+                f"{exc} (or pass md.features.Feature(...))", parameter="features"
+            ) from None
+        found = by_name(name)
+        assert found is not None
         out.append(found)
     seen: set[str] = set()
     for f in out:

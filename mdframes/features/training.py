@@ -12,7 +12,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,7 @@ from ..errors import InvalidParameterError, MdframesError
 from ..params import to_utc
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panel import panel
-from .spec import Feature, resolve_features
+from .spec import Feature, check_errors, resolve_features
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
 
@@ -86,6 +86,8 @@ class TrainingSet:
     """
 
     def __init__(self, X: pd.DataFrame, y: pd.Series, t1: pd.Series, info: dict[str, Any]):
+        if not isinstance(X.index, pd.MultiIndex) or X.index.nlevels != 2:
+            raise InvalidParameterError("X must be indexed by (date, symbol)", parameter="X")
         if not (X.index.equals(y.index) and X.index.equals(t1.index)):
             raise InvalidParameterError("X, y and t1 must share one index", parameter="X")
         self.X = X
@@ -182,6 +184,8 @@ class TrainingSet:
             tests = [(b,) for b in range(n_blocks)]
         else:
             tests = list(itertools.combinations(range(n_blocks), k))
+        label = self.info.get("label", {})
+        reach = label.get("lag", 0) + label.get("horizon", 0) if label else "?"
         out = []
         for i, chosen in enumerate(tests):
             test = valid & np.isin(block, chosen)
@@ -198,9 +202,9 @@ class TrainingSet:
                 )
                 raise InvalidParameterError(
                     f"{method} fold {i + 1} of {len(tests)} (test {span}) has no training row "
-                    f"left after purging labels that overlap the test (they reach "
-                    f"{self.info['label'].get('horizon', '?')} periods) and the embargo of "
-                    f"{embargo}: use fewer splits, a smaller embargo or more dates",
+                    f"left after purging the labels that overlap the test's (a label reads "
+                    f"up to {reach} periods after its date) and the embargo of {embargo} "
+                    "periods: use fewer splits, a smaller embargo or more dates",
                     parameter="n_splits",
                 )
             out.append((np.flatnonzero(train), np.flatnonzero(test)))
@@ -237,6 +241,12 @@ class TrainingSet:
             "t1": self.t1.name,
             "info": self.info,
             "attrs": _encode(self.X.attrs),
+            # Parquet keeps these only up to the text dtypes' flavours (pandas' "str" and
+            # "string"), which read back the same way: the file says which each one was.
+            "index_dtypes": [
+                _dtype_text(level.dtype) for level in cast(pd.MultiIndex, self.X.index).levels
+            ],
+            "dtypes": {str(c): _dtype_text(self.X[c].dtype) for c in self.X.columns},
         }
         schema_meta = {**(table.schema.metadata or {}), _META: json.dumps(meta).encode()}
         pq.write_table(table.replace_schema_metadata(schema_meta), os.fspath(path))
@@ -275,7 +285,33 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
     y = data.pop(_Y).rename(meta["label"])
     t1 = data.pop(_T1).rename(meta["t1"])
     data.attrs = _decode(meta["attrs"])
-    return TrainingSet(data, y, t1, meta["info"])
+    if isinstance(data.index, pd.MultiIndex):
+        levels: list[Any] = [
+            level if level.dtype == _dtype_of(spec) else level.astype(_dtype_of(spec))
+            for level, spec in zip(data.index.levels, meta.get("index_dtypes", []), strict=False)
+        ]
+        if levels:
+            data.index = data.index.set_levels(levels)
+    for column, spec in meta.get("dtypes", {}).items():
+        if column in data.columns and data[column].dtype != _dtype_of(spec):
+            data[column] = data[column].astype(_dtype_of(spec))
+    return TrainingSet(data, y.set_axis(data.index), t1.set_axis(data.index), meta["info"])
+
+
+def _dtype_text(dtype: Any) -> dict[str, Any]:
+    if isinstance(dtype, pd.StringDtype):
+        return {
+            "name": "string",
+            "storage": dtype.storage,
+            "na": "nan" if dtype.na_value is np.nan else "NA",
+        }
+    return {"name": str(dtype)}
+
+
+def _dtype_of(spec: dict[str, Any]) -> Any:
+    if spec["name"] == "string":
+        return pd.StringDtype(spec["storage"], na_value=np.nan if spec["na"] == "nan" else pd.NA)
+    return pd.api.types.pandas_dtype(spec["name"])
 
 
 def _encode(value: Any) -> Any:
@@ -340,7 +376,10 @@ def _source_kind(source: Any) -> str:
         return "service"
     if isinstance(source, Mapping):
         return "frames"
-    return str(getattr(source, "root", type(source).__name__))
+    from ..lake.location import redact_root
+
+    # The root goes into info and the file: never a credential of its URI.
+    return redact_root(str(getattr(source, "root", type(source).__name__)))
 
 
 def _table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]:
@@ -352,7 +391,9 @@ def _table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]
     except ImportError:
         return dict.fromkeys(datasets)
     out: dict[str, int | None] = {}
-    options = getattr(lake, "storage_options", None)
+    # md.Lake's object-store settings, if any.
+    delta_options = getattr(getattr(lake, "storage", None), "delta_options", None)
+    options = delta_options() if callable(delta_options) else None
     for name in datasets:
         try:
             out[name] = int(DeltaTable(lake.path(name), storage_options=options).version())
@@ -459,10 +500,7 @@ def training_set(
             f"label must be md.features.forward_return(...), not {type(label).__name__}",
             parameter="label",
         )
-    if errors not in ("raise", "skip"):
-        raise InvalidParameterError(
-            f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors"
-        )
+    errors = check_errors(errors)
     wanted = resolve_features(features)
     if any(f.name == label.name for f in wanted):
         raise InvalidParameterError(
@@ -470,18 +508,20 @@ def training_set(
         )
     if label.prices is None:
         _price_frame(source)  # a dict without prices fails before the panel is computed
-    # The keywords the panel gained in 0.3, passed only when set, so that this works with
-    # any panel that has them.
-    extra: dict[str, Any] = {}
-    if errors != "raise":
-        extra["errors"] = errors
-    if executor is not None:
-        extra["executor"] = executor
-    if known_at is not None:
-        extra["known_at"] = known_at
-    X = panel(symbols, start, end, wanted, freq=freq, source=source, client=client, **extra)
+    X = panel(
+        symbols,
+        start,
+        end,
+        wanted,
+        freq=freq,
+        source=source,
+        known_at=known_at,
+        errors=errors,
+        executor=executor,
+        client=client,
+    )
 
-    dates, universe = _grid(X.index)
+    dates, universe = _grid(cast(pd.MultiIndex, X.index))
     offset = pd.tseries.frequencies.to_offset(freq)
     if len(dates):
         window = label.price_window(dates, offset)

@@ -1,8 +1,10 @@
-"""``mdframes sync`` and ``mdframes lake info|compact|sql|read``.
+"""``mdframes sync`` and ``mdframes lake info|check|repair|compact|upgrade|files|sql|read|changes``.
 
 :func:`register` adds the two commands to the ``mdframes`` parser; nothing here imports
-pyarrow until a command runs, so the core install's CLI stays light. Exit codes of ``sync``:
-0 all done, 3 work left pending (budget or rate limit), 1 failures.
+pyarrow until a command runs, so the core install's CLI stays light. Exit codes: 0 all done,
+3 work left pending (budget or rate limit), 1 failures (a failed symbol, a problem ``lake
+check`` found, a full disk or another OS error: one line ``mdframes sync: error: ...``, no
+traceback). A lake root's credentials never reach the output (see :func:`_guarded`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,17 @@ LAKE_EPILOG = """\
 examples:
   mdframes lake info
   mdframes lake read congress_trades NVDA --known-at 2026-10-01 --out nvda.csv
+  mdframes lake changes government_contracts --since 2026-11-01 --out revised.csv
   mdframes lake sql "select symbol, count(*) from insider_trading group by 1"
+  mdframes lake files insider_trading
+  mdframes lake check
+  mdframes lake repair
   mdframes lake compact
+  mdframes lake upgrade
+
+exit codes: 0 ok; 1 failures (lake check: problems found; a full disk or OS error); 2 bad input
 """
+ACTIONS = ("info", "check", "repair", "compact", "upgrade", "files", "sql", "read", "changes")
 
 
 def register(subcommands: Any) -> None:
@@ -63,15 +73,23 @@ def register(subcommands: Any) -> None:
     p = add_command(
         subcommands,
         "lake",
-        help="look into the lake: info, compact, sql QUERY, read DATASET",
-        description="Show, compact, query or read the local lake.",
+        help="look into the lake: info, check, repair, compact, upgrade, files, sql, read, changes",
+        description="Show, check, repair, compact, upgrade, query or read the lake. "
+        "Times: a date alone (YYYY-MM-DD) means the end of that day, UTC.",
         epilog=LAKE_EPILOG,
         run=_cmd_lake,
     )
-    p.add_argument("action", choices=("info", "compact", "sql", "read"))
-    p.add_argument("args", nargs="*", metavar="ARG", help="sql: QUERY; read: DATASET [SYMBOL...]")
+    p.add_argument("action", choices=ACTIONS)
+    p.add_argument(
+        "args",
+        nargs="*",
+        metavar="ARG",
+        help="files: DATASET; sql: QUERY; read, changes: DATASET [SYMBOL...]",
+    )
     p.add_argument("--known-at", dest="known_at", help="read: versions known at this time")
     p.add_argument("--as-of", dest="as_of", help="read: rows public at this time")
+    p.add_argument("--since", help="changes: revisions fetched after this time")
+    p.add_argument("--until", help="changes: revisions fetched at or before this time")
     p.add_argument("--out", metavar="FILE", help="write .csv, .xlsx or .parquet")
     _lake_option(p)
 
@@ -86,12 +104,16 @@ def split_words(words: list[str]) -> tuple[list[str], list[str]]:
     >>> split_words(["insider-trading", "sentiment", "AAPL", "MSFT"])
     (['insider-trading', 'sentiment'], ['AAPL', 'MSFT'])
     """
-    from ..registry import REGISTRY
+    from ..errors import InvalidParameterError
+    from ..registry import resolve_name
+    from .plan import dataset_names
 
-    names = {n.replace("-", "_") for n, ds in REGISTRY.items() if ds.lake}
+    names = dataset_names()
     datasets = []
     for word in words:
-        if word.strip().lower().replace("-", "_") not in names:
+        try:
+            resolve_name(word, names, what="lake dataset")
+        except InvalidParameterError:
             break
         datasets.append(word)
     symbols = [s for w in words[len(datasets) :] for s in w.split(",") if s]
@@ -108,14 +130,60 @@ def _open(args: argparse.Namespace) -> Any:
     return Lake(args.lake)
 
 
+def _dataset(name: str) -> str:
+    """A lake dataset's canonical name (``_``/``-`` and case aside), or a "did you mean"."""
+    from ..registry import resolve_name
+    from .plan import dataset_names
+
+    return resolve_name(name, dataset_names(), what="lake dataset", parameter="dataset")
+
+
+def _guarded(run: Any) -> Any:
+    """Run a lake command so that an OS error (a full disk, a permission) is one line, exit
+    1, and no message carries the lake root's credentials."""
+    import functools
+
+    @functools.wraps(run)
+    def guarded(args: argparse.Namespace) -> int:
+        from ..cli.common import CommandError
+        from ..errors import MdframesError, scrub
+        from .location import parse_root, redact_root
+
+        try:
+            secrets = parse_root(args.lake).secrets if args.lake else ()
+        except MdframesError:
+            secrets = ()
+        try:
+            return int(run(args))
+        except MdframesError as exc:
+            scrub(exc, *secrets)
+            exc.args = tuple(
+                _one_line(redact_root(a)) if isinstance(a, str) else a for a in exc.args
+            )
+            raise
+        except OSError as exc:
+            raise CommandError(_one_line(redact_root(str(scrub(exc, *secrets))))) from None
+
+    return guarded
+
+
+def _one_line(text: str) -> str:
+    """A message on one plain line: the object store's multi-line, coloured error chains
+    (``Generic error \\n  ↳ File too large``) become ``Generic error: File too large``."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    text = re.sub(r"\s*↳\s*", ": ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@_guarded
 def _cmd_sync(args: argparse.Namespace) -> int:
     from ..errors import InvalidParameterError
 
     datasets, symbols = split_words(args.words)
     if not datasets:
-        from .plan import resolve
-
-        resolve(args.words[0])  # raises with a "did you mean"
+        _dataset(args.words[0])  # raises with a "did you mean"
     if not symbols and not (args.market or args.region):
         needs = [d for d in datasets if not _cross(d)]
         if needs:
@@ -144,28 +212,55 @@ def _cross(name: str) -> bool:
     return mode_of(resolve(name)).cross
 
 
+@_guarded
 def _cmd_lake(args: argparse.Namespace) -> int:
     from ..cli.common import check_out, emit, render
     from ..errors import InvalidParameterError
 
+    action, words = args.action, list(args.args)
+    out = check_out(args.out)
+    wants = {"files": "DATASET", "sql": "QUERY", "read": "DATASET", "changes": "DATASET"}
+    if action in wants and not words:
+        raise InvalidParameterError(f"lake {action} needs a {wants[action]}", parameter="args")
+    if action not in ("read", "changes") and len(words) > (1 if action in wants else 0):
+        raise InvalidParameterError(
+            f"lake {action} takes {'one ' + wants[action] if action in wants else 'no ARG'}"
+            f"{' (quote it)' if action == 'sql' else ''}",
+            parameter="args",
+        )
+    if action in ("files", "read", "changes"):
+        words[0] = _dataset(words[0])
     lake = _open(args)
-    if args.action == "info":
+    if action == "info":
         print(render(lake.info(), max_rows=200))
         return 0
-    if args.action == "compact":
+    if action == "check":
+        found = lake.check()
+        print(render(found, max_rows=200))
+        return 0 if bool(found["ok"].all()) else 1
+    if action == "repair":
+        lost = lake.repair()
+        print(render(lost, max_rows=200) if len(lost) else "nothing to repair")
+        return 0
+    if action == "compact":
         for name, (before, after) in lake.compact().items():
             print(f"{name}: {before} -> {after} files")
         return 0
-    out = check_out(args.out)
-    if args.action == "sql":
-        if len(args.args) != 1:
-            raise InvalidParameterError("lake sql takes one QUERY (quote it)", parameter="query")
-        emit(lake.sql(args.args[0]), out)
+    if action == "upgrade":
+        done = lake.upgrade()
+        print("\n".join(f"{name}: converted" for name in done) or "nothing to upgrade")
         return 0
-    if not args.args:
-        raise InvalidParameterError("lake read needs a DATASET", parameter="dataset")
-    dataset, *symbols = args.args
-    symbols = [s for w in symbols for s in w.split(",") if s]
-    frame = lake.read(dataset, symbols or None, known_at=args.known_at, as_of=args.as_of)
+    if action == "files":
+        print("\n".join(lake.files(words[0])))
+        return 0
+    if action == "sql":
+        emit(lake.sql(words[0]), out)
+        return 0
+    dataset, *rest = words
+    symbols = [s for w in rest for s in w.split(",") if s] or None
+    if action == "read":
+        frame = lake.read(dataset, symbols, known_at=args.known_at, as_of=args.as_of)
+    else:
+        frame = lake.changes(dataset, symbols, since=args.since, until=args.until)
     emit(frame, out)
     return 0

@@ -246,6 +246,34 @@ class Lake:
             region=region,
         )
 
+    def changes(
+        self,
+        dataset: str,
+        symbols: str | Iterable[str] | None = None,
+        *,
+        since: Any = None,
+        until: Any = None,
+    ) -> pd.DataFrame:
+        """What the service revised: one row per changed field of a record between two
+        consecutive versions whose later version was fetched in (``since``, ``until``].
+
+        Columns: the record-id columns, ``field``, ``old``, ``new`` (text as the values
+        print), ``old_fetched_at``, ``new_fetched_at``, ``sync_id``. New records are not
+        changes; nothing changed gives an empty frame with these columns. A date alone means
+        the end of that day. Snapshot datasets raise ``InvalidParameterError`` (their history
+        is ``read(dataset, history=True)``).
+
+        Examples
+        --------
+        >>> lake.changes("government_contracts", since="2026-11-01")   # doctest: +SKIP
+        """
+        from .changes import changes, check_changes
+
+        ds = resolve(dataset)
+        since, until = check_changes(ds, since, until)
+        history = self.read(ds.name, symbols, history=True)
+        return changes(history, ds.lake_key, since=since, until=until)
+
     def sql(self, query: str, params: Any = None) -> pd.DataFrame:
         """Run DuckDB SQL over the lake; each dataset is a view ``<name>`` (latest versions)
         and ``<name>_history`` (every version); ``/`` and ``-`` become ``_`` in view names

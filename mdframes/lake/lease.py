@@ -106,23 +106,29 @@ class Lease:
 
 
 def open_lease(
-    store: Location | str | os.PathLike[str],
+    store: Any,
     *,
     owner: str,
     ttl: float = TTL,
     heartbeat: float = HEARTBEAT,
     poll: float = POLL,
 ) -> Lease:
-    """The writer lease of the lake at ``store``: a :class:`Location`, or a root as
-    :func:`~mdframes.lake.location.parse_root` takes it. ``owner`` says who holds it in
-    others' errors (e.g. ``"sync 000004"``); ``ttl``/``heartbeat`` are for tests.
+    """The writer lease of the lake at ``store``: a :class:`Location`, a root as
+    :func:`~mdframes.lake.location.parse_root` takes it, or the lake's storage object (its
+    ``root`` and ``options``, the ``storage_options=`` given). ``owner`` says who holds it
+    in others' errors (e.g. ``"sync 000004"``); ``ttl``/``heartbeat`` are for tests.
 
     Examples
     --------
     >>> open_lease("/tmp/lake", owner="compaction")  # doctest: +SKIP
     <LocalLease /tmp/lake/.lock>
     """
-    location = store if isinstance(store, Location) else parse_root(store)
+    if isinstance(store, Location):
+        location = store
+    elif isinstance(store, (str, os.PathLike)):
+        location = parse_root(store)
+    else:
+        location = parse_root(store.root, getattr(store, "options", None))
     if not isinstance(owner, str) or not owner:
         raise ValueError("owner must be a non-empty string")
     if location.local:
@@ -262,6 +268,8 @@ class ObjectLease(Lease):
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             if code in ("PreconditionFailed", "ConditionalRequestConflict") or status in (409, 412):
                 return _Conflict(code or str(status))
+            if code == "NoSuchBucket":
+                raise self._error(exc) from None
             if code in ("NoSuchKey", "404", "NotFound") or status == 404:
                 return _Missing()
             raise self._error(exc) from None
@@ -317,11 +325,17 @@ class ObjectLease(Lease):
     def hold(self, wait: bool = False) -> Iterator[Lease]:
         if self._etag is not None:
             raise RuntimeError("this lease is already held")
+        quick = 0
         while True:
             seen = self._try_take()
             if seen is None:
                 break
-            if seen.etag is None:  # a race we lost or a release we saw: look again now
+            if seen.etag is None and quick < 10:  # a race lost or a release seen: look again
+                quick += 1
+                continue
+            quick = 0
+            if seen.etag is None:  # the object comes and goes: let the others settle
+                time.sleep(self.poll)
                 continue
             if not wait:
                 raise LakeBusyError(self._busy_text(seen))

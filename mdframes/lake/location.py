@@ -69,17 +69,19 @@ _QUERY = {
     "secret_key": "AWS_SECRET_ACCESS_KEY",
     "session_token": "AWS_SESSION_TOKEN",
 }
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/@?#]*@")
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@?#\s'\"]*@")
 
 
 def redact_root(root: Any) -> str:
-    """A lake root as text with no credential: the URI's user part and secret query values
-    become ``***``.
+    """A lake root (or any text holding one) with no credential: a URI's user part and
+    secret query values become ``***``. The one way a lake root becomes text.
 
     Examples
     --------
     >>> redact_root("s3://AKIAX:s3cr3t@bucket/lake?region=eu-west-1&secret_key=abc")
     's3://***@bucket/lake?region=eu-west-1&secret_key=***'
+    >>> redact_root("cannot open s3://K:S@b/p: timeout")
+    'cannot open s3://***@b/p: timeout'
     >>> redact_root("/data/lake")
     '/data/lake'
     """
@@ -93,9 +95,16 @@ def redact_root(root: Any) -> str:
     )
 
 
+_KNOWN = frozenset(_ENV_KEYS) | SECRET_KEYS | {"AWS_ALLOW_HTTP", "AWS_VIRTUAL_HOSTED_STYLE_REQUEST"}
+
+
 def _normal_key(key: str) -> str:
+    """The lake's spelling of the keys it reads itself; any other key as given (deltalake
+    takes it as it is)."""
     upper = str(key).upper()
-    return _ALIASES.get(upper, upper)
+    if upper in _ALIASES:
+        return _ALIASES[upper]
+    return upper if upper in _KNOWN else str(key)
 
 
 @dataclass(frozen=True, repr=False)

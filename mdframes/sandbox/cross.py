@@ -294,11 +294,11 @@ def _record(tail: str, today: dt.date, i: int) -> dict[str, Any] | None:
         if len(_BUILT) > 64:  # many ``today`` values over a long session
             _BUILT.clear()
         cache = _BUILT.setdefault((tail, today), [_UNBUILT] * len(universe()))
-    rec = cache[i]
-    if rec is _UNBUILT:
+    if cache[i] is _UNBUILT:
         symbol, name, _ = universe()[i]
-        rec = cache[i] = _RECORDS[tail](symbol, name, today)
-    return rec  # type: ignore[return-value]
+        cache[i] = _RECORDS[tail](symbol, name, today)
+    rec: dict[str, Any] | None = cache[i]
+    return rec
 
 
 def screener_records(

@@ -16,8 +16,10 @@ import datetime as dt
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .._typing import DateLike
 from ..registry import MARKETS
 from .synth import KNOWN_SYMBOLS, SUFFIX_MARKETS, profile, seed_of
+from .world import as_day
 
 __all__ = [
     "MARKET_REGION",
@@ -163,7 +165,7 @@ def _schedule() -> tuple[ListingChange, ...]:
 
 
 def listing_changes(
-    start: dt.date | None = None, end: dt.date | None = None
+    start: DateLike | None = None, end: DateLike | None = None
 ) -> list[ListingChange]:
     """The listing schedule between ``start`` and ``end`` (inclusive), oldest first.
 
@@ -171,7 +173,8 @@ def listing_changes(
     >>> sorted(c.event for c in first)
     ['delisted', 'listed']
     """
-    lo, hi = start or dt.date.min, end or dt.date.max
+    lo = dt.date.min if start is None else as_day(start)
+    hi = dt.date.max if end is None else as_day(end)
     return [c for c in _schedule() if lo <= c.date <= hi]
 
 
@@ -247,11 +250,11 @@ def select(
     return tuple(out)
 
 
-def universe_symbols(today: dt.date) -> tuple[str, ...]:
+def universe_symbols(today: DateLike) -> tuple[str, ...]:
     """Every symbol listed on ``today``, in universe order (what ``/v2/tickers`` lists).
 
     >>> "AAPL" in universe_symbols(dt.date(2026, 11, 20))
     True
     """
     rows = universe()
-    return tuple(rows[i][0] for i in select(today))
+    return tuple(rows[i][0] for i in select(as_day(today)))

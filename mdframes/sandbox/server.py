@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from .._typing import DateLike
 from .context import Ctx, HttpError
 from .faults import FAULT_KINDS, FaultQueue, damage
 from .listings import is_served, served_symbols, span
@@ -128,7 +129,7 @@ class Sandbox:
         *,
         api_keys: Iterable[str] = ("sandbox-key",),
         forbidden_keys: Iterable[str] = ("forbidden-key",),
-        today: dt.date | str | None = None,
+        today: DateLike | None = None,
         latency: float = 0.0,
         rate_limit: int = 1_000_000,
         rate_window: float = 3600,
@@ -253,7 +254,7 @@ class Sandbox:
     def today(self, value: dt.date | str) -> None:
         self.set_today(value)
 
-    def set_today(self, day: dt.date | str) -> dt.date:
+    def set_today(self, day: DateLike) -> dt.date:
         """Move the clock to ``day`` (either way); answers from then on are those of that day.
 
         >>> Sandbox(today="2026-06-30").set_today("2026-07-02")
@@ -281,8 +282,8 @@ class Sandbox:
         self,
         dataset: str,
         symbols: str | Iterable[str],
-        start: dt.date | str | None = None,
-        end: dt.date | str | None = None,
+        start: DateLike | None = None,
+        end: DateLike | None = None,
     ) -> list[Revision]:
         """The in-place revisions the service makes to ``symbols``' records of ``dataset``
         between ``start`` and ``end`` (inclusive; both default to the sandbox's today), oldest
