@@ -147,9 +147,16 @@ def read(
                 f"dataset {since}); the frame is empty",
                 KnowledgeTimeWarning,
             )
+    scanned = table
     if not history:
         table = store.mode.latest(table, manifest)
-    table = sort_table(table, manifest, syms, cross)
+    # Rows come in stored order when the version's files hold disjoint symbol ranges (the
+    # log's statistics say so) and nothing reordered them since: no sort, no check then.
+    ordered = (
+        table is scanned and store.in_stored_order(snap) and (syms is None or syms == sorted(syms))
+    )
+    if not ordered:
+        table = sort_table(table, manifest, syms, cross)
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     frame = to_frame(table.select(keep), manifest)
     frame.attrs["dataset"] = ds.name

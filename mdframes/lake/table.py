@@ -220,6 +220,21 @@ class DatasetTable:
         self._snap = Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
         return self._snap
 
+    def in_stored_order(self, snap: Snapshot | None) -> bool:
+        """Whether reading the version's files one after another gives rows in stored order:
+        every file is written sorted (appends, compactions and conversions sort), and the
+        log's statistics show the files in order with disjoint symbol (or filter) ranges."""
+        if snap is None or len(snap.files) < 2:
+            return True
+        stats = snap.stats
+        key = "_scope" if self.mode.cross else "symbol"
+        if stats is None or f"min.{key}" not in stats.column_names:
+            return False
+        lows, highs = stats[f"min.{key}"].to_pylist(), stats[f"max.{key}"].to_pylist()
+        if None in lows or None in highs:
+            return False
+        return all(highs[i] < lows[i + 1] for i in range(len(lows) - 1))
+
     def _file_uri(self, path: str) -> str:
         if "://" in path or path.startswith("/"):
             return path
