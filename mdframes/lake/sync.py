@@ -111,61 +111,56 @@ class DatasetRun:
         return len(resumed)
 
     def run(self, bar: Any, frames: dict[str, pd.DataFrame] | None = None) -> None:
-        """Fetch every unit through one pool, in symbol order, and commit every
-        ``FLUSH_UNITS`` units (or ``FLUSH_ROWS`` rows) while the workers keep fetching, so the
-        rate-limit window is not left idle at batch edges. A batch is the finished prefix of
-        the units in symbol order: batches then hold disjoint symbol ranges, and a read of
-        an uncompacted table finds its files already in stored order (no sort)."""
-        if not self.units:
-            return
-        if self.sync.pacer.stopped:
+        """Fetch this dataset's units and store them (see :meth:`Sync.run_all`)."""
+        self.sync.run_all([self], bar, frames)
+
+    def prepare(self, frames: dict[str, pd.DataFrame] | None = None) -> list[Unit]:
+        """The units to fetch, in symbol order (none when the sync has stopped: then they
+        are pending)."""
+        self.frames = frames
+        if self.units and self.sync.pacer.stopped:
             for u in self.units:
                 self.sync.pend(u)
-            return
-        units = sorted(self.units, key=lambda u: (u.symbol or "", u.scope))
-        place = {id(u): i for i, u in enumerate(units)}
-        finished = [False] * len(units)
-        arrived: dict[int, tuple[Unit, pd.DataFrame, Any]] = {}
-        rows: dict[int, int] = {}
-        prefix = 0  # units[:prefix] have all finished
-        try:
-            for unit, outcome, fetched_at in self.sync.fetch(units):
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(requests=self.sync.pacer.sent, refresh=False)
-                i = place[id(unit)]
-                finished[i] = True
-                if isinstance(outcome, BaseException):
-                    self._failure(unit, outcome)
-                else:
-                    unit.pages = int(outcome.attrs.get("requests", 0))
-                    frame = header_columns(unit.ds, outcome)
-                    if frames is not None:
-                        frames[unit.id] = frame
-                    arrived[i] = (unit, frame, fetched_at)
-                    rows[i] = len(frame)
-                while prefix < len(units) and finished[prefix]:
-                    prefix += 1
-                ready = [k for k in arrived if k < prefix]
-                if len(ready) >= FLUSH_UNITS or sum(rows[k] for k in ready) >= FLUSH_ROWS:
-                    self._flush(arrived, rows, ready)
-                elif sum(rows.values()) >= 2 * FLUSH_ROWS:  # a stalled unit holds the prefix
-                    self._flush(arrived, rows, list(arrived))
-        except KeyboardInterrupt:
-            self._flush(arrived, rows, list(arrived))  # keep what came in: a few ms
-            raise
-        self._flush(arrived, rows, list(arrived), last=True)
+            self.units = []
+        self.ordered = sorted(self.units, key=lambda u: (u.symbol or "", u.scope))
+        self.place = {id(u): i for i, u in enumerate(self.ordered)}
+        self.finished = [False] * len(self.ordered)
+        self.arrived: dict[int, tuple[Unit, pd.DataFrame, Any]] = {}
+        self.rows: dict[int, int] = {}
+        self.prefix = 0  # ordered[:prefix] have all finished
+        return self.ordered
 
-    def _flush(
-        self,
-        arrived: dict[int, tuple[Unit, pd.DataFrame, Any]],
-        rows: dict[int, int],
-        which: list[int],
-        last: bool = False,
-    ) -> None:
-        batch = [arrived.pop(k) for k in sorted(which)]
+    def accept(self, unit: Unit, outcome: Any, fetched_at: Any) -> None:
+        """One unit's outcome; commits the finished prefix every ``FLUSH_UNITS`` units (or
+        ``FLUSH_ROWS`` rows). Batches are prefixes of the units in symbol order, so they hold
+        disjoint symbol ranges and a read of an uncompacted table needs no sort."""
+        i = self.place[id(unit)]
+        self.finished[i] = True
+        if isinstance(outcome, BaseException):
+            self._failure(unit, outcome)
+        else:
+            unit.pages = int(outcome.attrs.get("requests", 0))
+            frame = header_columns(unit.ds, outcome)
+            if self.frames is not None:
+                self.frames[unit.id] = frame
+            self.arrived[i] = (unit, frame, fetched_at)
+            self.rows[i] = len(frame)
+        while self.prefix < len(self.ordered) and self.finished[self.prefix]:
+            self.prefix += 1
+        ready = [k for k in self.arrived if k < self.prefix]
+        if len(ready) >= FLUSH_UNITS or sum(self.rows[k] for k in ready) >= FLUSH_ROWS:
+            self._flush(ready)
+        elif sum(self.rows.values()) >= 2 * FLUSH_ROWS:  # a stalled unit holds the prefix
+            self._flush(list(self.arrived))
+
+    def finish(self, interrupted: bool = False) -> None:
+        """Store what is left (after an interrupt too: what came in is kept)."""
+        self._flush(list(self.arrived), last=not interrupted)
+
+    def _flush(self, which: list[int], last: bool = False) -> None:
+        batch = [self.arrived.pop(k) for k in sorted(which)]
         for k in which:
-            rows.pop(k, None)
+            self.rows.pop(k, None)
         if batch or last:
             self._store(batch)
 
@@ -173,6 +168,9 @@ class DatasetRun:
         """Compare what arrived with the stored latest versions, in one pass, and commit."""
         units = [u for u, _, _ in arrived]
         summaries = {u.scope: f.attrs["summary"] for u, f, _ in arrived if "summary" in f.attrs}
+        if not arrived:  # failures only (or nothing): the state records them
+            self._record(units, summaries, committed=False)
+            return
         manifest = self.table.manifest or self.table.new_manifest()
         before = manifest.to_json()
         for _, frame, _ in arrived:
@@ -354,11 +352,35 @@ class Sync:
             print(self.report.plan, file=output(), flush=True)
         bar = self._bar(len(units))
         try:
-            for run in runs:
-                run.run(bar)
+            self.run_all(runs, bar)
         finally:
             if bar is not None:
                 bar.close()
+
+    def run_all(
+        self, runs: list[DatasetRun], bar: Any, frames: dict[str, pd.DataFrame] | None = None
+    ) -> None:
+        """Every dataset's units through one fetch pool (datasets one after another in the
+        queue, so the workers never wait at a dataset's end), each outcome handed to its
+        dataset's run, which commits while the workers keep fetching."""
+        owner: dict[int, DatasetRun] = {}
+        queue: list[Unit] = []
+        for run in runs:
+            for unit in run.prepare(frames):
+                owner[id(unit)] = run
+                queue.append(unit)
+        try:
+            for unit, outcome, fetched_at in self.fetch(queue) if queue else ():
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(requests=self.pacer.sent, refresh=False)
+                owner[id(unit)].accept(unit, outcome, fetched_at)
+        except KeyboardInterrupt:
+            for run in runs:
+                run.finish(interrupted=True)  # keep what came in: a few ms
+            raise
+        for run in runs:
+            run.finish()
 
     def _universe(self) -> list[str] | None:
         request = self.request
