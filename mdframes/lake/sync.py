@@ -47,13 +47,15 @@ _KEEP_SYNCS = 200  # sync log entries kept in the root state
 _KEEP_KEYS = 20  # remembered rate windows (one per key fingerprint)
 
 
-def key_fingerprint(api_key: str) -> str:
-    """A one-way fingerprint of an API key: the remembered rate window belongs to it.
+def key_fingerprint(service: str, api_key: str) -> str:
+    """A one-way fingerprint of a key at a service: the remembered rate window belongs to it
+    (the key itself is never stored).
 
-    >>> key_fingerprint("k") == key_fingerprint("k") != key_fingerprint("j")
+    >>> key_fingerprint("s", "k") == key_fingerprint("s", "k") != key_fingerprint("s", "j")
     True
     """
-    return hashlib.sha256(b"mdframes-lake-rate\0" + api_key.encode()).hexdigest()[:24]
+    message = f"mdframes-lake-rate\0{service}\0{api_key}".encode()
+    return hashlib.sha256(message).hexdigest()[:24]
 
 
 def read_root_state(storage: Storage) -> dict[str, Any]:
@@ -279,7 +281,7 @@ class Sync:
             resume = open_run if open_run and open_run.get("spec") == spec else None
             self.run_id = resume["id"] if resume else self.sync_id
             self.pacer = Pacer(self.request.budget, self.request.wait)
-            fingerprint = key_fingerprint(client._require()[1])
+            fingerprint = key_fingerprint(*client._require())
             held = root.get("rates")
             rates: dict[str, Any] = held if isinstance(held, dict) else {}
             root.pop("rate", None)  # 0.2 kept one window for the service: not this key's
