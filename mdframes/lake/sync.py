@@ -127,6 +127,7 @@ class DatasetRun:
         self.ordered = sorted(self.units, key=lambda u: (u.symbol or "", u.scope))
         self.place = {id(u): i for i, u in enumerate(self.ordered)}
         self.finished = [False] * len(self.ordered)
+        self.stored = [False] * len(self.ordered)  # came with rows (committed or to be)
         self.arrived: dict[int, tuple[Unit, pd.DataFrame, Any]] = {}
         self.rows: dict[int, int] = {}
         self.prefix = 0  # ordered[:prefix] have all finished
@@ -147,17 +148,39 @@ class DatasetRun:
                 self.frames[unit.id] = frame
             self.arrived[i] = (unit, frame, fetched_at)
             self.rows[i] = len(frame)
+            self.stored[i] = True
         while self.prefix < len(self.ordered) and self.finished[self.prefix]:
             self.prefix += 1
         ready = [k for k in self.arrived if k < self.prefix]
         if len(ready) >= FLUSH_UNITS or sum(self.rows[k] for k in ready) >= FLUSH_ROWS:
-            self._flush(ready)
+            for run in self._runs(ready):  # one commit per run: files keep disjoint ranges
+                self._flush(run)
         elif sum(self.rows.values()) >= 2 * FLUSH_ROWS:  # a stalled unit holds the prefix
-            self._flush(list(self.arrived))
+            for run in self._runs(list(self.arrived)):
+                self._flush(run)
+
+    def _runs(self, indices: list[int]) -> list[list[int]]:
+        """``indices`` (arrived units) in runs of consecutive units in symbol order."""
+        runs: list[list[int]] = []
+        for k in sorted(indices):
+            last = runs[-1][-1] if runs else None
+            # Units between two of a run must have finished without rows (failed): a unit
+            # committed earlier would put another file's symbols inside this one's range.
+            between = range(last + 1, k) if last is not None else range(0)
+            if last is not None and all(self.finished[j] and not self.stored[j] for j in between):
+                runs[-1].append(k)
+            else:
+                runs.append([k])
+        return runs
 
     def finish(self, interrupted: bool = False) -> None:
-        """Store what is left (after an interrupt too: what came in is kept)."""
-        self._flush(list(self.arrived), last=not interrupted)
+        """Store what is left (after an interrupt too: what came in is kept), one commit per
+        run of finished units, so that files keep disjoint symbol ranges."""
+        runs = self._runs(list(self.arrived))
+        for run in runs:
+            self._flush(run)
+        if not interrupted and not runs:
+            self._flush([], last=True)  # failures only: the state records them
 
     def _flush(self, which: list[int], last: bool = False) -> None:
         batch = [self.arrived.pop(k) for k in sorted(which)]
