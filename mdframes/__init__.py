@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import registry, v1
+from .appratings import app_ratings_long
 from .catalog import datasets, describe
 from .client import Client, get_default_client, set_default_client
 from .errors import (
@@ -42,7 +43,6 @@ from .errors import (
 from .export import read_parquet, to_csv, to_excel, to_parquet
 from .helpers import (
     analyst_changes,
-    app_ratings_long,
     congress_amount_bounds,
     expand_v1_forecast,
     insider_groups,

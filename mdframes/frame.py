@@ -48,9 +48,11 @@ def _all_iso_dates(distinct: set[Any]) -> bool:
     if not distinct:
         return True
     try:
-        return _DATE_LINES.fullmatch("\n".join(distinct)) is not None
+        lines = "\n".join(distinct)
     except TypeError:  # a value that is not text
         return False
+    # A newline inside a value would pass for a separator: one line per value.
+    return lines.count("\n") == len(distinct) - 1 and _DATE_LINES.fullmatch(lines) is not None
 
 
 def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:

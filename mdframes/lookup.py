@@ -125,14 +125,13 @@ def _rank(
                 by_symbol.setdefault(s, i)
                 by_name.setdefault(n, i)
         wanted = limit - len(found)
-        similar = []
+        rows: list[int] = []
         if " " not in key:
-            similar = closest_names(key, by_symbol, n=wanted, cutoff=_SIMILAR)
-        similar += closest_names(key, by_name, n=wanted, cutoff=_SIMILAR)
-        for match in similar:
-            hit = by_symbol.get(match, by_name.get(match))
-            if hit is not None and hit not in found:
-                found[hit] = 4
+            close = closest_names(key, by_symbol, n=wanted, cutoff=_SIMILAR)
+            rows += [by_symbol[c] for c in close]
+        rows += [by_name[c] for c in closest_names(key, by_name, n=wanted, cutoff=_SIMILAR)]
+        for row in rows:
+            found.setdefault(row, 4)
     order = sorted(found, key=lambda i: (found[i], len(folded[i][0]), folded[i][0], i))
     return [(i, found[i]) for i in order[:limit]]
 

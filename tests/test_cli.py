@@ -374,6 +374,7 @@ def test_missing_key_names_the_variable(
     code, _, err = run(capsys, "load", "sentiment", "AAPL")
     assert code == 1 and "MDFRAMES_API_KEY" in err
     assert len(err.strip().splitlines()) == 1
+    assert "api_key=" not in err  # the command line's words: the variable, no Client argument
 
 
 def test_missing_base_url_names_the_variable(
@@ -782,4 +783,7 @@ def test_cli_words_translate_python_hints() -> None:
     )
     assert cli_words("is the sandbox running? (md.sandbox.start())") == (
         "is the sandbox running? (`mdframes sandbox`)"
+    )
+    assert cli_words("no API key: pass api_key= or set the environment variable X") == (
+        "no API key: set the environment variable X"
     )

@@ -459,7 +459,7 @@ def test_rows_before_the_first_sync_see_what_it_fetched(monkeypatch: pytest.Monk
     def refuse(*_: Any) -> None:
         raise AssertionError("the version engine ran")
 
-    monkeypatch.setattr(sys.modules["mdframes.features.panel"], "compute_row", refuse)
+    monkeypatch.setattr(sys.modules["mdframes.features.chunk"], "compute_row", refuse)
     got = md.features.panel(*args, source=lake, known_at="row")
     pd.testing.assert_frame_equal(got, want, check_like=True)
     assert got.attrs["knowledge"]["sentiment"]["rows"] == len(got)

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 import mdframes as md
 from mdframes import helpers
+from mdframes.appratings import app_ratings_long
 from mdframes.errors import InvalidParameterError, ResponseFormatError
 from mdframes.helpers import (
     analyst_changes,
-    app_ratings_long,
     congress_amount_bounds,
     expand_v1_forecast,
     insider_groups,

@@ -355,9 +355,6 @@ DATE_PARAMETERS = {"start", "end", "as_of", "known_at", "date_from", "date_to", 
 DATES_BEING_TYPED = {
     "mdframes.lake.core.Lake.sync",  # issue 20 (the typed sync request)
     "mdframes.lake.core.Lake.read",  # issue 20
-    "mdframes.features.panel.panel",  # issue 21
-    "mdframes.features.panel.write_panel",  # issue 21
-    "mdframes.features.training.training_set",  # issue 21
     "mdframes.v1.load_sentiments",  # v1's own DateLike goes (ux)
     "mdframes.v1.load_app_ratings",
     "mdframes.v1.load_analyst_ratings",

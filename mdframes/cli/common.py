@@ -128,6 +128,8 @@ _PYTHON_TO_CLI = (
     (re.compile(r"(?:md\.)?datasets\(\)"), f"`{PROG} load --help`"),
     (re.compile(r"(?:md\.)?search\(text\)"), f"`{PROG} search TEXT`"),
     (re.compile(r"""errors=["']skip["']"""), "--errors skip"),
+    # The command line has no Client(...): the environment is its only way in.
+    (re.compile(r"\bpass (?:base_url|api_key)= or "), ""),
     (re.compile(r"\bdate_from="), "--start "),
     (re.compile(r"\bdate_to="), "--end "),
     (re.compile(r"\b(market|region|start|end|limit|chamber|type|view)=(?=\S)"), r"--\1 "),

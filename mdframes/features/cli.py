@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``mdframes features`` from parsed arguments; returns the exit code."""
     from ..cli.common import UsageError, check_out, emit, split_symbols
     from ..client import Client
+    from .definitions import resolve_features
     from .panel import panel
-    from .spec import resolve_features
 
     out = check_out(args.out)
     symbols = split_symbols(args.symbols)

@@ -7,16 +7,18 @@ congress amount bounds) are small named functions, so that the table stays decla
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 
+from ..errors import InvalidParameterError
 from ..helpers import congress_amount_bounds, insider_groups
+from ..registry import resolve_name
 from .spec import Feature
 
-__all__ = ["CATALOG", "catalog", "by_name"]
+__all__ = ["CATALOG", "catalog", "by_name", "resolve_features"]
 
 
 def _lookup(values: pd.Series, mapping: Mapping[str, int]) -> pd.Series:
@@ -279,3 +281,55 @@ def catalog() -> pd.DataFrame:
         rows, columns=["name", "dataset", "anchor", "window", "aggregation", "description"]
     )
     return out.astype({c: "string" for c in out.columns})
+
+
+def resolve_features(features: Any) -> list[Feature]:
+    """Catalog names and :class:`Feature` objects -> Features, checked for type, unknown
+    names and duplicate columns.
+
+    Examples
+    --------
+    >>> [f.name for f in resolve_features(["news_count_7d"])]
+    ['news_count_7d']
+    """
+    if features is None:
+        return list(CATALOG)
+    if isinstance(features, (str, Feature)):
+        items: list[Any] = [features]
+    elif isinstance(features, Iterable) and not isinstance(features, (bytes, dict)):
+        items = list(features)
+    else:
+        raise InvalidParameterError(
+            f"features must be a catalog name, an md.features.Feature or a list of them, not "
+            f"{type(features).__name__}",
+            parameter="features",
+        )
+    if not items:
+        raise InvalidParameterError("features is an empty list", parameter="features")
+    out: list[Feature] = []
+    names = [f.name for f in CATALOG]
+    for item in items:
+        if isinstance(item, Feature):
+            out.append(item)
+            continue
+        if not isinstance(item, str):
+            raise InvalidParameterError(
+                f"features holds {item!r} ({type(item).__name__}): each must be a catalog "
+                "name or an md.features.Feature",
+                parameter="features",
+            )
+        try:
+            name = resolve_name(item, names, what="feature", parameter="features")
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(
+                f"{exc} (or pass md.features.Feature(...))", parameter="features"
+            ) from None
+        found = by_name(name)
+        assert found is not None
+        out.append(found)
+    seen: set[str] = set()
+    for f in out:
+        if f.name in seen:
+            raise InvalidParameterError(f"feature {f.name!r} is listed twice", parameter="features")
+        seen.add(f.name)
+    return out

@@ -107,7 +107,6 @@ class VersionEvents(Events):
         symbols: list[str],
         grid: Grid,
         key: list[str],
-        floor: pd.Timestamp | None,
     ) -> None:
         frame = frame.reset_index(drop=True)
         frame.attrs = {**frame.attrs, "dataset": dataset}
@@ -122,8 +121,11 @@ class VersionEvents(Events):
         following = np.full(len(frame), NEVER, dtype=np.int64)
         same = ids[order][1:] == ids[order][:-1]
         following[order[:-1][same]] = fetched[order[1:][same]]
-        floor_ns = np.iinfo(np.int64).min if floor is None else pd.Timestamp(floor).value
-        # Fetched by the first sync: known from the start (rows before it use that sync).
+        # Per symbol, when its first sync ended: what that sync fetched is known from the start
+        # (rows dated before it use that sync). Per symbol, so that a chunk of symbols
+        # computes exactly what the whole panel does.
+        self.floors = _first_syncs(frame, codes, fetched, len(symbols))
+        floor_ns = np.where(codes >= 0, self.floors[np.maximum(codes, 0)], NEVER)
         known = np.where(fetched > floor_ns, fetched // NS_PER_DAY, low)
         until = np.where(following == NEVER, end_day + 1, following // NS_PER_DAY)
         until = np.where(following > floor_ns, until, low)
@@ -143,7 +145,16 @@ class VersionEvents(Events):
         self.until = np.minimum(until[self.take], end_day + 1)
         self.low, self.end_day = low, end_day
         self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
-        self.floor = floor
+
+    def knowledge(self, dates: pd.DatetimeIndex) -> tuple[int | None, int]:
+        """The earliest first sync of the symbols (ns since the epoch, UTC; None: nothing
+        stored) and the panel rows dated before their symbol's first sync."""
+        has = self.floors != NEVER
+        if not has.any():
+            return None, 0
+        days = day_numbers(dates.to_numpy(dtype="datetime64[ns]"))
+        first_days = self.floors[has] // NS_PER_DAY
+        return int(self.floors[has].min()), int(np.searchsorted(days, first_days).sum())
 
     @property
     def as_of_anchor(self) -> bool:
@@ -151,6 +162,31 @@ class VersionEvents(Events):
         within the panel: then per-row knowledge changes nothing, and the scalar engine
         (cheaper) computes the same panel."""
         return bool((self.enter == self.public).all() and (self.until > self.end_day).all())
+
+
+def _first_syncs(
+    frame: pd.DataFrame, codes: np.ndarray, fetched: np.ndarray, n_symbols: int
+) -> np.ndarray:
+    """Per symbol: the latest ``_fetched_at`` of the sync that stored its earliest version
+    (without ``_sync_id``: its earliest ``_fetched_at``); NEVER where it has none."""
+    out = np.full(n_symbols, NEVER, dtype=np.int64)
+    mine = codes >= 0
+    if not mine.any():
+        return out
+    np.minimum.at(out, codes[mine], fetched[mine])
+    if "_sync_id" not in frame.columns:
+        return out
+    syncs = pd.factorize(frame["_sync_id"])[0].astype(np.int64)
+    first_row = np.full(n_symbols, -1, dtype=np.int64)
+    rows = np.flatnonzero(mine)
+    order = rows[np.lexsort((rows, fetched[rows], codes[rows]))]
+    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
+    first_row[codes[order][starts]] = order[starts]
+    first_sync = np.where(first_row >= 0, syncs[np.maximum(first_row, 0)], -1)
+    same = mine & (syncs == first_sync[np.maximum(codes, 0)])
+    ends = np.full(n_symbols, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(ends, codes[same], fetched[same])
+    return np.where(first_row >= 0, ends, NEVER)
 
 
 def _sums(
@@ -267,11 +303,3 @@ def compute_row(feature: Feature, ev: VersionEvents, grid: Grid) -> Any:
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums.astype("float64") / counts
     return _finish(feature, grid, means, counts == 0, False)
-
-
-def relied_rows(floor: pd.Timestamp | None, dates: pd.DatetimeIndex, n_symbols: int) -> int:
-    """Rows whose date ended before the first sync (they use that sync's versions)."""
-    if floor is None:
-        return 0
-    first_day = pd.Timestamp(floor).tz_convert("UTC").tz_localize(None).normalize()
-    return int((dates < first_day).sum()) * n_symbols

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError
-from .panel import ChunkResult, Request, _index, compute
+from .chunk import ChunkResult, Request, compute, index_of
 from .sources import lake_spec, open_lake
 
 __all__ = ["run_chunk", "write_chunk", "run_panel", "run_writes", "check_executor"]
@@ -116,7 +116,6 @@ def run_chunk(
     features: list[Any],
     known_at: Any,
     errors: str,
-    floors: dict[str, Any],
 ) -> ChunkResult:
     """One chunk of a panel (run on a worker): opens the lake itself, or takes the frames.
 
@@ -125,12 +124,12 @@ def run_chunk(
     >>> import pandas as pd
     >>> from mdframes.features.definitions import by_name
     >>> r = run_chunk({"news": pd.DataFrame({"symbol": [], "date": []})}, ["AAPL"],
-    ...               pd.DatetimeIndex([]), [by_name("news_count_7d")], None, "raise", {})
+    ...               pd.DatetimeIndex([]), [by_name("news_count_7d")], None, "raise")
     >>> r.frame.shape
     (0, 1)
     """
     opened = source if isinstance(source, Mapping) else open_lake(source)
-    request = Request(list(symbols), dates, list(features), opened, known_at, errors, None, floors)
+    request = Request(list(symbols), dates, list(features), opened, known_at, errors, None)
     return compute(request, request.symbols)
 
 
@@ -203,7 +202,6 @@ def _args(request: Request, part: list[str], shipped: Any) -> tuple[Any, ...]:
         request.features,
         request.known_at,
         request.errors,
-        request.floors,
     )
 
 
@@ -237,7 +235,7 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
     order = np.argsort(np.concatenate(positions), kind="stable")
     frames = [r.frame for r in results]
     whole = pd.concat(frames).iloc[order]
-    whole.index = _index(request.dates, request.symbols)
+    whole.index = index_of(request.dates, request.symbols)
     for r in results:
         r.frame = None
     return whole, results
@@ -261,7 +259,6 @@ def run_writes(
                 request.known_at,
                 request.errors,
                 request.client,
-                request.floors,
             )
             results.append(_write_local(target, name, req))
         return results

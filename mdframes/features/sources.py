@@ -38,7 +38,6 @@ __all__ = [
     "base_name",
     "record_key",
     "daily_from_apps",
-    "first_sync",
     "lake_spec",
     "open_lake",
     "check_source",
@@ -170,14 +169,17 @@ def daily_versions(apps: pd.DataFrame) -> pd.DataFrame:
 
     frame = apps.reset_index(drop=True)
     superseded = next_fetched(frame, record_key("app_ratings"))
-    epochs = frame[["symbol", "date", "_fetched_at"]].drop_duplicates()
-    epochs = epochs.rename(columns={"_fetched_at": "_mdf_epoch"})
-    both = epochs.merge(frame.assign(_mdf_until=superseded), on=["symbol", "date"])
-    known = (both["_fetched_at"] <= both["_mdf_epoch"]) & (
-        both["_mdf_until"].isna() | (both["_mdf_until"] > both["_mdf_epoch"])
+    stamps = ["_fetched_at", *(["_sync_id"] if "_sync_id" in frame.columns else [])]
+    epochs = frame[["symbol", "date", *stamps]].drop_duplicates(["symbol", "date", "_fetched_at"])
+    epochs = epochs.rename(columns={c: f"_mdf{c}" for c in stamps})
+    both = epochs.merge(frame.drop(columns=stamps[1:]).assign(_mdf_until=superseded),
+                        on=["symbol", "date"])  # fmt: skip
+    known = (both["_fetched_at"] <= both["_mdf_fetched_at"]) & (
+        both["_mdf_until"].isna() | (both["_mdf_until"] > both["_mdf_fetched_at"])
     )
-    out = daily_from_apps(both[known.to_numpy()], by=("_mdf_epoch",))
-    out = out.rename(columns={"_mdf_epoch": "_fetched_at"})
+    by = tuple(f"_mdf{c}" for c in stamps)
+    out = daily_from_apps(both[known.to_numpy()], by=by)
+    out = out.rename(columns={f"_mdf{c}": c for c in stamps})
     out.attrs = {**apps.attrs, "dataset": "app_ratings_daily"}
     return out
 
@@ -319,23 +321,6 @@ def fetch(
             KnowledgeTimeWarning,
         )
     return out, failed
-
-
-def first_sync(lake: Any, dataset: str) -> pd.Timestamp | None:
-    """When the lake's first sync of ``dataset`` ended: the latest ``_fetched_at`` of the
-    sync that stored its earliest version (``None``: nothing stored)."""
-    from .engine import utc_naive
-
-    base = base_name(dataset)
-    frame = lake.read(base, columns=["symbol"], history=True)
-    if not len(frame):
-        return None
-    fetched = utc_naive(pd.to_datetime(frame["_fetched_at"], utc=True)).view(np.int64)
-    if "_sync_id" in frame.columns:
-        first_id = frame["_sync_id"].iloc[int(np.argmin(fetched))]
-        fetched = fetched[(frame["_sync_id"] == first_id).to_numpy()]
-        return pd.Timestamp(int(fetched.max()), tz="UTC")
-    return pd.Timestamp(int(fetched.min()), tz="UTC")
 
 
 # --- checking and shipping a source ---------------------------------------------------------------

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Final
 
 import pandas as pd
 
+from .._typing import Errors
 from ..errors import InvalidParameterError
 from ..registry import REGISTRY, resolve_name
 
-__all__ = ["Feature", "AGGREGATIONS", "Column", "resolve_features", "check_errors"]
+__all__ = ["Feature", "AGGREGATIONS", "Column", "check_errors"]
 
 # "change": latest value on or before D minus latest value on or before D - window.
 AGGREGATIONS: Final = ("sum", "mean", "count", "last", "change")
@@ -187,64 +188,10 @@ def _dataset_name(dataset: Any, feature: str) -> str:
         ) from None
 
 
-def resolve_features(features: Any) -> list[Feature]:
-    """Catalog names and :class:`Feature` objects -> Features, checked for type, unknown
-    names and duplicate columns.
-
-    Examples
-    --------
-    >>> [f.name for f in resolve_features(["news_count_7d"])]
-    ['news_count_7d']
-    """
-    from .definitions import CATALOG, by_name
-
-    if features is None:
-        return list(CATALOG)
-    if isinstance(features, (str, Feature)):
-        items: list[Any] = [features]
-    elif isinstance(features, Iterable) and not isinstance(features, (bytes, dict)):
-        items = list(features)
-    else:
-        raise InvalidParameterError(
-            f"features must be a catalog name, an md.features.Feature or a list of them, not "
-            f"{type(features).__name__}",
-            parameter="features",
-        )
-    if not items:
-        raise InvalidParameterError("features is an empty list", parameter="features")
-    out: list[Feature] = []
-    names = [f.name for f in CATALOG]
-    for item in items:
-        if isinstance(item, Feature):
-            out.append(item)
-            continue
-        if not isinstance(item, str):
-            raise InvalidParameterError(
-                f"features holds {item!r} ({type(item).__name__}): each must be a catalog "
-                "name or an md.features.Feature",
-                parameter="features",
-            )
-        try:
-            name = resolve_name(item, names, what="feature", parameter="features")
-        except InvalidParameterError as exc:
-            raise InvalidParameterError(
-                f"{exc} (or pass md.features.Feature(...))", parameter="features"
-            ) from None
-        found = by_name(name)
-        assert found is not None
-        out.append(found)
-    seen: set[str] = set()
-    for f in out:
-        if f.name in seen:
-            raise InvalidParameterError(f"feature {f.name!r} is listed twice", parameter="features")
-        seen.add(f.name)
-    return out
-
-
-def check_errors(errors: Any) -> str:
+def check_errors(errors: Any) -> Errors:
     """``errors`` as the loaders take it: ``"raise"`` or ``"skip"``."""
     if errors not in ("raise", "skip"):
         raise InvalidParameterError(
             f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors"
         )
-    return str(errors)
+    return "skip" if errors == "skip" else "raise"

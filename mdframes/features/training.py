@@ -12,16 +12,18 @@ import itertools
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, Literal, cast
 
 import numpy as np
 import pandas as pd
 
+from .._typing import DateLike, Errors, TimeLike
 from ..errors import InvalidParameterError, MdframesError
 from ..params import to_utc
+from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panel import panel
-from .spec import Feature, check_errors, resolve_features
+from .spec import Feature, check_errors
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
 
@@ -453,15 +455,15 @@ def _default_prices(
 
 def training_set(
     symbols: str | Iterable[str],
-    start: Any,
-    end: Any,
+    start: DateLike,
+    end: DateLike,
     features: Any = None,
     *,
     label: ForwardReturn | None = None,
     freq: Any = "B",
     source: Any = None,
-    known_at: Any = None,
-    errors: str = "raise",
+    known_at: TimeLike | Literal["row"] | None = None,
+    errors: Errors = "raise",
     executor: Any = None,
     client: Any = None,
 ) -> TrainingSet:

@@ -98,8 +98,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ..cli.common import CommandError, UsageError, split_symbols
     from ..client import Client
+    from .definitions import resolve_features
     from .labels import forward_return
-    from .spec import resolve_features
     from .training import training_set
 
     out = Path(args.out)

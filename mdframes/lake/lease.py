@@ -115,7 +115,7 @@ def open_lease(
 ) -> Lease:
     """The writer lease of the lake at ``store``: a :class:`Location`, a root as
     :func:`~mdframes.lake.location.parse_root` takes it, or the lake's storage object (its
-    ``root`` and ``options``, the ``storage_options=`` given). ``owner`` says who holds it
+    resolved ``location``). ``owner`` says who holds it
     in others' errors (e.g. ``"sync 000004"``); ``ttl``/``heartbeat`` are for tests.
 
     Examples
@@ -125,10 +125,12 @@ def open_lease(
     """
     if isinstance(store, Location):
         location = store
+    elif isinstance(getattr(store, "location", None), Location):
+        location = store.location  # the lake's storage, resolved once
     elif isinstance(store, (str, os.PathLike)):
         location = parse_root(store)
     else:
-        location = parse_root(store.root, getattr(store, "options", None))
+        raise TypeError(f"open_lease takes a lake root or its storage, not {type(store).__name__}")
     if not isinstance(owner, str) or not owner:
         raise ValueError("owner must be a non-empty string")
     if location.local:

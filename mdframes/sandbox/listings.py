@@ -13,6 +13,7 @@ it. Symbols outside the universe answer 404, as the real service would.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -78,28 +79,32 @@ def _letters(i: int, width: int, salt: int) -> str:
     return "".join(out)
 
 
+# Market -> the name of its i-th synthetic member (each market its own alphabet and suffix).
+_MEMBER_NAME: dict[str, Callable[[int], str]] = {
+    "NASDAQ": lambda i: _letters(i, 4, 11),
+    "NYSE": lambda i: _letters(i, 3, 5),
+    "ETFs": lambda i: _letters(i, 4, 300_001),
+    "OTC Market": lambda i: _letters(i, 4, 150_007) + "F",
+    "Commodities": lambda i: _letters(i, 2, 3) + "=F",
+    "Crypto Currencies": lambda i: _letters(i, 3, 17) + "-USD",
+    "Index Futures": lambda i: "^" + _letters(i, 3, 29),
+}
+
+
+def _foreign_member(market: str) -> Callable[[int], str]:
+    """Numbered codes (Hong Kong, Saudi Arabia) or letters, with the exchange's suffix."""
+    suffix = _SUFFIX_OF[market]
+    if market in ("HK Hang Seng", "Tadawul TASI"):
+        return lambda i: f"{1000 + i * 7:04d}{suffix}"
+    return lambda i: _letters(i, 3, 41 + len(market)) + suffix
+
+
 def _member_symbols(market: str, n: int) -> list[str]:
-    if market == "NASDAQ":
-        return [_letters(i, 4, 11) for i in range(n)]
-    if market == "NYSE":
-        return [_letters(i, 3, 5) for i in range(n)]
-    if market == "ETFs":
-        return [_letters(i, 4, 300_001) for i in range(n)]
-    if market == "OTC Market":
-        return [_letters(i, 4, 150_007) + "F" for i in range(n)]
     if market == "Foreign Exchange":
         pairs = [f"{a}{b}=X" for a in _CURRENCIES for b in _CURRENCIES if a != b]
         return pairs[:n]
-    if market == "Commodities":
-        return [_letters(i, 2, 3) + "=F" for i in range(n)]
-    if market == "Crypto Currencies":
-        return [_letters(i, 3, 17) + "-USD" for i in range(n)]
-    if market == "Index Futures":
-        return ["^" + _letters(i, 3, 29) for i in range(n)]
-    suffix = _SUFFIX_OF[market]
-    if market in ("HK Hang Seng", "Tadawul TASI"):
-        return [f"{1000 + i * 7:04d}{suffix}" for i in range(n)]
-    return [_letters(i, 3, 41 + len(market)) + suffix for i in range(n)]
+    name = _MEMBER_NAME.get(market) or _foreign_member(market)
+    return [name(i) for i in range(n)]
 
 
 @lru_cache(maxsize=1)

@@ -21,7 +21,7 @@ from urllib.parse import unquote
 
 import orjson
 
-from ..registry import REGISTRY, Dataset
+from ..registry import REGISTRY, Dataset, Param
 from . import declared
 from .context import Ctx, HttpError, status
 from .cross import DISCOVERY, recent_builder, screener_builder
@@ -145,31 +145,36 @@ def check_parts(ds: Dataset, parts: Mapping[str, str]) -> None:
                 )
 
 
+def _choice(p: Param, text: str) -> str:
+    if text not in p.choices:
+        raise HttpError(400, f"{p.wire} must be one of {', '.join(p.choices)}, got {text!r}")
+    return text
+
+
+def _text(p: Param, text: str) -> str:
+    if p.name == "market" and text not in MARKET_REGION:
+        raise HttpError(400, f"unknown market {text!r}; see /v2/markets")
+    if p.name == "region" and text not in REGIONS:
+        raise HttpError(400, f"unknown region {text!r}; see /v2/regions")
+    return text
+
+
+# Parameter kind -> the value the service reads from the query text, or a 400.
+_QUERY_VALUE: dict[str, Callable[[Param, str], Any]] = {
+    "date": lambda p, text: _date(p.wire, text),
+    "int": lambda p, text: _int(p.wire, text, p.lo, p.hi),
+    "choice": _choice,
+    "str": _text,
+}
+
+
 def check_query(ds: Dataset, query: Mapping[str, str]) -> dict[str, Any]:
     """Query parameters against the entry's ``params``: their values by Python name."""
-    values: dict[str, Any] = {}
-    for p in ds.params:
-        if p.wire.startswith("{"):
-            continue
-        text = query.get(p.wire)
-        if text is None or text == "":
-            continue
-        if p.kind == "date":
-            values[p.name] = _date(p.wire, text)
-        elif p.kind == "int":
-            values[p.name] = _int(p.wire, text, p.lo, p.hi)
-        elif p.kind == "choice":
-            if text not in p.choices:
-                raise HttpError(
-                    400, f"{p.wire} must be one of {', '.join(p.choices)}, got {text!r}"
-                )
-            values[p.name] = text
-        else:
-            if p.name == "market" and text not in MARKET_REGION:
-                raise HttpError(400, f"unknown market {text!r}; see /v2/markets")
-            if p.name == "region" and text not in REGIONS:
-                raise HttpError(400, f"unknown region {text!r}; see /v2/regions")
-            values[p.name] = text
+    values: dict[str, Any] = {
+        p.name: _QUERY_VALUE[p.kind](p, text)
+        for p in ds.params
+        if not p.in_path and (text := query.get(p.wire))  # absent or empty: not given
+    }
     start = next((values[n] for n in _START_NAMES if n in values), None)
     end = next((values[n] for n in _END_NAMES if n in values), None)
     if start is not None and end is not None and start > end:

@@ -1,0 +1,267 @@
+"""One chunk of a panel: the checked request, the work of one set of symbols and its result.
+
+:func:`compute` fetches each dataset once, runs the engine, marks what the datasets' history
+does not cover and the symbols that failed. :mod:`~mdframes.features.panel` runs it once or
+hands it to :mod:`~mdframes.features.scale` per chunk on an executor; both import it from
+here, so neither imports the other's callers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataQualityWarning, InvalidParameterError, SkippedSymbolsWarning, warn
+from ..params import check_symbols, to_date
+from .definitions import resolve_features
+from .engine import Events, Grid, day_numbers, result_dtype
+from .engine import compute as compute_feature
+from .knowledge import VersionEvents, compute_row
+from .sources import ROW, check_source, fetch, history_start, record_key
+from .spec import Feature, check_errors
+
+__all__ = ["compute", "prepare", "finish_attrs", "index_of", "dates_of", "Request", "ChunkResult"]
+
+_MAX_THREADS = 4
+
+
+def dates_of(start: Any, end: Any, freq: Any) -> pd.DatetimeIndex:
+    """The panel's dates: ``freq`` from ``start`` to ``end``, whole days only."""
+    first, last = to_date(start, "start"), to_date(end, "end")
+    if first > last:
+        raise InvalidParameterError(f"start {first} is after end {last}", parameter="start")
+    try:
+        dates = pd.date_range(first, last, freq=freq, name="date")
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(
+            f"freq={freq!r} is not a pandas frequency ({exc})", parameter="freq"
+        ) from None
+    if not (dates == dates.normalize()).all():
+        raise InvalidParameterError(
+            f"freq={freq!r} gives times within a day; a panel row is one calendar day",
+            parameter="freq",
+        )
+    return dates.as_unit("ns")
+
+
+@dataclass
+class Request:
+    """A checked panel request: everything but the symbols is the same for every chunk."""
+
+    symbols: list[str]
+    dates: pd.DatetimeIndex
+    features: list[Feature]
+    source: Any
+    known_at: pd.Timestamp | str | None
+    errors: str
+    client: Any = None
+
+
+@dataclass
+class ChunkResult:
+    """What one chunk gives back: its rows (or none when written where computed), per feature
+    the first date with a value and the non-null count, the failed symbols, and per dataset
+    (``known_at="row"``) the earliest first sync of its symbols (ns, UTC) and the rows dated
+    before their symbol's first sync."""
+
+    frame: pd.DataFrame | None
+    first: dict[str, pd.Timestamp | None]
+    non_null: dict[str, int]
+    cells: int
+    failed: dict[str, str]
+    relied: dict[str, tuple[int | None, int]]
+
+
+def prepare(
+    symbols: Any,
+    start: Any,
+    end: Any,
+    features: Any,
+    *,
+    freq: Any,
+    source: Any,
+    known_at: Any,
+    errors: Any,
+    client: Any,
+) -> Request:
+    """Every argument checked, before anything is read or requested."""
+    wanted = resolve_features(features)
+    universe = check_symbols(symbols)
+    dates = dates_of(start, end, freq)
+    errors = check_errors(errors)
+    known = check_source(source, known_at, client)
+    return Request(universe, dates, wanted, source, known, errors, client)
+
+
+def index_of(dates: pd.DatetimeIndex, symbols: list[str]) -> pd.MultiIndex:
+    return pd.MultiIndex.from_product(
+        [dates, pd.Index(symbols, dtype="string", name="symbol")], names=["date", "symbol"]
+    )
+
+
+def _covered_from(feature: Feature) -> dt.date | None:
+    """The first date the feature's dataset fully covers (sums and counts need their whole
+    window inside the dataset's history)."""
+    first = history_start(feature.dataset)
+    if first is None:
+        return None
+    days = feature.days if feature.agg in ("sum", "count") else None
+    return first + dt.timedelta(days=(days or 1) - 1)
+
+
+def compute(request: Request, symbols: list[str]) -> ChunkResult:
+    """The panel rows of ``symbols`` (all of the request's, or one chunk of them)."""
+    wanted, dates = request.features, request.dates
+    index = index_of(dates, symbols)
+    if not len(dates):
+        empty = pd.DataFrame(
+            {f.name: pd.Series(dtype=result_dtype(f, False)) for f in wanted}, index=index
+        )
+        return ChunkResult(empty, dict.fromkeys(empty.columns), {}, 0, {}, {})
+    lookbacks: dict[str, int | None] = {}
+    for f in wanted:
+        current = lookbacks.get(f.dataset, 0)
+        lookbacks[f.dataset] = (
+            None if current is None or f.lookback is None else max(current, f.lookback)
+        )
+    frames, failed = fetch(
+        lookbacks,
+        symbols,
+        dates[0].date(),
+        dates[-1].date(),
+        source=request.source,
+        known_at=request.known_at,
+        errors=request.errors,
+        client=request.client,
+    )
+    row = request.known_at == ROW
+    grid = Grid(dates, len(symbols), max((f.days or 0) for f in wanted))
+    for back in {0, *(f.days for f in wanted if f.days is not None)}:
+        grid.keys(back)  # filled before the threads share the grid
+    end_day = int(day_numbers(dates[-1:].to_numpy())[0])
+
+    relied: dict[str, tuple[int | None, int]] = {}
+
+    def one_dataset(name: str) -> dict[str, Any]:
+        mine = [f for f in wanted if f.dataset == name]
+        if row:
+            versions = VersionEvents(frames[name], name, symbols, grid, record_key(name))
+            relied[name] = versions.knowledge(dates)
+            if not versions.as_of_anchor:
+                return {f.name: compute_row(f, versions, grid) for f in mine}
+            frame = versions.frame.iloc[np.sort(versions.take)]  # the visible versions
+            events = Events(frame, name, symbols, end_day)
+            return {f.name: compute_feature(f, events, grid) for f in mine}
+        events = Events(frames[name], name, symbols, end_day)
+        return {f.name: compute_feature(f, events, grid) for f in mine}
+
+    # Datasets are independent, and numpy releases the GIL in its sorts, searches and
+    # gathers: a thread per core computes them side by side (the same result in any order).
+    columns: dict[str, Any] = {}
+    workers = min(len(frames), os.cpu_count() or 1, _MAX_THREADS)
+    if workers > 1:
+        # Biggest datasets first, so that no thread is left with a big one at the end.
+        order = sorted(frames, key=lambda n: -len(frames[n]))
+        with ThreadPoolExecutor(workers, thread_name_prefix="mdframes-features") as pool:
+            for part in pool.map(one_dataset, order):
+                columns.update(part)
+    else:
+        for name in frames:
+            columns.update(one_dataset(name))
+    out = pd.DataFrame({f.name: columns[f.name] for f in wanted}, index=index)
+
+    # Coverage: NA where the dataset has no history for the row's window.
+    row_dates = np.repeat(dates.to_numpy(), len(symbols))
+    for f in wanted:
+        covered = _covered_from(f)
+        if covered is not None:
+            out.loc[row_dates < np.datetime64(covered, "ns"), f.name] = pd.NA
+    # Failed symbols keep their rows, NA in the features of the datasets that failed them.
+    failed_text: dict[str, str] = {}
+    row_symbols = np.tile(np.asarray(symbols, dtype=object), len(dates))
+    for name, by_symbol in failed.items():
+        if not by_symbol:
+            continue
+        for symbol, text in by_symbol.items():
+            failed_text.setdefault(symbol, text)
+        hit = np.isin(row_symbols, list(by_symbol))
+        for f in wanted:
+            if f.dataset == name:
+                out.loc[hit, f.name] = pd.NA
+    failed_text = {s: failed_text[s] for s in symbols if s in failed_text}
+    first, non_null = _stats(out, dates, len(symbols))
+    relied = {name: relied[name] for name in lookbacks if name in relied}
+    return ChunkResult(out, first, non_null, len(out), failed_text, relied)
+
+
+def _stats(
+    out: pd.DataFrame, dates: pd.DatetimeIndex, n_symbols: int
+) -> tuple[dict[str, pd.Timestamp | None], dict[str, int]]:
+    first: dict[str, pd.Timestamp | None] = {}
+    non_null: dict[str, int] = {}
+    for name in out.columns:
+        has = out[name].notna().to_numpy().reshape(len(dates), n_symbols)
+        non_null[name] = int(has.sum())
+        any_date = np.flatnonzero(has.any(axis=1))
+        first[name] = dates[any_date[0]] if len(any_date) else None
+    return first, non_null
+
+
+def _iso(value: Any) -> Any:
+    """A date as ``YYYY-MM-DD``, an instant as ISO 8601 (UTC); anything else as it is."""
+    if isinstance(value, pd.Timestamp):
+        if value.tzinfo is None and value == value.normalize():
+            return value.date().isoformat()
+        return value.isoformat()
+    return value
+
+
+def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]:
+    """The panel's attrs from its chunks' results (the same for one chunk or many), and the
+    warnings: features with no value at all, symbols skipped."""
+    names = [f.name for f in request.features]
+    cells = sum(r.cells for r in results)
+    coverage: dict[str, dict[str, Any]] = {}
+    for name in names:
+        firsts = [day for r in results if (day := r.first.get(name)) is not None]
+        count = sum(r.non_null.get(name, 0) for r in results)
+        coverage[name] = {
+            "first": min(firsts) if firsts else None,
+            "non_null": count / cells if cells else 0.0,
+        }
+    failed: dict[str, str] = {}
+    for r in results:
+        failed.update(r.failed)
+    empty = [n for n in names if coverage[n]["first"] is None]
+    for entry in coverage.values():  # attrs stay JSON: panel.to_parquet() writes them as such
+        entry["first"] = _iso(entry["first"])
+    attrs: dict[str, Any] = {"features": names, "coverage": coverage, "failed": failed}
+    if request.known_at is not None:
+        attrs["known_at"] = _iso(request.known_at)
+    if request.known_at == ROW:
+        knowledge = {}
+        for name in dict.fromkeys(f.dataset for f in request.features):
+            floors = [ns for r in results if (ns := r.relied.get(name, (None, 0))[0]) is not None]
+            first_sync = pd.Timestamp(min(floors), tz="UTC") if floors else None
+            rows = sum(r.relied.get(name, (None, 0))[1] for r in results)
+            knowledge[name] = {"first_sync": _iso(first_sync), "rows": rows}
+        attrs["knowledge"] = knowledge
+    if empty and cells:
+        warn(
+            f"features with no value at all in this panel: {', '.join(empty)} (their "
+            "datasets have no rows for these symbols and dates; see panel.attrs['coverage'])",
+            DataQualityWarning,
+        )
+    if failed:
+        warn(
+            f"{len(failed)} symbol(s) failed and kept NA features: {', '.join(failed)} "
+            "(errors in panel.attrs['failed'])",
+            SkippedSymbolsWarning,
+        )
+    return attrs
