@@ -340,8 +340,10 @@ class DatasetTable:
             ranges: list[tuple[Any, Any]] = []
             for i in range(meta.num_row_groups):
                 stats = meta.row_group(i).column(column).statistics if column >= 0 else None
-                has = stats is not None and stats.has_min_max
-                ranges.append((stats.min, stats.max) if has else (None, None))
+                if stats is not None and stats.has_min_max:
+                    ranges.append((stats.min, stats.max))
+                else:
+                    ranges.append((None, None))
             out.append((handle, ranges))
         self._handles = ((snap.version, tuple(snap.files)), out)
         return out
