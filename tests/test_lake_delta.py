@@ -490,3 +490,51 @@ def test_readers_during_compactions_in_another_process_see_every_row_once(
     assert (errors, wrong) == (0, [])
     assert reads >= len(names)
     assert all(len(lake.files(n)) == 1 for n in names)
+
+
+def test_symbol_reads_pick_row_groups_by_their_statistics(
+    lake: md.Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files of many small row groups (as a large table has): a read of some symbols reads
+    the row groups their statistics allow and gives what filtering the whole table gives."""
+    import pyarrow.parquet as pq
+
+    import mdframes.lake.table as table_module
+
+    monkeypatch.setattr(table_module, "ROW_GROUP", 100)
+    lake.sync("sentiment", ["AAPL", "MSFT", "NVDA", "0700"], progress=False)
+    lake.compact()
+    (path,) = lake.files("sentiment")
+    assert pq.ParquetFile(path).metadata.num_row_groups > 20
+    everything = lake.read("sentiment")
+    for symbols in (["MSFT"], ["NVDA", "0700"], ["AAPL", "NVDA"]):
+        got = lake.read("sentiment", symbols, start="2026-06-01", known_at=lake.clock())
+        rows = everything[everything["symbol"].isin(symbols) & (everything["date"] >= "2026-06-01")]
+        order = {s: i for i, s in enumerate(symbols)}
+        rows = rows.sort_values("symbol", key=lambda s: s.map(order), kind="stable")
+        pd.testing.assert_frame_equal(got, rows.reset_index(drop=True))
+
+
+def test_batches_hold_disjoint_symbol_ranges_so_reads_need_no_sort(
+    lake: md.Lake, client: md.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commits every few thousand rows, often while an earlier unit is still running: every
+    file still holds a symbol range of its own, so the version reads in stored order."""
+    import mdframes.lake.read as read_module
+    import mdframes.lake.sync as sync_module
+    from mdframes.registry import REGISTRY
+    from mdframes.sandbox import DEFAULT_TODAY, universe_symbols
+
+    monkeypatch.setattr(sync_module, "FLUSH_ROWS", 1_500)
+    monkeypatch.setattr(sync_module, "FLUSH_UNITS", 10**6)
+    symbols = sorted(universe_symbols(DEFAULT_TODAY))[:60]
+    assert lake.sync("sentiment", symbols[::-1], progress=False).complete
+    table = lake._table(REGISTRY["sentiment"])
+    snap = table.snapshot()
+    assert snap is not None and len(snap.files) > 5 and table.in_stored_order(snap)
+    sorts: list[int] = []
+    original = read_module.sort_table
+    monkeypatch.setattr(read_module, "sort_table", lambda *a: sorts.append(1) or original(*a))
+    frame = lake.read("sentiment")
+    assert not sorts and len(frame) == 730 * len(symbols)
+    assert frame["symbol"].is_monotonic_increasing

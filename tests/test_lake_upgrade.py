@@ -16,12 +16,6 @@ import mdframes as md
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "lake-format1"
 FACTS = FIXTURE.with_suffix(".json")
 
-pytestmark = pytest.mark.skipif(
-    not FIXTURE.is_dir(),
-    reason="the format-1 fixture (tests/fixtures/lake-format1, built from mdframes 0.2) is "
-    "committed by the lease helper's branch; this test runs once it is merged",
-)
-
 
 @pytest.fixture
 def old_lake(tmp_path: Path) -> Path:

@@ -47,13 +47,15 @@ _KEEP_SYNCS = 200  # sync log entries kept in the root state
 _KEEP_KEYS = 20  # remembered rate windows (one per key fingerprint)
 
 
-def key_fingerprint(api_key: str) -> str:
-    """A one-way fingerprint of an API key: the remembered rate window belongs to it.
+def key_fingerprint(service: str, api_key: str) -> str:
+    """A one-way fingerprint of a key at a service: the remembered rate window belongs to it
+    (the key itself is never stored).
 
-    >>> key_fingerprint("k") == key_fingerprint("k") != key_fingerprint("j")
+    >>> key_fingerprint("s", "k") == key_fingerprint("s", "k") != key_fingerprint("s", "j")
     True
     """
-    return hashlib.sha256(b"mdframes-lake-rate\0" + api_key.encode()).hexdigest()[:24]
+    message = f"mdframes-lake-rate\0{service}\0{api_key}".encode()
+    return hashlib.sha256(message).hexdigest()[:24]
 
 
 def read_root_state(storage: Storage) -> dict[str, Any]:
@@ -111,44 +113,89 @@ class DatasetRun:
         return len(resumed)
 
     def run(self, bar: Any, frames: dict[str, pd.DataFrame] | None = None) -> None:
-        """Fetch every unit through one pool and commit every ``FLUSH_UNITS`` units (or
-        ``FLUSH_ROWS`` rows): the workers keep fetching while a batch is committed, so the
-        rate-limit window is not left idle at batch edges."""
-        if not self.units:
-            return
-        if self.sync.pacer.stopped:
+        """Fetch this dataset's units and store them (see :meth:`Sync.run_all`)."""
+        self.sync.run_all([self], bar, frames)
+
+    def prepare(self, frames: dict[str, pd.DataFrame] | None = None) -> list[Unit]:
+        """The units to fetch, in symbol order (none when the sync has stopped: then they
+        are pending)."""
+        self.frames = frames
+        if self.units and self.sync.pacer.stopped:
             for u in self.units:
                 self.sync.pend(u)
-            return
-        arrived: list[tuple[Unit, pd.DataFrame, Any]] = []
-        try:
-            rows = 0
-            for unit, outcome, fetched_at in self.sync.fetch(self.units):
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(requests=self.sync.pacer.sent, refresh=False)
-                if isinstance(outcome, BaseException):
-                    self._failure(unit, outcome)
-                    continue
-                unit.pages = int(outcome.attrs.get("requests", 0))
-                frame = header_columns(unit.ds, outcome)
-                if frames is not None:
-                    frames[unit.id] = frame
-                arrived.append((unit, frame, fetched_at))
-                rows += len(frame)
-                if rows >= FLUSH_ROWS or len(arrived) >= FLUSH_UNITS:
-                    self._store(arrived)
-                    arrived.clear()
-                    rows = 0
-        except KeyboardInterrupt:
-            self._store(arrived)  # keep what came in: a few ms
-            raise
-        self._store(arrived)
+            self.units = []
+        self.ordered = sorted(self.units, key=lambda u: (u.symbol or "", u.scope))
+        self.place = {id(u): i for i, u in enumerate(self.ordered)}
+        self.finished = [False] * len(self.ordered)
+        self.stored = [False] * len(self.ordered)  # came with rows (committed or to be)
+        self.arrived: dict[int, tuple[Unit, pd.DataFrame, Any]] = {}
+        self.rows: dict[int, int] = {}
+        self.prefix = 0  # ordered[:prefix] have all finished
+        return self.ordered
+
+    def accept(self, unit: Unit, outcome: Any, fetched_at: Any) -> None:
+        """One unit's outcome; commits the finished prefix every ``FLUSH_UNITS`` units (or
+        ``FLUSH_ROWS`` rows). Batches are prefixes of the units in symbol order, so they hold
+        disjoint symbol ranges and a read of an uncompacted table needs no sort."""
+        i = self.place[id(unit)]
+        self.finished[i] = True
+        if isinstance(outcome, BaseException):
+            self._failure(unit, outcome)
+        else:
+            unit.pages = int(outcome.attrs.get("requests", 0))
+            frame = header_columns(unit.ds, outcome)
+            if self.frames is not None:
+                self.frames[unit.id] = frame
+            self.arrived[i] = (unit, frame, fetched_at)
+            self.rows[i] = len(frame)
+            self.stored[i] = True
+        while self.prefix < len(self.ordered) and self.finished[self.prefix]:
+            self.prefix += 1
+        ready = [k for k in self.arrived if k < self.prefix]
+        if len(ready) >= FLUSH_UNITS or sum(self.rows[k] for k in ready) >= FLUSH_ROWS:
+            for run in self._runs(ready):  # one commit per run: files keep disjoint ranges
+                self._flush(run)
+        elif sum(self.rows.values()) >= 2 * FLUSH_ROWS:  # a stalled unit holds the prefix
+            for run in self._runs(list(self.arrived)):
+                self._flush(run)
+
+    def _runs(self, indices: list[int]) -> list[list[int]]:
+        """``indices`` (arrived units) in runs of consecutive units in symbol order."""
+        runs: list[list[int]] = []
+        for k in sorted(indices):
+            last = runs[-1][-1] if runs else None
+            # Units between two of a run must have finished without rows (failed): a unit
+            # committed earlier would put another file's symbols inside this one's range.
+            between = range(last + 1, k) if last is not None else range(0)
+            if last is not None and all(self.finished[j] and not self.stored[j] for j in between):
+                runs[-1].append(k)
+            else:
+                runs.append([k])
+        return runs
+
+    def finish(self, interrupted: bool = False) -> None:
+        """Store what is left (after an interrupt too: what came in is kept), one commit per
+        run of finished units, so that files keep disjoint symbol ranges."""
+        runs = self._runs(list(self.arrived))
+        for run in runs:
+            self._flush(run)
+        if not interrupted and not runs:
+            self._flush([], last=True)  # failures only: the state records them
+
+    def _flush(self, which: list[int], last: bool = False) -> None:
+        batch = [self.arrived.pop(k) for k in sorted(which)]
+        for k in which:
+            self.rows.pop(k, None)
+        if batch or last:
+            self._store(batch)
 
     def _store(self, arrived: list[tuple[Unit, pd.DataFrame, Any]]) -> None:
         """Compare what arrived with the stored latest versions, in one pass, and commit."""
         units = [u for u, _, _ in arrived]
         summaries = {u.scope: f.attrs["summary"] for u, f, _ in arrived if "summary" in f.attrs}
+        if not arrived:  # failures only (or nothing): the state records them
+            self._record(units, summaries, committed=False)
+            return
         manifest = self.table.manifest or self.table.new_manifest()
         before = manifest.to_json()
         for _, frame, _ in arrived:
@@ -257,7 +304,7 @@ class Sync:
             resume = open_run if open_run and open_run.get("spec") == spec else None
             self.run_id = resume["id"] if resume else self.sync_id
             self.pacer = Pacer(self.request.budget, self.request.wait)
-            fingerprint = key_fingerprint(client._require()[1])
+            fingerprint = key_fingerprint(*client._require())
             held = root.get("rates")
             rates: dict[str, Any] = held if isinstance(held, dict) else {}
             root.pop("rate", None)  # 0.2 kept one window for the service: not this key's
@@ -330,11 +377,35 @@ class Sync:
             print(self.report.plan, file=output(), flush=True)
         bar = self._bar(len(units))
         try:
-            for run in runs:
-                run.run(bar)
+            self.run_all(runs, bar)
         finally:
             if bar is not None:
                 bar.close()
+
+    def run_all(
+        self, runs: list[DatasetRun], bar: Any, frames: dict[str, pd.DataFrame] | None = None
+    ) -> None:
+        """Every dataset's units through one fetch pool (datasets one after another in the
+        queue, so the workers never wait at a dataset's end), each outcome handed to its
+        dataset's run, which commits while the workers keep fetching."""
+        owner: dict[int, DatasetRun] = {}
+        queue: list[Unit] = []
+        for run in runs:
+            for unit in run.prepare(frames):
+                owner[id(unit)] = run
+                queue.append(unit)
+        try:
+            for unit, outcome, fetched_at in self.fetch(queue) if queue else ():
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(requests=self.pacer.sent, refresh=False)
+                owner[id(unit)].accept(unit, outcome, fetched_at)
+        except KeyboardInterrupt:
+            for run in runs:
+                run.finish(interrupted=True)  # keep what came in: a few ms
+            raise
+        for run in runs:
+            run.finish()
 
     def _universe(self) -> list[str] | None:
         request = self.request

