@@ -12,6 +12,7 @@ redacting log filter, installed when a client is created.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 import os
 import threading
@@ -368,8 +369,51 @@ class Client:
             self.interrupt()
             raise
 
-    # Kept until lake/ moves to the public surface (lake/sync.py calls it; use interrupt()).
-    _interrupt = interrupt
+    def cached(self, path: str, *, dataset: str | None = None) -> Payload | None:
+        """The v2 answer to ``path`` (no query) that this client's HTTP cache holds for its
+        key, or None: never sends a request (a 404's hint reads the ticker list this way).
+
+        >>> client.cached("/v2/tickers")  # doctest: +SKIP
+        """
+        session = self._session
+        if session is None or getattr(session, "cache", None) is None or not self.base_url:
+            return None
+        from .envelope import decode
+
+        try:
+            base, key = self._require()
+            response = session.get(  # type: ignore[call-arg]  # a requests-cache session
+                base + path,
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=self.timeout,
+                only_if_cached=True,  # requests-cache: a 504 instead of a request when not cached
+            )
+            if response.status_code != 200:
+                return None
+            return decode(response, version="v2", url="", dataset=dataset, secret=key)
+        except (MdframesError, OSError, ValueError):
+            return None
+
+    def check_configuration(self) -> None:
+        """Raise :class:`ConfigurationError` (naming the environment variable to set) when the
+        key or the service URL is missing. Sends nothing.
+
+        >>> md.Client(api_key=None, base_url=None, cache=False).check_configuration()  # doctest: +SKIP
+        Traceback (most recent call last):
+        ConfigurationError: no service URL: pass base_url= or set the environment variable ...
+        """
+        self._require()
+
+    def fingerprint(self, purpose: str) -> str:
+        """A one-way fingerprint of this client's key at its service, for ``purpose`` (the lake
+        remembers a rate-limit window per key by it). Never the key, and a different value for
+        each purpose.
+
+        >>> md.sandbox.start().fingerprint("lake-rate")  # doctest: +SKIP
+        '3f0c...'
+        """
+        base, key = self._require()
+        return hashlib.sha256(f"mdframes-{purpose}\0{base}\0{key}".encode()).hexdigest()[:24]
 
     # -- requests -----------------------------------------------------------------------------
     def _require(self) -> tuple[str, str]:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .errors import MdframesError
 from .registry import closest_names, get
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,24 +61,10 @@ def _cached_symbols(client: Client) -> list[str] | None:
         held = HELD.get(client)
     if held is not None:
         return held.frame["symbol"].dropna().tolist()
-    session = getattr(client, "_session", None)
-    if session is None or getattr(session, "cache", None) is None or not client.base_url:
+    payload = client.cached(get("tickers").path, dataset="tickers")
+    if payload is None:
         return None
-    from .envelope import decode
-
-    try:
-        base, key = client._require()
-        response = session.get(
-            base + get("tickers").path,
-            headers={"Authorization": f"Bearer {key}"},
-            timeout=client.timeout,
-            only_if_cached=True,  # requests-cache: a 504 instead of a request when not cached
-        )
-        if response.status_code != 200:
-            return None
-        data = decode(response, version="v2", url="", dataset="tickers", secret=key).data
-    except (MdframesError, OSError, ValueError):
-        return None
+    data = payload.data
     rows = data.get("tickers") if isinstance(data, dict) else data
     if not isinstance(rows, list):
         return None

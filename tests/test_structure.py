@@ -309,27 +309,7 @@ THIRD_PARTY_PRIVATE = {
     ("mdframes._plotkit", "_get_renderer"),
 }
 # Reaches being removed by parallel work: temporary, each with the work that removes it.
-BEING_REMOVED = {
-    # issue 19, the public Client surface (core): `with client.loading():`, a public key check
-    ("mdframes.known", "_require"),
-    # removed by issue 20 (the lake over Client.replace and loading(), progress.wanted; the
-    # upgrade step over the table module's public writer)
-    ("mdframes.lake.core", "_require"),
-    ("mdframes.lake.core", "_default"),
-    ("mdframes.lake.pacer", "_api_key"),
-    ("mdframes.lake.sync", "_kernel"),
-    ("mdframes.lake.sync", "_require"),
-    ("mdframes.lake.sync", "_interrupt"),
-    ("mdframes.lake.upgrade", "_commit"),
-    ("mdframes.lake.upgrade", "_create"),
-    ("mdframes.lake.upgrade", "_deltalake"),
-    ("mdframes.lake.upgrade", "_writer_properties"),
-    # removed by issue 21 (the engine's window sums and symbol codes public to its callers)
-    ("mdframes.features.knowledge", "_finish"),
-    ("mdframes.features.knowledge", "_symbol_codes"),
-    ("mdframes.features.knowledge", "_window_sums"),
-    ("mdframes.features.scale", "_index"),
-}
+BEING_REMOVED: set[tuple[str, str]] = set()  # empty: every reach went public (issues 19-21)
 
 
 def test_no_module_reaches_another_modules_private_names() -> None:
@@ -352,10 +332,7 @@ def test_the_private_reach_check_finds_each_kind_of_reach(tmp_path: Path) -> Non
 
 DATE_PARAMETERS = {"start", "end", "as_of", "known_at", "date_from", "date_to", "day", "today"}
 # Public functions that take dates typed otherwise: temporary, switched by their owners' work.
-DATES_BEING_TYPED = {
-    "mdframes.lake.core.Lake.sync",  # issue 20 (the typed sync request)
-    "mdframes.lake.core.Lake.read",  # issue 20
-}
+DATES_BEING_TYPED: set[str] = set()
 
 
 def _public_callables() -> Iterator[tuple[str, Any]]:
@@ -422,7 +399,7 @@ def test_type_aliases_have_one_home() -> None:
 
 # Name resolution ("_" and "-", case, did-you-mean) lives in the registry; these modules are
 # switching to it in parallel work (issue 20: the lake; issue 21: features).
-DIFFLIB_BEING_REMOVED = {"mdframes.lake.plan", "mdframes.features.spec"}
+DIFFLIB_BEING_REMOVED: set[str] = set()
 
 
 def test_one_module_suggests_names() -> None:

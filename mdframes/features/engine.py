@@ -55,7 +55,7 @@ def day_numbers(times: np.ndarray) -> np.ndarray:
     return times.view(np.int64) // NS_PER_DAY
 
 
-def _symbol_codes(values: pd.Series, symbols: list[str]) -> np.ndarray:
+def symbol_codes(values: pd.Series, symbols: list[str]) -> np.ndarray:
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     where = {s: i for i, s in enumerate(symbols)}
     # One look-up per distinct symbol, not per row.
@@ -94,7 +94,7 @@ class Events:
         frame = frame.reset_index(drop=True)
         frame.attrs = {**frame.attrs, "dataset": dataset}
         self.frame, self.dataset = frame, dataset
-        codes = _symbol_codes(frame["symbol"], symbols)
+        codes = symbol_codes(frame["symbol"], symbols)
         # Anchors, null anchors and their legal deadlines: mdframes.pit decides, so the panel
         # and point_in_time can never disagree on when a row became public.
         times = utc_naive(public_times(frame))
@@ -263,7 +263,7 @@ def _flags(values: pd.Series, feature: Feature) -> np.ndarray:
     return values.to_numpy(dtype=bool, na_value=False)
 
 
-def _window_sums(
+def window_sums(
     vals: np.ndarray, codes: np.ndarray, a: np.ndarray, b: np.ndarray, grid: Grid
 ) -> np.ndarray:
     """Sum of rows ``a..b`` of each cell, from running totals."""
@@ -303,27 +303,27 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
         prior = position(events.ends(grid, n or 0))
         ok = has_now & (prior > first)
         if not len(vals):
-            return _finish(feature, grid, np.zeros(grid.size), ~ok, False)
+            return finish_values(feature, grid, np.zeros(grid.size), ~ok, False)
         out = vals[b - 1].astype("float64") - vals[prior - 1].astype("float64")
-        return _finish(feature, grid, out, ~ok, False)
+        return finish_values(feature, grid, out, ~ok, False)
     if agg == "last":
         if not len(vals):
-            return _finish(feature, grid, np.zeros(grid.size, np.int64), ~has_now, is_int)
+            return finish_values(feature, grid, np.zeros(grid.size, np.int64), ~has_now, is_int)
         ok = has_now
         if n is not None:
             ok &= days[b - 1] > grid.days - n
-        return _finish(feature, grid, vals[b - 1], ~ok, is_int)
+        return finish_values(feature, grid, vals[b - 1], ~ok, is_int)
     a = first if n is None else position(events.ends(grid, n))
     counts = b - a
     nothing_missing = np.zeros(grid.size, dtype=bool)
     if agg == "count":
-        return _finish(feature, grid, counts, nothing_missing, True)
-    sums = _window_sums(vals, codes, a, b, grid)
+        return finish_values(feature, grid, counts, nothing_missing, True)
+    sums = window_sums(vals, codes, a, b, grid)
     if agg == "sum":
-        return _finish(feature, grid, sums, nothing_missing, is_int)
+        return finish_values(feature, grid, sums, nothing_missing, is_int)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums.astype("float64") / counts
-    return _finish(feature, grid, means, counts == 0, False)
+    return finish_values(feature, grid, means, counts == 0, False)
 
 
 def result_dtype(feature: Feature, is_int: bool) -> str:
@@ -336,7 +336,7 @@ def result_dtype(feature: Feature, is_int: bool) -> str:
     )
 
 
-def _finish(
+def finish_values(
     feature: Feature, grid: Grid, values: np.ndarray, missing: np.ndarray, is_int: bool
 ) -> Any:
     values = grid.panel_order(values)

@@ -29,11 +29,11 @@ from .engine import (
     SPAN,
     Events,
     Grid,
-    _finish,
-    _symbol_codes,
-    _window_sums,
     day_numbers,
+    finish_values,
+    symbol_codes,
     utc_naive,
+    window_sums,
 )
 from .spec import Feature
 
@@ -113,7 +113,7 @@ class VersionEvents(Events):
         self.frame, self.dataset = frame, dataset
         end_day = int(grid.days.max())
         low = int(grid.days.min()) - grid.max_back - 2  # "before every window"
-        codes = _symbol_codes(frame["symbol"], symbols)
+        codes = symbol_codes(frame["symbol"], symbols)
         times = utc_naive(public_times(frame))
         fetched = _fetched_ns(frame)
         ids = record_ids(frame, key)
@@ -206,7 +206,7 @@ def _sums(
     out = []
     for back in backs:
         b = np.searchsorted(keys, grid.keys(back), side="right")
-        out.append([_window_sums(v, codes, a, b, grid) for v in values])
+        out.append([window_sums(v, codes, a, b, grid) for v in values])
     return out
 
 
@@ -282,24 +282,24 @@ def compute_row(feature: Feature, ev: VersionEvents, grid: Grid) -> Any:
         ok = now >= 0
         if not len(vals):
             zeros = np.zeros(grid.size, dtype=np.int64 if is_int and agg == "last" else "float64")
-            return _finish(feature, grid, zeros, ~ok, is_int and agg == "last")
+            return finish_values(feature, grid, zeros, ~ok, is_int and agg == "last")
         picked = np.maximum(now, 0)
         if agg == "last":
             if n is not None:
                 ok &= public[picked] > grid.days - n
-            return _finish(feature, grid, vals[picked], ~ok, is_int)
+            return finish_values(feature, grid, vals[picked], ~ok, is_int)
         lo = np.maximum(ev.enter[rows], public + (n or 0))
         prior = _stab_max(codes, lo, ev.until[rows], rank, grid)
         ok &= prior >= 0
         out = vals[picked].astype("float64") - vals[np.maximum(prior, 0)].astype("float64")
-        return _finish(feature, grid, out, ~ok, False)
+        return finish_values(feature, grid, out, ~ok, False)
     ones = np.ones(len(rows), dtype=np.int64)
     if agg == "count":
         (counts,) = _windowed(ev, rows, [ones], n, grid)
-        return _finish(feature, grid, counts, np.zeros(grid.size, dtype=bool), True)
+        return finish_values(feature, grid, counts, np.zeros(grid.size, dtype=bool), True)
     counts, sums = _windowed(ev, rows, [ones, vals], n, grid)
     if agg == "sum":
-        return _finish(feature, grid, sums, np.zeros(grid.size, dtype=bool), is_int)
+        return finish_values(feature, grid, sums, np.zeros(grid.size, dtype=bool), is_int)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums.astype("float64") / counts
-    return _finish(feature, grid, means, counts == 0, False)
+    return finish_values(feature, grid, means, counts == 0, False)

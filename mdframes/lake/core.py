@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._typing import DateLike, TimeLike
 from ..client import Client, resolve_client
 from ..errors import InvalidParameterError
 from ..registry import Dataset
@@ -122,8 +123,8 @@ class Lake:
         *,
         market: str | None = None,
         region: str | None = None,
-        start: Any = None,
-        end: Any = None,
+        start: DateLike | None = None,
+        end: DateLike | None = None,
         budget: int | None = None,
         wait: bool = False,
         progress: bool | None = None,
@@ -179,7 +180,7 @@ class Lake:
                 f"progress= is True, False or None, got {progress!r}", parameter="progress"
             )
         client = resolve_client(self.client)
-        client._require()  # configuration errors before the lease is taken
+        client.check_configuration()  # before the lease is taken
         for table in map(self._table, request.datasets):
             table.manifest  # noqa: B018 - a damaged dtype record fails before the lease
         try:
@@ -195,10 +196,10 @@ class Lake:
         dataset: str,
         symbols: str | Iterable[str] | None = None,
         *,
-        start: Any = None,
-        end: Any = None,
-        as_of: Any = None,
-        known_at: Any = None,
+        start: DateLike | None = None,
+        end: DateLike | None = None,
+        as_of: TimeLike | None = None,
+        known_at: TimeLike | None = None,
         columns: list[str] | None = None,
         history: bool = False,
         market: str | None = None,
@@ -251,8 +252,8 @@ class Lake:
         dataset: str,
         symbols: str | Iterable[str] | None = None,
         *,
-        since: Any = None,
-        until: Any = None,
+        since: TimeLike | None = None,
+        until: TimeLike | None = None,
     ) -> pd.DataFrame:
         """What the service revised: one row per changed field of a record between two
         consecutive versions whose later version was fetched in (``since``, ``until``].

@@ -11,7 +11,6 @@ it instead of starting over.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -39,23 +38,12 @@ from .storage import Storage, checkpoint
 from .table import DatasetTable
 from .writes import header_columns
 
-__all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "key_fingerprint", "read_root_state"]
+__all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "read_root_state"]
 
 FLUSH_UNITS = 500  # units per batch: one commit each, and the most a crash can cost
 FLUSH_ROWS = 500_000
 _KEEP_SYNCS = 200  # sync log entries kept in the root state
 _KEEP_KEYS = 20  # remembered rate windows (one per key fingerprint)
-
-
-def key_fingerprint(service: str, api_key: str) -> str:
-    """A one-way fingerprint of a key at a service: the remembered rate window belongs to it
-    (the key itself is never stored).
-
-    >>> key_fingerprint("s", "k") == key_fingerprint("s", "k") != key_fingerprint("s", "j")
-    True
-    """
-    message = f"mdframes-lake-rate\0{service}\0{api_key}".encode()
-    return hashlib.sha256(message).hexdigest()[:24]
 
 
 def read_root_state(storage: Storage) -> dict[str, Any]:
@@ -304,7 +292,7 @@ class Sync:
             resume = open_run if open_run and open_run.get("spec") == spec else None
             self.run_id = resume["id"] if resume else self.sync_id
             self.pacer = Pacer(self.request.budget, self.request.wait)
-            fingerprint = key_fingerprint(*client._require())
+            fingerprint = client.fingerprint("lake-rate")  # the window is this key's
             held = root.get("rates")
             rates: dict[str, Any] = held if isinstance(held, dict) else {}
             root.pop("rate", None)  # 0.2 kept one window for the service: not this key's

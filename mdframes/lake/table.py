@@ -59,14 +59,14 @@ TABLE_CONFIG = {
 }
 
 
-def _deltalake() -> Any:
+def deltalake_module() -> Any:
     from .._deps import require
 
     return require("deltalake", "lake", "md.Lake")
 
 
-def _writer_properties() -> Any:
-    return _deltalake().WriterProperties(compression="ZSTD", max_row_group_size=ROW_GROUP)
+def writer_properties() -> Any:
+    return deltalake_module().WriterProperties(compression="ZSTD", max_row_group_size=ROW_GROUP)
 
 
 def damaged(ds: str, file: str, why: Any) -> LakeDamagedError:
@@ -184,7 +184,7 @@ class DatasetTable:
     # -- versions and files ---------------------------------------------------------------------
     def delta(self) -> Any:
         """The opened Delta table, refreshed to its latest version (opened once)."""
-        dl = _deltalake()
+        dl = deltalake_module()
         from deltalake.exceptions import DeltaError, TableNotFoundError
 
         with self._lock:
@@ -380,7 +380,7 @@ class DatasetTable:
     def begin_writes(self) -> Any:
         """Open the writer's table object and read the application transaction number it
         starts from (once: never refreshed but by its own commits). None: no table yet."""
-        dl = _deltalake()
+        dl = deltalake_module()
         from deltalake.exceptions import DeltaError, TableNotFoundError
 
         try:
@@ -399,12 +399,12 @@ class DatasetTable:
         return self._writer if self._writer is not None else self.begin_writes()
 
     def _commit_properties(self) -> Any:
-        dl = _deltalake()
+        dl = deltalake_module()
         self._txn = (self._txn or 0) + 1
         return dl.CommitProperties(app_transactions=[dl.Transaction(APP_ID, self._txn)])
 
-    def _create(self, schema: pa.Schema) -> Any:
-        dl = _deltalake()
+    def create_table(self, schema: pa.Schema) -> Any:
+        dl = deltalake_module()
         from deltalake.exceptions import CommitFailedError, DeltaError
 
         try:
@@ -438,10 +438,10 @@ class DatasetTable:
 
     def append(self, table: pa.Table, lease: Any) -> None:
         """Commit ``table`` (sorted in stored order) as one Delta commit."""
-        dl = _deltalake()
+        dl = deltalake_module()
         delta = self._writer_table()
         if delta is None:
-            delta = self._create(self.stored_schema())
+            delta = self.create_table(self.stored_schema())
         current = _arrow_schema(delta)
         table = self.conform(table, current)
         table = table.sort_by(self.mode.sort_keys(self.manifest))  # type: ignore[arg-type]
@@ -449,19 +449,19 @@ class DatasetTable:
         props = self._commit_properties()
         lease.assert_held()
         checkpoint("commit-ready")  # the batch is whole in memory; nothing written
-        self._commit(
+        self.commit_write(
             lambda: dl.write_deltalake(
                 delta,
                 table,
                 mode="append",
                 schema_mode=merge,
-                writer_properties=_writer_properties(),
+                writer_properties=writer_properties(),
                 commit_properties=props,
             )
         )
         checkpoint("committed")  # visible to readers; the state does not say so yet
 
-    def _commit(self, write: Any) -> None:
+    def commit_write(self, write: Any) -> None:
         from deltalake.exceptions import CommitFailedError, DeltaError
 
         try:
@@ -485,7 +485,7 @@ class DatasetTable:
         one column is not a plain sort), so the rows are read, sorted in stored order and
         written back as one overwrite commit: the same rows, ordered so that one-symbol
         reads prune by row-group statistics."""
-        dl = _deltalake()
+        dl = deltalake_module()
         snap = self.snapshot()
         if snap is None or len(snap.files) <= 1 or self.manifest is None:
             n = 0 if snap is None else len(snap.files)
@@ -499,12 +499,12 @@ class DatasetTable:
         props = self._commit_properties()
         lease.assert_held()
         checkpoint("compact-ready")
-        self._commit(
+        self.commit_write(
             lambda: dl.write_deltalake(
                 delta,
                 table,
                 mode="overwrite",
-                writer_properties=_writer_properties(),
+                writer_properties=writer_properties(),
                 target_file_size=COMPACT_FILE_BYTES,
                 commit_properties=props,
             )
@@ -602,7 +602,7 @@ class DatasetTable:
         delta = self._writer_table()
         props = self._commit_properties()
         lease.assert_held()
-        self._commit(lambda: delta.repair(dry_run=False, commit_properties=props))
+        self.commit_write(lambda: delta.repair(dry_run=False, commit_properties=props))
         self.save_state(state)
         return lost
 

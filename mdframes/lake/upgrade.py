@@ -22,7 +22,7 @@ from ..registry import REGISTRY
 from .frames import schema_of
 from .layout import FORMAT1_MANIFEST, FORMAT_VERSION, Manifest
 from .storage import Storage
-from .table import APP_ID, DatasetTable, _deltalake, _writer_properties, damaged
+from .table import APP_ID, DatasetTable, damaged, deltalake_module, writer_properties
 
 __all__ = ["upgrade_lake", "FORMAT1_APP"]
 
@@ -64,7 +64,7 @@ def upgrade_lake(storage: Storage, tables: Callable[[Any], DatasetTable], lease:
 
 
 def _convert(storage: Storage, table: DatasetTable, lease: Any) -> None:
-    dl = _deltalake()
+    dl = deltalake_module()
     folder = table.folder
     raw = storage.read_bytes(folder, FORMAT1_MANIFEST)
     assert raw is not None
@@ -94,7 +94,7 @@ def _convert(storage: Storage, table: DatasetTable, lease: Any) -> None:
         new = Manifest(old.dataset, old.mode, old.key, old.time, old.columns, FORMAT_VERSION)
         table.save_manifest(new)
         if delta is None:
-            delta = table._create(table.stored_schema())
+            delta = table.create_table(table.stored_schema())
         out = table.conform(rows, pa.schema(delta.schema().to_arrow()))
         out = out.sort_by(table.mode.sort_keys(new))
         table._txn = (table._txn or 0) + 1
@@ -105,12 +105,12 @@ def _convert(storage: Storage, table: DatasetTable, lease: Any) -> None:
             ]
         )
         lease.assert_held()
-        table._commit(
+        table.commit_write(
             lambda: dl.write_deltalake(
                 delta,
                 out,
                 mode="append",
-                writer_properties=_writer_properties(),
+                writer_properties=writer_properties(),
                 commit_properties=props,
             )
         )
