@@ -50,6 +50,13 @@ def register(subcommands: Any) -> None:
         epilog=EPILOG,
         run=run,
     )
+    add_panel_arguments(p)
+    add_output_options(p)
+
+
+def add_panel_arguments(p: argparse.ArgumentParser) -> None:
+    """The panel's arguments, shared by ``mdframes features`` and ``mdframes training-set``:
+    SYMBOL..., --start, --end, --features, --lake, --known-at, --errors."""
     p.add_argument(
         "symbols", nargs="+", metavar="SYMBOL", help="symbols (space or comma separated)"
     )
@@ -75,7 +82,6 @@ def register(subcommands: Any) -> None:
         help="a symbol the service does not know: stop (raise, the default) or keep its rows "
         "with empty features (skip)",
     )
-    add_output_options(p)
 
 
 def run(args: argparse.Namespace) -> int:

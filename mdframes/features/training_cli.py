@@ -39,6 +39,7 @@ def register(subcommands: Any) -> None:
     'fwd_return_5'
     """
     from ..cli.common import add_command
+    from .cli import add_panel_arguments
 
     p = add_command(
         subcommands,
@@ -54,14 +55,7 @@ def register(subcommands: Any) -> None:
         epilog=EPILOG,
         run=run,
     )
-    p.add_argument(
-        "symbols", nargs="+", metavar="SYMBOL", help="symbols (space or comma separated)"
-    )
-    p.add_argument("--start", required=True, help="first date, YYYY-MM-DD (inclusive)")
-    p.add_argument("--end", required=True, help="last date, YYYY-MM-DD (inclusive)")
-    p.add_argument(
-        "--features", metavar="A,B", help="comma-separated catalog names (default: the catalog)"
-    )
+    add_panel_arguments(p)
     p.add_argument(
         "--label",
         default="fwd_return_5",
@@ -74,19 +68,6 @@ def register(subcommands: Any) -> None:
         default=1,
         metavar="N",
         help="business days from the row's date to the start of the return (default 1)",
-    )
-    p.add_argument("--lake", metavar="PATH", help="read the inputs from this lake, not the service")
-    p.add_argument(
-        "--known-at",
-        metavar="T|row",
-        help="with --lake: features from the versions fetched by time T, or by the end of "
-        "each row's date with 'row' (labels always use the latest prices)",
-    )
-    p.add_argument(
-        "--errors",
-        choices=("raise", "skip"),
-        default="raise",
-        help="skip: a symbol that fails keeps its rows with NA features and labels",
     )
     p.add_argument("--out", required=True, metavar="FILE", help="the Parquet file to write")
     p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
