@@ -188,7 +188,10 @@ def reference(
             for d in dates:
                 cells[(d, symbol)] = _cell(agg, days, d.value, public, date, values)
         out[name] = [cells[(d, s)] for d in dates for s in symbols]
-    index = pd.MultiIndex.from_product([pd.DatetimeIndex(dates), symbols], names=["date", "symbol"])
+    symbol_level = pd.Index(symbols, dtype="string", name="symbol")  # the loaders' dtype
+    index = pd.MultiIndex.from_product(
+        [pd.DatetimeIndex(dates), symbol_level], names=["date", "symbol"]
+    )
     return pd.DataFrame(out, index=index)
 
 

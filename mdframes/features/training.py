@@ -281,9 +281,6 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
             f"mdframes reads format {_FORMAT}: upgrade mdframes"
         )
     data = table.to_pandas()
-    if "symbol" in data.index.names:  # Arrow gives pandas' default str back: the loaders' dtype
-        level = data.index.names.index("symbol")
-        data.index = data.index.set_levels(data.index.levels[level].astype("string"), level=level)
     y = data.pop(_Y).rename(meta["label"])
     t1 = data.pop(_T1).rename(meta["t1"])
     data.attrs = _decode(meta["attrs"])
@@ -312,7 +309,12 @@ def _dtype_text(dtype: Any) -> dict[str, Any]:
 
 def _dtype_of(spec: dict[str, Any]) -> Any:
     if spec["name"] == "string":
-        return pd.StringDtype(spec["storage"], na_value=np.nan if spec["na"] == "nan" else pd.NA)
+        if spec["na"] == "NA":
+            return pd.StringDtype(spec["storage"])
+        try:  # pandas' NaN-flavoured str (pandas >= 2.3); pandas 2.2 has only the NA flavour
+            return pd.StringDtype(spec["storage"], na_value=np.nan)
+        except TypeError:
+            return pd.StringDtype(spec["storage"])
     return pd.api.types.pandas_dtype(spec["name"])
 
 
