@@ -33,7 +33,6 @@ __all__ = [
     "LOCK",
     "DELTA_LOG",
     "FORMAT1_MANIFEST",
-    "META_COLUMNS",
     "Column",
     "Manifest",
     "dir_name",
@@ -50,24 +49,6 @@ STATE = "_state.json"  # per dataset: windows and snapshots synced, failures
 LAKE_STATE = "_lake.json"  # at the root: format, sync counter, the open (unfinished) run
 LOCK = ".lock"
 DELTA_LOG = "_delta_log"
-
-# Columns the lake adds to every stored row. ``_n`` tells apart records that share a key in
-# one answer (0 unless the service sends several); ``_scope`` names a snapshot's filter.
-META_COLUMNS = ("_fetched_at", "_sync_id", "_version", "_n", "_scope")
-
-# Column kinds: how a loader column is stored and restored.
-KINDS = (
-    "string",
-    "Int64",
-    "float64",
-    "boolean",
-    "date",
-    "timestamp",
-    "category",
-    "list",
-    "json",
-    "null",
-)
 
 
 def dir_name(dataset: str) -> str:
