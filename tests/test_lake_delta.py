@@ -225,8 +225,11 @@ def test_a_date_alone_means_the_end_of_that_day(lake: md.Lake, world: Sandbox) -
     with pytest.warns(md.KnowledgeTimeWarning, match="first synced"):
         empty = lake.read("sentiment", "AAPL", known_at=f"{day.isoformat()}T00:00")
     assert empty.empty and "score" in empty.columns
-    with pytest.warns(md.KnowledgeTimeWarning):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         lake.read("sentiment", "AAPL", known_at=day - dt.timedelta(days=1))
+    [warning] = [w for w in caught if issubclass(w.category, md.KnowledgeTimeWarning)]
+    assert warning.filename == __file__  # a lake read's warning points at the caller's line
 
 
 def test_docs_quick_start_returns_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
