@@ -12,6 +12,7 @@ the next call asks the service again.
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 from collections.abc import Iterable, Sequence
@@ -218,7 +219,9 @@ def _in_threads(client: Client, attempt: Any, n: int) -> None:
     for (each is bounded by the client's timeout and retries), so the caller may close the
     client (and its cache file) as soon as the error reaches it."""
     pool = ThreadPoolExecutor(max_workers=min(client.max_workers, n), thread_name_prefix="mdframes")
-    futures = [pool.submit(attempt, i) for i in range(n)]
+    # Each request runs in a copy of the caller's context, so what the caller set there (a
+    # lake sync's unit of work, which its budget charges) follows the request into the thread.
+    futures = [pool.submit(contextvars.copy_context().run, attempt, i) for i in range(n)]
     try:
         wait(futures, return_when=FIRST_EXCEPTION)
         for fut in futures:

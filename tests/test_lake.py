@@ -322,21 +322,23 @@ def test_unknown_and_forbidden_symbols_fail_and_are_retried(
     assert "403" in denied.failed["sentiment"]["AAPL"]
 
 
+@pytest.mark.parametrize("budget", [6, 7, 9])
 def test_budget_then_resume_equals_an_uninterrupted_run(
-    tmp_path: Path, client: md.Client, world: Sandbox
+    tmp_path: Path, client: md.Client, world: Sandbox, budget: int
 ) -> None:
     datasets = ["insider_trading", "congress_trades", "forecast"]
     symbols = ["AAPL", "MSFT", "NVDA", "0700"]
-    # One request at a time: where the budget cuts the run is then the same on every run (with
-    # several threads, requests in flight when the budget is spent make the count vary).
-    client = client.replace(max_workers=1)
+    # Several threads, and congress units of two requests sent from the loader's own threads:
+    # wherever the budget falls, a unit that started finishes (it reserved both requests), so
+    # nothing is asked twice and the pending estimate is exact.
+    client = client.replace(max_workers=4)
     whole = md.Lake(tmp_path / "whole", client=client)
     full = whole.sync(datasets, symbols, progress=False)
     assert full.complete
     parts = md.Lake(tmp_path / "parts", client=client)
     world.clear_log()
-    first = parts.sync(datasets, symbols, budget=7, progress=False)
-    assert first.requests <= 7 and world.count() == first.requests
+    first = parts.sync(datasets, symbols, budget=budget, progress=False)
+    assert first.requests <= budget and world.count() == first.requests
     assert first.pending and first.exit_code() == 3 and "budget" in str(first)
     assert first.requests_left_estimate == full.requests - first.requests
     second = parts.sync(datasets, symbols, budget=100, progress=False)
@@ -346,6 +348,59 @@ def test_budget_then_resume_equals_an_uninterrupted_run(
         a = whole.read(name, history=True).drop(columns=["_fetched_at", "_sync_id"])
         b = parts.read(name, history=True).drop(columns=["_fetched_at", "_sync_id"])
         pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_unit_that_started_finishes_when_the_budget_refuses_the_next(client: md.Client) -> None:
+    """The cut that made a resumed sync ask a congress chamber again, made to happen every
+    time: a unit of two requests has sent one when the next unit is refused for budget."""
+    import threading
+
+    from mdframes.lake.pacer import Pacer, SyncStopped, sync_client
+
+    pacer = Pacer(budget=3, wait=False)
+    paced = sync_client(client, pacer, wait=False)
+    first_sent, refused = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
+
+    def unit() -> None:
+        work = pacer.begin(2)
+        try:
+            md.load_sentiment("AAPL", client=paced)
+            first_sent.set()
+            refused.wait(10)
+            outcome["second"] = len(md.load_sentiment("MSFT", client=paced))
+        except SyncStopped as exc:
+            outcome["second"] = exc
+        finally:
+            pacer.end(work)
+
+    runner = threading.Thread(target=unit)
+    runner.start()
+    assert first_sent.wait(10)
+    with pytest.raises(SyncStopped, match="budget of 3"):
+        pacer.begin(2)  # 1 sent + 1 reserved + 2 > 3
+    refused.set()
+    runner.join(10)
+    assert isinstance(outcome["second"], int) and outcome["second"] > 0
+    assert pacer.sent == 2 and pacer.in_flight == 0
+
+
+def test_requests_from_a_loaders_own_threads_are_charged_to_the_unit(client: md.Client) -> None:
+    """congress_trades asks both chambers from the loader's worker threads: both count
+    against the unit's reservation, so a unit started beside it is not over-refused."""
+    from mdframes.lake.pacer import Pacer, sync_client
+
+    pacer = Pacer(budget=4, wait=False)
+    paced = sync_client(client.replace(max_workers=2), pacer, wait=False)
+    work = pacer.begin(2)
+    try:
+        md.load_congress_trades("AAPL", chamber="both", client=paced)
+        assert work.sent == 2 and work.open == 0
+        other = pacer.begin(2)  # 2 sent + 0 still reserved + 2 <= 4
+        pacer.end(other)
+    finally:
+        pacer.end(work)
+    assert pacer.stopped is None and pacer.sent == 2
 
 
 def test_rate_limit_stops_cleanly_without_wait(tmp_path: Path) -> None:

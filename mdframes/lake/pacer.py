@@ -10,6 +10,7 @@ the reset (``wait=True``) or stops the sync cleanly (``wait=False``).
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from datetime import datetime, timezone
@@ -21,6 +22,13 @@ from ..errors import MdframesError
 __all__ = ["Pacer", "SyncStopped", "sync_client", "SYNC_MAX_WAIT"]
 
 SYNC_MAX_WAIT = 24 * 3600.0  # wait=True: any window the service names
+
+# The unit of work a request belongs to. A context variable, not a thread-local: a unit's
+# loader sends some requests from its own threads (congress's two chambers), which run in a
+# copy of the unit's context, so every request of a unit is charged to its reservation.
+_WORK: contextvars.ContextVar[_Work | None] = contextvars.ContextVar(
+    "mdframes_sync_work", default=None
+)
 
 
 class SyncStopped(MdframesError):
@@ -39,7 +47,11 @@ class Pacer:
         self.limit: int | None = None
         self.remaining: int | None = None
         self.reset: datetime | None = None
-        self.stopped: str | None = None  # why no further request is sent
+        self.stopped: str | None = None  # why no further unit starts
+        # Whether no further request is sent either. A budget too small for the next unit
+        # only stops units from starting: those running finish within their reservations,
+        # so a unit is never cut half-way (congress's second chamber asked again on resume).
+        self._halted = False
         self._cond = threading.Condition()
         self._running: set[_Work] = set()
         self._headerless = False  # the service sends no rate-limit headers: nothing to pace
@@ -48,9 +60,13 @@ class Pacer:
     # -- state ---------------------------------------------------------------------------------
     def stop(self, why: str) -> None:
         with self._cond:
-            if self.stopped is None:
-                self.stopped = why
+            self._halt(why)
             self._cond.notify_all()
+
+    def _halt(self, why: str) -> None:
+        if self.stopped is None:
+            self.stopped = why
+        self._halted = True
 
     def rate(self) -> dict[str, Any]:
         with self._cond:
@@ -82,33 +98,43 @@ class Pacer:
                     raise SyncStopped(f"sync stopped: {self.stopped}")
             work = _Work(estimate)
             self._running.add(work)
-            self._local.work = work
+            work.token = _WORK.set(work)
             return work
 
     def end(self, work: _Work) -> None:
         with self._cond:
             self._running.discard(work)
-            self._local.work = None
-            if getattr(self._local, "open", False):  # the unit's last attempt got no answer
-                self._local.open = False
-                self.in_flight -= 1
-                self.sent += 1
+            if work.token is not None:
+                _WORK.reset(work.token)
+            # Attempts of the unit that got no answer (a connection error on the last try),
+            # whichever thread sent them: sent, and no longer in flight.
+            self.in_flight -= work.open
+            self.sent += work.open
+            work.open = 0
+            self._local.attempt = None
             self._cond.notify_all()
+
+    def _settle(self) -> None:
+        """This thread's previous attempt got no answer (a connection error, then a retry):
+        it counts as sent and is no longer in flight."""
+        attempt = getattr(self._local, "attempt", None)
+        if attempt is None:
+            return
+        self._local.attempt = None
+        self.in_flight -= 1
+        self.sent += 1
+        if attempt.work is not None:
+            attempt.work.open -= 1
 
     # -- around each send -----------------------------------------------------------------------
     def before_send(self) -> None:
         with self._cond:
-            if getattr(self._local, "open", False):
-                # This thread's last attempt got no answer (a connection error, then a
-                # retry): it counts as sent and is no longer in flight.
-                self._local.open = False
-                self.in_flight -= 1
-                self.sent += 1
+            self._settle()
             while True:
-                if self.stopped:
+                if self._halted:
                     raise SyncStopped(f"sync stopped: {self.stopped}")
                 if self.budget is not None and self.sent + self.in_flight >= self.budget:
-                    self.stopped = f"budget of {self.budget} requests spent"
+                    self._halt(f"budget of {self.budget} requests spent")
                     continue
                 if self.remaining is None:
                     if self.in_flight == 0 or self._headerless:
@@ -122,15 +148,16 @@ class Pacer:
                     self.remaining = None  # a new window: the next answer tells its size
                     break
                 if not self.wait:
-                    self.stopped = "rate-limit window spent (wait=False)"
+                    self._halt("rate-limit window spent (wait=False)")
                     continue
                 # Short waits so that a stop (Ctrl-C) is noticed within a fraction of a second.
                 self._cond.wait(timeout=min(delay, 0.25))
             self.in_flight += 1
-            self._local.open = True
-            work = getattr(self._local, "work", None)
-            if work is not None:  # requests of a loader's own threads are not attributed
+            work = _WORK.get()
+            self._local.attempt = _Attempt(work)
+            if work is not None:
                 work.sent += 1
+                work.open += 1
 
     def _until_reset(self) -> float:
         if self.reset is None:
@@ -140,9 +167,12 @@ class Pacer:
     def after_response(self, response: Any) -> None:
         """Every answer, those retried on included (the client shows each one)."""
         with self._cond:
-            if getattr(self._local, "open", False):
-                self._local.open = False
+            attempt = getattr(self._local, "attempt", None)
+            if attempt is not None:
+                self._local.attempt = None
                 self.in_flight -= 1
+                if attempt.work is not None:
+                    attempt.work.open -= 1
             self.sent += 1
             if response.status_code == 429:
                 self.throttled += 1
@@ -171,11 +201,22 @@ class Pacer:
 
 
 class _Work:
-    __slots__ = ("estimate", "sent")
+    __slots__ = ("estimate", "sent", "open", "token")
 
     def __init__(self, estimate: int) -> None:
         self.estimate = estimate
-        self.sent = 0
+        self.sent = 0  # requests started, by any thread
+        self.open = 0  # of those, sent and not answered yet
+        self.token: contextvars.Token[_Work | None] | None = None
+
+
+class _Attempt:
+    """One request in flight on this thread, and the unit it is charged to."""
+
+    __slots__ = ("work",)
+
+    def __init__(self, work: _Work | None) -> None:
+        self.work = work
 
 
 def sync_client(client: Client, pacer: Pacer, wait: bool) -> Client:
