@@ -52,6 +52,7 @@ class Mode:
 
     name: str = ""
     meta: tuple[str, ...] = ()
+    latest_needs: tuple[str, ...] = ()  # meta columns that choosing the latest versions reads
     cross: bool = False
 
     def unit_id(self, symbol: str | None, scope: str) -> str:
@@ -102,6 +103,7 @@ _SORTABLE = ("string", "category", "Int64", "float64", "boolean", "date", "times
 class WindowMode(Mode):
     name = "window"
     meta = WINDOW_META
+    latest_needs = ("_version", "_n")
 
     def unit_id(self, symbol: str | None, scope: str) -> str:
         return str(symbol)
@@ -133,6 +135,7 @@ class WindowMode(Mode):
 class SnapshotMode(Mode):
     name = "snapshot"
     meta = SNAPSHOT_META
+    latest_needs = ("_version", "_scope")
 
     def __init__(self, cross: bool) -> None:
         self.cross = cross

@@ -12,7 +12,6 @@ import pyarrow.compute as pc
 
 from ..errors import InvalidParameterError, KnowledgeTimeWarning, warn
 from .frames import to_frame
-from .modes import symbol_filter
 from .plan import normalise_symbols, resolve
 from .table import DatasetTable, Snapshot, damaged
 
@@ -101,10 +100,8 @@ def read(
     wanted = _columns(columns, names, ds.name)
     where: list[Any] = []
     syms = None if symbols is None else normalise_symbols(symbols, ds.name)
-    if syms is not None:
-        if "symbol" not in names:
-            raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
-        where.append(symbol_filter(syms))
+    if syms is not None and "symbol" not in names:
+        raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
     if start is not None or end is not None:
         if manifest.time is None:
             raise InvalidParameterError(f"{ds.name} has no time column", parameter="start")
@@ -136,7 +133,15 @@ def read(
     filter_ = None
     for cond in where:
         filter_ = cond if filter_ is None else filter_ & cond
-    needed = _needed(wanted, manifest, store.meta)
+    # Meta columns only where they serve: versions to choose the latest (when some row in
+    # reach has a second one) or to show, the sync id to show or to find a summary.
+    revised = history or store.revised(snap, syms)
+    meta = ["_fetched_at"]
+    meta += list(store.mode.latest_needs) if revised else []
+    meta += ["_version"] if history else []
+    meta += ["_sync_id"] if history or cross else []
+    meta += ["_scope"] if cross else []
+    needed = _needed(wanted, manifest, [m for m in store.meta if m in meta])
     table = store.scan(snap, filter=filter_, columns=needed, symbols=syms)
     if known is not None and table.num_rows == 0:
         first = store.first_fetched(snap)
@@ -148,7 +153,7 @@ def read(
                 KnowledgeTimeWarning,
             )
     scanned = table
-    if not history:
+    if not history and revised:
         table = store.mode.latest(table, manifest)
     # Rows come in stored order when the version's files hold disjoint symbol ranges (the
     # log's statistics say so) and nothing reordered them since: no sort, no check then.

@@ -25,18 +25,20 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from ..errors import LakeBusyError, LakeDamagedError, MdframesError
 from ..registry import Dataset
 from .frames import arrow_type, schema_of
 from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE, Manifest, dir_name, time_column
-from .modes import Mode, mode_of
+from .modes import Mode, mode_of, symbol_filter
 from .storage import Storage, checkpoint
 
 __all__ = [
@@ -99,6 +101,24 @@ class Snapshot:
     stats: pa.Table | None = None  # the log's add actions (flattened statistics)
 
 
+# Reads of up to this many symbols open the row groups their statistics allow, directly.
+SCAN_GROUPS_MAX = 64
+
+
+@dataclass
+class _Groups:
+    """One data file's row groups: symbol ranges and highest ``_version`` (statistics)."""
+
+    handle: Any  # pyarrow.parquet.ParquetFile, opened once per version
+    names: set[str]
+    ranges: list[tuple[Any, Any]]
+    versions: list[Any]
+    picked: list[int] = field(default_factory=list)
+
+    def pick(self, picked: list[int]) -> _Groups:
+        return _Groups(self.handle, self.names, self.ranges, self.versions, picked)
+
+
 class DatasetTable:
     """Read and write one dataset of a lake (its Delta table and the lake's files beside it)."""
 
@@ -119,7 +139,8 @@ class DatasetTable:
         self._seen = -1  # the version the cached dtype record was read at
         self._datasets: tuple[Any, pads.Dataset] | None = None
         self._snap: Snapshot | None = None
-        self._handles: tuple[Any, list[tuple[Any, list[tuple[Any, Any]]]]] | None = None
+        self._handles: tuple[Any, list[_Groups]] | None = None
+        self._last_picked: tuple[Any, list[_Groups]] | None = None
 
     @property
     def meta(self) -> tuple[str, ...]:
@@ -191,7 +212,7 @@ class DatasetTable:
             try:
                 if self._dt is None:
                     self._dt = dl.DeltaTable(self.uri, storage_options=self.storage.delta_options())
-                else:
+                elif not self._at_latest(self._dt.version()):
                     self._dt.update_incremental()
             except TableNotFoundError:
                 self._dt = None
@@ -202,6 +223,16 @@ class DatasetTable:
                     self.ds.name, f"{self.folder}/{DELTA_LOG}", self.storage.scrub(exc)
                 ) from None
             return self._dt
+
+    def _at_latest(self, version: int) -> bool:
+        """Whether ``version`` is still the latest, known without reading the log: commits are
+        numbered one after another and each is created only if absent, so on a local disk
+        the next number's missing file says so (a stat, not the ~1 ms of a log refresh, which
+        a one-symbol read cannot afford). An object store is asked by the refresh itself."""
+        if not self.storage.local:
+            return False
+        name = f"{version + 1:020d}.json"
+        return not os.path.exists(self.storage.path(self.folder, DELTA_LOG, name))
 
     def snapshot(self) -> Snapshot | None:
         """The latest version and its file list (None: no table yet); the list is read from
@@ -257,9 +288,9 @@ class DatasetTable:
         symbols: list[str] | None = None,
     ) -> pa.Table:
         """Stored rows of one version (every version of each record), typed by the record.
-        Columns the record knows but no row has set come back as nulls. ``symbols``: the
-        filter keeps only these symbols; then only the row groups whose statistics may hold
-        them are read (files are sorted by symbol in row groups of 16k rows)."""
+        Columns the record knows but no row has set come back as nulls. ``symbols``: only
+        rows of these symbols; for a few, only the row groups whose statistics may hold them
+        are read (files are sorted by symbol in row groups of 16k rows)."""
         manifest = self.manifest
         full = schema_of(manifest, self.meta) if manifest is not None else pa.schema([])
         wanted = list(columns) if columns is not None else full.names
@@ -269,9 +300,14 @@ class DatasetTable:
             table = pa.schema([full.field(c) for c in stored]).empty_table()
         else:
             try:
-                if symbols and "symbol" in schema.names and len(symbols) <= 64:
+                if symbols and "symbol" in schema.names and len(symbols) <= SCAN_GROUPS_MAX:
                     table = self._scan_groups(snap, schema, symbols, filter, stored)
+                elif filter is None and not symbols:
+                    table = self._scan_files(snap, schema, stored)
                 else:
+                    if symbols:
+                        chosen = symbol_filter(symbols)
+                        filter = chosen if filter is None else chosen & filter
                     table = self._dataset(snap, schema).to_table(filter=filter, columns=stored)
             except (OSError, pa.ArrowInvalid) as exc:
                 raise self._which_damaged(snap, exc) from None
@@ -298,53 +334,112 @@ class DatasetTable:
         self._datasets = (key, dataset)
         return dataset
 
+    def _scan_files(self, snap: Snapshot, schema: pa.Schema, stored: list[str]) -> pa.Table:
+        """Every row of the version, file by file through the opened handles (no scanner to
+        set up, footers read once per version)."""
+        fields = [schema.field(c) for c in stored]
+        parts = [
+            _conform(g.handle.read(columns=[f.name for f in fields if f.name in g.names]), fields)
+            for g in self._groups(snap)
+        ]
+        table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
+        return _plain_strings(table, fields)
+
     def _scan_groups(
         self, snap: Snapshot, schema: pa.Schema, symbols: list[str], filter: Any, stored: list[str]
     ) -> pa.Table:
         """The few row groups that may hold ``symbols`` (by their statistics), read directly:
-        for a one-symbol read this skips the dataset scanner's set-up, most of its cost."""
-        parts = []
-        for handle, ranges in self._groups(snap):
+        for a one-symbol read this skips the dataset scanner's set-up, most of its cost. Only
+        ``stored`` columns are read (the filter's among them)."""
+        fields = [
+            schema.field(c) for c in [*stored, *(["symbol"] if "symbol" not in stored else [])]
+        ]
+        parts = [
+            _conform(
+                g.handle.read_row_groups(
+                    g.picked,
+                    columns=[f.name for f in fields if f.name in g.names],
+                    use_threads=False,
+                ),
+                fields,
+            )
+            for g in self._picked(snap, symbols)
+        ]
+        if not parts:
+            return pa.schema(fields).empty_table()
+        table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
+        # A mask, not an expression: filtering by an expression sets up an Acero plan, which
+        # cost a one-symbol read a fifth of its time.
+        table = table.filter(_symbol_mask(table["symbol"], symbols))
+        table = table.filter(filter) if filter is not None else table
+        return _plain_strings(table, fields, threads=False).select(stored)
+
+    def revised(self, snap: Snapshot | None, symbols: list[str] | None) -> bool:
+        """Whether some row a read of ``symbols`` (None: all) may see has a second version,
+        by statistics alone (row groups for a few symbols, the log's file statistics else).
+        When none has, the latest versions are simply all rows, and a read needs neither
+        ``_version`` nor ``_n``: a third of a full read's decoding."""
+        if snap is None or not snap.files or "_version" not in self.meta:
+            return False
+        if symbols and len(symbols) <= SCAN_GROUPS_MAX:
+            groups = self._picked(snap, symbols)
+            return any(
+                v is None or v > 1 for g in groups for v in (g.versions[i] for i in g.picked)
+            )
+        stats = snap.stats
+        if stats is None or "max._version" not in stats.column_names:
+            return True
+        highest = stats["max._version"].to_pylist()
+        return any(v is None or v > 1 for v in highest)
+
+    def _picked(self, snap: Snapshot, symbols: list[str]) -> list[_Groups]:
+        """Per file, the row groups whose symbol range may hold one of ``symbols`` (the last
+        answer kept: a read asks twice, for its versions and for its rows)."""
+        key = (snap.version, tuple(snap.files), tuple(symbols))
+        if self._last_picked is not None and self._last_picked[0] == key:
+            return self._last_picked[1]
+        out = []
+        for group in self._groups(snap):
             picked = [
                 i
-                for i, (lo, hi) in enumerate(ranges)
+                for i, (lo, hi) in enumerate(group.ranges)
                 if lo is None or hi is None or any(lo <= s <= hi for s in symbols)
             ]
-            if not picked:
-                continue
-            names = set(handle.schema_arrow.names)
-            part = handle.read_row_groups(
-                picked, columns=[c for c in schema.names if c in names], use_threads=False
-            )
-            arrays = [
-                part[f.name].cast(f.type) if f.name in names else pa.nulls(part.num_rows, f.type)
-                for f in schema
-            ]
-            parts.append(pa.Table.from_arrays(arrays, schema=schema))
-        table = pa.concat_tables(parts) if parts else schema.empty_table()
-        if filter is not None:
-            table = table.filter(filter)
-        return table.select(stored)
+            if picked:
+                out.append(group.pick(picked))
+        self._last_picked = (key, out)
+        return out
 
-    def _groups(self, snap: Snapshot) -> list[tuple[Any, list[tuple[Any, Any]]]]:
-        """Each file of the version, opened once, with its row groups' symbol ranges."""
+    def _groups(self, snap: Snapshot) -> list[_Groups]:
+        """Each file of the version, opened once, with its row groups' symbol ranges and
+        highest ``_version``."""
         import pyarrow.parquet as pq
 
         if self._handles is not None and self._handles[0] == (snap.version, tuple(snap.files)):
             return self._handles[1]
         out = []
         for uri in snap.files:
-            handle = pq.ParquetFile(self._fs_path(uri), filesystem=self.storage.fs)
+            path = self._fs_path(uri)
+            handle = pq.ParquetFile(path, filesystem=self.storage.fs)
+            texts = [f.name for f in handle.schema_arrow if pa.types.is_string(f.type)]
+            if texts:  # text read as its dictionary: see _plain_strings
+                handle = pq.ParquetFile(path, filesystem=self.storage.fs, read_dictionary=texts)
             meta = handle.metadata
-            column = handle.schema_arrow.get_field_index("symbol")
+            names = handle.schema_arrow.names
+            symbol = names.index("symbol") if "symbol" in names else -1
+            version = names.index("_version") if "_version" in names else -1
             ranges: list[tuple[Any, Any]] = []
+            versions: list[Any] = []
             for i in range(meta.num_row_groups):
-                stats = meta.row_group(i).column(column).statistics if column >= 0 else None
+                group = meta.row_group(i)
+                stats = group.column(symbol).statistics if symbol >= 0 else None
                 if stats is not None and stats.has_min_max:
                     ranges.append((stats.min, stats.max))
                 else:
                     ranges.append((None, None))
-            out.append((handle, ranges))
+                stats = group.column(version).statistics if version >= 0 else None
+                versions.append(stats.max if stats is not None and stats.has_min_max else None)
+            out.append(_Groups(handle, set(names), ranges, versions))
         self._handles = ((snap.version, tuple(snap.files)), out)
         return out
 
@@ -647,3 +742,62 @@ def _in_stored_order(actions: pa.Table, cross: bool) -> pa.Table:
 
 def _arrow_schema(delta: Any) -> pa.Schema:
     return pa.schema(delta.schema().to_arrow())
+
+
+def _conform(part: pa.Table, fields: list[pa.Field]) -> pa.Table:
+    """A file's columns in ``fields`` order and types (text may stay dictionary-encoded for
+    _plain_strings), null where an older file lacks a column."""
+    arrays = []
+    for f in fields:
+        if f.name not in part.column_names:
+            arrays.append(pa.chunked_array([pa.nulls(part.num_rows, f.type)]))
+            continue
+        col = part[f.name]
+        if col.type != f.type and not (
+            pa.types.is_dictionary(col.type) and col.type.value_type == f.type
+        ):
+            col = col.cast(f.type)
+        arrays.append(col)
+    names = [f.name for f in fields]
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _plain_strings(table: pa.Table, fields: list[pa.Field], threads: bool = True) -> pa.Table:
+    """Text columns decoded from their dictionaries. Reading text through its dictionary and
+    expanding it in a thread per column takes about 60% of the time of Parquet's own string
+    decoding (a company name repeated on every row of its symbol: most of a full read)."""
+    coded = [i for i, c in enumerate(table.columns) if pa.types.is_dictionary(c.type)]
+    if not coded:
+        return table.cast(pa.schema(fields)) if table.schema != pa.schema(fields) else table
+
+    def plain(i: int) -> pa.ChunkedArray:
+        return table.column(i).cast(fields[i].type)
+
+    if threads and len(coded) > 1 and table.num_rows > 100_000:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(len(coded), os.cpu_count() or 1)) as pool:
+            decoded = dict(zip(coded, pool.map(plain, coded), strict=True))
+    else:
+        decoded = {i: plain(i) for i in coded}
+    arrays = [decoded.get(i, c) for i, c in enumerate(table.columns)]
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> pa.Array:
+    """Rows of ``symbols``. Text read as its dictionary is matched by code: ``is_in`` on a
+    dictionary column decodes it first, 30 times slower for one symbol's row group."""
+    import numpy as np
+
+    wanted = pa.array(symbols, pa.string())
+    masks = []
+    for chunk in column.chunks:
+        if pa.types.is_dictionary(chunk.type):
+            codes = np.flatnonzero(
+                pc.is_in(chunk.dictionary, value_set=wanted).to_numpy(zero_copy_only=False)
+            )
+            indices = chunk.indices.to_numpy(zero_copy_only=False)  # symbols are never null
+            masks.append(indices == codes[0] if len(codes) == 1 else np.isin(indices, codes))
+        else:
+            masks.append(pc.is_in(chunk, value_set=wanted).to_numpy(zero_copy_only=False))
+    return pa.array(np.concatenate(masks) if masks else np.zeros(0, bool))
