@@ -541,3 +541,53 @@ def test_batches_hold_disjoint_symbol_ranges_so_reads_need_no_sort(
     frame = lake.read("sentiment")
     assert not sorts and len(frame) == 730 * len(symbols)
     assert frame["symbol"].is_monotonic_increasing
+
+
+def test_reads_of_revised_and_unrevised_row_groups_give_the_latest_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read skips version columns where the statistics show no second version: row groups
+    with and without revisions both read back as the latest versions of a whole-table read."""
+    import mdframes.lake.table as table_module
+    from mdframes.registry import REGISTRY
+
+    monkeypatch.setattr(table_module, "ROW_GROUP", 100)
+    symbols = ["AAPL", "MSFT", "NVDA", "0700"]
+    # A sandbox of its own: its clock moves.
+    with (
+        Sandbox(extra_symbols=["0700"]) as world,
+        md.Client(api_key=KEY, base_url=world.url, cache=False) as client,
+    ):
+        lake = md.Lake(tmp_path / "lake", client=client)
+        lake.sync("sentiment", symbols, progress=False)
+        for _ in range(3):
+            world.advance(days=1)
+            lake.sync("sentiment", symbols, progress=False)
+    lake.compact()
+    table = lake._table(REGISTRY["sentiment"])
+    snap = table.snapshot()
+    assert snap is not None
+    highest = [v for g in table._groups(snap) for v in g.versions]
+    assert max(highest) > 1 and min(highest) == 1  # both kinds of row group are read below
+    everything = lake.read("sentiment")
+    history = lake.read("sentiment", history=True)
+    assert len(history) > len(everything)
+    for symbol in symbols:
+        got = lake.read("sentiment", symbol)
+        want = everything[everything["symbol"] == symbol].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want)
+
+
+def test_a_reader_sees_each_commit_another_lake_object_makes(
+    tmp_path: Path, client: md.Client
+) -> None:
+    """A reader keeps its table open and skips the log refresh while the next commit file is
+    absent: a commit from elsewhere (another object, as another process) is still seen."""
+    writer = md.Lake(tmp_path / "lake", client=client)
+    reader = md.Lake(tmp_path / "lake")
+    writer.sync("sentiment", "AAPL", progress=False)
+    assert set(reader.read("sentiment")["symbol"]) == {"AAPL"}
+    for i, symbol in enumerate(["MSFT", "NVDA"], start=2):
+        writer.sync("sentiment", symbol, progress=False)
+        assert reader.read("sentiment")["symbol"].nunique() == i
+        assert len(reader.read("sentiment", symbol)) > 0
