@@ -4,7 +4,8 @@ These are the long multi-process tests (the engine step of ``.ci/run`` runs them
 from the ``lake-engines`` extra). Waits are scaled down where the contract's values would make
 a test minutes long: the lease's lifetime is a parameter (``ttl``), and a test that shows a
 property "for a wait longer than the lifetime" uses a wait of at least twice a short ``ttl``
-instead of 75 s against 60 s; one test runs at the default values.
+instead of 75 s against 60 s. Two run at the default values, unscaled: a SIGKILLed holder
+freed within 90 s, and a sync that waits 75 s on a rate-limit window keeping its 60 s lease.
 """
 
 from __future__ import annotations
@@ -153,6 +154,60 @@ def test_a_holder_that_sleeps_longer_than_the_lease_lifetime_keeps_it(s3_server:
     assert refused[-1] - held_at > 2 * ttl
     assert holder.line() == "STILL"
     assert holder.proc.wait(timeout=30) == 0
+
+
+_WAITING_SYNC = """
+import json, sys
+import mdframes as md
+root, url = sys.argv[1], sys.argv[2]
+with md.Client(api_key="sandbox-key", base_url=url, cache=False, max_workers=1) as client:
+    report = md.Lake(root, client=client).sync(
+        "sentiment", ["AAPL", "MSFT"], wait=True, progress=False
+    )
+print(json.dumps({"complete": report.complete, "requests": report.requests,
+                  "throttled": report.throttled, "rows": report.rows_added}))
+"""
+
+
+def test_a_sync_waiting_75_s_on_a_rate_limit_window_keeps_its_60_s_lease(s3_server: S3) -> None:
+    """At the default settings (60 s lease, 10 s heartbeat), unscaled: a sync in another
+    process whose second request must wait 75 s for the service's window keeps the lease
+    all along (another writer is refused, the last time past the lease's lifetime), then
+    completes."""
+    import mdframes as md
+    from mdframes.sandbox import Sandbox
+
+    assert TTL == 60 and HEARTBEAT == 10
+    root = s3_server.uri(s3_server.bucket())
+    with Sandbox(rate_limit=1, rate_window=75) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WAITING_SYNC, root, server.url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        deadline = time.time() + 60
+        while server.count() == 0 and time.time() < deadline:
+            time.sleep(0.2)
+        assert server.count() == 1, "the sync never sent its first request"
+        first = time.time()
+        intruder = open_lease(parse_root(root), owner="intruder")
+        refused: list[float] = []
+        while proc.poll() is None and server.count() < 2:
+            with pytest.raises(LakeBusyError, match="another writer"):
+                with intruder.hold(wait=False):
+                    pass  # pragma: no cover - the lease is held
+            refused.append(time.time())
+            time.sleep(2)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        report = json.loads(out)
+        assert report["complete"] and report["requests"] == 2 and report["throttled"] == 0
+        assert refused and refused[-1] - first > TTL  # held longer than one lifetime
+    with Sandbox() as other, md.Client(api_key="sandbox-key", base_url=other.url) as client:
+        expected = md.load_sentiment(["AAPL", "MSFT"], client=client)  # the same day's data
+    assert len(md.Lake(root).read("sentiment")) == report["rows"] == len(expected)
 
 
 def test_a_paused_holder_loses_its_lease_and_knows_it(s3_server: S3) -> None:
