@@ -21,6 +21,33 @@ def envelope(data: Any) -> dict[str, Any]:
     return {"success": True, "data": data, "meta": {"timestamp": "2026-11-23T00:00:00Z"}}
 
 
+ABSENT = object()  # insider_trade(field=ABSENT): the record lacks the field
+
+
+def insider_trade(**over: Any) -> dict[str, Any]:
+    """One well-formed insider transaction as the service sends it, with fields overridden."""
+    rec = {
+        "date": "2026-03-02",
+        "insider": "A. Person",
+        "relationship": "CEO",
+        "transactionType": "Sale",
+        "shares": 10,
+        "pricePerShare": 5.0,
+        "totalValue": 50,
+        "sharesOwned": 100,
+        "filingDate": "2026-03-04",
+        "filingUrl": "https://example.org/f",
+        "cik": "0000000001",
+    }
+    rec.update(over)
+    return {k: v for k, v in rec.items() if v is not ABSENT}
+
+
+def insider_body(symbol: str, records: Any, **header: Any) -> dict[str, Any]:
+    """An insider-trading answer for ``symbol`` holding ``records``."""
+    return envelope({"symbol": symbol, "name": symbol, "transactions": records, **header})
+
+
 class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # quiet
         pass

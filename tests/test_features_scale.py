@@ -19,7 +19,7 @@ import mdframes as md
 from mdframes.features import Feature
 from mdframes.sandbox import Sandbox
 
-from .conftest import KEY
+from .conftest import KEY, S3
 
 SYMBOLS = ["AAPL", "KO", "GME", "JPM", "XOM", "MSFT", "NVDA"]
 DATASETS = ["sentiment", "put_call_ratio", "government_contracts", "news"]
@@ -100,38 +100,13 @@ def test_dask_writes_the_panel_from_its_workers(
 
 
 @pytest.fixture
-def bucket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A bucket on a local S3-compatible server (moto in server mode, on 127.0.0.1)."""
-    import socket
-
-    server_module = pytest.importorskip("moto.server", reason="moto comes with lake-engines")
-    import pyarrow.fs as pafs
-
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }.items():
-        monkeypatch.setenv(name, value)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        endpoint = f"127.0.0.1:{port}"
-        pafs.S3FileSystem(
-            endpoint_override=endpoint, scheme="http", region="us-east-1",
-            allow_bucket_creation=True,
-        ).create_dir("panels")  # fmt: skip
-        yield f"endpoint_override={endpoint}&scheme=http&region=us-east-1"
-    finally:
-        server.stop()
+def panel_uri(s3_server: S3, s3_env: None) -> str:
+    """A folder in a new bucket of the session's local S3 server (conftest)."""
+    return s3_server.uri(s3_server.bucket(), prefix="v1")
 
 
 @pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
-def test_write_panel_to_an_object_store(lake: md.Lake, bucket: str) -> None:
+def test_write_panel_to_an_object_store(lake: md.Lake, panel_uri: str) -> None:
     """An s3:// URI as path: each chunk's file is written to the bucket, read back equal."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -141,7 +116,7 @@ def test_write_panel_to_an_object_store(lake: md.Lake, bucket: str) -> None:
     args = (SYMBOLS, "2026-06-01", "2026-09-30", FEATURES[:5])
     want = md.features.panel(*args, source=lake).reset_index()
     with ThreadPoolExecutor(2) as pool:
-        uri = md.features.write_panel(f"s3://panels/v1?{bucket}", *args, source=lake,
+        uri = md.features.write_panel(panel_uri, *args, source=lake,
                                       executor=pool, chunk=3)  # fmt: skip
     fs, base = pafs.FileSystem.from_uri(uri)
     names = sorted(i.base_name for i in fs.get_file_info(pafs.FileSelector(base)))

@@ -11,7 +11,7 @@ import pytest
 
 import mdframes as md
 
-from .replay import envelope, replay
+from .replay import envelope, insider_body, insider_trade, replay
 
 
 def _pcr(symbol: str, rows: list[tuple[str, int, int, int]]) -> dict[str, Any]:
@@ -106,26 +106,7 @@ def test_wrong_json_types_in_a_number_field_are_refused(bad: Any, message: str) 
         assert df["symbol"].unique().tolist() == ["GOOD"] and "ODD" in df.attrs["failed"]
 
 
-def _insider(symbol: str, records: Any, **header: Any) -> dict[str, Any]:
-    return envelope({"symbol": symbol, "name": symbol, "transactions": records, **header})
-
-
-def _trade(**over: Any) -> dict[str, Any]:
-    rec = {
-        "date": "2026-03-02",
-        "insider": "A. Person",
-        "relationship": "CEO",
-        "transactionType": "Sale",
-        "shares": 10,
-        "pricePerShare": 5.0,
-        "totalValue": 50,
-        "sharesOwned": 100,
-        "filingDate": "2026-03-04",
-        "filingUrl": "https://example.org/f",
-        "cik": "0000000001",
-    }
-    rec.update(over)
-    return rec
+_insider, _trade = insider_body, insider_trade
 
 
 @pytest.mark.parametrize(

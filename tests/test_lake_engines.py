@@ -9,7 +9,6 @@ server); ``.ci/run`` installs it in a step of its own and runs this file.
 from __future__ import annotations
 
 import shutil
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 import mdframes as md
 from mdframes.sandbox import Sandbox
 
-from .conftest import KEY
+from .conftest import KEY, S3
 
 SYMBOLS = ["AAPL", "0700", "MSFT"]
 NAME = "government_contracts"
@@ -169,40 +168,10 @@ def test_spark_reads_the_files(lake: md.Lake) -> None:
 # --- S3 --------------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
-def s3_uri(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A bucket on a local S3-compatible server (moto in server mode, on 127.0.0.1)."""
-    server_module = pytest.importorskip("moto.server", reason="moto comes with lake-engines")
-    import pyarrow.fs as pafs
-
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }.items():
-        monkeypatch.setenv(name, value)
-    port = _free_port()
-    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        endpoint = f"127.0.0.1:{port}"
-        fs = pafs.S3FileSystem(
-            endpoint_override=endpoint,
-            scheme="http",
-            region="us-east-1",
-            allow_bucket_creation=True,
-        )
-        fs.create_dir("research")
-        yield f"s3://research/lake?endpoint_override={endpoint}&scheme=http&region=us-east-1"
-    finally:
-        server.stop()
+def s3_uri(s3_server: S3, s3_env: None) -> str:
+    """A lake root in a new bucket of the session's local S3 server (conftest)."""
+    return s3_server.uri(s3_server.bucket())
 
 
 def test_a_lake_on_s3_syncs_reads_queries_and_compacts(s3_uri: str, tmp_path: Path) -> None:
@@ -210,7 +179,8 @@ def test_a_lake_on_s3_syncs_reads_queries_and_compacts(s3_uri: str, tmp_path: Pa
         client = md.Client(api_key=KEY, base_url=server.url, cache=False)
         client.sandbox = server
         lake = md.Lake(s3_uri, client=client)
-        assert lake.path("insider_trading") == "s3://research/lake/insider_trading"
+        bucket = s3_uri.split("/")[2]
+        assert lake.path("insider_trading") == f"s3://{bucket}/lake/insider_trading"
         report = lake.sync(["insider_trading", "forecast"], SYMBOLS, progress=False)
         assert report.complete
         local = md.Lake(tmp_path / "local", client=client)

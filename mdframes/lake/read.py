@@ -98,60 +98,16 @@ def read(
     assert manifest is not None
     names = manifest.names()
     wanted = _columns(columns, names, ds.name)
-    where: list[Any] = []
     syms = None if symbols is None else normalise_symbols(symbols, ds.name)
     if syms is not None and "symbol" not in names:
         raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
-    if start is not None or end is not None:
-        if manifest.time is None:
-            raise InvalidParameterError(f"{ds.name} has no time column", parameter="start")
-        time_field = pc.field(manifest.time)
-        kind = manifest.column(manifest.time).kind  # type: ignore[union-attr]
-        for value, name, op in ((start, "start", "ge"), (end, "end", "le")):
-            if value is None:
-                continue
-            if kind == "timestamp":
-                # A date alone: from its first instant (start) to its last (end), inclusive.
-                means = "end" if name == "end" else "start"
-                stamp = to_utc(value, name, dataset=ds.name, date_means=means)
-                bound = pa.scalar(stamp.to_pydatetime(), pa.timestamp("us", "UTC"))
-            else:
-                bound = _date_bound(value, name)
-            where.append(getattr(time_field, f"__{op}__")(bound))
-    if known is not None:
-        where.append(
-            pc.field("_fetched_at") <= pa.scalar(known.to_pydatetime(), pa.timestamp("us", "UTC"))
-        )
     cross = store.mode.cross
-    if cross:
-        where.append(pc.field("_scope") == _pick_scope(store, snap, market, region))
-    elif market or region:
-        raise InvalidParameterError(
-            "market=/region= select a cross-section snapshot; read per-symbol data by symbols",
-            parameter="market",
-        )
-    filter_ = None
-    for cond in where:
-        filter_ = cond if filter_ is None else filter_ & cond
-    # Meta columns only where they serve: versions to choose the latest (when some row in
-    # reach has a second one) or to show, the sync id to show or to find a summary.
+    filter_ = _where(store, snap, start, end, known, market, region)
     revised = history or store.revised(snap, syms)
-    meta = ["_fetched_at"]
-    meta += list(store.mode.latest_needs) if revised else []
-    meta += ["_version"] if history else []
-    meta += ["_sync_id"] if history or cross else []
-    meta += ["_scope"] if cross else []
-    needed = _needed(wanted, manifest, [m for m in store.meta if m in meta])
+    needed = _needed(wanted, manifest, _meta(store, revised, history))
     table = store.scan(snap, filter=filter_, columns=needed, symbols=syms)
     if known is not None and table.num_rows == 0:
-        first = store.first_fetched(snap)
-        if first is None or known < first:
-            since = "holds nothing yet" if first is None else f"was first synced at {first}"
-            warn(
-                f"{ds.name}: known_at={known} is earlier than every stored version (the "
-                f"dataset {since}); the frame is empty",
-                KnowledgeTimeWarning,
-            )
+        _warn_before_every_version(store, snap, known)
     scanned = table
     if not history and revised:
         table = store.mode.latest(table, manifest)
@@ -165,16 +121,99 @@ def read(
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     frame = to_frame(table.select(keep), manifest)
     frame.attrs["dataset"] = ds.name
-    if cross and "_sync_id" in table.column_names and table.num_rows and not history:
-        summaries = store.state().get("summaries", {})
-        summary = summaries.get(table["_sync_id"][0].as_py(), {}).get(table["_scope"][0].as_py())
-        if summary is not None:
-            frame.attrs["summary"] = summary
+    if cross and table.num_rows and not history:
+        _attach_summary(frame, store, table)
     if as_of is not None:
         from ..pit import point_in_time
 
         frame = point_in_time(frame, as_of).reset_index(drop=True)
     return frame
+
+
+def _where(
+    store: DatasetTable,
+    snap: Snapshot | None,
+    start: Any,
+    end: Any,
+    known: Any,
+    market: str | None,
+    region: str | None,
+) -> Any:
+    """The read's row filter (symbols aside: the scan takes them), None for every row."""
+    manifest = store.manifest
+    where = _time_bounds(store.ds.name, manifest, start, end)
+    if known is not None:
+        stamp = pa.scalar(known.to_pydatetime(), pa.timestamp("us", "UTC"))
+        where.append(pc.field("_fetched_at") <= stamp)
+    if store.mode.cross:
+        where.append(pc.field("_scope") == _pick_scope(store, snap, market, region))
+    elif market or region:
+        raise InvalidParameterError(
+            "market=/region= select a cross-section snapshot; read per-symbol data by symbols",
+            parameter="market",
+        )
+    filter_ = None
+    for cond in where:
+        filter_ = cond if filter_ is None else filter_ & cond
+    return filter_
+
+
+def _time_bounds(name: str, manifest: Any, start: Any, end: Any) -> list[Any]:
+    """``start``/``end`` as filters on the dataset's time column, both inclusive."""
+    from ..params import to_utc
+
+    if start is None and end is None:
+        return []
+    if manifest.time is None:
+        raise InvalidParameterError(f"{name} has no time column", parameter="start")
+    time_field = pc.field(manifest.time)
+    kind = manifest.column(manifest.time).kind
+    out = []
+    for value, arg, op in ((start, "start", "ge"), (end, "end", "le")):
+        if value is None:
+            continue
+        if kind == "timestamp":
+            # A date alone: from its first instant (start) to its last (end), inclusive.
+            stamp = to_utc(value, arg, dataset=name, date_means=arg)
+            bound = pa.scalar(stamp.to_pydatetime(), pa.timestamp("us", "UTC"))
+        else:
+            bound = _date_bound(value, arg)
+        out.append(getattr(time_field, f"__{op}__")(bound))
+    return out
+
+
+def _meta(store: DatasetTable, revised: bool, history: bool) -> list[str]:
+    """Meta columns a read needs, only where they serve: versions to choose the latest (when
+    some row in reach has a second one) or to show, the sync id to show or to find a
+    summary. Each one left out is a column not decoded."""
+    cross = store.mode.cross
+    meta = ["_fetched_at"]
+    meta += list(store.mode.latest_needs) if revised else []
+    meta += ["_version"] if history else []
+    meta += ["_sync_id"] if history or cross else []
+    meta += ["_scope"] if cross else []
+    return [m for m in store.meta if m in meta]
+
+
+def _warn_before_every_version(store: DatasetTable, snap: Snapshot | None, known: Any) -> None:
+    first = store.first_fetched(snap)
+    if first is None or known < first:
+        since = "holds nothing yet" if first is None else f"was first synced at {first}"
+        warn(
+            f"{store.ds.name}: known_at={known} is earlier than every stored version (the "
+            f"dataset {since}); the frame is empty",
+            KnowledgeTimeWarning,
+        )
+
+
+def _attach_summary(frame: pd.DataFrame, store: DatasetTable, table: pa.Table) -> None:
+    """A cross-section's summary (what the service said of the whole snapshot), as synced."""
+    if "_sync_id" not in table.column_names:
+        return
+    summaries = store.state().get("summaries", {})
+    summary = summaries.get(table["_sync_id"][0].as_py(), {}).get(table["_scope"][0].as_py())
+    if summary is not None:
+        frame.attrs["summary"] = summary
 
 
 def _needed(wanted: list[str], manifest: Any, meta: Any) -> list[str]:
