@@ -38,7 +38,7 @@ from ..errors import LakeBusyError, LakeDamagedError, MdframesError
 from ..registry import Dataset
 from .frames import arrow_type, schema_of
 from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE, Manifest, dir_name, time_column
-from .modes import Mode, mode_of, symbol_filter
+from .modes import Mode, mode_of
 from .storage import Storage, checkpoint
 
 __all__ = [
@@ -99,10 +99,6 @@ class Snapshot:
     sizes: list[int] = field(default_factory=list)
     rows: list[int | None] = field(default_factory=list)
     stats: pa.Table | None = None  # the log's add actions (flattened statistics)
-
-
-# Reads of up to this many symbols open the row groups their statistics allow, directly.
-SCAN_GROUPS_MAX = 64
 
 
 @dataclass
@@ -289,8 +285,9 @@ class DatasetTable:
     ) -> pa.Table:
         """Stored rows of one version (every version of each record), typed by the record.
         Columns the record knows but no row has set come back as nulls. ``symbols``: only
-        rows of these symbols; for a few, only the row groups whose statistics may hold them
-        are read (files are sorted by symbol in row groups of 16k rows)."""
+        rows of these symbols, read from the row groups whose statistics may hold them (files
+        are sorted by symbol in row groups of 16k rows, so a chunk of a panel's symbols
+        decodes its share of the table, not all of it)."""
         manifest = self.manifest
         full = schema_of(manifest, self.meta) if manifest is not None else pa.schema([])
         wanted = list(columns) if columns is not None else full.names
@@ -300,14 +297,11 @@ class DatasetTable:
             table = pa.schema([full.field(c) for c in stored]).empty_table()
         else:
             try:
-                if symbols and "symbol" in schema.names and len(symbols) <= SCAN_GROUPS_MAX:
+                if symbols and "symbol" in schema.names:
                     table = self._scan_groups(snap, schema, symbols, filter, stored)
                 elif filter is None and not symbols:
                     table = self._scan_files(snap, schema, stored)
                 else:
-                    if symbols:
-                        chosen = symbol_filter(symbols)
-                        filter = chosen if filter is None else chosen & filter
                     table = self._dataset(snap, schema).to_table(filter=filter, columns=stored)
             except (OSError, pa.ArrowInvalid) as exc:
                 raise self._which_damaged(snap, exc) from None
@@ -359,7 +353,7 @@ class DatasetTable:
                 g.handle.read_row_groups(
                     g.picked,
                     columns=[f.name for f in fields if f.name in g.names],
-                    use_threads=False,
+                    use_threads=len(g.picked) > 4,  # threads cost more than one group's read
                 ),
                 fields,
             )
@@ -372,7 +366,7 @@ class DatasetTable:
         # cost a one-symbol read a fifth of its time.
         table = table.filter(_symbol_mask(table["symbol"], symbols))
         table = table.filter(filter) if filter is not None else table
-        return _plain_strings(table, fields, threads=False).select(stored)
+        return _plain_strings(table, fields).select(stored)
 
     def revised(self, snap: Snapshot | None, symbols: list[str] | None) -> bool:
         """Whether some row a read of ``symbols`` (None: all) may see has a second version,
@@ -381,7 +375,7 @@ class DatasetTable:
         ``_version`` nor ``_n``: a third of a full read's decoding."""
         if snap is None or not snap.files or "_version" not in self.meta:
             return False
-        if symbols and len(symbols) <= SCAN_GROUPS_MAX:
+        if symbols:
             groups = self._picked(snap, symbols)
             return any(
                 v is None or v > 1 for g in groups for v in (g.versions[i] for i in g.picked)
@@ -398,13 +392,17 @@ class DatasetTable:
         key = (snap.version, tuple(snap.files), tuple(symbols))
         if self._last_picked is not None and self._last_picked[0] == key:
             return self._last_picked[1]
+        import bisect
+
+        wanted = sorted(symbols)
         out = []
         for group in self._groups(snap):
-            picked = [
-                i
-                for i, (lo, hi) in enumerate(group.ranges)
-                if lo is None or hi is None or any(lo <= s <= hi for s in symbols)
-            ]
+            picked = []
+            for i, (lo, hi) in enumerate(group.ranges):
+                # The first wanted symbol at or after the group's lowest: in range or none is.
+                at = 0 if lo is None else bisect.bisect_left(wanted, lo)
+                if lo is None or hi is None or (at < len(wanted) and wanted[at] <= hi):
+                    picked.append(i)
             if picked:
                 out.append(group.pick(picked))
         self._last_picked = (key, out)
@@ -762,7 +760,7 @@ def _conform(part: pa.Table, fields: list[pa.Field]) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=names)
 
 
-def _plain_strings(table: pa.Table, fields: list[pa.Field], threads: bool = True) -> pa.Table:
+def _plain_strings(table: pa.Table, fields: list[pa.Field]) -> pa.Table:
     """Text columns decoded from their dictionaries. Reading text through its dictionary and
     expanding it in a thread per column takes about 60% of the time of Parquet's own string
     decoding (a company name repeated on every row of its symbol: most of a full read)."""
@@ -773,7 +771,7 @@ def _plain_strings(table: pa.Table, fields: list[pa.Field], threads: bool = True
     def plain(i: int) -> pa.ChunkedArray:
         return table.column(i).cast(fields[i].type)
 
-    if threads and len(coded) > 1 and table.num_rows > 100_000:
+    if len(coded) > 1 and table.num_rows > 100_000:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(min(len(coded), os.cpu_count() or 1)) as pool:
