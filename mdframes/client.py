@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import hmac
 import logging
 import os
 import threading
@@ -404,16 +405,18 @@ class Client:
         """
         self._require()
 
-    def fingerprint(self, purpose: str) -> str:
+    def fingerprint(self, purpose: str, salt: bytes = b"") -> str:
         """A one-way fingerprint of this client's key at its service, for ``purpose`` (the lake
         remembers a rate-limit window per key by it). Never the key, and a different value for
-        each purpose.
+        each purpose; with ``salt`` (random bytes the caller keeps, as the lake does in its
+        root) an HMAC-SHA256 under it, so a table of fingerprints made elsewhere is no use.
 
-        >>> md.sandbox.start().fingerprint("lake-rate")  # doctest: +SKIP
+        >>> md.sandbox.start().fingerprint("lake-rate", salt=b"0123")  # doctest: +SKIP
         '3f0c...'
         """
         base, key = self._require()
-        return hashlib.sha256(f"mdframes-{purpose}\0{base}\0{key}".encode()).hexdigest()[:24]
+        message = f"mdframes-{purpose}\0{base}\0{key}".encode()
+        return hmac.new(salt or b"mdframes", message, hashlib.sha256).hexdigest()[:24]
 
     # -- requests -----------------------------------------------------------------------------
     def _require(self) -> tuple[str, str]:

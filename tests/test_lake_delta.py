@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -325,6 +326,12 @@ def test_the_remembered_rate_window_belongs_to_the_key(tmp_path: Path) -> None:
         assert first.requests == 3 and first.pending
         state = (root / "_lake.json").read_text()
         assert KEY not in state and hashlib.sha256(KEY.encode()).hexdigest() not in state
+        # Named by an HMAC under the lake's own random salt: not the fingerprint any other
+        # lake (or an unsalted hash) would give the same key.
+        unsalted = spent.fingerprint("lake-rate")
+        salt = bytes.fromhex(json.loads(state)["salt"])
+        assert unsalted not in state and spent.fingerprint("lake-rate", salt=salt) in state
+        assert spent.fingerprint("lake-rate", salt=b"another lake") != unsalted
         with md.Client(api_key=other_key, base_url=server.url, cache=False) as fresh:
             second = md.Lake(root, client=fresh).sync("sentiment", ["AAPL", "MSFT", "NVDA", "KO"])
         assert second.requests > 0  # another key's window does not stop this one
@@ -591,3 +598,31 @@ def test_a_reader_sees_each_commit_another_lake_object_makes(
         writer.sync("sentiment", symbol, progress=False)
         assert reader.read("sentiment")["symbol"].nunique() == i
         assert len(reader.read("sentiment", symbol)) > 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="counts file descriptors in /proc")
+def test_reads_keep_a_bounded_number_of_data_files_open(
+    lake: md.Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Open data files are kept for fast reads, but never more than a few per dataset:
+    file descriptors are scarce (256 by default on macOS) and a lake may list thousands."""
+    import mdframes.lake.sync as sync_module
+    import mdframes.lake.table as table_module
+    from mdframes.registry import REGISTRY
+    from mdframes.sandbox import DEFAULT_TODAY, universe_symbols
+
+    monkeypatch.setattr(table_module, "_OPEN_FILES", 3)
+    monkeypatch.setattr(sync_module, "FLUSH_ROWS", 1_500)
+    symbols = sorted(universe_symbols(DEFAULT_TODAY))[:24]
+    assert lake.sync("sentiment", symbols, progress=False).complete
+    table = lake._table(REGISTRY["sentiment"])
+    snap = table.snapshot()
+    assert snap is not None and len(snap.files) > 3
+    before = len(os.listdir("/proc/self/fd"))
+    everything = lake.read("sentiment")  # more files than may stay open: read through Arrow
+    for symbol in symbols:
+        got = lake.read("sentiment", symbol)
+        want = everything[everything["symbol"] == symbol].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want)
+    assert len(table._handles) <= 3
+    assert len(os.listdir("/proc/self/fd")) - before <= 3

@@ -108,14 +108,11 @@ def read(
     table = store.scan(snap, filter=filter_, columns=needed, symbols=syms)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
-    scanned = table
     if not history and revised:
-        table = store.mode.latest(table, manifest)
+        table = store.mode.latest(table, manifest)  # a filter: the order stays
     # Rows come in stored order when the version's files hold disjoint symbol ranges (the
-    # log's statistics say so) and nothing reordered them since: no sort, no check then.
-    ordered = (
-        table is scanned and store.in_stored_order(snap) and (syms is None or syms == sorted(syms))
-    )
+    # log's statistics say so): no sort, no check then.
+    ordered = store.in_stored_order(snap) and (syms is None or syms == sorted(syms))
     if not ordered:
         table = sort_table(table, manifest, syms, cross)
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])

@@ -11,6 +11,7 @@ it instead of starting over.
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -291,7 +292,10 @@ class Sync:
             resume = open_run if open_run and open_run.get("spec") == spec else None
             self.run_id = resume["id"] if resume else self.sync_id
             self.pacer = Pacer(self.request.budget, self.request.wait)
-            fingerprint = client.fingerprint("lake-rate")  # the window is this key's
+            # The window is this key's, named by an HMAC under the lake's own random salt.
+            salt = root.get("salt") or secrets.token_hex(16)
+            root["salt"] = salt
+            fingerprint = client.fingerprint("lake-rate", salt=bytes.fromhex(salt))
             held = root.get("rates")
             rates: dict[str, Any] = held if isinstance(held, dict) else {}
             root.pop("rate", None)  # 0.2 kept one window for the service: not this key's

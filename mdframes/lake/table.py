@@ -27,6 +27,7 @@ import datetime as dt
 import json
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +102,12 @@ class Snapshot:
     stats: pa.Table | None = None  # the log's add actions (flattened statistics)
 
 
+# Data files a dataset keeps open for reads: file descriptors are few (256 by default on
+# macOS); a version of more files is read whole through an Arrow dataset, which opens each
+# file only while it reads it.
+_OPEN_FILES = 64
+
+
 @dataclass
 class _Groups:
     """One data file's row groups: symbol ranges and highest ``_version`` (statistics)."""
@@ -135,7 +142,7 @@ class DatasetTable:
         self._seen = -1  # the version the cached dtype record was read at
         self._datasets: tuple[Any, pads.Dataset] | None = None
         self._snap: Snapshot | None = None
-        self._handles: tuple[Any, list[_Groups]] | None = None
+        self._handles: OrderedDict[str, _Groups] = OrderedDict()
         self._last_picked: tuple[Any, list[_Groups]] | None = None
 
     @property
@@ -299,7 +306,7 @@ class DatasetTable:
             try:
                 if symbols and "symbol" in schema.names:
                     table = self._scan_groups(snap, schema, symbols, filter, stored)
-                elif filter is None and not symbols:
+                elif filter is None and len(snap.files) <= _OPEN_FILES:
                     table = self._scan_files(snap, schema, stored)
                 else:
                     table = self._dataset(snap, schema).to_table(filter=filter, columns=stored)
@@ -396,7 +403,7 @@ class DatasetTable:
 
         wanted = sorted(symbols)
         out = []
-        for group in self._groups(snap):
+        for group in self._groups(snap, symbols):
             picked = []
             for i, (lo, hi) in enumerate(group.ranges):
                 # The first wanted symbol at or after the group's lowest: in range or none is.
@@ -408,38 +415,63 @@ class DatasetTable:
         self._last_picked = (key, out)
         return out
 
-    def _groups(self, snap: Snapshot) -> list[_Groups]:
-        """Each file of the version, opened once, with its row groups' symbol ranges and
-        highest ``_version``."""
+    def _groups(self, snap: Snapshot, symbols: list[str] | None = None) -> list[_Groups]:
+        """The version's files (those whose log statistics may hold ``symbols``), each opened
+        with its row groups' symbol ranges and highest ``_version``."""
+        uris = snap.files
+        stats = snap.stats
+        if symbols and stats is not None and "min.symbol" in stats.column_names:
+            import bisect
+
+            wanted = sorted(symbols)
+            lows, highs = stats["min.symbol"].to_pylist(), stats["max.symbol"].to_pylist()
+            order = [self._file_uri(p) for p in stats["path"].to_pylist()]
+            keep = set()
+            for uri, lo, hi in zip(order, lows, highs, strict=True):
+                at = 0 if lo is None else bisect.bisect_left(wanted, lo)
+                if lo is None or hi is None or (at < len(wanted) and wanted[at] <= hi):
+                    keep.add(uri)
+            uris = [u for u in uris if u in keep]
+        return [self._opened(uri) for uri in uris]
+
+    def _opened(self, uri: str) -> _Groups:
+        """One data file, opened once and kept open (a file never changes once listed): at
+        most _OPEN_FILES per dataset, the least recently read closed first."""
         import pyarrow.parquet as pq
 
-        if self._handles is not None and self._handles[0] == (snap.version, tuple(snap.files)):
-            return self._handles[1]
-        out = []
-        for uri in snap.files:
-            path = self._fs_path(uri)
-            handle = pq.ParquetFile(path, filesystem=self.storage.fs)
-            texts = [f.name for f in handle.schema_arrow if pa.types.is_string(f.type)]
-            if texts:  # text read as its dictionary: see _plain_strings
-                handle = pq.ParquetFile(path, filesystem=self.storage.fs, read_dictionary=texts)
-            meta = handle.metadata
-            names = handle.schema_arrow.names
-            symbol = names.index("symbol") if "symbol" in names else -1
-            version = names.index("_version") if "_version" in names else -1
-            ranges: list[tuple[Any, Any]] = []
-            versions: list[Any] = []
-            for i in range(meta.num_row_groups):
-                group = meta.row_group(i)
-                stats = group.column(symbol).statistics if symbol >= 0 else None
-                if stats is not None and stats.has_min_max:
-                    ranges.append((stats.min, stats.max))
-                else:
-                    ranges.append((None, None))
-                stats = group.column(version).statistics if version >= 0 else None
-                versions.append(stats.max if stats is not None and stats.has_min_max else None)
-            out.append(_Groups(handle, set(names), ranges, versions))
-        self._handles = ((snap.version, tuple(snap.files)), out)
-        return out
+        with self._lock:
+            got = self._handles.get(uri)
+            if got is not None:
+                self._handles.move_to_end(uri)
+                return got
+        path = self._fs_path(uri)
+        meta = pq.read_metadata(path, filesystem=self.storage.fs)
+        schema = meta.schema.to_arrow_schema()
+        texts = [f.name for f in schema if pa.types.is_string(f.type)]
+        # Text read as its dictionary (see _plain_strings); the footer is parsed once.
+        handle = pq.ParquetFile(
+            path, filesystem=self.storage.fs, metadata=meta, read_dictionary=texts or None
+        )
+        names = schema.names
+        symbol = names.index("symbol") if "symbol" in names else -1
+        version = names.index("_version") if "_version" in names else -1
+        ranges: list[tuple[Any, Any]] = []
+        versions: list[Any] = []
+        for i in range(meta.num_row_groups):
+            group = meta.row_group(i)
+            stats = group.column(symbol).statistics if symbol >= 0 else None
+            if stats is not None and stats.has_min_max:
+                ranges.append((stats.min, stats.max))
+            else:
+                ranges.append((None, None))
+            stats = group.column(version).statistics if version >= 0 else None
+            versions.append(stats.max if stats is not None and stats.has_min_max else None)
+        opened = _Groups(handle, set(names), ranges, versions)
+        with self._lock:
+            self._handles[uri] = opened
+            while len(self._handles) > _OPEN_FILES:
+                self._handles.popitem(last=False)  # closed when its last reader lets go
+        return opened
 
     def _which_damaged(self, snap: Snapshot, exc: BaseException) -> LakeDamagedError:
         for uri in snap.files:

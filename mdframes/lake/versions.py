@@ -180,15 +180,18 @@ def latest(table: pa.Table, manifest: Manifest, cross: bool) -> pa.Table:
 
 
 def _latest_versions(table: pa.Table, manifest: Manifest) -> pa.Table:
+    """Each record's latest version, rows kept in their stored order (a filter, so a read
+    of files in stored order needs no sort after it)."""
     # Only symbols with a revised record need a choice; the rest pass through untouched.
-    revised = table.filter(pc.greater(table["_version"], 1))
+    keep = np.ones(table.num_rows, dtype=bool)
     if "symbol" in table.column_names:
-        symbols = pc.unique(revised["symbol"])
-        touched = pc.is_in(table["symbol"], value_set=symbols)
-        rest = table.filter(pc.invert(touched))
-        part = table.filter(touched)
+        revised = pc.unique(table.filter(pc.greater(table["_version"], 1))["symbol"])
+        touched = np.flatnonzero(
+            pc.is_in(table["symbol"], value_set=revised).to_numpy(zero_copy_only=False)
+        )
     else:
-        rest, part = table.slice(0, 0), table
+        touched = np.arange(table.num_rows)
+    part = table.take(pa.array(touched, type=pa.int64()))
     ka, kb = key_hashes(part, manifest.record_key)
     frame = pd.DataFrame(
         {
@@ -196,9 +199,10 @@ def _latest_versions(table: pa.Table, manifest: Manifest) -> pa.Table:
             "kb": kb,
             "n": part["_n"].to_numpy().astype(np.int64),
             "v": part["_version"].to_numpy().astype(np.int64),
-            "pos": np.arange(part.num_rows),
+            "pos": touched,
         }
     )
     frame = frame.sort_values("v", kind="stable").drop_duplicates(["ka", "kb", "n"], keep="last")
-    chosen = part.take(pa.array(np.sort(frame["pos"].to_numpy())))
-    return pa.concat_tables([rest, chosen])
+    keep[touched] = False
+    keep[frame["pos"].to_numpy()] = True
+    return table.filter(pa.array(keep))
