@@ -10,6 +10,7 @@ decides per row which version it saw.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol, cast, runtime_checkable
@@ -337,13 +338,24 @@ def lake_spec(lake: Any) -> Any:
     return lake
 
 
+_OPENED: dict[str, Any] = {}  # per worker process: lakes opened by earlier chunks
+
+
 def open_lake(spec: Any) -> Any:
-    """The lake of :func:`lake_spec` (in a worker)."""
+    """The lake of :func:`lake_spec` (in a worker), opened once per process: a worker's
+    later chunks reuse its opened tables and data files (each read still sees the latest
+    version) instead of opening the log and every file footer again."""
     if isinstance(spec, tuple) and len(spec) == 3 and spec[0] == "md.Lake":
         from ..lake import Lake
 
         _, root, options = spec
-        return Lake(root, storage_options=options) if options else Lake(root)
+        key = json.dumps([str(root), options], sort_keys=True, default=str)
+        lake = _OPENED.get(key)
+        if lake is None:
+            lake = Lake(root, storage_options=options) if options else Lake(root)
+            _OPENED.clear()  # one lake per worker at a time is the case that matters
+            _OPENED[key] = lake
+        return lake
     return spec
 
 
