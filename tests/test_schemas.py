@@ -112,7 +112,10 @@ def test_every_rule_is_enforced_at_its_severity(name: str, frames: dict[str, pd.
             with pytest.raises(md.DataValidationError) as info:
                 schemas.check(bad.copy(), name)
             assert column in str(info.value), f"{name}: {kind} on {column} not named:\n{info.value}"
-            with pytest.raises(pe.SchemaErrors):
+            with pytest.raises(pe.SchemaErrors), warnings.catch_warnings():
+                # A planted hard violation may break a soft rule too (a negative volume breaks
+                # the volumes' sum): that rule's warning is right, and not this test's subject.
+                warnings.simplefilter("ignore", UserWarning)
                 schemas.get(name).validate(bad.copy(), lazy=True)
         else:
             quality = schemas.check(bad.copy(), name)
