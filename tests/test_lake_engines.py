@@ -127,6 +127,25 @@ def test_polars_scans_the_delta_table(lake: md.Lake) -> None:
     assert files.height == frame.height
 
 
+def test_polars_readers_during_compactions_in_another_process(tmp_path: Path) -> None:
+    """Polars over the Delta table (``scan_delta``) and over ``lake.files()``, looping while
+    another process compacts three datasets: no error, no wrong count."""
+    pl = pytest.importorskip("polars", reason="Polars comes with the lake-engines extra")
+    from .compaction_race import read_during_compactions
+
+    readers = {
+        "polars scan_delta": lambda lake, name: (
+            pl.scan_delta(lake.path(name)).select(pl.len()).collect().item()
+        ),
+        "polars files": lambda lake, name: (
+            pl.scan_parquet(lake.files(name)).select(pl.len()).collect().item()
+        ),
+    }
+    with Sandbox(extra_symbols=["0700"]) as server:
+        client = md.Client(api_key=KEY, base_url=server.url, cache=False)
+        read_during_compactions(md.Lake(tmp_path / "lake", client=client), readers)
+
+
 def test_dask_on_a_two_worker_cluster_reads_the_files(lake: md.Lake) -> None:
     dd = pytest.importorskip("dask.dataframe", reason="Dask comes with the lake-engines extra")
     distributed = pytest.importorskip("distributed", reason="in the lake-engines extra")
