@@ -35,8 +35,10 @@ Every error pickles with its attributes (``__reduce__``), so it survives a proce
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -64,6 +66,7 @@ __all__ = [
     "CacheWarning",
     "find_stack_level",
     "warn",
+    "warnings_from_threads",
     "redact",
     "scrub",
     "error_for_status",
@@ -405,10 +408,45 @@ def find_stack_level() -> int:
     return level
 
 
+# Warnings of work run in threads, held for the thread that started the work: a worker
+# thread's stack ends in concurrent.futures, not at the user's line.
+_HELD: contextvars.ContextVar[list[tuple[str, type[Warning]]] | None] = contextvars.ContextVar(
+    "mdframes_held_warnings", default=None
+)
+
+
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
-    """``warnings.warn`` pointed at the caller's line: every warning of mdframes goes here."""
+    """``warnings.warn`` pointed at the caller's line: every warning of mdframes goes here.
+    Inside :func:`warnings_from_threads`, held and raised when it ends."""
     import warnings
 
+    held = _HELD.get()
+    if held is not None:
+        held.append((message, category))
+        return
     # find_stack_level counts its own frame too, which makes up for warnings.warn's
     # stacklevel=1 being this function: the count lands exactly on the first outside frame.
     warnings.warn(message, category, stacklevel=find_stack_level())
+
+
+@contextlib.contextmanager
+def warnings_from_threads() -> Iterator[None]:
+    """Hold the warnings of work started within (submitted with ``contextvars.copy_context``,
+    so that its threads see the same list), and raise them in this thread when it ends: they
+    then point at the user's line, as a warning of the calling thread does."""
+    held: list[tuple[str, type[Warning]]] = []
+    token = _HELD.set(held)
+    failed = False
+    try:
+        yield
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        _HELD.reset(token)
+        for message, category in held:
+            try:
+                warn(message, category)
+            except Warning:
+                if not failed:  # a warning filtered into an error: raised, unless it would
+                    raise  # hide the error already on its way

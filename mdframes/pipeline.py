@@ -36,6 +36,7 @@ from .errors import (
     ResponseFormatError,
     SkippedSymbolsWarning,
     warn,
+    warnings_from_threads,
 )
 from .fetch import fetch
 from .frame import build_frame, columnize
@@ -218,9 +219,15 @@ def _in_threads(client: Client, attempt: Any, n: int) -> None:
     the call: on an error the ones not started are cancelled and those in flight are waited
     for (each is bounded by the client's timeout and retries), so the caller may close the
     client (and its cache file) as soon as the error reaches it."""
+    with warnings_from_threads():
+        _run_all(client, attempt, n)
+
+
+def _run_all(client: Client, attempt: Any, n: int) -> None:
     pool = ThreadPoolExecutor(max_workers=min(client.max_workers, n), thread_name_prefix="mdframes")
     # Each request runs in a copy of the caller's context, so what the caller set there (a
-    # lake sync's unit of work, which its budget charges) follows the request into the thread.
+    # lake sync's unit of work, which its budget charges; where warnings are held) follows
+    # the request into the thread.
     futures = [pool.submit(contextvars.copy_context().run, attempt, i) for i in range(n)]
     try:
         wait(futures, return_when=FIRST_EXCEPTION)

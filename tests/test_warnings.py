@@ -96,6 +96,19 @@ def test_cache_warning_points_here(sandbox: Sandbox, tmp_path: Path) -> None:
     _assert_here(caught, md.errors.CacheWarning)
 
 
+def test_a_warning_raised_in_a_loaders_worker_thread_points_here(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """Several symbols are fetched on worker threads; the unusable cache is found by one of
+    them. Its warning is held and raised in the calling thread, so it names this line."""
+    path = tmp_path / "c.sqlite"
+    path.mkdir()
+    with md.Client(api_key=KEY, base_url=sandbox.url, cache=path, max_workers=4) as client:
+        caught = _recorded(lambda: md.load_sentiment(["AAPL", "MSFT", "NVDA"], client=client))
+    _assert_here(caught, md.errors.CacheWarning)
+    assert len([w for w in caught if issubclass(w.category, md.errors.CacheWarning)]) == 1
+
+
 def test_export_warning_points_here(tmp_path: Path) -> None:
     df = pd.DataFrame({"a": [1]})
     df.attrs["odd"] = object()

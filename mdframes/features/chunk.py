@@ -8,6 +8,7 @@ here, so neither imports the other's callers.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +18,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataQualityWarning, InvalidParameterError, SkippedSymbolsWarning, warn
+from ..errors import (
+    DataQualityWarning,
+    InvalidParameterError,
+    SkippedSymbolsWarning,
+    warn,
+    warnings_from_threads,
+)
 from ..params import check_symbols, to_date
 from .definitions import resolve_features
 from .engine import Events, Grid, day_numbers, result_dtype
@@ -168,9 +175,13 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     if workers > 1:
         # Biggest datasets first, so that no thread is left with a big one at the end.
         order = sorted(frames, key=lambda n: -len(frames[n]))
-        with ThreadPoolExecutor(workers, thread_name_prefix="mdframes-features") as pool:
-            for part in pool.map(one_dataset, order):
-                columns.update(part)
+        with (
+            warnings_from_threads(),
+            ThreadPoolExecutor(workers, thread_name_prefix="mdframes-features") as pool,
+        ):
+            runs = [pool.submit(contextvars.copy_context().run, one_dataset, n) for n in order]
+            for run in runs:
+                columns.update(run.result())
     else:
         for name in frames:
             columns.update(one_dataset(name))
