@@ -109,6 +109,16 @@ def test_a_warning_raised_in_a_loaders_worker_thread_points_here(
     assert len([w for w in caught if issubclass(w.category, md.errors.CacheWarning)]) == 1
 
 
+def test_a_warning_raised_during_a_lake_sync_points_here(tmp_path: Path) -> None:
+    """A sync fetches on its own threads; a soft rule's warning there is raised when the
+    sync's work ends, in the calling thread."""
+    pytest.importorskip("deltalake", reason="the lake extra")
+    with replay({"/v2/put-call-ratio/TSLA": _put_call_with_a_gap()}) as (client, _):
+        lake = md.Lake(tmp_path / "lake", client=client)
+        caught = _recorded(lambda: lake.sync("put_call_ratio", "TSLA", progress=False))
+    _assert_here(caught, md.DataQualityWarning)
+
+
 def test_export_warning_points_here(tmp_path: Path) -> None:
     df = pd.DataFrame({"a": [1]})
     df.attrs["odd"] = object()

@@ -10,6 +10,7 @@ it instead of starting over.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
 import secrets
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from ..errors import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    warnings_from_threads,
 )
 from ..registry import REGISTRY
 from .frames import extend_manifest, to_table
@@ -307,7 +309,9 @@ class Sync:
             storage.write_json(root, LAKE_STATE)  # the run is on record before any work
             finished = False  # an interrupted run stays open, to be resumed
             try:
-                with self.client.loading():  # Ctrl-C interrupts the client: sockets shut
+                # Ctrl-C interrupts the client (sockets shut); warnings of the fetch threads
+                # are raised here when the work ends, pointing at the caller's line.
+                with self.client.loading(), warnings_from_threads():
                     self._work(root)
                 finished = True
             finally:
@@ -423,7 +427,9 @@ class Sync:
         """(unit, frame or exception, fetched_at) as each unit completes."""
         workers = min(self.client.max_workers, len(batch))
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mdframes-sync")
-        futures: dict[Future[Any], Unit] = {pool.submit(self._one, u): u for u in batch}
+        futures: dict[Future[Any], Unit] = {
+            pool.submit(contextvars.copy_context().run, self._one, u): u for u in batch
+        }
         try:
             waiting = set(futures)
             while waiting:
