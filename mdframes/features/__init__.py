@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .definitions import CATALOG, catalog
 from .labels import forward_return
-from .panel import panel, write_panel
+from .panels import panel, write_panel
 from .spec import Feature
 from .training import TrainingSet, read_training_set, training_set
 

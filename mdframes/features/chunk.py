@@ -1,7 +1,7 @@
 """One chunk of a panel: the checked request, the work of one set of symbols and its result.
 
 :func:`compute` fetches each dataset once, runs the engine, marks what the datasets' history
-does not cover and the symbols that failed. :mod:`~mdframes.features.panel` runs it once or
+does not cover and the symbols that failed. :mod:`~mdframes.features.panels` runs it once or
 hands it to :mod:`~mdframes.features.scale` per chunk on an executor; both import it from
 here, so neither imports the other's callers.
 """

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from ..cli.common import UsageError, check_out, emit, split_symbols
     from ..client import Client
     from .definitions import resolve_features
-    from .panel import panel
+    from .panels import panel
 
     out = check_out(args.out)
     symbols = split_symbols(args.symbols)

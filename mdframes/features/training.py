@@ -22,7 +22,7 @@ from ..errors import InvalidParameterError, MdframesError
 from ..params import to_utc
 from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
-from .panel import panel
+from .panels import panel
 from .spec import Feature, check_errors
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
