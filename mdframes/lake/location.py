@@ -169,16 +169,7 @@ def parse_root(
     >>> parse_root("s3://bucket/p", {"aws_region": "us-east-2"}).options["AWS_REGION"]
     'us-east-2'
     """
-    if isinstance(root, bool) or not isinstance(root, (str, os.PathLike)):
-        raise InvalidParameterError(
-            f"root must be a folder or an object-store URI such as s3://bucket/prefix, "
-            f"not {type(root).__name__} {redact_root(root)}"
-        )
-    text = os.fspath(root)
-    if isinstance(text, bytes):
-        raise InvalidParameterError("root must be text, not bytes")
-    if not text.strip():
-        raise InvalidParameterError("root must not be empty")
+    text = _root_text(root)
     if storage_options is not None and not isinstance(storage_options, Mapping):
         raise InvalidParameterError(
             f"storage_options must be a dict, not {type(storage_options).__name__}"
@@ -199,29 +190,10 @@ def parse_root(
     bucket = parts.hostname or ""
     if not bucket:
         raise InvalidParameterError(f"root {display!r} names no bucket")
-    options: dict[str, str] = {}
+    # Later sources win: the environment, then the URI, then storage_options.
     env = os.environ if environ is None else environ
-    for name in _ENV_KEYS:
-        if env.get(name):
-            options.setdefault(_normal_key(name), env[name])
-    from_uri: dict[str, str] = {}
-    if parts.username:
-        from_uri["AWS_ACCESS_KEY_ID"] = unquote(parts.username)
-    if parts.password:
-        from_uri["AWS_SECRET_ACCESS_KEY"] = unquote(parts.password)
-    query = dict(parse_qsl(parts.query))
-    endpoint = query.pop("endpoint_override", None)
-    scheme_q = query.pop("scheme", None)
-    if endpoint:
-        if "://" not in endpoint:
-            endpoint = f"{scheme_q or 'https'}://{endpoint}"
-        from_uri["AWS_ENDPOINT_URL"] = endpoint
-    if (scheme_q or "").lower() == "http" or (endpoint or "").startswith("http://"):
-        from_uri["AWS_ALLOW_HTTP"] = "true"
-    for name, value in query.items():
-        if name in _QUERY:
-            from_uri[_QUERY[name]] = value
-    options.update(from_uri)
+    options = {_normal_key(n): env[n] for n in reversed(_ENV_KEYS) if env.get(n)}
+    options.update(_uri_options(parts))
     for name, value in (storage_options or {}).items():
         options[_normal_key(name)] = str(value)
     if options.get("AWS_ENDPOINT_URL", "").startswith("http://"):
@@ -234,3 +206,41 @@ def parse_root(
         prefix=parts.path.strip("/"),
         options=options,
     )
+
+
+def _root_text(root: Any) -> str:
+    """The root as text, or a clear error for a value that is not one."""
+    if isinstance(root, bool) or not isinstance(root, (str, os.PathLike)):
+        raise InvalidParameterError(
+            f"root must be a folder or an object-store URI such as s3://bucket/prefix, "
+            f"not {type(root).__name__} {redact_root(root)}"
+        )
+    text = os.fspath(root)
+    if isinstance(text, bytes):
+        raise InvalidParameterError("root must be text, not bytes")
+    if not text.strip():
+        raise InvalidParameterError("root must not be empty")
+    return text
+
+
+def _uri_options(parts: Any) -> dict[str, str]:
+    """Settings an ``s3://`` URI carries: credentials before ``@`` and pyarrow's query names
+    (``endpoint_override``, ``scheme``, ``region``, ...)."""
+    out: dict[str, str] = {}
+    if parts.username:
+        out["AWS_ACCESS_KEY_ID"] = unquote(parts.username)
+    if parts.password:
+        out["AWS_SECRET_ACCESS_KEY"] = unquote(parts.password)
+    query = dict(parse_qsl(parts.query))
+    endpoint = query.pop("endpoint_override", None)
+    scheme = query.pop("scheme", None)
+    if endpoint:
+        if "://" not in endpoint:
+            endpoint = f"{scheme or 'https'}://{endpoint}"
+        out["AWS_ENDPOINT_URL"] = endpoint
+    if (scheme or "").lower() == "http" or (endpoint or "").startswith("http://"):
+        out["AWS_ALLOW_HTTP"] = "true"
+    for name, value in query.items():
+        if name in _QUERY:
+            out[_QUERY[name]] = value
+    return out
