@@ -134,24 +134,8 @@ def build_request(
     resolved = resolve_datasets(datasets)
     market = _text_option(market, "market")
     region = _text_option(region, "region")
-    if symbols is not None and (market or region):
-        raise InvalidParameterError(
-            "give symbols or market=/region=, not both", parameter="symbols"
-        )
-    if market and region:
-        raise InvalidParameterError("give market= or region=, not both", parameter="market")
     syms = None if symbols is None else tuple(normalise_symbols(symbols))
-    needs = [d.name for d in resolved if "{symbol}" in d.path]
-    if needs and syms is None and not (market or region):
-        raise InvalidParameterError(
-            f"{', '.join(needs)} need symbols, market= or region=", parameter="symbols"
-        )
-    for ds in resolved:
-        cross = ds.lake == "snapshot" and mode_of(ds).cross
-        if cross and ds.needs_market_or_region and not (market or region):
-            raise InvalidParameterError(
-                f"{ds.name} needs market= or region=", parameter="market", dataset=ds.name
-            )
+    _check_scope(resolved, syms, market, region)
     start_d = None if start is None else to_date(start, "start")
     end_d = None if end is None else to_date(end, "end")
     if start_d and end_d and start_d > end_d:
@@ -165,6 +149,29 @@ def build_request(
     if not isinstance(wait, bool):
         raise InvalidParameterError(f"wait= is True or False, got {wait!r}", parameter="wait")
     return SyncRequest(tuple(resolved), syms, market, region, start_d, end_d, today, budget, wait)
+
+
+def _check_scope(
+    resolved: list[Dataset], syms: tuple[str, ...] | None, market: str | None, region: str | None
+) -> None:
+    """What to sync: symbols, or one cross-section filter, as each dataset needs."""
+    if syms is not None and (market or region):
+        raise InvalidParameterError(
+            "give symbols or market=/region=, not both", parameter="symbols"
+        )
+    if market and region:
+        raise InvalidParameterError("give market= or region=, not both", parameter="market")
+    needs = [d.name for d in resolved if "{symbol}" in d.path]
+    if needs and syms is None and not (market or region):
+        raise InvalidParameterError(
+            f"{', '.join(needs)} need symbols, market= or region=", parameter="symbols"
+        )
+    for ds in resolved:
+        cross = ds.lake == "snapshot" and mode_of(ds).cross
+        if cross and ds.needs_market_or_region and not (market or region):
+            raise InvalidParameterError(
+                f"{ds.name} needs market= or region=", parameter="market", dataset=ds.name
+            )
 
 
 @dataclass(eq=False)
