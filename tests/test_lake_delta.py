@@ -103,6 +103,9 @@ def test_a_damaged_file_is_named_then_repaired_and_resynced(
     with pytest.raises(md.LakeDamagedError, match=r"lake\.repair\(\)") as caught:
         lake.read("sentiment")
     assert caught.value.dataset == "sentiment" and victim.name in str(caught.value.file)
+    with pytest.raises(md.LakeDamagedError) as caught:  # a read of symbols opens files itself
+        md.Lake(lake.root).read("sentiment", SYMBOLS)
+    assert victim.name in str(caught.value.file)
     with pytest.raises(md.LakeDamagedError):
         lake.sql("select count(*) from sentiment")
     checked = lake.check().set_index("dataset")

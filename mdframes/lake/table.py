@@ -112,7 +112,7 @@ _OPEN_FILES = 64
 class _Groups:
     """One data file's row groups: symbol ranges and highest ``_version`` (statistics)."""
 
-    handle: Any  # pyarrow.parquet.ParquetFile, opened once per version
+    handle: Any  # pyarrow.parquet.ParquetFile, opened once (a listed file never changes)
     names: set[str]
     ranges: list[tuple[Any, Any]]
     versions: list[Any]
@@ -383,7 +383,10 @@ class DatasetTable:
         if snap is None or not snap.files or "_version" not in self.meta:
             return False
         if symbols:
-            groups = self._picked(snap, symbols)
+            try:
+                groups = self._picked(snap, symbols)  # opens files: a missing one is damage
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise self._which_damaged(snap, exc) from None
             return any(
                 v is None or v > 1 for g in groups for v in (g.versions[i] for i in g.picked)
             )
@@ -399,17 +402,10 @@ class DatasetTable:
         key = (snap.version, tuple(snap.files), tuple(symbols))
         if self._last_picked is not None and self._last_picked[0] == key:
             return self._last_picked[1]
-        import bisect
-
         wanted = sorted(symbols)
         out = []
         for group in self._groups(snap, symbols):
-            picked = []
-            for i, (lo, hi) in enumerate(group.ranges):
-                # The first wanted symbol at or after the group's lowest: in range or none is.
-                at = 0 if lo is None else bisect.bisect_left(wanted, lo)
-                if lo is None or hi is None or (at < len(wanted) and wanted[at] <= hi):
-                    picked.append(i)
+            picked = [i for i, (lo, hi) in enumerate(group.ranges) if _may_hold(wanted, lo, hi)]
             if picked:
                 out.append(group.pick(picked))
         self._last_picked = (key, out)
@@ -421,16 +417,14 @@ class DatasetTable:
         uris = snap.files
         stats = snap.stats
         if symbols and stats is not None and "min.symbol" in stats.column_names:
-            import bisect
-
             wanted = sorted(symbols)
             lows, highs = stats["min.symbol"].to_pylist(), stats["max.symbol"].to_pylist()
-            order = [self._file_uri(p) for p in stats["path"].to_pylist()]
-            keep = set()
-            for uri, lo, hi in zip(order, lows, highs, strict=True):
-                at = 0 if lo is None else bisect.bisect_left(wanted, lo)
-                if lo is None or hi is None or (at < len(wanted) and wanted[at] <= hi):
-                    keep.add(uri)
+            paths = [self._file_uri(p) for p in stats["path"].to_pylist()]
+            keep = {
+                uri
+                for uri, lo, hi in zip(paths, lows, highs, strict=True)
+                if _may_hold(wanted, lo, hi)
+            }
             uris = [u for u in uris if u in keep]
         return [self._opened(uri) for uri in uris]
 
@@ -831,3 +825,14 @@ def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> pa.Array:
         else:
             masks.append(pc.is_in(chunk, value_set=wanted).to_numpy(zero_copy_only=False))
     return pa.array(np.concatenate(masks) if masks else np.zeros(0, bool))
+
+
+def _may_hold(wanted: list[str], lo: Any, hi: Any) -> bool:
+    """Whether a range of symbols ``lo..hi`` (statistics; None: unknown) may hold one of the
+    sorted ``wanted``: the first wanted at or after ``lo`` is in range, or none is."""
+    import bisect
+
+    if lo is None or hi is None:
+        return True
+    at = bisect.bisect_left(wanted, lo)
+    return at < len(wanted) and wanted[at] <= hi
