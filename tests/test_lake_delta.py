@@ -595,3 +595,9 @@ def test_reads_keep_a_bounded_number_of_data_files_open(
         pd.testing.assert_frame_equal(got, want)
     assert len(table._handles) <= 3
     assert len(os.listdir("/proc/self/fd")) - before <= 3
+    # After a compaction, files no longer listed are closed: none of them stays open.
+    lake.compact("sentiment", retain_hours=0)
+    lake.read("sentiment", symbols[0])
+    (kept,) = lake.files("sentiment")
+    assert [Path(u).name for u in table._handles] == [Path(kept).name]
+    assert len(os.listdir("/proc/self/fd")) - before <= 1

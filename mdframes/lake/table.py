@@ -254,6 +254,12 @@ class DatasetTable:
         files = [self._file_uri(p) for p in actions["path"].to_pylist()]
         rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
         self._snap = Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+        listed = set(files)
+        with self._lock:
+            # Files a compaction or repair took out of the table: closed now, so that a vacuum
+            # that deletes them later frees their disk space (an open file keeps it).
+            for uri in [u for u in self._handles if u not in listed]:
+                del self._handles[uri]
         return self._snap
 
     def in_stored_order(self, snap: Snapshot | None) -> bool:
