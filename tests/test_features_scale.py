@@ -78,6 +78,17 @@ def test_dask_gives_the_serial_panel(lake: md.Lake, executor: Any, known_at: Any
     assert parallel.attrs == serial.attrs
 
 
+def _in_panel_order(got: pd.DataFrame) -> pd.DataFrame:
+    """Rows read back from written chunks, in the panel's order: date, then SYMBOLS' order."""
+    rank = {s: i for i, s in enumerate(SYMBOLS)}
+    return (
+        got.assign(_r=got["symbol"].map(rank).astype("int64"))
+        .sort_values(["date", "_r"])
+        .drop(columns="_r")
+        .reset_index(drop=True)
+    )
+
+
 @pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
 def test_dask_writes_the_panel_from_its_workers(
     lake: md.Lake, executor: Any, tmp_path: Path
@@ -88,13 +99,7 @@ def test_dask_writes_the_panel_from_its_workers(
                                    executor=executor, chunk=2)  # fmt: skip
     assert len(list(Path(path).glob("part-*.parquet"))) == 4
     got = pd.read_parquet(path)
-    rank = {s: i for i, s in enumerate(SYMBOLS)}
-    got = (
-        got.assign(_r=got["symbol"].map(rank).astype("int64"))
-        .sort_values(["date", "_r"])
-        .drop(columns="_r")
-        .reset_index(drop=True)
-    )
+    got = _in_panel_order(got)
     pd.testing.assert_frame_equal(got, want)
     assert np.isfinite(got["sentiment_mean_7d"].to_numpy(dtype="float64", na_value=np.nan)).any()
 
@@ -122,12 +127,6 @@ def test_write_panel_to_an_object_store(lake: md.Lake, panel_uri: str) -> None:
     names = sorted(i.base_name for i in fs.get_file_info(pafs.FileSelector(base)))
     assert names == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
     got = pq.read_table(base, filesystem=fs).to_pandas()
-    rank = {s: i for i, s in enumerate(SYMBOLS)}
-    got = (
-        got.assign(_r=got["symbol"].map(rank).astype("int64"))
-        .sort_values(["date", "_r"])
-        .drop(columns="_r")
-        .reset_index(drop=True)
-    )
+    got = _in_panel_order(got)
     pd.testing.assert_frame_equal(got, want)
     assert "testing" not in uri  # no credential in what is returned
