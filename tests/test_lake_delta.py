@@ -71,6 +71,20 @@ def test_files_and_path_name_the_current_version(lake: md.Lake) -> None:
         lake.files("lobbying")
 
 
+def test_version_is_the_delta_tables_and_moves_with_each_commit(lake: md.Lake) -> None:
+    from deltalake import DeltaTable
+
+    assert lake.version("insider_trading") is None  # nothing synced yet
+    lake.sync("insider_trading", SYMBOLS, progress=False)
+    first = lake.version("insider-trading")  # a dataset name as sync takes it
+    assert first == DeltaTable(lake.path("insider_trading")).version()
+    lake.sync("insider_trading", ["NVDA"], progress=False)  # new records: one commit
+    assert lake.version("insider_trading") == first + 1
+    assert lake.version("lobbying") is None
+    with pytest.raises(md.InvalidParameterError, match="insider_trade"):
+        lake.version("insider_trade")
+
+
 def test_a_stray_copy_of_a_data_file_is_ignored(lake: md.Lake) -> None:
     lake.sync("insider_trading", SYMBOLS, progress=False)
     before = lake.read("insider_trading", history=True)

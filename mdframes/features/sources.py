@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, cast, runtime_checkable
 
 import numpy as np
@@ -40,6 +40,7 @@ __all__ = [
     "record_key",
     "daily_from_apps",
     "lake_spec",
+    "table_versions",
     "open_lake",
     "check_source",
     "ROW",
@@ -325,6 +326,13 @@ def fetch(
 
 
 # --- checking and shipping a source ---------------------------------------------------------------
+
+
+def table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]:
+    """Each dataset's current table version (``lake.version``); ``None`` for a lake-like
+    object that does not say."""
+    version = getattr(lake, "version", None)
+    return {name: version(name) if callable(version) else None for name in datasets}
 
 
 def lake_spec(lake: Any) -> Any:

@@ -23,6 +23,7 @@ from ..params import to_utc
 from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panels import panel
+from .sources import table_versions
 from .spec import Feature, check_errors
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
@@ -386,28 +387,6 @@ def _source_kind(source: Any) -> str:
     return redact_root(str(getattr(source, "root", type(source).__name__)))
 
 
-def _table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]:
-    """Each dataset's Delta table version, where the lake keeps its datasets as Delta tables
-    (``lake.path``); ``None`` where it does not."""
-    try:
-        from deltalake import DeltaTable
-        from deltalake.exceptions import DeltaError, TableNotFoundError
-    except ImportError:
-        return dict.fromkeys(datasets)
-    out: dict[str, int | None] = {}
-    # md.Lake's object-store settings, if any.
-    delta_options = getattr(getattr(lake, "storage", None), "delta_options", None)
-    options = delta_options() if callable(delta_options) else None
-    for name in datasets:
-        try:
-            out[name] = int(DeltaTable(lake.path(name), storage_options=options).version())
-        except (DeltaError, TableNotFoundError, MdframesError, OSError, ValueError, TypeError):
-            out[name] = None
-        except AttributeError:  # a stand-in lake without path()
-            out[name] = None
-    return out
-
-
 def _price_frame(source: Any) -> pd.DataFrame | None:
     if not isinstance(source, Mapping):
         return None
@@ -555,7 +534,7 @@ def training_set(
         "freq": offset.freqstr,
         "known_at": _known_at_text(known_at),
         "source": kind,
-        "versions": _table_versions(source, _lake_names(datasets)) if is_lake else {},
+        "versions": table_versions(source, _lake_names(datasets)) if is_lake else {},
         "mdframes": mdframes.__version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }

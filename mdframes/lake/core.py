@@ -318,6 +318,19 @@ class Lake:
         snap = opened(self._table(resolve(dataset)))
         return [] if snap is None else list(snap.files)
 
+    def version(self, dataset: str) -> int | None:
+        """The dataset's current Delta table version (``None``: the lake holds no table for
+        it yet). Each sync that stores something, compaction or repair adds one; a training
+        set records it to say which state of the lake it read.
+
+        Examples
+        --------
+        >>> lake.version("insider_trading")    # doctest: +SKIP
+        3
+        """
+        snap = self._table(resolve(dataset)).snapshot()
+        return None if snap is None else snap.version
+
     def path(self, dataset: str) -> str:
         """The dataset's Delta table (a local path or an ``s3://`` URI), for engines that
         read Delta.
