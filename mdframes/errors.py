@@ -21,7 +21,8 @@ log, a notebook output or a bug report, and the API key must never travel with i
     ├── ResponseFormatError         (also ValueError)
     ├── DataValidationError         (also ValueError)
     ├── LakeBusyError               another writer holds the lake's writer lease
-    └── LakeDamagedError            a lake file is missing or unreadable
+    ├── LakeDamagedError            a lake file is missing or unreadable
+    └── NotInLakeError              (also LookupError) the lake never synced what a panel needs
     DataQualityWarning              (UserWarning) soft rules failed
     SkippedSymbolsWarning           (UserWarning) errors="skip" dropped symbols
     KnowledgeTimeWarning            (UserWarning) a known_at before every stored version
@@ -61,6 +62,7 @@ __all__ = [
     "DataValidationError",
     "LakeBusyError",
     "LakeDamagedError",
+    "NotInLakeError",
     "SkippedSymbolsWarning",
     "KnowledgeTimeWarning",
     "CacheWarning",
@@ -376,6 +378,22 @@ class LakeDamagedError(MdframesError):
         super().__init__(message)
         self.dataset = dataset
         self.file = file
+
+
+class NotInLakeError(MdframesError, LookupError):
+    """A panel's lake never synced a dataset for some symbols (or its last sync of them
+    failed, or the service did not know them): ``.symbols`` and ``.datasets`` name them.
+
+    Sync them (``lake.sync(datasets, symbols)``) or pass ``errors="skip"`` to keep their rows
+    with those features NA.
+    """
+
+    def __init__(
+        self, message: str, *, symbols: Sequence[str] = (), datasets: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message)
+        self.symbols = list(symbols)
+        self.datasets = list(datasets)
 
 
 def find_stack_level() -> int:
