@@ -66,8 +66,8 @@ def test_whole_catalog_before_app_history_gives_na_and_one_warning(server: Sandb
     coverage = got.attrs["coverage"]
     assert set(coverage) == set(got.columns)
     for name in apps:
-        assert coverage[name] == {"first": None, "non_null": 0.0}
-    assert coverage["news_count_7d"] == {"first": "2026-01-05", "non_null": 1.0}
+        assert coverage[name] == {"first": None, "non_null": 0.0, "uncovered": 0}
+    assert coverage["news_count_7d"] == {"first": "2026-01-05", "non_null": 1.0, "uncovered": 0}
     message = str(_only(caught, md.DataQualityWarning).message)
     assert all(name in message for name in apps)
     assert "news_count_7d" not in message

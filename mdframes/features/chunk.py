@@ -12,7 +12,7 @@ import contextvars
 import datetime as dt
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,11 +26,12 @@ from ..errors import (
     warnings_from_threads,
 )
 from ..params import check_symbols, to_date
+from .coverage import window_span
 from .definitions import resolve_features
 from .engine import Events, Grid, day_numbers, result_dtype
 from .engine import compute as compute_feature
 from .knowledge import VersionEvents, compute_row
-from .sources import ROW, check_source, fetch, history_start, record_key
+from .sources import ROW, Source, fetch, history_start, record_key, resolve_source
 from .spec import Feature, check_errors
 
 __all__ = ["compute", "prepare", "finish_attrs", "index_of", "dates_of", "Request", "ChunkResult"]
@@ -59,23 +60,32 @@ def dates_of(start: Any, end: Any, freq: Any) -> pd.DatetimeIndex:
 
 @dataclass
 class Request:
-    """A checked panel request: everything but the symbols is the same for every chunk."""
+    """A checked panel request: everything but the symbols is the same for every chunk.
+    ``coverage`` is what a lake source synced (:class:`~.coverage.Coverage`; ``None``:
+    everything asked)."""
 
     symbols: list[str]
     dates: pd.DatetimeIndex
     features: list[Feature]
-    source: Any
+    source: Source
     known_at: pd.Timestamp | str | None
     errors: str
-    client: Any = None
+    coverage: Any = None
+
+    def part(self, symbols: list[str]) -> Request:
+        """The request of one chunk of ``symbols``: its source and coverage only."""
+        coverage = None if self.coverage is None else self.coverage.part(symbols)
+        source = self.source.part(symbols)
+        return Request(symbols, self.dates, self.features, source, self.known_at, self.errors,
+                       coverage)  # fmt: skip
 
 
 @dataclass
 class ChunkResult:
     """What one chunk gives back: its rows (or none when written where computed), per feature
-    the first date with a value and the non-null count, the failed symbols, and per dataset
-    (``known_at="row"``) the earliest first sync of its symbols (ns, UTC) and the rows dated
-    before their symbol's first sync."""
+    the first date with a value, the non-null count and the rows left NA for lack of the
+    lake's coverage, the failed symbols, and per dataset (``known_at="row"``) the earliest
+    first sync of its symbols (ns, UTC) and the rows dated before their symbol's first sync."""
 
     frame: pd.DataFrame | None
     first: dict[str, pd.Timestamp | None]
@@ -83,6 +93,7 @@ class ChunkResult:
     cells: int
     failed: dict[str, str]
     relied: dict[str, tuple[int | None, int]]
+    uncovered: dict[str, int] = field(default_factory=dict)
 
 
 def prepare(
@@ -97,13 +108,21 @@ def prepare(
     errors: Any,
     client: Any,
 ) -> Request:
-    """Every argument checked, before anything is read or requested."""
+    """Every argument checked, and the source resolved once, before anything is read or
+    requested; with ``errors="raise"``, ``NotInLakeError`` when a lake source lacks a
+    symbol a feature needs."""
     wanted = resolve_features(features)
     universe = check_symbols(symbols)
     dates = dates_of(start, end, freq)
     errors = check_errors(errors)
-    known = check_source(source, known_at, client)
-    return Request(universe, dates, wanted, source, known, errors, client)
+    resolved, known = resolve_source(source, known_at, client)
+    datasets = list(dict.fromkeys(f.dataset for f in wanted))
+    coverage = resolved.coverage(datasets, universe) if len(dates) else None
+    if coverage is not None and errors == "raise":
+        missing = coverage.error()
+        if missing is not None:
+            raise missing
+    return Request(universe, dates, wanted, resolved, known, errors, coverage)
 
 
 def index_of(dates: pd.DatetimeIndex, symbols: list[str]) -> pd.MultiIndex:
@@ -130,7 +149,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         empty = pd.DataFrame(
             {f.name: pd.Series(dtype=result_dtype(f, False)) for f in wanted}, index=index
         )
-        return ChunkResult(empty, dict.fromkeys(empty.columns), {}, 0, {}, {})
+        return ChunkResult(empty, dict.fromkeys(empty.columns), {}, 0, {}, {}, {})
     lookbacks: dict[str, int | None] = {}
     for f in wanted:
         current = lookbacks.get(f.dataset, 0)
@@ -145,7 +164,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         source=request.source,
         known_at=request.known_at,
         errors=request.errors,
-        client=request.client,
+        coverage=request.coverage,
     )
     row = request.known_at == ROW
     grid = Grid(dates, len(symbols), max((f.days or 0) for f in wanted))
@@ -205,10 +224,35 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         for f in wanted:
             if f.dataset == name:
                 out.loc[hit, f.name] = pd.NA
+    uncovered = _uncovered(out, request, symbols, failed_text)
     failed_text = {s: failed_text[s] for s in symbols if s in failed_text}
     first, non_null = _stats(out, dates, len(symbols))
     relied = {name: relied[name] for name in lookbacks if name in relied}
-    return ChunkResult(out, first, non_null, len(out), failed_text, relied)
+    return ChunkResult(out, first, non_null, len(out), failed_text, relied, uncovered)
+
+
+def _uncovered(
+    out: pd.DataFrame, request: Request, symbols: list[str], failed_text: dict[str, str]
+) -> dict[str, int]:
+    """NA where the lake did not sync a feature's window for the row's symbol (the symbols
+    it never holds: every row, each named in ``failed_text``); the rows so left NA per
+    feature."""
+    coverage = request.coverage
+    if coverage is None:
+        return {}
+    for f in request.features:
+        for symbol in coverage.failed(f.dataset) & set(symbols):
+            failed_text.setdefault(symbol, coverage.reason(symbol))
+    days = day_numbers(request.dates.to_numpy())
+    counts = {}
+    masks: dict[tuple[str, int], np.ndarray] = {}  # features of one dataset and span share one
+    for f in request.features:
+        key = (f.dataset, window_span(f))
+        if key not in masks:
+            masks[key] = ~coverage.covered(f, symbols, days).ravel()  # dates outer, as rows
+        out.loc[masks[key], f.name] = pd.NA
+        counts[f.name] = int(masks[key].sum())
+    return counts
 
 
 def _stats(
@@ -245,6 +289,7 @@ def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]
         coverage[name] = {
             "first": min(firsts) if firsts else None,
             "non_null": count / cells if cells else 0.0,
+            "uncovered": sum(r.uncovered.get(name, 0) for r in results),
         }
     failed: dict[str, str] = {}
     for r in results:

@@ -9,8 +9,13 @@ first two columns.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import textwrap
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .sources import Source
 
 __all__ = ["register"]
 
@@ -84,10 +89,31 @@ def add_panel_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+@contextlib.contextmanager
+def panel_source(args: argparse.Namespace) -> Iterator[Source]:
+    """The source of the command's panel, decided once: the lake of ``--lake``, or the
+    service through a client opened (and closed) here."""
+    from ..cli.common import UsageError
+    from ..client import Client
+    from .sources import LakeSource, ServiceSource
+
+    if args.known_at is not None and args.lake is None:
+        raise UsageError(
+            "--known-at needs --lake (only a lake knows when each row was fetched)",
+            parameter="known_at",
+        )
+    if args.lake is not None:
+        from ..lake import Lake
+
+        yield LakeSource(Lake(args.lake))
+        return
+    with Client(cache=not args.no_cache) as client:
+        yield ServiceSource(client)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``mdframes features`` from parsed arguments; returns the exit code."""
     from ..cli.common import UsageError, check_out, emit, split_symbols
-    from ..client import Client
     from .definitions import resolve_features
     from .panels import panel
 
@@ -99,26 +125,15 @@ def run(args: argparse.Namespace) -> int:
         if not all(names):
             raise UsageError("empty name in --features", parameter="features")
     resolve_features(names)  # unknown names fail before anything is loaded
-    if args.known_at is not None and args.lake is None:
-        raise UsageError(
-            "--known-at needs --lake (only a lake knows when each row was fetched)",
-            parameter="known_at",
-        )
-    options = {"errors": args.errors}
-    if args.lake is not None:
-        from ..lake import Lake
-
+    with panel_source(args) as source:
         df = panel(
             symbols,
             args.start,
             args.end,
             names,
-            source=Lake(args.lake),
+            source=source,
             known_at=args.known_at,
-            **options,
+            errors=args.errors,
         )
-    else:
-        with Client(cache=not args.no_cache) as client:
-            df = panel(symbols, args.start, args.end, names, client=client, **options)
     emit(df.reset_index(), out)
     return 0

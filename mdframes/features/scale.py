@@ -1,10 +1,11 @@
 """Panels that scale out: chunks of symbols computed on any ``concurrent.futures.Executor``.
 
 Features are windows per symbol, so a panel shards by symbol with no shuffle. Each task is
-:func:`run_chunk` (or :func:`write_chunk`), a top-level function of plain, picklable
-arguments: where to read (a lake's root and storage options, or the chunk's rows of the given
-frames), the symbols, the dates and the feature definitions. A task reads its inputs itself;
-the service is never a source here, so no API key is shipped to a worker.
+:func:`run_chunk` (or :func:`write_chunk`), a top-level function of one picklable request:
+its symbols, the dates, the feature definitions, the lake's coverage of those symbols and its
+source as the source sends itself to a worker (a lake as its root and storage options, frames
+as the chunk's rows). A task reads its inputs itself; the service is never a source here, so
+no API key is shipped to a worker.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import pandas as pd
 
 from ..errors import InvalidParameterError
 from .chunk import ChunkResult, Request, compute, index_of
-from .sources import lake_spec, open_lake
 
 __all__ = ["run_chunk", "write_chunk", "run_panel", "run_writes", "check_executor"]
 
@@ -55,22 +55,7 @@ def check_executor(executor: Any, request: Request) -> None:
             f"Client.get_executor(), ...), not {type(executor).__name__}",
             parameter="executor",
         )
-    if request.source is None:
-        raise InvalidParameterError(
-            "executor= needs source= a lake or a dict of frames: each worker reads its own "
-            "inputs, and an API key is never shipped to workers (sync a lake first)",
-            parameter="executor",
-        )
-    if isinstance(executor, ProcessPoolExecutor) and not isinstance(request.source, Mapping):
-        context = getattr(executor, "_mp_context", None)
-        method = context.get_start_method() if context is not None else None
-        if method == "fork":
-            raise InvalidParameterError(
-                "a lake cannot be read in forked worker processes (its Delta tables' runtime "
-                "does not survive fork): create the pool with "
-                "ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))",
-                parameter="executor",
-            )
+    request.source.check_executor(executor)
     if isinstance(executor, ProcessPoolExecutor):  # plain pickle: no lambdas
         for feature in request.features:
             try:
@@ -88,48 +73,21 @@ def _chunks(symbols: list[str], size: int) -> list[list[str]]:
     return [symbols[i : i + size] for i in range(0, len(symbols), size)]
 
 
-def _normalised(frame: pd.DataFrame) -> np.ndarray:
-    return frame["symbol"].astype("string").str.strip().str.upper().to_numpy(dtype=object)
-
-
-def _shipments(request: Request, parts: list[list[str]]) -> list[Any]:
-    """Per chunk, the source a worker opens: the lake's spec, or the chunk's rows."""
-    if not isinstance(request.source, Mapping):
-        spec = lake_spec(request.source)
-        return [spec] * len(parts)
-    keys = {name: _normalised(frame) for name, frame in request.source.items()}
-    out = []
-    for part in parts:
-        wanted = set(part)
-        rows = {}
-        for name, frame in request.source.items():
-            mask = np.fromiter((k in wanted for k in keys[name]), dtype=bool, count=len(frame))
-            rows[name] = frame[mask]
-        out.append(rows)
-    return out
-
-
-def run_chunk(
-    source: Any,
-    symbols: list[str],
-    dates: pd.DatetimeIndex,
-    features: list[Any],
-    known_at: Any,
-    errors: str,
-) -> ChunkResult:
-    """One chunk of a panel (run on a worker): opens the lake itself, or takes the frames.
+def run_chunk(request: Request) -> ChunkResult:
+    """One chunk of a panel (run on a worker): the request of its symbols
+    (:meth:`Request.part`), whose source a worker opens itself (a lake from its root) or
+    holds (the chunk's rows of the given frames).
 
     Examples
     --------
     >>> import pandas as pd
-    >>> from mdframes.features.definitions import by_name
-    >>> r = run_chunk({"news": pd.DataFrame({"symbol": [], "date": []})}, ["AAPL"],
-    ...               pd.DatetimeIndex([]), [by_name("news_count_7d")], None, "raise")
-    >>> r.frame.shape
+    >>> from mdframes.features.chunk import prepare
+    >>> request = prepare("AAPL", "2026-01-03", "2026-01-04", "news_count_7d", freq="B",
+    ...                   source={"news": pd.DataFrame({"symbol": [], "date": []})},
+    ...                   known_at=None, errors="raise", client=None)  # a weekend: no dates
+    >>> run_chunk(request.part(["AAPL"])).frame.shape
     (0, 1)
     """
-    opened = source if isinstance(source, Mapping) else open_lake(source)
-    request = Request(list(symbols), dates, list(features), opened, known_at, errors, None)
     return compute(request, request.symbols)
 
 
@@ -159,10 +117,10 @@ def _write(target: str, name: str, result: ChunkResult) -> ChunkResult:
     return result
 
 
-def write_chunk(target: str, name: str, *args: Any) -> ChunkResult:
+def write_chunk(target: str, name: str, request: Request) -> ChunkResult:
     """One chunk of :func:`run_chunk`, written to ``target/name`` (Parquet) where it was
     computed; returns its result without the rows."""
-    return _write(target, name, run_chunk(*args))
+    return _write(target, name, run_chunk(request))
 
 
 def check_target(path: Any) -> str:
@@ -194,17 +152,6 @@ def check_target(path: Any) -> str:
     return target
 
 
-def _args(request: Request, part: list[str], shipped: Any) -> tuple[Any, ...]:
-    return (
-        shipped,
-        part,
-        request.dates,
-        request.features,
-        request.known_at,
-        request.errors,
-    )
-
-
 def _gather(futures: list[Future[ChunkResult]]) -> list[ChunkResult]:
     try:
         return [f.result() for f in futures]
@@ -219,11 +166,7 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
     n = len(request.symbols)
     size = min(_MAX_CHUNK, max(1, -(-n // _workers(executor))))
     parts = _chunks(request.symbols, size)
-    shipped = _shipments(request, parts)
-    futures = [
-        executor.submit(run_chunk, *_args(request, part, ship))
-        for part, ship in zip(parts, shipped, strict=True)
-    ]
+    futures = [executor.submit(run_chunk, request.part(part)) for part in parts]
     results = _gather(futures)
     # Chunk c holds (date j, its symbol i) at j * len(c) + i; the panel at j * n + offset + i.
     n_dates = len(request.dates)
@@ -248,28 +191,13 @@ def run_writes(
     one chunk in memory at a time)."""
     parts = _chunks(request.symbols, chunk)
     names = [f"part-{k:05d}.parquet" for k in range(len(parts))]
-    if executor is None:
-        results = []
-        for part, name in zip(parts, names, strict=True):
-            req = Request(
-                part,
-                request.dates,
-                request.features,
-                request.source,
-                request.known_at,
-                request.errors,
-                request.client,
-            )
-            results.append(_write_local(target, name, req))
-        return results
-    shipped = _shipments(request, parts)
+    if executor is None:  # here, any source (the service too), one chunk in memory at a time
+        return [
+            write_chunk(target, name, request.part(part))
+            for part, name in zip(parts, names, strict=True)
+        ]
     futures = [
-        executor.submit(write_chunk, target, name, *_args(request, part, ship))
-        for part, name, ship in zip(parts, names, shipped, strict=True)
+        executor.submit(write_chunk, target, name, request.part(part))
+        for part, name in zip(parts, names, strict=True)
     ]
     return _gather(futures)
-
-
-def _write_local(target: str, name: str, request: Request) -> ChunkResult:
-    """A chunk computed here (any source, the service included) and written."""
-    return _write(target, name, compute(request, request.symbols))

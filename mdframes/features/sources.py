@@ -1,5 +1,6 @@
 """Where a panel's inputs come from: the service (through the loaders), frames the caller
-already has, or a lake (anything with the ``Lake.read`` signature).
+already has, or a lake (anything with the ``Lake.read`` signature), resolved once into a
+:class:`Source` at the panel's entry (:func:`resolve_source`).
 
 Each dataset is fetched once for the panel (or once per chunk of symbols), over the panel's
 dates plus the longest lookback of its features, clipped to where the dataset has history.
@@ -42,7 +43,11 @@ __all__ = [
     "lake_spec",
     "table_versions",
     "open_lake",
-    "check_source",
+    "Source",
+    "ServiceSource",
+    "FramesSource",
+    "LakeSource",
+    "resolve_source",
     "ROW",
 ]
 
@@ -222,24 +227,6 @@ def _from_mapping(frames: Mapping[str, Any], name: str) -> pd.DataFrame:
     )
 
 
-def _from_lake(
-    lake: Any,
-    name: str,
-    symbols: list[str],
-    start: dt.date | None,
-    end: dt.date,
-    known_at: Any,
-) -> pd.DataFrame:
-    base = base_name(name)
-    if isinstance(known_at, str) and known_at == ROW:
-        frame = lake.read(base, symbols, start=start, end=end, history=True)
-        frame = _check_frame(base, frame, "the lake")
-        return daily_versions(frame) if base != name else frame
-    frame = lake.read(base, symbols, start=start, end=end, known_at=known_at)
-    frame = _check_frame(base, frame, "the lake")
-    return daily_from_apps(frame) if base != name else frame
-
-
 # Errors about the account or the service as a whole: no symbol is to blame.
 _NOT_A_SYMBOL = (InvalidParameterError, ConfigurationError, AuthenticationError, RateLimitError)
 
@@ -252,28 +239,283 @@ def _blame(exc: MdframesError, symbols: list[str]) -> str | None:
     return None
 
 
-def _from_service(
-    client: Any, name: str, symbols: list[str], start: dt.date | None, end: dt.date, errors: str
-) -> pd.DataFrame:
-    from ..loaders import load
+def _nothing(name: str, known_at: Any) -> pd.DataFrame:
+    """No rows of ``name`` (a window wholly before its history, or no symbol to read), with
+    the fetch time a ``known_at="row"`` panel reads."""
+    frame = _empty(name)
+    if known_at == ROW:
+        frame["_fetched_at"] = pd.Series(dtype="datetime64[us, UTC]")
+    return frame
 
-    with warnings.catch_warnings():
-        # The panel says once which symbols it skipped, over all its datasets.
-        warnings.filterwarnings("ignore", category=SkippedSymbolsWarning)
-        warnings.filterwarnings("ignore", message=r".*symbol\(s\) failed and were skipped")
-        try:
-            return load(
-                name, symbols, start=start, end=end, client=client, errors=cast(Errors, errors)
-            )
-        except MdframesError as exc:
-            symbol = None if isinstance(exc, _NOT_A_SYMBOL) else _blame(exc, symbols)
-            if symbol is not None and exc.args:
-                exc.args = (
-                    f"{symbol} ({name}): {exc.args[0]}; pass errors='skip' to keep the "
-                    "panel's other symbols (NA for this one)",
-                    *exc.args[1:],
+
+# --- the sources ----------------------------------------------------------------------------------
+
+
+class Source:
+    """Where a panel's inputs come from, decided once at the panel's entry
+    (:func:`resolve_source`): the service, frames the caller has, or a lake.
+
+    Each kind answers what a chunk of symbols reads (:meth:`read`), what a worker computing
+    one chunk is sent (:meth:`part`), what the source holds of each dataset and symbol
+    (:meth:`coverage`), its tables' versions (:meth:`versions`) and a label's prices
+    (:meth:`prices`); ``panel``, ``write_panel``, executors, ``training_set`` and the CLI take
+    it as it is.
+    """
+
+    kind: str = ""
+
+    def read(
+        self,
+        name: str,
+        symbols: list[str],
+        start: dt.date | None,
+        end: dt.date,
+        *,
+        known_at: Any,
+        errors: str,
+    ) -> tuple[pd.DataFrame, dict[str, str]]:
+        """The frame of ``name`` for ``symbols`` from ``start`` (``None``: all history) to
+        ``end``, and the symbols that failed (symbol -> error text)."""
+        raise NotImplementedError
+
+    def part(self, symbols: list[str]) -> Source:
+        """The source a worker computing the chunk of ``symbols`` is sent (picklable)."""
+        return self
+
+    def check_executor(self, executor: Any) -> None:
+        """Refuse an executor whose workers could not read this source."""
+
+    def coverage(self, datasets: list[str], symbols: list[str]) -> Any:
+        """What the source holds of ``datasets`` for ``symbols``
+        (:class:`~mdframes.features.coverage.Coverage`); ``None``: whatever is asked."""
+        return None
+
+    def versions(self, datasets: Iterable[str]) -> dict[str, int | None]:
+        """Each dataset's table version, where the source has versions."""
+        return {}
+
+    def check_prices(self) -> None:
+        """Refuse, before any work, a source where a label's default prices are missing."""
+
+    def prices(
+        self, symbols: list[str], first: dt.date, last: dt.date, errors: str
+    ) -> pd.DataFrame:
+        """The price dataset's rows (:data:`~mdframes.features.labels.PRICE_DATASET`) of
+        ``symbols`` from ``first`` to ``last``, latest versions."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """The source in a training set's ``info``: ``"service"``, ``"frames"`` or the
+        lake's root (never a credential)."""
+        return self.kind
+
+
+class ServiceSource(Source):
+    """The service, through the loaders and ``client`` (``None``: the default client)."""
+
+    kind = "service"
+
+    def __init__(self, client: Any = None) -> None:
+        self.client = client
+
+    def read(
+        self,
+        name: str,
+        symbols: list[str],
+        start: dt.date | None,
+        end: dt.date,
+        *,
+        known_at: Any,
+        errors: str,
+    ) -> tuple[pd.DataFrame, dict[str, str]]:
+        from ..loaders import load
+
+        if start is not None and start > end:  # wholly before the history: nothing to ask
+            return _nothing(name, known_at), {}
+        with warnings.catch_warnings():
+            # The panel says once which symbols it skipped, over all its datasets.
+            warnings.filterwarnings("ignore", category=SkippedSymbolsWarning)
+            warnings.filterwarnings("ignore", message=r".*symbol\(s\) failed and were skipped")
+            try:
+                frame = load(
+                    name,
+                    symbols,
+                    start=start,
+                    end=end,
+                    client=self.client,
+                    errors=cast(Errors, errors),
                 )
-            raise
+            except MdframesError as exc:
+                symbol = None if isinstance(exc, _NOT_A_SYMBOL) else _blame(exc, symbols)
+                if symbol is not None and exc.args:
+                    exc.args = (
+                        f"{symbol} ({name}): {exc.args[0]}; pass errors='skip' to keep the "
+                        "panel's other symbols (NA for this one)",
+                        *exc.args[1:],
+                    )
+                raise
+        return frame, dict(frame.attrs.get("failed", {}))
+
+    def check_executor(self, executor: Any) -> None:
+        raise InvalidParameterError(
+            "executor= needs source= a lake or a dict of frames: each worker reads its own "
+            "inputs, and an API key is never shipped to workers (sync a lake first)",
+            parameter="executor",
+        )
+
+    def __reduce__(self) -> Any:
+        # A client holds the API key, which never travels to another process.
+        raise TypeError("the service source (its client and key) is never sent to a worker")
+
+    def prices(
+        self, symbols: list[str], first: dt.date, last: dt.date, errors: str
+    ) -> pd.DataFrame:
+        from ..loaders import load
+        from .labels import PRICE_DATASET
+
+        if not symbols:
+            return pd.DataFrame({"date": [], "symbol": [], "price": []})
+        kw: dict[str, Any] = {} if errors == "raise" else {"errors": errors}
+        return load(PRICE_DATASET, symbols, start=first, end=last, client=self.client, **kw)
+
+
+def _rows_of(frame: pd.DataFrame, wanted: set[str]) -> pd.DataFrame:
+    keys = frame["symbol"].astype("string").str.strip().str.upper().to_numpy(dtype=object)
+    return frame[np.fromiter((k in wanted for k in keys), dtype=bool, count=len(frame))]
+
+
+class FramesSource(Source):
+    """Frames the caller already has: dataset name -> frame (``"app_ratings"``'s apps view
+    gives the daily view)."""
+
+    kind = "frames"
+
+    def __init__(self, frames: Mapping[str, Any]) -> None:
+        self.frames = frames
+
+    def read(
+        self,
+        name: str,
+        symbols: list[str],
+        start: dt.date | None,
+        end: dt.date,
+        *,
+        known_at: Any,
+        errors: str,
+    ) -> tuple[pd.DataFrame, dict[str, str]]:
+        return _from_mapping(self.frames, name), {}
+
+    def part(self, symbols: list[str]) -> Source:
+        # A worker is sent only its symbols' rows, not every frame whole.
+        wanted = set(symbols)
+        return FramesSource({name: _rows_of(frame, wanted) for name, frame in self.frames.items()})
+
+    def _price_frame(self) -> pd.DataFrame:
+        from .labels import PRICE_DATASET
+
+        given = {str(k).replace("-", "_"): v for k, v in self.frames.items()}
+        if PRICE_DATASET not in given:
+            raise InvalidParameterError(
+                f"source has no {PRICE_DATASET!r} frame, where the default label reads its "
+                "prices (the closing price); add it or pass forward_return(..., prices=...)",
+                parameter="source",
+            )
+        frame = given[PRICE_DATASET]
+        if not isinstance(frame, pd.DataFrame) or not {"date", "symbol", "price"} <= set(
+            frame.columns
+        ):
+            raise InvalidParameterError(
+                f"source[{PRICE_DATASET!r}] must be a frame with date, symbol and price columns",
+                parameter="source",
+            )
+        return frame
+
+    def check_prices(self) -> None:
+        self._price_frame()
+
+    def prices(
+        self, symbols: list[str], first: dt.date, last: dt.date, errors: str
+    ) -> pd.DataFrame:
+        return self._price_frame()
+
+
+class LakeSource(Source):
+    """A lake: ``md.Lake`` or any object with its ``read`` (a stand-in answers only what it
+    has: no ``coverage`` means everything it is asked, no ``version`` no versions)."""
+
+    kind = "lake"
+
+    def __init__(self, lake: Any) -> None:
+        self.lake = lake
+
+    def __reduce__(self) -> Any:
+        # A worker opens the lake itself from its root (never its client: no key travels).
+        return (_reopened, (lake_spec(self.lake),))
+
+    def read(
+        self,
+        name: str,
+        symbols: list[str],
+        start: dt.date | None,
+        end: dt.date,
+        *,
+        known_at: Any,
+        errors: str,
+    ) -> tuple[pd.DataFrame, dict[str, str]]:
+        if (start is not None and start > end) or not symbols:
+            return _nothing(name, known_at), {}
+        base = base_name(name)
+        if isinstance(known_at, str) and known_at == ROW:
+            frame = self.lake.read(base, symbols, start=start, end=end, history=True)
+            frame = _check_frame(base, frame, "the lake")
+            return (daily_versions(frame) if base != name else frame), {}
+        frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at)
+        frame = _check_frame(base, frame, "the lake")
+        return (daily_from_apps(frame) if base != name else frame), {}
+
+    def check_executor(self, executor: Any) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        if isinstance(executor, ProcessPoolExecutor):
+            context = getattr(executor, "_mp_context", None)
+            method = context.get_start_method() if context is not None else None
+            if method == "fork":
+                raise InvalidParameterError(
+                    "a lake cannot be read in forked worker processes (its Delta tables' "
+                    "runtime does not survive fork): create the pool with "
+                    "ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))",
+                    parameter="executor",
+                )
+
+    def coverage(self, datasets: list[str], symbols: list[str]) -> Any:
+        from .coverage import Coverage, read_coverage
+
+        bases = list(dict.fromkeys(base_name(d) for d in datasets))
+        table = read_coverage(self.lake, bases, symbols)
+        return None if table is None else Coverage(table, bases, symbols)
+
+    def versions(self, datasets: Iterable[str]) -> dict[str, int | None]:
+        return table_versions(self.lake, datasets)
+
+    def prices(
+        self, symbols: list[str], first: dt.date, last: dt.date, errors: str
+    ) -> pd.DataFrame:
+        from .labels import PRICE_DATASET
+
+        if not symbols:
+            return pd.DataFrame({"date": [], "symbol": [], "price": []})
+        frame: pd.DataFrame = self.lake.read(PRICE_DATASET, symbols, start=first, end=last)
+        return frame
+
+    def describe(self) -> str:
+        from ..lake.location import redact_root
+
+        # The root goes into info and the file: never a credential of its URI.
+        return redact_root(str(getattr(self.lake, "root", type(self.lake).__name__)))
+
+
+def _reopened(spec: Any) -> LakeSource:
+    return LakeSource(open_lake(spec))
 
 
 def fetch(
@@ -282,39 +524,31 @@ def fetch(
     start: dt.date,
     end: dt.date,
     *,
-    source: Any = None,
+    source: Source,
     known_at: Any = None,
     errors: str = "raise",
-    client: Any = None,
+    coverage: Any = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, dict[str, str]]]:
     """One frame per dataset of ``lookbacks`` (dataset -> longest lookback in days, or
     ``None`` for all history), from ``source``; and, per dataset, the symbols that failed
-    (symbol -> error text; only the service fails per symbol)."""
+    (symbol -> error text; only the service fails per symbol here). Symbols that
+    ``coverage`` says the source never holds are not read."""
     out: dict[str, pd.DataFrame] = {}
     failed: dict[str, dict[str, str]] = {}
     unknown_then: list[str] = []
     for name, lookback in lookbacks.items():
         first = load_start(name, start, lookback)
-        if isinstance(source, Mapping):
-            out[name] = _from_mapping(source, name)
-            continue
-        if first is not None and first > end:  # wholly before the history: nothing to ask
-            frame = _empty(name)
-            if source is not None and known_at == ROW:
-                frame["_fetched_at"] = pd.Series(dtype="datetime64[us, UTC]")
-        elif source is None:
-            frame = _from_service(client, name, symbols, first, end, errors)
-            failed[name] = dict(frame.attrs.get("failed", {}))
-        else:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", KnowledgeTimeWarning)
-                frame = _from_lake(source, name, symbols, first, end, known_at)
-            for w in caught:  # said once below, for every dataset at once
-                if issubclass(w.category, KnowledgeTimeWarning):
-                    unknown_then.append(name)
-                else:
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        out[name] = frame
+        mine = symbols if coverage is None else coverage.readable(name, symbols)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", KnowledgeTimeWarning)
+            out[name], failed[name] = source.read(
+                name, mine, first, end, known_at=known_at, errors=errors
+            )
+        for w in caught:  # said once below, for every dataset at once
+            if issubclass(w.category, KnowledgeTimeWarning):
+                unknown_then.append(name)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if unknown_then:
         warn(
             f"known_at={known_at} is earlier than every stored version of "
@@ -367,30 +601,41 @@ def open_lake(spec: Any) -> Any:
     return spec
 
 
-def check_source(source: Any, known_at: Any, client: Any) -> pd.Timestamp | str | None:
-    """Reject a source ``panel`` cannot read, and ``known_at``/``client`` where they do not
-    apply, before anything is loaded. Returns ``known_at`` as a UTC Timestamp (a date alone:
-    the end of that day) or ``"row"``."""
+def resolve_source(
+    source: Any, known_at: Any, client: Any
+) -> tuple[Source, pd.Timestamp | str | None]:
+    """The one :class:`Source` of ``source`` (``None``: the service through ``client``; a
+    dict of frames; a lake; a :class:`Source` as it is), with ``known_at`` checked against
+    it and returned as a UTC Timestamp (a date alone: the end of that day) or ``"row"``.
+    Refuses a source ``panel`` cannot read, and ``known_at``/``client`` where they do not
+    apply, before anything is loaded."""
     from ..params import to_utc
 
-    is_lake = source is not None and not isinstance(source, Mapping)
-    if is_lake and not isinstance(source, LakeLike):
+    if client is not None and source is not None:
+        raise InvalidParameterError(
+            "client= applies only when source is None (the service)", parameter="client"
+        )
+    if isinstance(source, Source):
+        resolved = source
+    elif source is None:
+        resolved = ServiceSource(client)
+    elif isinstance(source, Mapping):
+        resolved = FramesSource(source)
+    elif isinstance(source, LakeLike):
+        resolved = LakeSource(source)
+    else:
         raise InvalidParameterError(
             f"source must be None, a dict of frames or a lake (an object with .read), not "
             f"{type(source).__name__}",
             parameter="source",
         )
-    if client is not None and source is not None:
-        raise InvalidParameterError(
-            "client= applies only when source is None (the service)", parameter="client"
-        )
     if known_at is None:
-        return None
-    if not is_lake:
+        return resolved, None
+    if not isinstance(resolved, LakeSource):
         raise InvalidParameterError(
             "known_at needs a lake as source (only a lake knows when each row was fetched)",
             parameter="known_at",
         )
     if isinstance(known_at, str) and known_at.strip().lower() == ROW:
-        return ROW
-    return to_utc(known_at, "known_at")
+        return resolved, ROW
+    return resolved, to_utc(known_at, "known_at")

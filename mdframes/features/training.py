@@ -23,7 +23,7 @@ from ..params import to_utc
 from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panels import panel
-from .sources import table_versions
+from .sources import Source, resolve_source
 from .spec import Feature, check_errors
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
@@ -376,57 +376,15 @@ def feature_definition(feature: Feature, dtype: Any) -> dict[str, Any]:
     }
 
 
-def _source_kind(source: Any) -> str:
-    if source is None:
-        return "service"
-    if isinstance(source, Mapping):
-        return "frames"
-    from ..lake.location import redact_root
-
-    # The root goes into info and the file: never a credential of its URI.
-    return redact_root(str(getattr(source, "root", type(source).__name__)))
-
-
-def _price_frame(source: Any) -> pd.DataFrame | None:
-    if not isinstance(source, Mapping):
-        return None
-    given = {str(k).replace("-", "_"): v for k, v in source.items()}
-    if PRICE_DATASET not in given:
-        raise InvalidParameterError(
-            f"source has no {PRICE_DATASET!r} frame, where the default label reads its prices "
-            f"(the closing price); add it or pass forward_return(..., prices=...)",
-            parameter="source",
-        )
-    frame = given[PRICE_DATASET]
-    if not isinstance(frame, pd.DataFrame) or not {"date", "symbol", "price"} <= set(frame.columns):
-        raise InvalidParameterError(
-            f"source[{PRICE_DATASET!r}] must be a frame with date, symbol and price columns",
-            parameter="source",
-        )
-    return frame
-
-
 def _default_prices(
-    source: Any,
-    client: Any,
+    source: Source,
     symbols: list[str],
     window: tuple[dt.date, dt.date],
     errors: str,
 ) -> pd.DataFrame:
     """The put/call dataset's closing prices of ``symbols`` over ``window``, latest versions."""
     first, last = window
-    if isinstance(source, Mapping):
-        frame = _price_frame(source)
-    elif not symbols:
-        frame = pd.DataFrame({"date": [], "symbol": [], "price": []})
-    elif source is None:
-        from ..loaders import load
-
-        kw: dict[str, Any] = {} if errors == "raise" else {"errors": errors}
-        frame = load(PRICE_DATASET, symbols, start=first, end=last, client=client, **kw)
-    else:
-        frame = source.read(PRICE_DATASET, symbols, start=first, end=last)
-    prices = long_prices(frame, parameter="source")
+    prices = long_prices(source.prices(symbols, first, last, errors), parameter="source")
     lo, hi = (np.datetime64(d, "D").astype(np.int64) for d in window)
     days = prices["day"].to_numpy()
     # Only the universe's prices within the window: a jump elsewhere is not this set's.
@@ -489,19 +447,19 @@ def training_set(
         raise InvalidParameterError(
             f"a feature is named {label.name!r} like the label", parameter="features"
         )
+    resolved, _ = resolve_source(source, known_at, client)  # once, for features and labels
     if label.prices is None:
-        _price_frame(source)  # a dict without prices fails before the panel is computed
+        resolved.check_prices()  # a dict without prices fails before the panel is computed
     X = panel(
         symbols,
         start,
         end,
         wanted,
         freq=freq,
-        source=source,
+        source=resolved,
         known_at=known_at,
         errors=errors,
         executor=executor,
-        client=client,
     )
 
     dates, universe = _grid(cast(pd.MultiIndex, X.index))
@@ -513,7 +471,7 @@ def training_set(
         else:
             failed = set(X.attrs.get("failed", {}))
             usable = [s for s in universe if s not in failed]
-            prices = _default_prices(source, client, usable, window, errors)
+            prices = _default_prices(resolved, usable, window, errors)
             warn_jumps(prices, PRICE_DATASET)
         values, t1_dates = label.compute(dates, universe, offset, prices)
         t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
@@ -522,9 +480,7 @@ def training_set(
     y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
     t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
 
-    kind = _source_kind(source)
     datasets = sorted({f.dataset for f in wanted} | {PRICE_DATASET})
-    is_lake = source is not None and not isinstance(source, Mapping)
     info = {
         "symbols": universe,
         "start": None if not len(dates) else f"{dates[0]:%Y-%m-%d}",
@@ -533,8 +489,8 @@ def training_set(
         "label": label.definition(),
         "freq": offset.freqstr,
         "known_at": _known_at_text(known_at),
-        "source": kind,
-        "versions": table_versions(source, _lake_names(datasets)) if is_lake else {},
+        "source": resolved.describe(),
+        "versions": resolved.versions(_lake_names(datasets)),
         "mdframes": mdframes.__version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }

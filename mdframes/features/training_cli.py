@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..cli.common import CommandError, UsageError, split_symbols
-    from ..client import Client
+    from .cli import panel_source
     from .definitions import resolve_features
     from .labels import forward_return
     from .training import training_set
@@ -103,18 +103,17 @@ def run(args: argparse.Namespace) -> int:
             parameter="label",
         )
     label = forward_return(int(match[1]), lag=args.lag)
-    if args.known_at is not None and args.lake is None:
-        raise UsageError("--known-at needs --lake", parameter="known_at")
-    options: dict[str, Any] = {"label": label, "errors": args.errors}
-    if args.known_at is not None:
-        options["known_at"] = args.known_at
-    if args.lake is not None:
-        from ..lake import Lake
-
-        ts = training_set(symbols, args.start, args.end, names, source=Lake(args.lake), **options)
-    else:
-        with Client(cache=not args.no_cache) as client:
-            ts = training_set(symbols, args.start, args.end, names, client=client, **options)
+    with panel_source(args) as source:
+        ts = training_set(
+            symbols,
+            args.start,
+            args.end,
+            names,
+            label=label,
+            source=source,
+            known_at=args.known_at,
+            errors=args.errors,
+        )
     try:
         ts.to_parquet(out)
     except OSError as exc:

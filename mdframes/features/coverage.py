@@ -1,0 +1,186 @@
+"""What a lake never saw, as a panel needs to know it (CONTRACT §10.1, §11.1).
+
+A lake-sourced feature is computed on row (D, s) only where the lake synced the feature's
+dataset for s over the whole window ``(D - n days, D]`` (a ``last``: D itself; a ``change``:
+both of its dates); elsewhere it is NA, never a 0 that means "not synced". A symbol that a
+dataset never synced, whose last sync of it failed, or that the service did not know is a
+failure, as a 404 from the service is: :class:`Coverage` names them and builds the
+``NotInLakeError`` of ``errors="raise"``.
+
+Only :func:`read_coverage` calls the lake (``lake.coverage()``, read from the lake's state,
+not its data); everything else works on the frame it returns, so a chunk on a worker needs no
+lake call of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from ..errors import NotInLakeError
+from ..registry import REGISTRY
+from .spec import Feature
+
+__all__ = ["Coverage", "read_coverage", "window_span"]
+
+# Statuses of lake.coverage() that make a symbol a failure of the panel, as they read.
+MISSING: Final = {
+    "never": "never synced",
+    "failed": "last sync failed",
+    "not_found": "not found by the service",
+}
+_NAMED = 10  # symbols named in an error message; the rest are counted
+
+
+def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
+    """``lake.coverage(datasets, symbols)``; ``None`` for a lake-like object without it
+    (a stand-in then holds whatever it is asked)."""
+    method = getattr(lake, "coverage", None)
+    if not callable(method):
+        return None
+    table: pd.DataFrame = method(datasets=list(datasets), symbols=list(symbols))
+    return table
+
+
+def window_span(feature: Feature) -> int:
+    """Days ending on D that the lake must have synced for ``feature``'s value on D."""
+    days = feature.days
+    if feature.agg == "last" or days is None:
+        return 1
+    return days + 1 if feature.agg == "change" else days  # a change reads D and D - n
+
+
+def _day(value: Any) -> int | None:
+    if value is None or value is pd.NaT or (isinstance(value, float) and np.isnan(value)):
+        return None
+    stamp = pd.Timestamp(value)
+    if stamp is pd.NaT:
+        return None
+    return int(np.datetime64(stamp.date(), "D").astype(np.int64))
+
+
+def _spans(first: Any, last: Any, gaps: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The synced day ranges (inclusive starts and ends, sorted): ``first..last`` without the
+    ``gaps`` (inclusive ``(start, end)`` pairs no sync fetched)."""
+    lo, hi = _day(first), _day(last)
+    if lo is None or hi is None or hi < lo:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    holes = []
+    for gap in gaps if isinstance(gaps, Iterable) and not isinstance(gaps, str) else ():
+        a, b = (_day(v) for v in gap)
+        if a is not None and b is not None and a <= b:
+            holes.append((a, b))
+    starts, ends, at = [], [], lo
+    for a, b in sorted(holes):
+        if a > at:
+            starts.append(at)
+            ends.append(min(a - 1, hi))
+        at = max(at, b + 1)
+    if at <= hi:
+        starts.append(at)
+        ends.append(hi)
+    return np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+
+
+class Coverage:
+    """The spans a lake synced and the failures, per dataset and symbol of one panel.
+
+    Built from ``lake.coverage()``'s frame (``dataset, symbol, status, first, last, gaps,
+    ..., error``; a row whose symbol is NA covers every symbol of a cross-ticker dataset);
+    a requested symbol without a row counts as never synced. Plain data: it pickles to the
+    workers of an executor.
+    """
+
+    def __init__(self, table: pd.DataFrame, datasets: list[str], symbols: list[str]) -> None:
+        self.datasets = list(datasets)
+        self._spans: dict[tuple[str, str | None], tuple[np.ndarray, np.ndarray]] = {}
+        found: dict[tuple[str, str | None], tuple[str, str]] = {}
+        for row in table.to_dict("records"):
+            dataset = str(row["dataset"])
+            symbol = None if pd.isna(row.get("symbol")) else str(row["symbol"])
+            status = str(row.get("status") or "never")
+            error = row.get("error")
+            found[(dataset, symbol)] = (status, "" if pd.isna(error) else str(error))
+            self._spans[(dataset, symbol)] = _spans(
+                row.get("first"), row.get("last"), row.get("gaps")
+            )
+        # symbol -> dataset -> what the lake says of it, for the failures only
+        self.missing: dict[str, dict[str, str]] = {}
+        for symbol in symbols:
+            for dataset in self.datasets:
+                status, error = found.get(
+                    (dataset, symbol), found.get((dataset, None), ("never", ""))
+                )
+                if status in MISSING:
+                    text = MISSING[status] + (f": {error}" if error and status == "failed" else "")
+                    self.missing.setdefault(symbol, {})[dataset] = text
+
+    def part(self, symbols: list[str]) -> Coverage:
+        """The coverage of one chunk's symbols (what a worker is sent)."""
+        out = Coverage.__new__(Coverage)
+        out.datasets = self.datasets
+        wanted = {*symbols, None}
+        out._spans = {k: v for k, v in self._spans.items() if k[1] in wanted}
+        out.missing = {s: v for s, v in self.missing.items() if s in wanted}
+        return out
+
+    def readable(self, dataset: str, symbols: list[str]) -> list[str]:
+        """``symbols`` less those the lake never holds for ``dataset`` (or its base)."""
+        base = _base(dataset)
+        return [s for s in symbols if base not in self.missing.get(s, {})]
+
+    def failed(self, dataset: str) -> set[str]:
+        """The symbols that are a failure of the panel for ``dataset`` (or its base)."""
+        base = _base(dataset)
+        return {s for s, by in self.missing.items() if base in by}
+
+    def reason(self, symbol: str) -> str:
+        """Why ``symbol`` failed: its datasets and statuses."""
+        by = self.missing.get(symbol, {})
+        return "not in the lake: " + "; ".join(f"{d} {text}" for d, text in by.items())
+
+    def covered(self, feature: Feature, symbols: list[str], days: np.ndarray) -> np.ndarray:
+        """Whether the lake synced ``feature``'s whole window on each (day, symbol):
+        ``(len(days), len(symbols))``, ``days`` as int64 day numbers."""
+        base = _base(feature.dataset)
+        back = window_span(feature) - 1
+        out = np.zeros((len(days), len(symbols)), dtype=bool)
+        for i, symbol in enumerate(symbols):
+            spans = self._spans.get((base, symbol), self._spans.get((base, None)))
+            if spans is None or not len(spans[0]) or base in self.missing.get(symbol, {}):
+                continue
+            starts, ends = spans
+            k = np.searchsorted(starts, days, side="right") - 1
+            at = np.maximum(k, 0)
+            out[:, i] = (k >= 0) & (days <= ends[at]) & (days - back >= starts[at])
+        return out
+
+    def error(self) -> NotInLakeError | None:
+        """The ``NotInLakeError`` of ``errors="raise"`` (``None``: nothing is missing)."""
+        if not self.missing:
+            return None
+        symbols = list(self.missing)
+        datasets = [d for d in self.datasets if any(d in by for by in self.missing.values())]
+        named = [f"{s} ({', '.join(f'{d} {t}' for d, t in self.missing[s].items())})"
+                 for s in symbols[:_NAMED]]  # fmt: skip
+        more = f" and {len(symbols) - _NAMED} more (err.symbols)" if len(symbols) > _NAMED else ""
+        fix = (
+            f"lake.sync({datasets!r}, {symbols!r})"
+            if len(symbols) <= _NAMED
+            else f"lake.sync({datasets!r}, err.symbols)"
+        )
+        return NotInLakeError(
+            f"the lake does not hold what this panel needs for {len(symbols)} symbol(s): "
+            f"{'; '.join(named)}{more}. Sync them ({fix}) or pass errors='skip' to keep "
+            "their rows with these features NA",
+            symbols=symbols,
+            datasets=datasets,
+        )
+
+
+def _base(dataset: str) -> str:
+    """The dataset a lake stores for ``dataset`` (a view's source, else itself)."""
+    return REGISTRY[dataset].base
