@@ -121,8 +121,17 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
 # --- input -----------------------------------------------------------------------------------
 
 
+def _sync_command(match: re.Match[str]) -> str:
+    """``lake.sync(['news'], ['GOOGL'])`` -> ```mdframes sync news GOOGL --lake PATH```."""
+    datasets = re.findall(r"'([^']*)'", match[1])
+    symbols = re.findall(r"'([^']*)'", match[2]) or ["SYMBOL..."]
+    return f"`{PROG} sync {' '.join([*datasets, *symbols])} --lake PATH`"
+
+
 # The library's messages speak Python; on the command line they speak the command's words.
-_PYTHON_TO_CLI = (
+_PYTHON_TO_CLI: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"lake\.sync\((\[[^\]]*\]), (\[[^\]]*\]|err\.symbols)\)"), _sync_command),
+    (re.compile(r" \(err\.symbols\)"), ""),
     (re.compile(r"(?:md\.)?sandbox\.start\(\)"), f"`{PROG} sandbox`"),
     (re.compile(r"(?:md\.)?load_(markets|regions)\(\)"), rf"`{PROG} load \1`"),
     (re.compile(r"(?:md\.)?datasets\(\)"), f"`{PROG} load --help`"),
@@ -147,6 +156,8 @@ def cli_words(text: str) -> str:
     --------
     >>> cli_words("this screener needs market= or region= (see load_markets())")
     'this screener needs --market or --region (see `mdframes load markets`)'
+    >>> cli_words("run lake.sync(['news'], ['GOOGL']) or pass errors='skip'")
+    'run `mdframes sync news GOOGL --lake PATH` or pass --errors skip'
     """
     for pattern, words in _PYTHON_TO_CLI:
         text = pattern.sub(words, text)
