@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import mdframes as md
-from mdframes.lake.table import APP_ID
+from mdframes.lake.commit import APP_ID
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
@@ -492,9 +492,9 @@ def test_symbol_reads_pick_row_groups_by_their_statistics(
     the row groups their statistics allow and gives what filtering the whole table gives."""
     import pyarrow.parquet as pq
 
-    import mdframes.lake.table as table_module
+    import mdframes.lake.commit as commit_module
 
-    monkeypatch.setattr(table_module, "ROW_GROUP", 100)
+    monkeypatch.setattr(commit_module, "ROW_GROUP", 100)
     lake.sync("sentiment", ["AAPL", "MSFT", "NVDA", "0700"], progress=False)
     lake.compact()
     (path,) = lake.files("sentiment")
@@ -538,10 +538,10 @@ def test_reads_of_revised_and_unrevised_row_groups_give_the_latest_versions(
 ) -> None:
     """A read skips version columns where the statistics show no second version: row groups
     with and without revisions both read back as the latest versions of a whole-table read."""
-    import mdframes.lake.table as table_module
+    import mdframes.lake.commit as commit_module
     from mdframes.registry import REGISTRY
 
-    monkeypatch.setattr(table_module, "ROW_GROUP", 100)
+    monkeypatch.setattr(commit_module, "ROW_GROUP", 100)
     symbols = ["AAPL", "MSFT", "NVDA", "0700"]
     # A sandbox of its own: its clock moves.
     with (
@@ -557,7 +557,7 @@ def test_reads_of_revised_and_unrevised_row_groups_give_the_latest_versions(
     table = lake._table(REGISTRY["sentiment"])
     snap = table.snapshot()
     assert snap is not None
-    highest = [v for g in table._groups(snap) for v in g.versions]
+    highest = [v for g in table.records._groups(snap) for v in g.versions]
     assert max(highest) > 1 and min(highest) == 1  # both kinds of row group are read below
     everything = lake.read("sentiment")
     history = lake.read("sentiment", history=True)
@@ -589,12 +589,12 @@ def test_reads_keep_a_bounded_number_of_data_files_open(
 ) -> None:
     """Open data files are kept for fast reads, but never more than a few per dataset:
     file descriptors are scarce (256 by default on macOS) and a lake may list thousands."""
+    import mdframes.lake.scan as scan_module
     import mdframes.lake.sync as sync_module
-    import mdframes.lake.table as table_module
     from mdframes.registry import REGISTRY
     from mdframes.sandbox import DEFAULT_TODAY, universe_symbols
 
-    monkeypatch.setattr(table_module, "_OPEN_FILES", 3)
+    monkeypatch.setattr(scan_module, "_OPEN_FILES", 3)
     monkeypatch.setattr(sync_module, "FLUSH_ROWS", 1_500)
     symbols = sorted(universe_symbols(DEFAULT_TODAY))[:24]
     assert lake.sync("sentiment", symbols, progress=False).complete
@@ -607,11 +607,11 @@ def test_reads_keep_a_bounded_number_of_data_files_open(
         got = lake.read("sentiment", symbol)
         want = everything[everything["symbol"] == symbol].reset_index(drop=True)
         pd.testing.assert_frame_equal(got, want)
-    assert len(table._handles) <= 3
+    assert len(table.records._handles) <= 3
     assert len(os.listdir("/proc/self/fd")) - before <= 3
     # After a compaction, files no longer listed are closed: none of them stays open.
     lake.compact("sentiment", retain_hours=0)
     lake.read("sentiment", symbols[0])
     (kept,) = lake.files("sentiment")
-    assert [Path(u).name for u in table._handles] == [Path(kept).name]
+    assert [Path(u).name for u in table.records._handles] == [Path(kept).name]
     assert len(os.listdir("/proc/self/fd")) - before <= 1

@@ -409,3 +409,26 @@ def test_one_module_suggests_names() -> None:
         if re.search(r"^\s*(import difflib|from difflib import)", path.read_text(), re.M)
     }
     assert users - DIFFLIB_BEING_REMOVED == {"mdframes.registry"}
+
+
+def _class_lengths(path: Path) -> dict[str, int]:
+    tree = ast.parse(path.read_text())
+    return {
+        node.name: (node.end_lineno or node.lineno) - node.lineno + 1
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def test_the_dataset_table_is_a_facade_over_roles() -> None:
+    """``lake/table.py`` stays a facade: its roles (records, commit, health, sidecar files)
+    live in their own modules, and no class there grows past 300 lines."""
+    lengths = _class_lengths(PACKAGE / "lake" / "table.py")
+    assert "DatasetTable" in lengths
+    assert {name: n for name, n in lengths.items() if n > 300} == {}
+
+
+def test_the_class_length_check_measures_whole_classes(tmp_path: Path) -> None:
+    path = tmp_path / "big.py"
+    path.write_text("class Big:\n" + "    x = 1\n" * 300 + "\n\nclass Small:\n    pass\n")
+    assert _class_lengths(path) == {"Big": 301, "Small": 2}

@@ -186,7 +186,7 @@ class Lake:
         try:
             return run_sync(self.storage, self._table, self.clock, client, request, progress)
         except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
-            from .table import write_failed
+            from .faults import write_failed
 
             raise write_failed("lake", exc) from None
 

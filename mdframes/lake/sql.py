@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
+from .faults import damaged
 from .frames import types_mapper
 from .layout import view_name
-from .table import DatasetTable, damaged
+from .table import DatasetTable
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb

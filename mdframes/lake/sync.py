@@ -50,7 +50,7 @@ _KEEP_KEYS = 20  # remembered rate windows (one per key fingerprint)
 
 def read_root_state(storage: Storage) -> dict[str, Any]:
     """The root state ``_lake.json`` (a fresh one when absent); damaged -> LakeDamagedError."""
-    from .table import damaged
+    from .faults import damaged
 
     try:
         raw = storage.read_bytes(LAKE_STATE)

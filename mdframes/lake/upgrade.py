@@ -19,10 +19,13 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 
 from ..registry import REGISTRY
+from .commit import writer_properties
+from .faults import damaged
 from .frames import schema_of
 from .layout import FORMAT1_MANIFEST, FORMAT_VERSION, Manifest
+from .log import deltalake_module
 from .storage import Storage
-from .table import APP_ID, DatasetTable, damaged, deltalake_module, writer_properties
+from .table import DatasetTable
 
 __all__ = ["upgrade_lake", "FORMAT1_APP"]
 
@@ -97,22 +100,16 @@ def _convert(storage: Storage, table: DatasetTable, lease: Any) -> None:
             delta = table.create_table(table.stored_schema())
         out = table.conform(rows, pa.schema(delta.schema().to_arrow()))
         out = out.sort_by(table.mode.sort_keys(new))
-        table._txn = (table._txn or 0) + 1
-        props = dl.CommitProperties(
-            app_transactions=[
-                dl.Transaction(APP_ID, table._txn),
-                dl.Transaction(FORMAT1_APP, 1),
-            ]
-        )
-        lease.assert_held()
-        table.commit_write(
-            lambda: dl.write_deltalake(
+        table.writer.commit(
+            lease,
+            lambda props: dl.write_deltalake(
                 delta,
                 out,
                 mode="append",
                 writer_properties=writer_properties(),
                 commit_properties=props,
-            )
+            ),
+            also=[dl.Transaction(FORMAT1_APP, 1)],
         )
         if state.get("summaries"):
             table.save_state(state)

@@ -1,0 +1,239 @@
+"""Writing a dataset's Delta table under the writer lease: one fenced commit (appends,
+compactions, repairs and the conversion of a 0.2 lake all go through :meth:`Writer.commit`),
+and the vacuum.
+
+Settings, and why:
+
+- ``delta.checkpointInterval = 10``: a checkpoint every 10 commits keeps the log a reader
+  replays short (an append at 301 commits took 13 ms, 26 ms at the default 100).
+- ``delta.logRetentionDuration = interval 30 days``: log entries of versions a reader may hold
+  are never cleaned from under it (readers pin a version for one call; a month is ample).
+- ``delta.deletedFileRetentionDuration = interval 7 days``, and :meth:`Writer.vacuum` removes
+  only files that no version of the last ``retain_hours`` (default 168) needs, so a reader
+  that started before a compaction keeps reading.
+- Data files: zstd, sorted by (filter,) symbol, time and key, in row groups of 16k rows, so
+  a one-symbol read skips all but one or two row groups by their statistics. Measured on a
+  compacted 3M-row file: one symbol 1.6 ms with 16k-row groups against 5.4 ms with 64k (8k:
+  1.1 ms), a full read no slower.
+- Every commit carries the Delta application transaction ``mdframes-lake`` numbered from the
+  value read when the writer started: a writer that lost its lease while another committed
+  finds its commit refused (``CommitFailedError``) and nothing of it becomes visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import LakeBusyError
+from .faults import damaged, write_failed
+from .layout import DELTA_LOG
+from .log import TableLog, arrow_schema, deltalake_module
+from .place import TablePlace
+from .scan import Records
+from .sidecar import Sidecar
+from .storage import checkpoint
+
+__all__ = ["Writer", "APP_ID", "ROW_GROUP", "TABLE_CONFIG", "writer_properties"]
+
+APP_ID = "mdframes-lake"
+ROW_GROUP = 16 * 1024
+COMPACT_FILE_BYTES = 512 * 1024 * 1024  # a compacted dataset is one file up to this size
+TABLE_CONFIG = {
+    "delta.checkpointInterval": "10",
+    "delta.logRetentionDuration": "interval 30 days",
+    "delta.deletedFileRetentionDuration": "interval 7 days",
+}
+
+
+def writer_properties() -> Any:
+    return deltalake_module().WriterProperties(compression="ZSTD", max_row_group_size=ROW_GROUP)
+
+
+class Writer:
+    """The writer's own table object, opened when it starts and never refreshed but by its
+    own commits, and the application transaction number it read then: a commit made after
+    another writer's conflicts with it and fails."""
+
+    def __init__(self, place: TablePlace, sidecar: Sidecar, log: TableLog, records: Records):
+        self.place = place
+        self.sidecar = sidecar
+        self.log = log
+        self.records = records
+        self.delta: Any = None
+        self.txn: int | None = None
+
+    def begin(self) -> Any:
+        """Open the writer's table object and read the application transaction number it
+        starts from (once: never refreshed but by its own commits). None: no table yet."""
+        dl = deltalake_module()
+        from deltalake.exceptions import DeltaError, TableNotFoundError
+
+        place = self.place
+        try:
+            self.delta = dl.DeltaTable(place.uri, storage_options=place.storage.delta_options())
+        except TableNotFoundError:
+            self.delta, self.txn = None, None
+            return None
+        except (DeltaError, OSError, ValueError) as exc:
+            raise damaged(
+                place.ds.name, f"{place.folder}/{DELTA_LOG}", place.storage.scrub(exc)
+            ) from None
+        self.txn = int(self.delta.transaction_version(APP_ID) or 0)
+        return self.delta
+
+    def table(self) -> Any:
+        """The writer's table object (opened now if the writer has not started)."""
+        return self.delta if self.delta is not None else self.begin()
+
+    def create(self, schema: pa.Schema) -> Any:
+        dl = deltalake_module()
+        from deltalake.exceptions import CommitFailedError, DeltaError
+
+        try:
+            dl.DeltaTable.create(
+                self.place.uri,
+                schema,
+                mode="error",
+                configuration=TABLE_CONFIG,
+                storage_options=self.place.storage.delta_options(),
+            )
+        except (CommitFailedError, DeltaError) as exc:
+            if "exists" not in str(exc).lower():
+                raise
+            # Another writer created it first: its commits count from its own start.
+        return self.begin()
+
+    def commit(
+        self,
+        lease: Any,
+        write: Callable[[Any], Any],
+        *,
+        ready: str | None = None,
+        done: str | None = None,
+        also: Iterable[Any] = (),
+    ) -> None:
+        """One fenced commit: ``write(commit_properties)`` under the held lease, carrying the
+        next ``mdframes-lake`` transaction number (and the transactions ``also``). ``ready``
+        and ``done``: crash-test checkpoints before and after it."""
+        dl = deltalake_module()
+        self.txn = (self.txn or 0) + 1
+        props = dl.CommitProperties(app_transactions=[dl.Transaction(APP_ID, self.txn), *also])
+        lease.assert_held()
+        if ready:
+            checkpoint(ready)
+        self.run(lambda: write(props))
+        if done:
+            checkpoint(done)
+
+    def run(self, write: Callable[[], Any]) -> None:
+        """Run a write, its failures in one line: another writer's commit since this writer
+        started is :class:`LakeBusyError`, a full disk or lost connection a one-line error."""
+        from deltalake.exceptions import CommitFailedError, DeltaError
+
+        place = self.place
+        try:
+            with place.lock:
+                write()
+        except CommitFailedError as exc:
+            self.delta = self.txn = None
+            raise LakeBusyError(
+                f"{place.ds.name}: another writer committed to this dataset since this one "
+                "started (its lease was lost); nothing of this commit is visible "
+                f"({place.storage.scrub(exc)})"
+            ) from None
+        except (DeltaError, OSError) as exc:  # a full disk, a lost connection: one line
+            self.delta = self.txn = None
+            raise write_failed(place.ds.name, place.storage.scrub(exc)) from None
+
+    def conform(self, table: pa.Table, current: pa.Schema | None) -> pa.Table:
+        """The rows in the stored schema: the table's columns in its order, then new ones."""
+        target = self.records.stored_schema()
+        order = [n for n in (current.names if current is not None else []) if n in target.names]
+        order += [n for n in target.names if n not in order]
+        arrays = []
+        for name in order:
+            f = target.field(name)
+            if name in table.column_names:
+                col = table[name]
+                arrays.append(col if col.type == f.type else col.cast(f.type))
+            else:
+                arrays.append(pa.nulls(table.num_rows, type=f.type))
+        return pa.Table.from_arrays(arrays, schema=pa.schema([target.field(n) for n in order]))
+
+    def append(self, table: pa.Table, lease: Any) -> None:
+        """Commit ``table`` (sorted in stored order) as one Delta commit."""
+        dl = deltalake_module()
+        delta = self.table()
+        if delta is None:
+            delta = self.create(self.records.stored_schema())
+        current = arrow_schema(delta)
+        table = self.conform(table, current)
+        table = table.sort_by(self.place.mode.sort_keys(self.sidecar.manifest))  # type: ignore[arg-type]
+        merge = "merge" if set(table.column_names) - set(current.names) else None
+        self.commit(
+            lease,
+            lambda props: dl.write_deltalake(
+                delta,
+                table,
+                mode="append",
+                schema_mode=merge,
+                writer_properties=writer_properties(),
+                commit_properties=props,
+            ),
+            ready="commit-ready",  # the batch is whole in memory; nothing written
+            done="committed",  # visible to readers; the state does not say so yet
+        )
+
+    def compact(self, lease: Any) -> tuple[int, int]:
+        """Rewrite the current version's files as one sorted file set, in one commit.
+
+        Delta's ``optimize.compact`` bin-packs files without sorting them (and ``z_order`` on
+        one column is not a plain sort), so the rows are read, sorted in stored order and
+        written back as one overwrite commit: the same rows, ordered so that one-symbol
+        reads prune by row-group statistics."""
+        dl = deltalake_module()
+        snap = self.log.snapshot()
+        manifest = self.sidecar.manifest
+        if snap is None or len(snap.files) <= 1 or manifest is None:
+            n = 0 if snap is None else len(snap.files)
+            return n, n
+        delta = self.table()
+        if delta.version() != snap.version:  # pragma: no cover - another writer: fail early
+            raise LakeBusyError(f"{self.place.ds.name}: another writer committed during compaction")
+        table = self.records.scan(snap, columns=self.records.stored_schema().names)
+        table = self.conform(table, arrow_schema(delta))
+        table = table.sort_by(self.place.mode.sort_keys(manifest))
+        self.commit(
+            lease,
+            lambda props: dl.write_deltalake(
+                delta,
+                table,
+                mode="overwrite",
+                writer_properties=writer_properties(),
+                target_file_size=COMPACT_FILE_BYTES,
+                commit_properties=props,
+            ),
+            ready="compact-ready",
+            done="compacted",
+        )
+        after = self.log.snapshot()
+        return len(snap.files), len(after.files) if after is not None else 0
+
+    def vacuum(self, retain_hours: float) -> list[str]:
+        """Remove files no version of the last ``retain_hours`` needs (and orphans of killed
+        writers and stray copies older than that)."""
+        delta = self.table()
+        if delta is None:
+            return []
+        with self.place.lock:
+            return list(
+                delta.vacuum(
+                    retention_hours=int(retain_hours),
+                    enforce_retention_duration=False,
+                    dry_run=False,
+                    full=True,
+                )
+            )

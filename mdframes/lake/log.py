@@ -1,0 +1,127 @@
+"""A dataset's Delta log as readers see it: the table refreshed to its latest version, and
+one version's file list with the log's statistics."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from .faults import damaged
+from .layout import DELTA_LOG
+from .place import TablePlace
+
+__all__ = ["Snapshot", "TableLog", "deltalake_module", "arrow_schema"]
+
+
+def deltalake_module() -> Any:
+    from .._deps import require
+
+    return require("deltalake", "lake", "md.Lake")
+
+
+def arrow_schema(delta: Any) -> pa.Schema:
+    """A Delta table's schema in Arrow."""
+    return pa.schema(delta.schema().to_arrow())
+
+
+@dataclass
+class Snapshot:
+    """One table version: its data files (URIs as the log lists them), sizes and row counts."""
+
+    version: int
+    files: list[str]
+    sizes: list[int] = field(default_factory=list)
+    rows: list[int | None] = field(default_factory=list)
+    stats: pa.Table | None = None  # the log's add actions (flattened statistics)
+
+
+class TableLog:
+    """The readers' table object (opened once, refreshed per read) and the latest version's
+    file list (read from the log once per version). ``on_version`` is told of each new
+    version read."""
+
+    def __init__(self, place: TablePlace, on_version: Callable[[Snapshot], None]) -> None:
+        self.place = place
+        self.on_version = on_version
+        self.table: Any = None  # the readers' Delta table object
+        self._snap: Snapshot | None = None
+
+    def delta(self) -> Any:
+        """The opened Delta table, refreshed to its latest version (None: no table yet)."""
+        dl = deltalake_module()
+        from deltalake.exceptions import DeltaError, TableNotFoundError
+
+        place = self.place
+        with place.lock:
+            try:
+                if self.table is None:
+                    options = place.storage.delta_options()
+                    self.table = dl.DeltaTable(place.uri, storage_options=options)
+                elif not self._at_latest(self.table.version()):
+                    self.table.update_incremental()
+            except TableNotFoundError:
+                self.table = None
+                return None
+            except (DeltaError, OSError, ValueError) as exc:
+                self.table = None
+                raise damaged(
+                    place.ds.name, f"{place.folder}/{DELTA_LOG}", place.storage.scrub(exc)
+                ) from None
+            return self.table
+
+    def _at_latest(self, version: int) -> bool:
+        """Whether ``version`` is still the latest, known without reading the log: commits are
+        numbered one after another and each is created only if absent, so on a local disk
+        the next number's missing file says so (a stat, not the ~1 ms of a log refresh, which
+        a one-symbol read cannot afford). An object store is asked by the refresh itself."""
+        storage = self.place.storage
+        if not storage.local:
+            return False
+        name = f"{version + 1:020d}.json"
+        return not os.path.exists(storage.path(self.place.folder, DELTA_LOG, name))
+
+    def snapshot(self) -> Snapshot | None:
+        """The latest version and its file list (None: no table yet)."""
+        table = self.delta()
+        if table is None:
+            return None
+        with self.place.lock:
+            version = table.version()
+            if self._snap is not None and self._snap.version == version:
+                return self._snap
+            actions = pa.table(table.get_add_actions(flatten=True))
+        actions = _in_stored_order(actions, self.place.mode.cross)
+        files = [self.place.file_uri(p) for p in actions["path"].to_pylist()]
+        rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
+        self._snap = Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+        self.on_version(self._snap)
+        return self._snap
+
+    def in_stored_order(self, snap: Snapshot | None) -> bool:
+        """Whether reading the version's files one after another gives rows in stored order:
+        every file is written sorted (appends, compactions and conversions sort), and the
+        log's statistics show the files in order with disjoint symbol (or filter) ranges."""
+        if snap is None or len(snap.files) < 2:
+            return True
+        stats = snap.stats
+        key = "_scope" if self.place.mode.cross else "symbol"
+        if stats is None or f"min.{key}" not in stats.column_names:
+            return False
+        lows, highs = stats[f"min.{key}"].to_pylist(), stats[f"max.{key}"].to_pylist()
+        if None in lows or None in highs:
+            return False
+        return all(highs[i] < lows[i + 1] for i in range(len(lows) - 1))
+
+
+def _in_stored_order(actions: pa.Table, cross: bool) -> pa.Table:
+    """Files ordered by their first rows (the log's statistics): files of separate symbol
+    ranges then read back already in stored order, and a read needs no sort."""
+    keys = [f"min.{k}" for k in (["_scope"] if cross else []) + ["symbol"]]
+    keys = [k for k in keys if k in actions.column_names]
+    if not keys or actions.num_rows < 2:
+        return actions
+    return actions.sort_by([(k, "ascending") for k in keys])

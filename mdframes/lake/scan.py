@@ -1,0 +1,361 @@
+"""Reading one version's stored rows: three scan paths (the few row groups some symbols need,
+every file through kept-open handles, an Arrow dataset for many files) over a cache of opened
+data files, and the probes that name a listed file that cannot be read."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+
+from ..errors import LakeDamagedError
+from .faults import damaged
+from .frames import arrow_type, schema_of
+from .log import Snapshot
+from .place import TablePlace
+from .sidecar import Sidecar
+
+__all__ = ["Records"]
+
+# Data files a dataset keeps open for reads: file descriptors are few (256 by default on
+# macOS); a version of more files is read whole through an Arrow dataset, which opens each
+# file only while it reads it.
+_OPEN_FILES = 64
+
+
+@dataclass
+class _Groups:
+    """One data file's row groups: symbol ranges and highest ``_version`` (statistics)."""
+
+    handle: Any  # pyarrow.parquet.ParquetFile, opened once (a listed file never changes)
+    names: set[str]
+    ranges: list[tuple[Any, Any]]
+    versions: list[Any]
+    picked: list[int] = field(default_factory=list)
+
+    def pick(self, picked: list[int]) -> _Groups:
+        return _Groups(self.handle, self.names, self.ranges, self.versions, picked)
+
+
+class Records:
+    """The stored rows of a dataset's table versions, typed by its dtype record."""
+
+    def __init__(self, place: TablePlace, sidecar: Sidecar) -> None:
+        self.place = place
+        self.sidecar = sidecar
+        self._datasets: tuple[Any, pads.Dataset] | None = None
+        self._handles: OrderedDict[str, _Groups] = OrderedDict()
+        self._last_picked: tuple[Any, list[_Groups]] | None = None
+
+    def stored_schema(self) -> pa.Schema:
+        manifest = self.sidecar.manifest
+        assert manifest is not None
+        return schema_of(manifest, self.place.mode.meta, stored=True)
+
+    def keep_listed(self, snap: Snapshot) -> None:
+        """Close the files a compaction or repair took out of the table, so that a vacuum
+        that deletes them later frees their disk space (an open file keeps it)."""
+        listed = set(snap.files)
+        with self.place.lock:
+            for uri in [u for u in self._handles if u not in listed]:
+                del self._handles[uri]
+
+    def scan(
+        self,
+        snap: Snapshot | None,
+        filter: Any = None,
+        columns: list[str] | None = None,
+        symbols: list[str] | None = None,
+    ) -> pa.Table:
+        """Stored rows of one version (every version of each record), typed by the record.
+        Columns the record knows but no row has set come back as nulls. ``symbols``: only
+        rows of these symbols, read from the row groups whose statistics may hold them (files
+        are sorted by symbol in row groups of 16k rows, so a chunk of a panel's symbols
+        decodes its share of the table, not all of it)."""
+        manifest = self.sidecar.manifest
+        meta = self.place.mode.meta
+        full = schema_of(manifest, meta) if manifest is not None else pa.schema([])
+        wanted = list(columns) if columns is not None else full.names
+        schema = self.stored_schema() if manifest is not None else pa.schema([])
+        stored = [c for c in wanted if c in schema.names]
+        if snap is None or not snap.files or manifest is None:
+            table = pa.schema([full.field(c) for c in stored]).empty_table()
+        else:
+            try:
+                if symbols and "symbol" in schema.names:
+                    table = self._scan_groups(snap, schema, symbols, filter, stored)
+                elif filter is None and len(snap.files) <= _OPEN_FILES:
+                    table = self._scan_files(snap, schema, stored)
+                else:
+                    table = self._dataset(snap, schema).to_table(filter=filter, columns=stored)
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise self.which_damaged(snap, exc) from None
+        for i, name in enumerate(wanted):
+            if name not in table.column_names:
+                col = manifest.column(name) if manifest is not None else None
+                kind = col.kind if col is not None else "null"
+                table = table.add_column(i, name, pa.nulls(table.num_rows, arrow_type(kind)))
+        return table.select(wanted)
+
+    def _dataset(self, snap: Snapshot, schema: pa.Schema) -> pads.Dataset:
+        """The Arrow dataset of one version's files, kept while that version is the latest:
+        its files' footers are then read once, not per read."""
+        key = (snap.version, tuple(snap.files), schema)
+        cached = self._datasets
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        dataset = pads.dataset(
+            [self.place.fs_path(f) for f in snap.files],
+            schema=schema,
+            format="parquet",
+            filesystem=self.place.storage.fs,
+        )
+        self._datasets = (key, dataset)
+        return dataset
+
+    def _scan_files(self, snap: Snapshot, schema: pa.Schema, stored: list[str]) -> pa.Table:
+        """Every row of the version, file by file through the opened handles (no scanner to
+        set up, footers read once per version)."""
+        fields = [schema.field(c) for c in stored]
+        parts = [
+            _conform(g.handle.read(columns=[f.name for f in fields if f.name in g.names]), fields)
+            for g in self._groups(snap)
+        ]
+        table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
+        return _plain_strings(table, fields)
+
+    def _scan_groups(
+        self, snap: Snapshot, schema: pa.Schema, symbols: list[str], filter: Any, stored: list[str]
+    ) -> pa.Table:
+        """The few row groups that may hold ``symbols`` (by their statistics), read directly:
+        for a one-symbol read this skips the dataset scanner's set-up, most of its cost. Only
+        ``stored`` columns are read (the filter's among them)."""
+        fields = [
+            schema.field(c) for c in [*stored, *(["symbol"] if "symbol" not in stored else [])]
+        ]
+        parts = [
+            _conform(
+                g.handle.read_row_groups(
+                    g.picked,
+                    columns=[f.name for f in fields if f.name in g.names],
+                    use_threads=len(g.picked) > 4,  # threads cost more than one group's read
+                ),
+                fields,
+            )
+            for g in self._picked(snap, symbols)
+        ]
+        if not parts:
+            return pa.schema(fields).empty_table()
+        table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
+        # A mask, not an expression: filtering by an expression sets up an Acero plan, which
+        # cost a one-symbol read a fifth of its time.
+        table = table.filter(_symbol_mask(table["symbol"], symbols))
+        table = table.filter(filter) if filter is not None else table
+        return _plain_strings(table, fields).select(stored)
+
+    def revised(self, snap: Snapshot | None, symbols: list[str] | None) -> bool:
+        """Whether some row a read of ``symbols`` (None: all) may see has a second version,
+        by statistics alone (row groups for a few symbols, the log's file statistics else).
+        When none has, the latest versions are simply all rows, and a read needs neither
+        ``_version`` nor ``_n``: a third of a full read's decoding."""
+        if snap is None or not snap.files or "_version" not in self.place.mode.meta:
+            return False
+        if symbols:
+            try:
+                groups = self._picked(snap, symbols)  # opens files: a missing one is damage
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise self.which_damaged(snap, exc) from None
+            return any(
+                v is None or v > 1 for g in groups for v in (g.versions[i] for i in g.picked)
+            )
+        stats = snap.stats
+        if stats is None or "max._version" not in stats.column_names:
+            return True
+        highest = stats["max._version"].to_pylist()
+        return any(v is None or v > 1 for v in highest)
+
+    def _picked(self, snap: Snapshot, symbols: list[str]) -> list[_Groups]:
+        """Per file, the row groups whose symbol range may hold one of ``symbols`` (the last
+        answer kept: a read asks twice, for its versions and for its rows)."""
+        key = (snap.version, tuple(snap.files), tuple(symbols))
+        if self._last_picked is not None and self._last_picked[0] == key:
+            return self._last_picked[1]
+        wanted = sorted(symbols)
+        out = []
+        for group in self._groups(snap, symbols):
+            picked = [i for i, (lo, hi) in enumerate(group.ranges) if _may_hold(wanted, lo, hi)]
+            if picked:
+                out.append(group.pick(picked))
+        self._last_picked = (key, out)
+        return out
+
+    def _groups(self, snap: Snapshot, symbols: list[str] | None = None) -> list[_Groups]:
+        """The version's files (those whose log statistics may hold ``symbols``), each opened
+        with its row groups' symbol ranges and highest ``_version``."""
+        uris = snap.files
+        stats = snap.stats
+        if symbols and stats is not None and "min.symbol" in stats.column_names:
+            wanted = sorted(symbols)
+            lows, highs = stats["min.symbol"].to_pylist(), stats["max.symbol"].to_pylist()
+            paths = [self.place.file_uri(p) for p in stats["path"].to_pylist()]
+            keep = {
+                uri
+                for uri, lo, hi in zip(paths, lows, highs, strict=True)
+                if _may_hold(wanted, lo, hi)
+            }
+            uris = [u for u in uris if u in keep]
+        return [self._opened(uri) for uri in uris]
+
+    def _opened(self, uri: str) -> _Groups:
+        """One data file, opened once and kept open (a file never changes once listed): at
+        most _OPEN_FILES per dataset, the least recently read closed first."""
+        import pyarrow.parquet as pq
+
+        lock = self.place.lock
+        with lock:
+            got = self._handles.get(uri)
+            if got is not None:
+                self._handles.move_to_end(uri)
+                return got
+        path = self.place.fs_path(uri)
+        fs = self.place.storage.fs
+        meta = pq.read_metadata(path, filesystem=fs)
+        schema = meta.schema.to_arrow_schema()
+        texts = [f.name for f in schema if pa.types.is_string(f.type)]
+        # Text read as its dictionary (see _plain_strings); the footer is parsed once.
+        handle = pq.ParquetFile(path, filesystem=fs, metadata=meta, read_dictionary=texts or None)
+        names = schema.names
+        symbol = names.index("symbol") if "symbol" in names else -1
+        version = names.index("_version") if "_version" in names else -1
+        ranges: list[tuple[Any, Any]] = []
+        versions: list[Any] = []
+        for i in range(meta.num_row_groups):
+            group = meta.row_group(i)
+            stats = group.column(symbol).statistics if symbol >= 0 else None
+            if stats is not None and stats.has_min_max:
+                ranges.append((stats.min, stats.max))
+            else:
+                ranges.append((None, None))
+            stats = group.column(version).statistics if version >= 0 else None
+            versions.append(stats.max if stats is not None and stats.has_min_max else None)
+        opened = _Groups(handle, set(names), ranges, versions)
+        with lock:
+            self._handles[uri] = opened
+            while len(self._handles) > _OPEN_FILES:
+                self._handles.popitem(last=False)  # closed when its last reader lets go
+        return opened
+
+    def which_damaged(self, snap: Snapshot, exc: BaseException) -> LakeDamagedError:
+        """The error naming the listed file a failed read could not read."""
+        place = self.place
+        for uri in snap.files:
+            problem = self.probe(uri)
+            if problem:
+                return damaged(place.ds.name, place.name(uri), problem)
+        return damaged(place.ds.name, place.folder, place.storage.scrub(exc))
+
+    def probe(self, uri: str, rows: int | None = None) -> str | None:
+        """Why a listed data file cannot be read (None: it reads)."""
+        import pyarrow.fs as pafs
+        import pyarrow.parquet as pq
+
+        path = self.place.fs_path(uri)
+        fs = self.place.storage.fs
+        try:
+            if fs.get_file_info(path).type == pafs.FileType.NotFound:
+                return "missing"
+            meta = pq.read_metadata(path, filesystem=fs)
+        except FileNotFoundError:
+            return "missing"
+        except (OSError, pa.ArrowInvalid) as exc:
+            return f"unreadable: {exc}"
+        if rows is not None and meta.num_rows != rows:
+            return f"holds {meta.num_rows} rows where the log says {rows}"
+        return None
+
+    def first_fetched(self, snap: Snapshot | None) -> dt.datetime | None:
+        """When the dataset's oldest stored row was fetched (the log's statistics)."""
+        if snap is None or not snap.files:
+            return None
+        stats = snap.stats
+        if stats is not None and "min._fetched_at" in stats.column_names:
+            values = [v for v in stats["min._fetched_at"].to_pylist() if v is not None]
+            if len(values) == len(snap.files):
+                return min(values)
+        return pc.min(self.scan(snap, columns=["_fetched_at"])["_fetched_at"]).as_py()
+
+
+def _conform(part: pa.Table, fields: list[pa.Field]) -> pa.Table:
+    """A file's columns in ``fields`` order and types (text may stay dictionary-encoded for
+    _plain_strings), null where an older file lacks a column."""
+    arrays = []
+    for f in fields:
+        if f.name not in part.column_names:
+            arrays.append(pa.chunked_array([pa.nulls(part.num_rows, f.type)]))
+            continue
+        col = part[f.name]
+        if col.type != f.type and not (
+            pa.types.is_dictionary(col.type) and col.type.value_type == f.type
+        ):
+            col = col.cast(f.type)
+        arrays.append(col)
+    names = [f.name for f in fields]
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _plain_strings(table: pa.Table, fields: list[pa.Field]) -> pa.Table:
+    """Text columns decoded from their dictionaries. Reading text through its dictionary and
+    expanding it in a thread per column takes about 60% of the time of Parquet's own string
+    decoding (a company name repeated on every row of its symbol: most of a full read)."""
+    coded = [i for i, c in enumerate(table.columns) if pa.types.is_dictionary(c.type)]
+    if not coded:
+        return table.cast(pa.schema(fields)) if table.schema != pa.schema(fields) else table
+
+    def plain(i: int) -> pa.ChunkedArray:
+        return table.column(i).cast(fields[i].type)
+
+    if len(coded) > 1 and table.num_rows > 100_000:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(len(coded), os.cpu_count() or 1)) as pool:
+            decoded = dict(zip(coded, pool.map(plain, coded), strict=True))
+    else:
+        decoded = {i: plain(i) for i in coded}
+    arrays = [decoded.get(i, c) for i, c in enumerate(table.columns)]
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> pa.Array:
+    """Rows of ``symbols``. Text read as its dictionary is matched by code: ``is_in`` on a
+    dictionary column decodes it first, 30 times slower for one symbol's row group."""
+    import numpy as np
+
+    wanted = pa.array(symbols, pa.string())
+    masks = []
+    for chunk in column.chunks:
+        if pa.types.is_dictionary(chunk.type):
+            codes = np.flatnonzero(
+                pc.is_in(chunk.dictionary, value_set=wanted).to_numpy(zero_copy_only=False)
+            )
+            indices = chunk.indices.to_numpy(zero_copy_only=False)  # symbols are never null
+            masks.append(indices == codes[0] if len(codes) == 1 else np.isin(indices, codes))
+        else:
+            masks.append(pc.is_in(chunk, value_set=wanted).to_numpy(zero_copy_only=False))
+    return pa.array(np.concatenate(masks) if masks else np.zeros(0, bool))
+
+
+def _may_hold(wanted: list[str], lo: Any, hi: Any) -> bool:
+    """Whether a range of symbols ``lo..hi`` (statistics; None: unknown) may hold one of the
+    sorted ``wanted``: the first wanted at or after ``lo`` is in range, or none is."""
+    import bisect
+
+    if lo is None or hi is None:
+        return True
+    at = bisect.bisect_left(wanted, lo)
+    return at < len(wanted) and wanted[at] <= hi
