@@ -34,7 +34,16 @@ from .knowledge import VersionEvents, compute_row
 from .sources import ROW, Source, fetch, history_start, record_key, resolve_source
 from .spec import Feature, check_errors
 
-__all__ = ["compute", "prepare", "finish_attrs", "index_of", "dates_of", "Request", "ChunkResult"]
+__all__ = [
+    "compute",
+    "prepare",
+    "with_coverage",
+    "finish_attrs",
+    "index_of",
+    "dates_of",
+    "Request",
+    "ChunkResult",
+]
 
 _MAX_THREADS = 4
 
@@ -109,20 +118,28 @@ def prepare(
     client: Any,
 ) -> Request:
     """Every argument checked, and the source resolved once, before anything is read or
-    requested; with ``errors="raise"``, ``NotInLakeError`` when a lake source lacks a
-    symbol a feature needs."""
+    requested."""
     wanted = resolve_features(features)
     universe = check_symbols(symbols)
     dates = dates_of(start, end, freq)
     errors = check_errors(errors)
     resolved, known = resolve_source(source, known_at, client)
-    datasets = list(dict.fromkeys(f.dataset for f in wanted))
-    coverage = resolved.coverage(datasets, universe) if len(dates) else None
-    if coverage is not None and errors == "raise":
-        missing = coverage.error()
+    return Request(universe, dates, wanted, resolved, known, errors)
+
+
+def with_coverage(request: Request) -> Request:
+    """The request with what its source holds of each dataset and symbol (a lake's
+    coverage), read once for every chunk; with ``errors="raise"``, ``NotInLakeError`` when
+    the lake lacks a symbol a feature needs, before anything is computed."""
+    if not len(request.dates):
+        return request
+    datasets = list(dict.fromkeys(f.dataset for f in request.features))
+    request.coverage = request.source.coverage(datasets, request.symbols)
+    if request.coverage is not None and request.errors == "raise":
+        missing = request.coverage.error()
         if missing is not None:
             raise missing
-    return Request(universe, dates, wanted, resolved, known, errors, coverage)
+    return request
 
 
 def index_of(dates: pd.DatetimeIndex, symbols: list[str]) -> pd.MultiIndex:

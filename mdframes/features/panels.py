@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._typing import DateLike, Errors, TimeLike
 from ..errors import InvalidParameterError
-from .chunk import compute, finish_attrs, prepare
+from .chunk import compute, finish_attrs, prepare, with_coverage
 from .scale import check_executor, check_target, run_panel, run_writes
 from .spec import Feature
 
@@ -96,13 +96,15 @@ def panel(
         errors=errors,
         client=client,
     )
+    if executor is not None:
+        check_executor(executor, request)
+    request = with_coverage(request)
     if executor is None:
         result = compute(request, request.symbols)
         out = result.frame
         assert out is not None
         results = [result]
     else:
-        check_executor(executor, request)
         out, results = run_panel(executor, request)
     out.attrs.update(finish_attrs(request, results))
     return out
@@ -168,6 +170,7 @@ def write_panel(
     )
     if executor is not None:
         check_executor(executor, request)
+    request = with_coverage(request)
     target = check_target(path)
     results = run_writes(executor, request, target, chunk)
     finish_attrs(request, results)
