@@ -42,8 +42,10 @@ def panel(
     on or before D (a timestamp: before D + 1 day, UTC), null anchors as in
     :func:`mdframes.point_in_time`. Windows are calendar days ``(D - n, D]``; an empty window
     gives 0 for sums and counts and NA for means and last values. Where a dataset has no
-    history (app ratings start on 2026-09-03) its features are NA; ``attrs["coverage"]`` says
-    per feature the first date with a value and the share of non-null rows.
+    history (app ratings start on 2026-09-03) its features are NA, and so are they where a
+    lake source did not sync the row's window (``lake.coverage()``), never 0;
+    ``attrs["coverage"]`` says per feature the first date with a value, the share of non-null
+    rows and the rows left NA for lack of the lake's coverage (``uncovered``).
 
     Parameters
     ----------
@@ -64,8 +66,10 @@ def panel(
         With a lake: use only the versions fetched by then (a date alone: the end of that
         day); ``"row"``: the row for D uses the versions fetched by the end of D.
     errors : {"raise", "skip"}
-        A symbol the service does not know (or that fails): raise, or keep its rows with NA
-        features and list it in ``attrs["failed"]``.
+        A symbol the service does not know (or that fails), or that a lake source never
+        synced (or failed, or was not found for) a feature's dataset: raise (from a lake,
+        ``NotInLakeError`` before anything is computed), or keep its rows with NA features,
+        list it in ``attrs["failed"]`` and emit one ``SkippedSymbolsWarning``.
     executor : concurrent.futures.Executor, optional
         Compute chunks of symbols in parallel (a ``ProcessPoolExecutor``, Dask's
         ``Client.get_executor()``, ...); ``source`` must then be a lake or a dict of frames.
