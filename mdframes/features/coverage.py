@@ -62,11 +62,18 @@ def _day(value: Any) -> int | None:
     return int(np.datetime64(stamp.date(), "D").astype(np.int64))
 
 
+_OPEN: Final = -(2**40)  # a first day before any date: a window synced from the history's start
+
+
 def _spans(first: Any, last: Any, gaps: Any) -> tuple[np.ndarray, np.ndarray]:
     """The synced day ranges (inclusive starts and ends, sorted): ``first..last`` without the
-    ``gaps`` (inclusive ``(start, end)`` pairs no sync fetched)."""
+    ``gaps`` (inclusive ``(start, end)`` pairs no sync fetched). No ``first`` with a ``last``:
+    synced without a start, from the beginning of the service's history."""
     lo, hi = _day(first), _day(last)
-    if lo is None or hi is None or hi < lo:
+    if hi is None:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    lo = _OPEN if lo is None else lo
+    if hi < lo:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     holes = []
     for gap in gaps if isinstance(gaps, Iterable) and not isinstance(gaps, str) else ():
