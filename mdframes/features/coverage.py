@@ -14,6 +14,7 @@ lake call of its own.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -54,15 +55,33 @@ def window_span(feature: Feature) -> int:
 
 
 def _day(value: Any) -> int | None:
+    if isinstance(value, int):
+        return value  # already a day number
     if value is None or value is pd.NaT or (isinstance(value, float) and np.isnan(value)):
         return None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value.toordinal() - _EPOCH
     stamp = pd.Timestamp(value)
     if stamp is pd.NaT:
         return None
-    return int(np.datetime64(stamp.date(), "D").astype(np.int64))
+    return stamp.toordinal() - _EPOCH
+
+
+_EPOCH: Final = dt.date(1970, 1, 1).toordinal()
 
 
 _OPEN: Final = -(2**40)  # a first day before any date: a window synced from the history's start
+
+
+def _days(table: pd.DataFrame, name: str) -> list[int | None]:
+    """A date column of ``lake.coverage()`` as day numbers (``None``: no date)."""
+    if name not in table.columns:
+        return [None] * len(table)
+    stamps = pd.DatetimeIndex(pd.to_datetime(table[name], errors="coerce"))
+    if stamps.tz is not None:
+        stamps = stamps.tz_convert("UTC").tz_localize(None)
+    days = stamps.as_unit("s").asi8 // 86400
+    return [None if missing else int(d) for d, missing in zip(days, stamps.isna(), strict=True)]
 
 
 def _spans(first: Any, last: Any, gaps: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -105,15 +124,24 @@ class Coverage:
         self.datasets = list(datasets)
         self._spans: dict[tuple[str, str | None], tuple[np.ndarray, np.ndarray]] = {}
         found: dict[tuple[str, str | None], tuple[str, str]] = {}
-        for row in table.to_dict("records"):
-            dataset = str(row["dataset"])
-            symbol = None if pd.isna(row.get("symbol")) else str(row["symbol"])
-            status = str(row.get("status") or "never")
-            error = row.get("error")
-            found[(dataset, symbol)] = (status, "" if pd.isna(error) else str(error))
-            self._spans[(dataset, symbol)] = _spans(
-                row.get("first"), row.get("last"), row.get("gaps")
-            )
+        n = len(table)
+
+        def column(name: str) -> list[Any]:
+            if name not in table.columns:
+                return [None] * n
+            values = table[name]
+            return values.astype(object).where(values.notna(), None).tolist()
+
+        firsts, lasts = _days(table, "first"), _days(table, "last")
+        rows = zip(column("dataset"), column("symbol"), column("status"), column("error"),
+                   column("gaps"), strict=True)  # fmt: skip
+        for k, (dataset, symbol, status, error, gaps) in enumerate(rows):
+            key = (str(dataset), None if symbol is None else str(symbol))
+            found[key] = (str(status or "never"), "" if error is None else str(error))
+            if gaps is None or not len(gaps):  # the usual case: one span, no gap
+                self._spans[key] = _spans(firsts[k], lasts[k], ())
+            else:
+                self._spans[key] = _spans(table["first"].iloc[k], table["last"].iloc[k], gaps)
         # symbol -> dataset -> what the lake says of it, for the failures only
         self.missing: dict[str, dict[str, str]] = {}
         for symbol in symbols:
@@ -154,12 +182,20 @@ class Coverage:
         ``(len(days), len(symbols))``, ``days`` as int64 day numbers."""
         base = _base(feature.dataset)
         back = window_span(feature) - 1
-        out = np.zeros((len(days), len(symbols)), dtype=bool)
+        # Most symbols have one span: compared all at once; the others one by one.
+        first = np.full(len(symbols), np.iinfo(np.int64).max)
+        last = np.full(len(symbols), np.iinfo(np.int64).min)
+        several = []
         for i, symbol in enumerate(symbols):
             spans = self._spans.get((base, symbol), self._spans.get((base, None)))
-            if spans is None or not len(spans[0]) or base in self.missing.get(symbol, {}):
+            if spans is None or base in self.missing.get(symbol, {}):
                 continue
-            starts, ends = spans
+            if len(spans[0]) == 1:
+                first[i], last[i] = spans[0][0], spans[1][0]
+            elif len(spans[0]) > 1:
+                several.append((i, spans))
+        out = (days[:, None] - back >= first) & (days[:, None] <= last)
+        for i, (starts, ends) in several:
             k = np.searchsorted(starts, days, side="right") - 1
             at = np.maximum(k, 0)
             out[:, i] = (k >= 0) & (days <= ends[at]) & (days - back >= starts[at])
