@@ -19,12 +19,25 @@ Prints, side by side (this machine is shared and noisy; the ratios are what mean
     time <= 1.0; all rows: >= 50x faster);
 (d) files and bytes per million stored rows before and after compact(), and the compaction's
     seconds per million rows;
-(e) the latency of one append (one batch, one Delta commit) to the 3M-row table.
+(e) the latency of one append (one batch, one Delta commit) to the 3M-row table;
+(f) the lake in its normal state (issue 27), each lake built in a fresh folder:
+    - ``--ns-symbols`` symbols of sentiment synced on 3 days (the sandbox revises some scores
+      in between), uncompacted: lake.read of all rows against pyarrow -> pandas over
+      ``lake.files()`` and deltalake's ``DeltaTable.to_pyarrow_table()`` -> pandas (goal
+      <= 1.2x pyarrow); the same after one compaction and one more sync (goal <= 1.2x);
+    - ``--daily`` daily syncs of 20 symbols (one small file each): a one-symbol read, warm
+      (the lake open) and fresh (a new ``md.Lake`` each time), against the same read of the
+      same lake compacted into one file (goals: warm <= 2x, fresh <= 3x).
+
+Every ratio is the median of per-round ratios, the contenders alternating within each round,
+with the lowest and highest round in brackets. ``--quick`` runs small sizes in a few minutes.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -32,7 +45,13 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
-from _common import median_time, sandbox_process  # benchmarks/_common.py (the script's folder)
+from _common import (  # benchmarks/_common.py (the script's folder)
+    fresh_folder,
+    median_time,
+    ratio_text,
+    rounds,
+    sandbox_process,
+)
 
 import mdframes as md
 from mdframes.sandbox import DEFAULT_TODAY, SANDBOX_KEY, universe_symbols
@@ -138,8 +157,8 @@ def sync_big(lake: md.Lake, big_symbols: list[str]) -> None:
     )
 
 
-def part_c(lake: md.Lake, one: str, repeat: int, label: str) -> tuple[float, float]:
-    """lake.read against a bare pyarrow.dataset read of the same files."""
+def part_c(lake: md.Lake, one: str, repeat: int, label: str) -> dict[str, list[float]]:
+    """lake.read against a bare pyarrow.dataset read of the same files, in the same rounds."""
     files = lake.files(BIG)
 
     def bare_one() -> object:
@@ -149,41 +168,47 @@ def part_c(lake: md.Lake, one: str, repeat: int, label: str) -> tuple[float, flo
     def bare_all() -> object:
         return pads.dataset(files, format="parquet").to_table().to_pandas()
 
-    # Short reads are noisier: more repeats.
-    t_lake_one = median_time(lambda: lake.read(BIG, one), 4 * repeat)
-    t_bare_one = median_time(bare_one, 4 * repeat)
-    t_lake_all = median_time(lambda: lake.read(BIG), repeat)
-    t_bare_all = median_time(bare_all, repeat)
+    # Short reads are noisier: several calls per round.
+    short = rounds({"lake": lambda: lake.read(BIG, one), "pyarrow": bare_one}, repeat, inner=5)
+    full = rounds({"lake": lambda: lake.read(BIG), "pyarrow": bare_all}, repeat)
     print(f"    {label} ({len(files)} files):")
+    print(f"      one symbol, lake.read / pyarrow   {ratio_text(short, 'lake', 'pyarrow')}")
     print(
-        f"      one symbol:  lake.read {t_lake_one * 1e3:8.1f} ms, pyarrow "
-        f"{t_bare_one * 1e3:8.1f} ms -> {t_lake_one / t_bare_one:5.2f}x"
+        f"      all rows,   lake.read / pyarrow   "
+        f"{ratio_text(full, 'lake', 'pyarrow', 'goal <= 1.2x')}"
     )
-    print(
-        f"      all rows:    lake.read {t_lake_all * 1e3:8.1f} ms, pyarrow "
-        f"{t_bare_all * 1e3:8.1f} ms -> {t_lake_all / t_bare_all:5.2f}x   (goal <= 1.2x)"
-    )
-    return t_lake_one, t_lake_all
+    return {"one": short["lake"], "all": full["lake"]}
 
 
-def against_loader(
-    url: str, big_symbols: list[str], one: str, times: tuple[float, float], repeat: int
-) -> None:
+def against_loader(lake: md.Lake, url: str, big_symbols: list[str], one: str, repeat: int) -> None:
+    """The compacted lake against the loader through a warm HTTP cache, in the same rounds."""
     cache = Path(tempfile.mkdtemp()) / "http-cache.sqlite"
     with client_for(url, cache=str(cache)) as warm:
         md.load_sentiment(big_symbols, client=warm)  # warm the HTTP cache
-        t_loader_one = median_time(lambda: md.load_sentiment(one, client=warm), 4 * repeat)
-        t_loader_all = median_time(lambda: md.load_sentiment(big_symbols, client=warm), 1)
-    t_lake_one, t_lake_all = times
+        short = rounds(
+            {
+                "loader": lambda: md.load_sentiment(one, client=warm),
+                "lake": lambda: lake.read(BIG, one),
+            },
+            repeat,
+            inner=5,
+        )
+        full = rounds(
+            {
+                "loader": lambda: md.load_sentiment(big_symbols, client=warm),
+                "lake": lambda: lake.read(BIG),
+            },
+            max(2, repeat // 2),
+            warmup=0,
+        )
     print("    against the loader through a warm HTTP cache (compacted lake):")
     print(
-        f"      one symbol:  loader {t_loader_one * 1e3:8.1f} ms, lake.read "
-        f"{t_lake_one * 1e3:8.1f} ms -> lake/loader {t_lake_one / t_loader_one:5.2f}   "
-        "(goal <= 1.0)"
+        f"      one symbol, lake.read / loader    "
+        f"{ratio_text(short, 'lake', 'loader', 'goal <= 1.0')}"
     )
     print(
-        f"      all rows:    loader {t_loader_all * 1e3:8.1f} ms -> lake.read "
-        f"{t_loader_all / t_lake_all:6.1f}x faster   (goal >= 50x)"
+        f"      all rows,   loader / lake.read    "
+        f"{ratio_text(full, 'loader', 'lake', 'lake.read goal >= 50x faster')}"
     )
 
 
@@ -229,8 +254,128 @@ def part_e(lake: md.Lake, repeat: int) -> None:
     print(f"(e) append of one 500-row batch (one Delta commit): {took * 1e3:.1f} ms")
 
 
+# --- (f) the normal state: several syncs, revisions, small files -----------------------------
+
+
+def _noon(day: dt.date) -> Callable[[], dt.datetime]:
+    stamp = dt.datetime.combine(day, dt.time(12), tzinfo=dt.timezone.utc)
+    return lambda: stamp
+
+
+def synced_on_days(root: Path, symbols: list[str], days: list[dt.date]) -> md.Lake:
+    """``symbols`` of sentiment synced once on each of ``days`` (a sandbox process per day,
+    the lake's clock on that day): each sync stores what is new or revised since the last."""
+    for day in days:
+        with sandbox_process(today=day.isoformat(), extra_symbols=symbols) as url:
+            lake = md.Lake(root, client=client_for(url), clock=_noon(day))
+            started = time.perf_counter()
+            report = lake.sync(BIG, symbols, progress=False)
+            assert report.complete, str(report)
+        print(
+            f"    sync {day}: {report.rows_added:,} rows, {report.versions_added:,} versions "
+            f"({time.perf_counter() - started:.0f} s)"
+        )
+    return md.Lake(root)
+
+
+def _all_rows(lake: md.Lake, repeat: int, label: str) -> None:
+    """lake.read of every row against engines reading the same files, in the same rounds."""
+    from deltalake import DeltaTable
+
+    files = lake.files(BIG)
+    revised = pads.dataset(files, format="parquet").count_rows(filter=pc.field("_version") > 1)
+    total = pads.dataset(files, format="parquet").count_rows()
+    times = rounds(
+        {
+            "lake": lambda: lake.read(BIG),
+            "pyarrow": lambda: pads.dataset(files, format="parquet").to_table().to_pandas(),
+            "deltalake": lambda: DeltaTable(lake.path(BIG)).to_pyarrow_table().to_pandas(),
+        },
+        repeat,
+    )
+    print(f"    {label}: {total:,} stored rows, {revised:,} of them later versions, "
+          f"{len(files)} files")  # fmt: skip
+    print(f"      all rows, lake.read / pyarrow     {ratio_text(times, 'lake', 'pyarrow', 'goal <= 1.2x')}")  # fmt: skip
+    print(f"      all rows, lake.read / deltalake   {ratio_text(times, 'lake', 'deltalake')}")
+
+
+def part_f_revised(parent: str | None, symbols: list[str], repeat: int) -> None:
+    day0 = DEFAULT_TODAY
+    days = [day0, day0 + dt.timedelta(days=3), day0 + dt.timedelta(days=6)]
+    print(f"(f) {BIG}: {len(symbols)} symbols synced on {len(days)} days")
+    root = fresh_folder(parent, "synced3")
+    lake = synced_on_days(root, symbols, days)
+    _all_rows(lake, repeat, "uncompacted")
+    lake.compact(BIG)
+    synced_on_days(root, symbols, [day0 + dt.timedelta(days=9)])
+    _all_rows(md.Lake(root), repeat, "compacted, then one more sync")
+
+
+def daily_syncs(root: Path, symbols: list[str], days: int) -> md.Lake:
+    """``days`` daily syncs of ``symbols``: one small file holding every symbol per sync.
+    The sandbox runs in this process here (its day advanced between syncs, the lake's clock
+    following it); only the reads after are timed."""
+    from mdframes.sandbox import Sandbox
+
+    started = time.perf_counter()
+    with Sandbox(today=DEFAULT_TODAY, extra_symbols=symbols) as world:
+        client = client_for(world.url)
+        client.sandbox = world  # type: ignore[attr-defined]
+        lake = md.Lake(root, client=client)
+        for _ in range(days):
+            assert lake.sync(BIG, symbols, progress=False).complete
+            world.advance(days=1)
+        client.close()
+    print(
+        f"    {days} daily syncs of {len(symbols)} symbols in {time.perf_counter() - started:.0f} s"
+    )
+    return md.Lake(root)
+
+
+def part_f_daily(parent: str | None, days: int, repeat: int) -> None:
+    symbols = [f"D{k:03d}" for k in range(20)]
+    one = symbols[7]
+    print(f"(f) {BIG}: many small syncs")
+    root = fresh_folder(parent, "daily")
+    many = daily_syncs(root, symbols, days)
+    single = root.parent / "compacted"
+    shutil.copytree(root, single)
+    md.Lake(single).compact(BIG)
+    compacted = md.Lake(single)
+    files = many.files(BIG)
+    assert len(compacted.files(BIG)) == 1, compacted.files(BIG)
+    warm = rounds(
+        {
+            "many": lambda: many.read(BIG, one),
+            "one file": lambda: compacted.read(BIG, one),
+            "pyarrow": lambda: (
+                pads.dataset(files, format="parquet")
+                .to_table(filter=pc.field("symbol") == one)
+                .to_pandas()
+            ),
+        },
+        repeat,
+        inner=5,
+    )
+    fresh = rounds(
+        {
+            "many": lambda: md.Lake(root).read(BIG, one),
+            "one file": lambda: md.Lake(single).read(BIG, one),
+        },
+        repeat,
+        inner=3,
+    )
+    print(f"    one symbol of {len(files)} files / of the same lake compacted into one file:")
+    print(f"      warm  {ratio_text(warm, 'many', 'one file', 'goal <= 2x')}")
+    print(f"      fresh {ratio_text(fresh, 'many', 'one file', 'goal <= 3x')}")
+    print(f"      warm, {len(files)} files: lake.read / pyarrow with the same filter "
+          f"{ratio_text(warm, 'many', 'pyarrow')}")  # fmt: skip
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--symbols", type=int, default=2000)
     parser.add_argument("--rows", type=int, default=3_000_000, help="size of the (c) dataset")
     parser.add_argument(
@@ -240,14 +385,36 @@ def main() -> None:
         help="allowed requests per second (below what the machine sends unlimited, part b, so that the pacer is measured, not the CPU)",
     )
     parser.add_argument("--window", type=float, default=10.0, help="rate-limit window, seconds")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--lake", help="keep the lake here (default: a temporary folder)")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds per comparison")
+    parser.add_argument("--ns-symbols", type=int, default=2000, help="(f) symbols synced 3 times")
+    parser.add_argument("--daily", type=int, default=100, help="(f) daily syncs of 20 symbols")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes (a few minutes): 100 symbols, 100k rows, (f) 500 symbols and 100 days",
+    )
+    parser.add_argument("--only", choices=["classic", "normal"], help="run only (a)-(e) or (f)")
+    parser.add_argument(
+        "--lake", help="build this run's lakes in a new folder under this one (default: temp)"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.symbols, args.rows, args.ns_symbols, args.daily = 100, 100_000, 500, 100
+        args.repeat = min(args.repeat, 3)
 
+    if args.only != "normal":
+        classic(args)
+    if args.only != "classic":
+        ns_symbols = [f"N{k:04d}" for k in range(args.ns_symbols)]
+        part_f_revised(args.lake, ns_symbols, args.repeat)
+        part_f_daily(args.lake, args.daily, args.repeat)
+
+
+def classic(args: argparse.Namespace) -> None:
     universe = sorted(universe_symbols(DEFAULT_TODAY))
     symbols = universe[: args.symbols]
     big_symbols = universe[: max(args.symbols, args.rows // 730)]
-    root = Path(args.lake) if args.lake else Path(tempfile.mkdtemp()) / "lake"
+    root = fresh_folder(args.lake, "lake")
     lake = part_a(root, symbols, args.rate, args.window)
     one = big_symbols[len(big_symbols) // 2]
     with sandbox_process() as url:
@@ -255,8 +422,8 @@ def main() -> None:
         sync_big(lake, big_symbols)
         part_c(lake, one, args.repeat, "before compact")
         part_d(lake)
-        times = part_c(lake, one, args.repeat, "after compact")
-        against_loader(url, big_symbols, one, times, args.repeat)
+        part_c(lake, one, args.repeat, "after compact")
+        against_loader(lake, url, big_symbols, one, args.repeat)
         part_e(lake, args.repeat)
 
 

@@ -3,7 +3,10 @@
     pip install finbrain-python==0.3.1      # only for this benchmark; not a dependency
     python benchmarks/bench_loaders.py [--repeat 7]
 
-Prints medians and ratios (this machine is noisy; only the ratios mean something):
+Prints medians and ratios (this machine is noisy; only the ratios mean something). The
+contenders of each case alternate round by round (their order rotating), so that a load
+change hits them alike; each ratio is the median of the per-round ratios, the lowest and
+highest round in brackets.
 
 - floor: requests + orjson + DataFrame.from_records (no typing, no validation);
 - sdk: finbrain-python 0.3.1 with as_dataframe=True, pointed at the sandbox's /v2/;
@@ -27,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 import orjson
 import pandas as pd
 import requests
-from _common import median_time, sandbox_process  # benchmarks/_common.py (the script's folder)
+from _common import ratio, rounds, sandbox_process  # benchmarks/_common.py (the script's folder)
 
 import mdframes as md
 from mdframes.sandbox import SANDBOX_KEY
@@ -70,11 +73,19 @@ def import_time(statement: str, repeat: int) -> float:
     return statistics.median(times)
 
 
-def row(label: str, floor: float | None, sdk: float, ours: float, extra: str = "") -> None:
+def row(label: str, times: dict[str, list[float]], extra: str = "") -> None:
+    """One case: medians in ms, ours against the SDK and (where there is one) the floor."""
+    floor = statistics.median(times["floor"]) if "floor" in times else None
+    sdk, ours = statistics.median(times["sdk"]), statistics.median(times["md"])
     floor_txt = f"{floor * 1000:8.1f}" if floor is not None else " " * 8
+
+    def against(other: str) -> str:
+        mid, low, high = ratio(times, "md", other)
+        return f"{mid:5.2f}x {other} [{low:.2f}-{high:.2f}]"
+
     print(
-        f"{label:<34}{floor_txt} {sdk * 1000:9.1f} {ours * 1000:9.1f}   "
-        f"{ours / sdk:5.2f}x SDK  {'' if floor is None else f'{ours / floor:5.2f}x floor'} {extra}"
+        f"{label:<34}{floor_txt} {sdk * 1000:9.1f} {ours * 1000:9.1f}   {against('sdk')}  "
+        f"{against('floor') if floor is not None else ''} {extra}"
     )
 
 
@@ -91,12 +102,17 @@ def batch(base: str, repeat: int) -> None:
 
     got = md.load_insider_trading(SYMBOLS_64, client=client)
     assert got["symbol"].nunique() == 64
-    plain = median_time(sequential, repeat)
-    ours = median_time(lambda: md.load_insider_trading(SYMBOLS_64, client=client), repeat)
+    times = rounds(
+        {"plain": sequential, "md": lambda: md.load_insider_trading(SYMBOLS_64, client=client)},
+        repeat,
+        warmup=0,
+    )
+    plain, ours = statistics.median(times["plain"]), statistics.median(times["md"])
+    faster, low, high = ratio(times, "plain", "md")
     ideal = len(SYMBOLS_64) * BATCH_LATENCY / client.max_workers
     print(
         f"{'64 symbols, 30 ms, vs plain GETs':<34}{plain * 1000:8.1f} {'':>9} {ours * 1000:9.1f}"
-        f"   {plain / ours:4.1f}x faster than 64 sequential GETs (goal >= 6x); "
+        f"   {faster:4.1f}x [{low:.1f}-{high:.1f}] faster than 64 sequential GETs (goal >= 6x); "
         f"{ours / ideal:4.2f}x ideal {ideal * 1000:.0f} ms"
     )
     client.close()
@@ -121,24 +137,31 @@ def main() -> None:
         q = {"region": "US", "limit": 20000}
         check = md.load_screener("sentiment", region="US", limit=20000, client=client)
         assert len(check) == 20000, len(check)
-        f = median_time(lambda: floor_get(session, url, q, "data"), repeat)
-        s = median_time(
-            lambda: sdk.screener.sentiment(region="US", limit=20000, as_dataframe=True), repeat
+        times = rounds(
+            {
+                "floor": lambda: floor_get(session, url, q, "data"),
+                "sdk": lambda: sdk.screener.sentiment(region="US", limit=20000, as_dataframe=True),
+                "md": lambda: md.load_screener(
+                    "sentiment", region="US", limit=20000, client=client
+                ),
+            },
+            repeat,
         )
-        o = median_time(
-            lambda: md.load_screener("sentiment", region="US", limit=20000, client=client), repeat
-        )
-        row("screener sentiment 20,000 rows", f, s, o, "(goal <= 0.80x SDK)")
+        row("screener sentiment 20,000 rows", times, "(goal <= 0.80x SDK)")
 
         # 2. one symbol, 500 insider transactions
         url = base + "/v2/insider-trading/BENCH500"
         assert len(md.load_insider_trading("BENCH500", client=client)) == 500
-        f = median_time(lambda: floor_get(session, url, {}, "transactions"), repeat)
-        s = median_time(
-            lambda: sdk.insider_transactions.ticker("BENCH500", as_dataframe=True), repeat
+        times = rounds(
+            {
+                "floor": lambda: floor_get(session, url, {}, "transactions"),
+                "sdk": lambda: sdk.insider_transactions.ticker("BENCH500", as_dataframe=True),
+                "md": lambda: md.load_insider_trading("BENCH500", client=client),
+            },
+            repeat,
+            inner=3,
         )
-        o = median_time(lambda: md.load_insider_trading("BENCH500", client=client), repeat)
-        row("insider 500 transactions", f, s, o, "(goal <= 1.00x SDK)")
+        row("insider 500 transactions", times, "(goal <= 1.00x SDK)")
         client.close()
 
     with sandbox_process(latency=LATENCY, extra_symbols=SYMBOLS_100) as base:
@@ -166,14 +189,18 @@ def main() -> None:
             pd.concat(frames)
 
         few = max(3, repeat // 2)
-        f = median_time(floor_threaded, few)
-        s = median_time(sdk_sequential, few)
-        o = median_time(lambda: md.load_insider_trading(SYMBOLS_100, client=client), few)
+        times = rounds(
+            {
+                "floor": floor_threaded,
+                "sdk": sdk_sequential,
+                "md": lambda: md.load_insider_trading(SYMBOLS_100, client=client),
+            },
+            few,
+        )
+        s, o = statistics.median(times["sdk"]), statistics.median(times["md"])
         row(
             f"100 symbols, {LATENCY * 1000:.0f} ms latency",
-            f,
-            s,
-            o,
+            times,
             f"| {s / o:4.1f}x faster than SDK (goal >= 6x); {o / ideal:4.2f}x ideal "
             f"{ideal * 1000:.0f} ms (goal <= 1.30x)",
         )
