@@ -16,9 +16,9 @@ __all__ = ["datasets", "describe", "record_identity"]
 
 
 def record_identity(name: str) -> list[str]:
-    """The columns that identify one record of dataset ``name`` in a frame (CONTRACT §10):
-    the lake's record identity where the dataset is kept there, else the paging id with the
-    symbol in front for per-symbol datasets. ``"a|b"`` means a, or b where a is null.
+    """The columns that identify one record of dataset ``name`` in a frame (CONTRACT §2,
+    §10.1): its registry ``record_id``, the one identity loaders order ties by and the lake
+    keys versions on. ``"a|b"`` means a, or b where a is null.
 
     Examples
     --------
@@ -27,12 +27,7 @@ def record_identity(name: str) -> list[str]:
     >>> record_identity("app_ratings")
     ['symbol', 'platform', 'app_id', 'date']
     """
-    ds = get(name)
-    if ds.lake_key:
-        return list(ds.lake_key)
-    if ds.per_symbol and ds.record_id:
-        return ["symbol", *ds.record_id]
-    return list(ds.record_id)
+    return list(get(name).record_id)
 
 
 def datasets() -> pd.DataFrame:

@@ -91,8 +91,11 @@ def _wire(ds: Dataset, column: str) -> str:
     return column
 
 
-def _record_key(record: dict[str, Any], id_wires: Sequence[str]) -> tuple:
-    key = tuple(record.get(w) for w in id_wires)
+def _record_key(record: dict[str, Any], id_wires: Sequence[Sequence[str]]) -> tuple:
+    # Per part of the identity, the first of its fields that is set ("a|b").
+    key = tuple(
+        next((v for w in part if (v := record.get(w)) is not None), None) for part in id_wires
+    )
     if id_wires and None not in key:
         return key
     # No usable id (older shapes carry no app id): only an identical record is a duplicate.
@@ -116,8 +119,8 @@ def _check_keys(ds: Dataset, rows: list[dict[str, Any]], wires: list[str]) -> No
 
 def _walk(client: Client, ds: Dataset, request: Request, page: int) -> Records:
     """Fetch the whole window: while a page comes back full, ask again for the part of the
-    window it did not reach, and merge by record id."""
-    id_wires = [_wire(ds, c) for c in ds.record_id]
+    window it did not reach, and merge by record identity."""
+    id_wires = [[_wire(ds, c) for c in part] for part in ds.merge_id.parts]
     date_wire = ds.filter_field or "date"
     query = dict(request.query, limit=page)
     merged: dict[tuple, dict[str, Any]] = {}
@@ -131,7 +134,7 @@ def _walk(client: Client, ds: Dataset, request: Request, page: int) -> Records:
         walked.sources.extend(got.sources)
         walked.notes.extend(n for n in got.notes if n not in walked.notes)
         before = len(merged)
-        _check_keys(ds, got.rows, [*id_wires, date_wire])
+        _check_keys(ds, got.rows, [*(w for part in id_wires for w in part), date_wire])
         for record in got.rows:
             # A later page repeats the boundary date in full; its copy replaces the first.
             merged[_record_key(record, id_wires)] = record

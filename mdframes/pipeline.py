@@ -358,8 +358,10 @@ def _oldest_first(ds: Dataset, batches: list[Records]) -> None:
 
 
 def _order(ds: Dataset, frame: pd.DataFrame, batches: list[Records]) -> pd.DataFrame:
-    """Symbols in the caller's order, then time ascending (ties by record id): ready for
-    ``shift``, ``rolling`` and ``merge_asof``. Cross-ticker frames keep the service's order."""
+    """Symbols in the caller's order, then time ascending, ties by the record identity's
+    columns (never the service's arrival order, so a lake read of the same records gives the
+    same frame): ready for ``shift``, ``rolling`` and ``merge_asof``. Cross-ticker frames keep
+    the service's order."""
     time = ds.time_column
     if not _about_symbols(ds) or time is None or time not in frame.columns or len(frame) < 2:
         return frame
@@ -371,11 +373,11 @@ def _order(ds: Dataset, frame: pd.DataFrame, batches: list[Records]) -> pd.DataF
     # Times as integers (UTC for aware ones), missing ones last (NaT is the smallest int64).
     stamps = np.asarray(column.array.asi8).copy()  # type: ignore[union-attr]
     stamps[stamps == np.iinfo("i8").min] = np.iinfo("i8").max
-    order = np.lexsort((stamps, block))  # stable: ties keep the service's order
+    order = np.lexsort((stamps, block))
     same = (np.diff(block[order]) == 0) & (np.diff(stamps[order]) == 0)
-    ids = [c for c in ds.record_id if c in frame.columns and c != time]
-    if ids and same.any():
-        keys = {"__block": block, "__time": stamps, **{c: frame[c].to_numpy() for c in ids}}
+    ties = ds.identity.tie_keys(frame, skip=("symbol", time)) if same.any() else {}
+    if ties:
+        keys = {"__block": block, "__time": stamps, **ties}
         ordered = pd.DataFrame(keys).sort_values(list(keys), kind="stable", na_position="last")
         order = ordered.index.to_numpy()
     if (order == np.arange(len(frame))).all():

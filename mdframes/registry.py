@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
 
+from .identity import Identity
+
 __all__ = [
     "Field",
     "Param",
@@ -164,7 +166,12 @@ class Dataset:
     fields: tuple[Field, ...] = ()  # record fields the spec states, in column order
     # Per-response values placed after the record columns (forecast metadata, update time).
     trailer: tuple[Field, ...] = ()
-    record_id: tuple[str, ...] = ()  # columns that identify a record (dedupe on paging)
+    # The record identity (CONTRACT §2, §10.1): the columns that name one record, symbol
+    # first for per-symbol datasets; "a|b" means a, or b where a is null. Never a value the
+    # service revises in place. The loaders merge pages and order rows that share symbol and
+    # time by it; the lake keys versions, changes() and knowledge time on it. Empty: the
+    # whole row is the record (screeners, recent).
+    record_id: tuple[str, ...] = ()
     anchor: str | None = None  # point-in-time column
     # Where the law bounds how late ``anchor`` may come: a null anchor counts as public at
     # this deadline (mdframes.pit), and loads reach ``slack_days`` further back.
@@ -190,9 +197,6 @@ class Dataset:
     # "" = not synced (a view of another dataset, or v1).
     lake: Literal["window", "snapshot", ""] = ""
     lookback: int = 0  # days; see the reasons at each entry
-    # The lake's record identity. Separate from ``record_id``, which the loaders' paging uses to
-    # merge pages; "a|b" means a, or b where a is null. Never a value revised in place.
-    lake_key: tuple[str, ...] = ()
     # The values a lake sync asks for, per parameter: one unit of work per combination. A
     # value that stands for several (congress "both") is one unit of several requests.
     lake_fanout: Mapping[str, tuple[str, ...]] = field(
@@ -211,6 +215,30 @@ class Dataset:
     def __post_init__(self) -> None:
         if self.event is None and self.deadline is not None:
             object.__setattr__(self, "event", self.deadline.event)
+        names = {n for part in self.record_id for n in part.split("|")}
+        if self.per_symbol and self.record_id and "symbol" not in names:
+            # A record of one symbol's answer is that symbol's: the symbol is part of its
+            # identity (one lobbying filing is listed under two symbols).
+            object.__setattr__(self, "record_id", ("symbol", *self.record_id))
+
+    @property
+    def identity(self) -> Identity:
+        """The record identity, parsed (see :class:`mdframes.identity.Identity`).
+
+        >>> get("insider_trading").identity.names[:3]
+        ('symbol', 'date', 'insider')
+        """
+        return Identity.parse(self.record_id)
+
+    @property
+    def merge_id(self) -> Identity:
+        """What tells apart the records of one answer (the identity without the header
+        fields every record of the answer shares): paging merges pages by it.
+
+        >>> get("lobbying").merge_id.spec
+        ['filing_uuid']
+        """
+        return self.identity.without({f.name for f in self.header})
 
     @property
     def base(self) -> str:
@@ -526,7 +554,7 @@ _DATASETS: list[Dataset] = [
         # Forward only: the service keeps no past forecast, so each sync stores the answer.
         lake="snapshot",
         lake_fanout={"type": FORECAST_TYPES},
-        lake_key=("symbol", "type", "date"),
+        record_id=("symbol", "type", "date"),
         checks=("forecast_band",),
         description="Forward price forecasts: 10 trading days (daily) or 12 months (monthly).",
         caveats=("Only forward forecasts exist; historical forecasts are unavailable.",),
@@ -541,7 +569,7 @@ _DATASETS: list[Dataset] = [
         # Recent scores are recomputed as late articles are scored (the service revises them
         # in place). One request covers any window (not capped), so a month costs nothing.
         lookback=30,
-        lake_key=("symbol", "date"),
+        record_id=("symbol", "date"),
     ),
     _per_symbol(
         "news",
@@ -554,7 +582,7 @@ _DATASETS: list[Dataset] = [
         lake="window",
         # Articles are dated by publication but indexed (and scored) up to days later.
         lookback=14,
-        lake_key=("symbol", "url"),  # an article is its link; its score may be revised
+        record_id=("symbol", "url"),  # an article is its link; its score may be revised
         caveats=("Record fields are not shown in the spec; every returned field is kept.",),
     ),
     _per_symbol(
@@ -567,7 +595,7 @@ _DATASETS: list[Dataset] = [
         # Aggregators report rating actions days after the note; a month covers the stragglers.
         lookback=30,
         # One firm, one action on a symbol per day; rating and target text may be corrected.
-        lake_key=("symbol", "date", "institution", "action"),
+        record_id=("symbol", "date", "institution", "action"),
     ),
     _per_symbol(
         "put_call_ratio",
@@ -587,7 +615,7 @@ _DATASETS: list[Dataset] = [
         # Volumes and the closing price settle after the session; late corrections are rare
         # beyond a week. Not capped: the longer window costs no request.
         lookback=10,
-        lake_key=("symbol", "date"),
+        record_id=("symbol", "date"),
     ),
     _per_symbol(
         "insider_trading",
@@ -603,7 +631,7 @@ _DATASETS: list[Dataset] = [
         # at no extra request (not capped); older amendments need a wider start=.
         lookback=30,
         # filing_date/filing_url are backfilled and amended, so they are not identity.
-        lake_key=("symbol", "date", "insider", "transaction_type", "shares", "price_per_share"),
+        record_id=("symbol", "date", "insider", "transaction_type", "shares", "price_per_share"),
         caveats=("`filing_date` is when the filing became public: the point-in-time anchor.",),
     ),
     Dataset(
@@ -638,7 +666,7 @@ _DATASETS: list[Dataset] = [
         lake_fanout={"chamber": ("both",)},  # one load asks both chambers
         # The filed amount (amount_raw when set, else amount): a re-normalised amount, a
         # backfilled owner or disclosure date is a new version of the same trade.
-        lake_key=(
+        record_id=(
             "symbol",
             "chamber",
             "date",
@@ -658,7 +686,7 @@ _DATASETS: list[Dataset] = [
         "filings",
         (
             Field("date", "date"),
-            Field("filingUuid"),
+            Field("filingUuid", required=True),
             Field("filingYear", "int"),
             Field("quarter", "cat", QUARTERS),
             Field("clientName"),
@@ -670,20 +698,19 @@ _DATASETS: list[Dataset] = [
         ),
         params=CAPPED_RANGE,
         paged=True,
-        record_id=("filing_uuid",),
         description="Corporate lobbying filings.",
         lake="window",
         # The window filters on the posting date; LD-2 reports are due 20 days after the
         # quarter and are indexed (and amended) over the following weeks.
         lookback=45,
-        lake_key=("symbol", "filing_uuid"),  # one filing can be listed under two symbols
+        record_id=("symbol", "filing_uuid"),  # one filing can be listed under two symbols
     ),
     _per_symbol(
         "government_contracts",
         "government-contracts",
         "contracts",
         (
-            Field("awardId"),
+            Field("awardId", required=True),
             Field("awardAmount", "float"),
             Field(
                 "awardType",
@@ -710,7 +737,6 @@ _DATASETS: list[Dataset] = [
         ),
         params=CAPPED_RANGE,
         paged=True,
-        record_id=("award_id",),
         anchor="start_date",
         filter_field="startDate",
         description="Federal contract awards, latest reported state per award.",
@@ -721,7 +747,7 @@ _DATASETS: list[Dataset] = [
         # awards: one page of 500 for most issuers, a few for the largest contractors. Later
         # modifications are seen by a sync with an earlier start=.
         lookback=400,
-        lake_key=("symbol", "award_id"),
+        record_id=("symbol", "award_id"),
         caveats=("`end_date` may be empty for indefinite-delivery awards (loaded as NaT).",),
     ),
     _per_symbol(
@@ -729,7 +755,7 @@ _DATASETS: list[Dataset] = [
         "patent-filings",
         "patents",
         (
-            Field("patentId"),
+            Field("patentId", required=True),
             Field("patentDate", "date"),
             Field("title"),
             Field("type", "cat", PATENT_TYPES),
@@ -749,14 +775,13 @@ _DATASETS: list[Dataset] = [
         ),
         params=CAPPED_RANGE,
         paged=True,
-        record_id=("patent_id",),
         anchor="patent_date",
         filter_field="patentDate",
         description="Granted patents; the window filters on the grant date.",
         lake="window",
         # Grants are published weekly on their grant date; two weeks absorbs indexing delays.
         lookback=14,
-        lake_key=("symbol", "patent_id"),
+        record_id=("symbol", "patent_id"),
     ),
     _per_symbol(
         "app_ratings",
@@ -768,14 +793,13 @@ _DATASETS: list[Dataset] = [
         view="apps",
         params=CAPPED_RANGE,
         paged=True,
-        record_id=("platform", "app_id", "date"),
         history_start=APP_RATINGS_HISTORY_START,
         description="Mobile app ratings, one row per app per platform per date.",
         lake="window",
         # One observation per app per day, taken once; the newest day may still be filling.
         # Capped at 500 records a page, so the lookback is kept short.
         lookback=3,
-        lake_key=("symbol", "platform", "app_id", "date"),
+        record_id=("symbol", "platform", "app_id", "date"),
         caveats=(
             f"History begins {APP_RATINGS_HISTORY_START}; apps added later are never backfilled.",
             "`limit` counts app-date records.",
@@ -800,7 +824,7 @@ _DATASETS: list[Dataset] = [
         view="daily",
         params=CAPPED_RANGE,
         paged=True,
-        record_id=("date",),
+        record_id=("symbol", "date"),
         history_start=APP_RATINGS_HISTORY_START,
         description="Mobile app ratings, one row per date (biggest app per platform).",
     ),
@@ -821,7 +845,7 @@ _DATASETS: list[Dataset] = [
         description="Professional-network metrics: employees, followers and open jobs.",
         lake="window",
         lookback=7,  # daily counts of a crawl; a week absorbs re-crawls, one request anyway
-        lake_key=("symbol", "date"),
+        record_id=("symbol", "date"),
     ),
     _per_symbol(
         "forum_mentions",
@@ -838,7 +862,7 @@ _DATASETS: list[Dataset] = [
         lake="window",
         lookback=7,  # mention counts of recent days grow as posts are indexed
         # Older sandboxes named the forum ``subforum``; the live service ``subreddit``.
-        lake_key=("symbol", "date", "subreddit|subforum"),
+        record_id=("symbol", "date", "subreddit|subforum"),
     ),
     Dataset(
         name="tickers",
@@ -855,7 +879,7 @@ _DATASETS: list[Dataset] = [
         ttl=DAY,
         description="Tickers with predictions available.",
         lake="snapshot",  # the universe as it was: no survivorship bias
-        lake_key=("symbol",),
+        record_id=("symbol",),
     ),
     Dataset(
         name="markets",
@@ -866,7 +890,7 @@ _DATASETS: list[Dataset] = [
         ttl=DAY,
         description="Markets and their regions (the values of the `market` filter).",
         lake="snapshot",
-        lake_key=("name",),
+        record_id=("name",),
     ),
     Dataset(
         name="regions",
@@ -877,7 +901,7 @@ _DATASETS: list[Dataset] = [
         ttl=DAY,
         description="Markets grouped by region (payload not shown in the spec).",
         lake="snapshot",
-        lake_key=("region",),
+        record_id=("region",),
     ),
 ]
 
@@ -928,7 +952,7 @@ for _tail in SCREENER_DATASETS:
             ttl=5 * MINUTE,
             description=f"Screener: {_tail} across tickers; summary in attrs['summary'].",
             # Latest state only: each sync stores the cross-section. A row carries no id, so
-            # the whole row is its identity (lake_key empty).
+            # the whole row is its identity (record_id empty).
             lake="snapshot",
         )
     )

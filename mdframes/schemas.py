@@ -143,10 +143,10 @@ def _dtype_rule(ds: Dataset, f: Field) -> Rule:
 
 def _null_rule(ds: Dataset, f: Field) -> Rule | None:
     col = f.name
-    # A record's id and its date identify it: without them a row means nothing (hard). Parts of
-    # a composite id may be absent in older shapes (app ratings without app ids).
-    single_id = ds.record_id == (col,)
-    required = f.required or single_id or (ds.per_symbol and col == ds.time_column)
+    # A record's id (declared ``required``) and its date identify it: without them a row means
+    # nothing (hard). Parts of a composite id may be absent in older shapes (app ratings
+    # without app ids).
+    required = f.required or (ds.per_symbol and col == ds.time_column)
     if not (required or not ds.nullable(f)):
         return None
     kind = "required" if required else "not_null"
@@ -249,15 +249,15 @@ def _field_rules(ds: Dataset, f: Field) -> list[Rule]:
 
 
 def _duplicate_rule(ds: Dataset) -> Rule | None:
-    if not ds.record_id:
+    identity = ds.identity
+    if not identity:
         return None
-    header = tuple(c for c in ("symbol", "chamber") if c in ds.columns)
-    key = header + tuple(c for c in ds.record_id if c not in header)
 
     def duplicated(df: Columns) -> np.ndarray | None:
-        present = [c for c in key if c in df.dtypes]
-        return _mask(df.frame.duplicated(present, keep="first")) if present else None
+        found = identity.duplicated(df.frame)
+        return None if found is None or not found.any() else found
 
+    key = identity.names
     return Rule("no_duplicates", key, SEVERITY["duplicates"], duplicated, f"one row per {key}")
 
 

@@ -56,20 +56,6 @@ def lake(tmp_path: Path, client: md.Client) -> md.Lake:
     return md.Lake(tmp_path / "lake", client=client)
 
 
-def loader_order(df: pd.DataFrame, dataset: str, symbols: list[str]) -> pd.DataFrame:
-    """A loader frame in the documented row order: symbol as given, then time, then the
-    record key's values (as text, categories included)."""
-    ds = REGISTRY[dataset]
-    time = ds.time_column or "date"
-    parts = [p.split("|")[0] for p in ds.lake_key]
-    keys = [k for k in dict.fromkeys([time, *parts]) if k in df.columns and k != "symbol"]
-    order = pd.DataFrame({"__rank": df["symbol"].map({s: i for i, s in enumerate(symbols)})})
-    for k in keys:
-        order[k] = df[k].astype(str).where(df[k].notna()) if df[k].dtype == "category" else df[k]
-    ranked = order.sort_values(["__rank", *keys], kind="stable", na_position="last").index
-    return df.loc[ranked].reset_index(drop=True)
-
-
 def without_meta(df: pd.DataFrame) -> pd.DataFrame:
     return df.drop(columns=[c for c in df.columns if c.startswith("_")])
 
@@ -171,9 +157,7 @@ def test_second_sync_adds_only_new_records_and_captures_a_late_disclosure(
     # aged out of the service's trailing window.
     expected = md.load_congress_trades(symbols, client=client)
     shown = lake.read("congress_trades", symbols, start=expected["date"].min())
-    pd.testing.assert_frame_equal(
-        without_meta(shown), loader_order(expected, "congress_trades", symbols)
-    )
+    pd.testing.assert_frame_equal(without_meta(shown), expected)  # loader order: row for row
     assert (after["date"] >= expected["date"].min()).sum() == len(shown)
     fresh = after[after["_fetched_at"] > synced]
     assert report.rows_added == len(after) - len(first) > 0
@@ -224,7 +208,7 @@ def test_daily_syncs_follow_sentiment_revisions(
         lake.sync("sentiment", symbols, progress=False)
     expected = md.load_sentiment(symbols, client=client)
     shown = lake.read("sentiment", symbols, start=expected["date"].min())
-    pd.testing.assert_frame_equal(without_meta(shown), loader_order(expected, "sentiment", symbols))
+    pd.testing.assert_frame_equal(without_meta(shown), expected)
     assert len(lake.read("sentiment", symbols)) == len(shown) + 5 * len(symbols)  # aged out
     revised = world.revisions("sentiment", symbols, world.today - dt.timedelta(days=4))
     history = lake.read("sentiment", symbols, history=True)

@@ -88,7 +88,7 @@ def test_congress_amounts_renormalised_and_backfills_are_changes(
         world.advance(15)
         lake.sync("congress_trades", symbols, progress=False)
     ch = lake.changes("congress_trades", symbols)
-    assert list(ch.columns) == [*key_columns(REGISTRY["congress_trades"].lake_key), *COLUMNS]
+    assert list(ch.columns) == [*key_columns(REGISTRY["congress_trades"].record_id), *COLUMNS]
     assert len(ch) > 0
     assert set(ch["field"]) <= {"amount", "amount_raw", "owner", "disclosure_date"}
     revisions = world.revisions("congress_trades", symbols, day0 + dt.timedelta(1), world.today)
@@ -149,7 +149,7 @@ def test_nothing_revised_gives_the_empty_frame_with_every_column(
     lake.sync("insider_trading", ["AAPL"], progress=False)
     ch = lake.changes("insider_trading")
     assert ch.empty
-    assert list(ch.columns) == [*key_columns(REGISTRY["insider_trading"].lake_key), *COLUMNS]
+    assert list(ch.columns) == [*key_columns(REGISTRY["insider_trading"].record_id), *COLUMNS]
     assert str(ch["new_fetched_at"].dtype) == "datetime64[us, UTC]"
     assert ch["symbol"].dtype == "string"
 

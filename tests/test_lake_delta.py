@@ -435,7 +435,7 @@ def test_the_packed_sort_orders_rows_as_arrow_does(seed: int) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from mdframes.lake.read import _order
+    from mdframes.lake.order import arrange
 
     rng = np.random.default_rng(seed)
     n = 2_000
@@ -457,7 +457,7 @@ def test_the_packed_sort_orders_rows_as_arrow_does(seed: int) -> None:
     )
     keys = ["symbol", "date", "t", "x", "flag", "_version"][: 2 + seed % 5]
     expected = table.sort_by([(k, "ascending") for k in keys])
-    assert table.take(pa.array(_order(table, keys))).equals(expected)
+    assert arrange(table, keys).equals(expected)
 
 
 # --- readers during compactions in another process -------------------------------------------------
@@ -513,7 +513,7 @@ def test_batches_hold_disjoint_symbol_ranges_so_reads_need_no_sort(
 ) -> None:
     """Commits every few thousand rows, often while an earlier unit is still running: every
     file still holds a symbol range of its own, so the version reads in stored order."""
-    import mdframes.lake.read as read_module
+    import mdframes.lake.modes as modes_module
     import mdframes.lake.sync as sync_module
     from mdframes.registry import REGISTRY
     from mdframes.sandbox import DEFAULT_TODAY, universe_symbols
@@ -526,8 +526,8 @@ def test_batches_hold_disjoint_symbol_ranges_so_reads_need_no_sort(
     snap = table.snapshot()
     assert snap is not None and len(snap.files) > 5 and table.in_stored_order(snap)
     sorts: list[int] = []
-    original = read_module.sort_table
-    monkeypatch.setattr(read_module, "sort_table", lambda *a: sorts.append(1) or original(*a))
+    original = modes_module.WindowMode.sort
+    monkeypatch.setattr(modes_module.WindowMode, "sort", lambda *a: sorts.append(1) or original(*a))
     frame = lake.read("sentiment")
     assert not sorts and len(frame) == 730 * len(symbols)
     assert frame["symbol"].is_monotonic_increasing

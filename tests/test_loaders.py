@@ -86,14 +86,20 @@ def test_values_match_the_raw_payload(name: str, client: md.Client) -> None:
     assert len(records) == len(df)
     if ds.per_symbol:  # the service sends newest first; frames are oldest first (stable)
         records = sorted(records, key=lambda r: r[ds.filter_field or "date"])
-    # Spot-check: by record id where the dataset has one, else by position.
+    # Spot-check: by record identity where the dataset has one (rows sharing a date are
+    # ordered by it, not as sent), else by position.
     picks = [0, len(records) // 2, len(records) - 1]
+    by_name = {f.name: f for f in ds.all_fields}
+    ids = [by_name[c] for c in ds.merge_id.names if c in by_name]
     for i in picks:
         rec = records[i]
-        if ds.record_id:
-            id_col = ds.record_id[0]
-            wire = next(f.wire for f in ds.all_fields if f.name == id_col)
-            row = df[df[id_col] == rec[wire]].iloc[0]
+        if ids:
+            (found,) = [
+                j
+                for j in range(len(df))
+                if all(_same(rec.get(f.wire), df[f.name].iloc[j], f) for f in ids)
+            ]
+            row = df.iloc[found]
         else:
             row = df.iloc[i]
         for f in ds.fields:
@@ -196,7 +202,7 @@ def test_other_capped_datasets_walk_the_window(name: str) -> None:
     with md.sandbox.running(record_counts={"BIGCO": 777}) as client:
         df = md.load(name, "BIGCO", client=client)
         assert len(df) == 777
-        assert df[REGISTRY[name].record_id[0]].is_unique
+        assert df[REGISTRY[name].merge_id.names[0]].is_unique
 
 
 def test_app_ratings_walks_past_500_records() -> None:
@@ -448,10 +454,10 @@ def test_paging_never_merges_records_that_lack_an_id() -> None:
 
     a = {"filingUuid": None, "date": "2026-01-02", "clientName": "A"}
     b = {"filingUuid": None, "date": "2026-01-02", "clientName": "B"}
-    assert _record_key(a, ["filingUuid"]) != _record_key(b, ["filingUuid"])
-    assert _record_key(a, ["filingUuid"]) == _record_key(dict(a), ["filingUuid"])
+    assert _record_key(a, [["filingUuid"]]) != _record_key(b, [["filingUuid"]])
+    assert _record_key(a, [["filingUuid"]]) == _record_key(dict(a), [["filingUuid"]])
     with_id = {"filingUuid": "u-1", "date": "2026-01-02"}
-    assert _record_key(with_id, ["filingUuid"]) == ("u-1",)
+    assert _record_key(with_id, [["filingUuid"]]) == ("u-1",)
 
 
 def test_legacy_app_ratings_with_many_apps_load_without_duplicates() -> None:

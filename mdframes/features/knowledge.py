@@ -23,6 +23,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from ..identity import Identity
 from ..pit import public_times
 from .engine import (
     OFF,
@@ -60,16 +61,7 @@ def record_ids(frame: pd.DataFrame, key: list[str]) -> np.ndarray:
     ``_n`` when the lake gives it (records sharing a key in one answer); without ``_n``, the
     rows sharing a key in one sync are told apart by their order."""
     n = len(frame)
-    ids = np.zeros(n, dtype=np.int64)
-    for part in key:
-        names = [c for c in part.split("|") if c in frame.columns]
-        if not names:
-            continue
-        column = frame[names[0]]
-        for other in names[1:]:
-            column = column.astype("string").fillna(frame[other].astype("string"))
-        codes, uniques = pd.factorize(column, use_na_sentinel=True)  # NA: its own value
-        ids = _compress(ids * (len(uniques) + 1) + (codes + 1))
+    ids = Identity.parse(key).ids(frame)
     if "_n" in frame.columns:
         extra = pd.factorize(frame["_n"])[0].astype(np.int64)
     else:

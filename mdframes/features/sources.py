@@ -95,12 +95,9 @@ def _slack_days(dataset: str) -> int:
 
 
 def record_key(dataset: str) -> list[str]:
-    """The columns that identify one record across versions (the lake's key; ``"a|b"``: a,
-    or b where a is null)."""
-    ds = REGISTRY[dataset]
-    if ds.lake_key:
-        return list(ds.lake_key)
-    return ["symbol", *[c for c in ds.record_id if c != "symbol"]]
+    """The columns that identify one record across versions (the registry's ``record_id``;
+    ``"a|b"``: a, or b where a is null)."""
+    return list(REGISTRY[dataset].record_id)
 
 
 def load_start(dataset: str, start: dt.date, lookback: int | None) -> dt.date | None:

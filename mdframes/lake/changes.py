@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import InvalidParameterError
+from ..identity import Identity
 from ..params import to_utc
 from ..registry import Dataset
 
@@ -29,12 +30,12 @@ _FETCHED, _SYNC = "_fetched_at", "_sync_id"
 
 
 def key_columns(key: Sequence[str]) -> list[str]:
-    """The record-id columns of a registry ``lake_key`` (``"a|b"``: both ``a`` and ``b``).
+    """The columns of a registry ``record_id`` (``"a|b"``: both ``a`` and ``b``).
 
     >>> key_columns(("symbol", "date", "amount_raw|amount"))
     ['symbol', 'date', 'amount_raw', 'amount']
     """
-    return list(dict.fromkeys(c for part in key for c in part.split("|")))
+    return list(Identity.parse(key).names)
 
 
 def check_changes(
@@ -55,7 +56,7 @@ def check_changes(
             parameter="dataset",
             dataset=ds.name,
         )
-    if ds.lake != "window" or not ds.lake_key:
+    if ds.lake != "window" or not ds.record_id:
         raise InvalidParameterError(
             f"{ds.name} is not kept by the lake", parameter="dataset", dataset=ds.name
         )
@@ -82,17 +83,11 @@ def _as_text(values: pd.Series) -> pd.Series:
 def _identity(history: pd.DataFrame, key: Sequence[str]) -> pd.Series:
     """One integer per record (and per occurrence, when one answer held several records
     with the same id)."""
-    parts = {}
-    for i, part in enumerate(key):
-        names = [c for c in part.split("|") if c in history.columns]
-        if not names:
+    identity = Identity.parse(key)
+    for part in identity.spec:
+        if not any(c in history.columns for c in part.split("|")):
             raise KeyError(f"record-id column {part!r} is not in the history frame")
-        value = _as_text(history[names[0]])
-        for other in names[1:]:
-            value = value.fillna(_as_text(history[other]))
-        parts[f"k{i}"] = value.fillna("\x00<NA>")
-    ids = pd.DataFrame(parts, index=history.index)
-    record = ids.groupby(list(ids.columns), sort=False, dropna=False).ngroup()
+    record = pd.Series(identity.ids(history), index=history.index)
     occurrence = pd.Series(0, index=history.index)
     if _FETCHED in history.columns:
         occurrence = record.groupby([record, history[_FETCHED]]).cumcount()
@@ -116,7 +111,7 @@ def changes(
         Every version: ``lake.read(dataset, history=True)`` (loader columns plus
         ``_fetched_at`` and ``_sync_id``; other ``_`` columns are ignored).
     key : sequence of str
-        The registry's ``lake_key`` of the dataset (``"a|b"``: ``a``, or ``b`` where ``a`` is
+        The registry's ``record_id`` of the dataset (``"a|b"``: ``a``, or ``b`` where ``a`` is
         missing).
     since, until : time, optional
         As :func:`mdframes.params.to_utc` takes them (a date alone: the end of that day).

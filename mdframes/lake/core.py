@@ -273,7 +273,7 @@ class Lake:
         ds = resolve(dataset)
         since, until = check_changes(ds, since, until)
         history = self.read(ds.name, symbols, history=True)
-        return changes(history, ds.lake_key, since=since, until=until)
+        return changes(history, ds.record_id, since=since, until=until)
 
     def sql(self, query: str, params: Any = None) -> pd.DataFrame:
         """Run DuckDB SQL over the lake; each dataset is a view ``<name>`` (latest versions)

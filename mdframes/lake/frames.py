@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import MdframesError
+from ..identity import Identity
 from ..registry import Dataset
-from .key import Key
 from .layout import Column, Manifest, kind_of
 
 __all__ = [
@@ -241,10 +241,10 @@ def row_hashes(table: pa.Table, names: Sequence[str]) -> np.ndarray:
     return pd.util.hash_pandas_object(frame, index=False, categorize=False).to_numpy()
 
 
-def key_hashes(table: pa.Table, key: Key) -> tuple[np.ndarray, np.ndarray]:
+def key_hashes(table: pa.Table, key: Identity) -> tuple[np.ndarray, np.ndarray]:
     """Two independent 64-bit hashes of each row's key (whole-row key when ``key`` is empty)."""
     if not key:
-        key = Key(tuple((n,) for n in table.column_names if not n.startswith("_")))
+        key = Identity(tuple((n,) for n in table.column_names if not n.startswith("_")))
     keys = key.columns(table)
     frame = _hashable(keys, keys.column_names)
     a = pd.util.hash_pandas_object(frame, index=False, hash_key=_KEY_A, categorize=False)

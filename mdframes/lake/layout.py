@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..identity import Identity
 from ..registry import Dataset
-from .key import Key
 
 __all__ = [
     "FORMAT_VERSION",
@@ -136,8 +136,10 @@ class Manifest:
         return None
 
     @property
-    def record_key(self) -> Key:
-        return Key.parse(self.key)
+    def identity(self) -> Identity:
+        """The record identity the dataset's versions are keyed on, as the table was created
+        with (the registry's ``record_id`` then)."""
+        return Identity.parse(self.key)
 
     def to_json(self) -> bytes:
         body = asdict(self)

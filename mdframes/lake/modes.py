@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from ..registry import Dataset
 from .layout import Manifest
+from .order import arrange
 from .versions import diff_snapshots, diff_window, latest, snapshot_index, unit_of, window_index
 
 __all__ = ["Mode", "WindowMode", "SnapshotMode", "mode_of", "Arrived", "symbol_filter"]
@@ -78,16 +79,33 @@ class Mode:
         return latest(table, manifest, self.cross)
 
     def sort_keys(self, manifest: Manifest) -> list[tuple[str, str]]:
-        """Stored order: (filter,) symbol, time, key parts, then versions."""
+        """The one order of the dataset's rows, stored and read, the loaders' order (CONTRACT
+        §2, §10.1): (filter,) symbol, time, then the record identity's columns (ties), then
+        ``_n`` (records sharing an identity in one answer) and ``_version``. Text, categories
+        included, orders by its value; nulls last."""
         names = manifest.names()
         keys: list[str] = ["_scope"] if self.cross else []
-        for name in ["symbol", manifest.time or "", *manifest.record_key.firsts]:
+        for name in ["symbol", manifest.time or "", *manifest.identity.names]:
             if name and name in names and name not in keys:
                 keys.append(name)
         if len(keys) == int(self.cross):
             keys += [n for n in names if manifest.column(n).kind in _SORTABLE][:3]  # type: ignore[union-attr]
         keys += [m for m in ("_n", "_version") if m in self.meta]
         return [(k, "ascending") for k in keys]
+
+    def sort(
+        self, table: pa.Table, manifest: Manifest, symbols: Sequence[str] | None = None
+    ) -> pa.Table:
+        """``table`` (rows of a read) in :meth:`sort_keys` order, symbols in the order
+        ``symbols`` gives them (as a loader called with that list orders them)."""
+        keys = [k for k, _ in self.sort_keys(manifest) if k in table.column_names]
+        ranked = symbols is not None and len(symbols) > 1 and "symbol" in keys
+        if ranked:
+            rank = pc.index_in(table["symbol"], value_set=pa.array(list(symbols or ())))
+            table = table.append_column("__rank", rank)
+            keys = ["__rank" if k == "symbol" else k for k in keys]
+        table = arrange(table, keys)
+        return table.drop_columns(["__rank"]) if ranked else table
 
     def latest_sql(self, manifest: Manifest, quote: Callable[[str], str]) -> str:
         """The ``qualify`` rule of the ``<name>`` view (latest versions)."""
@@ -122,7 +140,7 @@ class WindowMode(Mode):
 
     def latest_sql(self, manifest: Manifest, quote: Callable[[str], str]) -> str:
         names = set(manifest.names())
-        key = manifest.record_key
+        key = manifest.identity
         parts = key.sql(names, quote) if key else [quote(n) for n in manifest.names()]
         partition = ", ".join([*parts, "_n"])
         return f"row_number() over (partition by {partition} order by _version desc) = 1"

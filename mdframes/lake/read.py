@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,7 +14,7 @@ from .frames import to_frame
 from .plan import normalise_symbols, resolve
 from .table import DatasetTable, Snapshot, damaged
 
-__all__ = ["read", "scope_of", "opened", "sort_table"]
+__all__ = ["read", "scope_of", "opened"]
 
 
 def opened(table: DatasetTable) -> Snapshot | None:
@@ -114,7 +113,7 @@ def read(
     # log's statistics say so): no sort, no check then.
     ordered = store.in_stored_order(snap) and (syms is None or syms == sorted(syms))
     if not ordered:
-        table = sort_table(table, manifest, syms, cross)
+        table = store.mode.sort(table, manifest, syms)
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     frame = to_frame(table.select(keep), manifest)
     frame.attrs["dataset"] = ds.name
@@ -214,7 +213,7 @@ def _attach_summary(frame: pd.DataFrame, store: DatasetTable, table: pa.Table) -
 
 
 def _needed(wanted: list[str], manifest: Any, meta: Any) -> list[str]:
-    extra = ["symbol", manifest.time or "", *manifest.record_key.names]
+    extra = ["symbol", manifest.time or "", *manifest.identity.names]  # what the order reads
     out = list(wanted)
     for name in extra + list(meta):
         if name and name not in out and (name in manifest.names() or name in meta):
@@ -237,111 +236,3 @@ def _pick_scope(
         "pass market= or region=",
         parameter="market",
     )
-
-
-def sort_table(table: pa.Table, manifest: Any, syms: list[str] | None, cross: bool) -> pa.Table:
-    """Rows as the loaders order them: symbol (in the order given), time, record key, then
-    ``_n`` and ``_version``."""
-    if table.num_rows == 0:
-        return table
-    keys: list[tuple[str, str]] = []
-    if syms is not None and len(syms) > 1:
-        rank = pc.index_in(table["symbol"], value_set=pa.array(syms))
-        table = table.append_column("__rank", rank)
-        keys.append(("__rank", "ascending"))
-    elif "symbol" in table.column_names:
-        keys.append(("symbol", "ascending"))
-    names = manifest.names()
-    for name in [manifest.time or "", *manifest.record_key.firsts]:
-        if name and name in names and (name, "ascending") not in keys:
-            keys.append((name, "ascending"))
-    if not manifest.key and cross:
-        keys = [k for k in keys if k[0] != "__rank"] or keys
-    keys += [(m, "ascending") for m in ("_n", "_version") if m in table.column_names]
-    if not keys:
-        return table
-    if not _is_sorted(table, keys):
-        table = table.take(pa.array(_order(table, [k for k, _ in keys])))
-    return table.drop_columns(["__rank"]) if "__rank" in table.column_names else table
-
-
-def _order(table: pa.Table, keys: list[str]) -> np.ndarray:
-    """Row positions in ``keys`` order, nulls last, ties stable (as ``Table.sort_by``).
-
-    Most keys fit one 63-bit integer together (symbol rank, day, version, ...) with the row's
-    position in the lowest bits (which keeps ties stable): sorting those integers is several
-    times faster than Arrow's multi-column sort, which remains for the rest."""
-    n = table.num_rows
-    position_bits = max((n - 1).bit_length(), 1)
-    packed = np.zeros(n, dtype=np.int64)
-    bits = position_bits
-    for name in keys:
-        col = table[name].combine_chunks() if table[name].num_chunks != 1 else table[name].chunk(0)
-        if pa.types.is_floating(col.type) and bits + position_bits > 62:
-            break  # its distinct values could need as many bits as the positions
-        values = _rank(col)
-        if values.dtype.kind == "f":
-            _, values = np.unique(values, return_inverse=True)  # NaN ranks last
-        low = int(values.min())
-        width = max((int(values.max()) - low).bit_length(), 1)
-        bits += width
-        if bits > 62:
-            break
-        packed = (packed << width) | (values.astype(np.int64) - low)
-    else:
-        packed = (packed << position_bits) | np.arange(n, dtype=np.int64)
-        packed.sort()
-        return packed & ((1 << position_bits) - 1)
-    sort_keys = [(k, "ascending") for k in keys]
-    return np.asarray(pc.sort_indices(table, sort_keys=sort_keys))  # as Table.sort_by
-
-
-def _rank(col: pa.Array) -> np.ndarray:
-    t = col.type
-    if pa.types.is_dictionary(t):
-        col, t = col.cast(t.value_type), t.value_type
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_boolean(t):
-        encoded = pc.dictionary_encode(col)
-        order = np.asarray(pc.sort_indices(encoded.dictionary))
-        rank = np.empty(len(order) + 1, dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        rank[-1] = len(order)  # nulls last
-        codes = pc.fill_null(encoded.indices, len(order)).to_numpy()
-        return rank[codes]
-    if pa.types.is_floating(t):
-        return col.to_numpy(zero_copy_only=False)  # NaN (null) sorts last
-    if pa.types.is_temporal(t) or pa.types.is_integer(t):
-        width = pa.int32() if pa.types.is_date32(t) else pa.int64()
-        ints = col.cast(width, safe=False) if not pa.types.is_integer(t) else col.cast(pa.int64())
-        return pc.fill_null(ints.cast(pa.int64()), np.iinfo(np.int64).max).to_numpy()
-    return np.asarray(
-        pc.rank(col, sort_keys="ascending", null_placement="at_end", tiebreaker="dense")
-    )
-
-
-def _is_sorted(table: pa.Table, keys: list[tuple[str, str]]) -> bool:
-    """Whether rows already come in ``keys`` order (a compacted file does): a linear check
-    saves a sort of millions of rows."""
-    n = table.num_rows
-    if n < 2:
-        return True
-    head = table.slice(0, n - 1)
-    tail = table.slice(1)
-    ok = None  # rows i, i+1 ordered by the keys seen so far
-    equal = None
-    for name, _ in keys:
-        a, b = head[name], tail[name]
-        if pa.types.is_list(a.type) or pa.types.is_null(a.type):
-            return False
-        less = pc.fill_null(pc.less(a, b), False)
-        same = pc.fill_null(pc.equal(a, b), False)
-        # Nulls sort last: null after a value is ordered, two nulls are equal.
-        less = pc.or_(less, pc.and_(pc.is_valid(a), pc.is_null(b)))
-        same = pc.or_(same, pc.and_(pc.is_null(a), pc.is_null(b)))
-        if ok is None:
-            ok, equal = less, same
-        else:
-            ok = pc.or_(ok, pc.and_(equal, less))
-            equal = pc.and_(equal, same)
-    total = pc.or_(ok, equal)  # type: ignore[arg-type]
-    return bool(np.all(total.to_numpy(zero_copy_only=False)))

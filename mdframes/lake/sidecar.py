@@ -54,7 +54,7 @@ class Sidecar:
 
     def new_manifest(self) -> Manifest:
         ds = self.place.ds
-        self._manifest = Manifest(ds.name, ds.lake, list(ds.lake_key), None, [])
+        self._manifest = Manifest(ds.name, ds.lake, list(ds.record_id), None, [])
         return self._manifest
 
     def save_manifest(self, manifest: Manifest) -> None:

@@ -1,9 +1,9 @@
 """Knowledge time: which fetched rows are new records, which are new versions, which add
 nothing; and, for reads, which stored row is the latest version of each record.
 
-A record is known by its key (the registry's ``lake_key``, symbol included) plus ``_n``, its
-place among records that share that key in one answer. Two 64-bit hashes of the key stand for
-it, and one 64-bit hash of every value for its content. Windowed datasets keep one row per
+A record is known by its identity (the registry's ``record_id``, symbol included) plus
+``_n``, its place among records that share that identity in one answer. Two 64-bit hashes of
+the identity stand for it, and one 64-bit hash of every value for its content. Windowed datasets keep one row per
 version; snapshot datasets keep whole answers, one per sync that saw something change.
 """
 
@@ -33,7 +33,7 @@ __all__ = [
 
 
 def _identity(table: pa.Table, manifest: Manifest) -> pd.DataFrame:
-    ka, kb = key_hashes(table, manifest.record_key)
+    ka, kb = key_hashes(table, manifest.identity)
     return pd.DataFrame({"ka": ka, "kb": kb, "h": row_hashes(table, manifest.names())})
 
 
@@ -192,7 +192,7 @@ def _latest_versions(table: pa.Table, manifest: Manifest) -> pa.Table:
     else:
         touched = np.arange(table.num_rows)
     part = table.take(pa.array(touched, type=pa.int64()))
-    ka, kb = key_hashes(part, manifest.record_key)
+    ka, kb = key_hashes(part, manifest.identity)
     frame = pd.DataFrame(
         {
             "ka": ka,
