@@ -417,9 +417,12 @@ def test_write_panel_reads_back_equal_with_pandas_duckdb_and_polars(
                                        executor=pool, chunk=3)  # fmt: skip
     assert Path(path) == tmp_path / "out"
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "part-00000.parquet", "part-00001.parquet", "part-00002.parquet"
+        "_SUCCESS", "part-00000.parquet", "part-00001.parquet", "part-00002.parquet"
     ]  # fmt: skip
     pd.testing.assert_frame_equal(panel_order(pd.read_parquet(path)), want)
+    back = md.features.read_panel(path)  # the panel itself: index, order, dtypes, attrs
+    pd.testing.assert_frame_equal(back, want.set_index(["date", "symbol"]))
+    assert back.attrs == md.features.panel(*args, source=lake, known_at="row").attrs
     glob = str(tmp_path / "out" / "*.parquet")
     from_duckdb = duckdb.sql(f"select * from read_parquet('{glob}')").df()
     from_polars = pl.read_parquet(glob).to_pandas()
@@ -437,7 +440,7 @@ def test_write_panel_reads_back_equal_with_pandas_duckdb_and_polars(
     serial = md.features.write_panel(str(tmp_path / "serial"), *args, source=lake,
                                      known_at="row", chunk=5)  # fmt: skip
     pd.testing.assert_frame_equal(panel_order(pd.read_parquet(serial)), want)
-    with pytest.raises(md.InvalidParameterError, match="already holds files"):
+    with pytest.raises(md.InvalidParameterError, match="already holds files: a finished panel"):
         md.features.write_panel(path, *args, source=lake)
     with pytest.raises(md.InvalidParameterError, match="chunk"):
         md.features.write_panel(tmp_path / "x", *args, source=lake, chunk=0)

@@ -125,8 +125,9 @@ def test_write_panel_to_an_object_store(lake: md.Lake, panel_uri: str) -> None:
                                       executor=pool, chunk=3)  # fmt: skip
     fs, base = pafs.FileSystem.from_uri(uri)
     names = sorted(i.base_name for i in fs.get_file_info(pafs.FileSelector(base)))
-    assert names == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+    assert names == ["_SUCCESS", "part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
     got = pq.read_table(base, filesystem=fs).to_pandas()
     got = _in_panel_order(got)
     pd.testing.assert_frame_equal(got, want)
+    pd.testing.assert_frame_equal(md.features.read_panel(uri), want.set_index(["date", "symbol"]))
     assert "testing" not in uri  # no credential in what is returned

@@ -7,7 +7,8 @@
 - :func:`catalog`: the named features, as data (:data:`CATALOG`).
 - :func:`panel`: one row per (date, symbol), one column per feature, computed from each
   dataset by its publication anchor, so that no row sees what was not yet public.
-- :func:`write_panel`: the same panel written as Parquet, one file per chunk of symbols.
+- :func:`write_panel`: the same panel written as Parquet, one file per chunk of symbols,
+  atomically (a ``_SUCCESS`` marker last); :func:`read_panel` reads it back.
 - :class:`Feature`: a custom feature next to the catalog's.
 - :func:`training_set`: a panel with a label per row (:func:`forward_return`) and purged,
   embargoed cross-validation splits (:class:`TrainingSet`, :func:`read_training_set`).
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from .definitions import CATALOG, catalog
 from .labels import forward_return
+from .panelfile import read_panel
 from .panels import panel, write_panel
 from .spec import Feature
 from .training import TrainingSet, read_training_set, training_set
@@ -25,6 +27,7 @@ __all__ = [
     "catalog",
     "panel",
     "write_panel",
+    "read_panel",
     "Feature",
     "CATALOG",
     "forward_return",

@@ -8,6 +8,7 @@ runs it per chunk and writes each chunk's rows where it was computed.
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -17,8 +18,10 @@ import pandas as pd
 from .._typing import DateLike, Errors, TimeLike
 from ..errors import InvalidParameterError
 from .chunk import compute, finish_attrs, prepare, with_coverage
-from .scale import check_executor, check_target, run_panel, run_writes
+from .panelfile import PanelFolder, marker
+from .scale import check_executor, run_panel, run_writes
 from .spec import Feature
+from .trainfile import feature_definition
 
 __all__ = ["panel", "write_panel"]
 
@@ -129,17 +132,22 @@ def write_panel(
     chunk: int = 250,
 ) -> str:
     """Write the panel to a Parquet dataset at ``path``, one file per chunk of symbols,
-    each written where it was computed (never the whole panel in one process).
+    each written where it was computed (never the whole panel in one process), atomically.
 
-    ``pd.read_parquet(path)`` (DuckDB, Polars, Dask) reads back the rows of
-    ``panel(...)`` with the same arguments, ``date`` and ``symbol`` as columns, grouped by
-    chunk (sort by ``date`` to get the panel's order).
+    The chunks are written under ``path/_temporary/`` and moved into place when all are
+    there; the marker ``path/_SUCCESS`` (the arguments and the part list) is written last.
+    A folder without it is unfinished (an interrupted run): :func:`read_panel` refuses it,
+    and the same call run again clears it and writes it anew. :func:`read_panel` reads the
+    panel back equal to ``panel(...)``; ``pd.read_parquet(path)`` (DuckDB, Polars, Dask)
+    reads its rows, ``date`` and ``symbol`` as columns, grouped by chunk (sort by ``date``
+    for the panel's order): check for ``_SUCCESS`` first.
 
     Parameters
     ----------
     path : str or PathLike
-        A folder (created; it must not hold files yet) or an object-store URI
-        (``s3://bucket/prefix``, as pyarrow reads it).
+        A folder (created; it must not hold files yet, except what an unfinished
+        ``write_panel`` left) or an object-store URI (``s3://bucket/prefix``, as pyarrow
+        reads it).
     symbols, start, end, features, freq, source, known_at, errors, executor
         As for :func:`panel`.
     chunk : int
@@ -156,8 +164,9 @@ def write_panel(
     >>> with ProcessPoolExecutor(2) as pool:                          # doctest: +SKIP
     ...     md.features.write_panel("panel/", symbols, "2025-01-01", "2026-11-30",
     ...                             source=md.Lake("lake"), executor=pool)
+    >>> md.features.read_panel("panel/")                              # doctest: +SKIP
     """
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 1:
         raise InvalidParameterError(
             f"chunk must be a whole number of symbols >= 1, got {chunk!r}", parameter="chunk"
         )
@@ -175,7 +184,20 @@ def write_panel(
     if executor is not None:
         check_executor(executor, request)
     request = with_coverage(request)
-    target = check_target(path)
-    results = run_writes(executor, request, target, chunk)
-    finish_attrs(request, results)
+    folder = PanelFolder.open(path)
+    results = run_writes(executor, request, folder.staging, min(int(chunk), 2**31))
+    attrs = finish_attrs(request, results)
+    folder.commit(
+        marker(
+            symbols=request.symbols,
+            dates=request.dates,
+            features={f.name: feature_definition(f, None) for f in request.features},
+            chunk=min(int(chunk), 2**31),
+            rows=[r.cells for r in results],
+            source=request.source.describe(),
+            known_at=request.known_at,
+            errors=request.errors,
+            attrs=attrs,
+        )
+    )
     return os.fspath(path) if not isinstance(path, str) else path

@@ -10,7 +10,6 @@ no API key is shipped to a worker.
 
 from __future__ import annotations
 
-import os
 import pickle
 from collections.abc import Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -121,35 +120,6 @@ def write_chunk(target: str, name: str, request: Request) -> ChunkResult:
     """One chunk of :func:`run_chunk`, written to ``target/name`` (Parquet) where it was
     computed; returns its result without the rows."""
     return _write(target, name, run_chunk(request))
-
-
-def check_target(path: Any) -> str:
-    """``path`` as a folder or URI every worker can open; created, and refused when it is a
-    file or already holds files."""
-    import pyarrow.fs as pafs
-
-    if not isinstance(path, (str, os.PathLike)):
-        raise InvalidParameterError(
-            f"path must be a folder or an object-store URI, not {type(path).__name__}",
-            parameter="path",
-        )
-    text = os.fspath(path)
-    target = text if "://" in text else os.path.abspath(text)
-    try:
-        fs, base = _fs(target)
-        info = fs.get_file_info(base)
-        if info.type == pafs.FileType.File:
-            raise InvalidParameterError(f"{text} is a file, not a folder", parameter="path")
-        if info.type == pafs.FileType.Directory and fs.get_file_info(pafs.FileSelector(base)):
-            raise InvalidParameterError(
-                f"{text} already holds files: give a new or empty folder", parameter="path"
-            )
-        fs.create_dir(base, recursive=True)
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, InvalidParameterError):
-            raise
-        raise InvalidParameterError(f"cannot write to {text}: {exc}", parameter="path") from None
-    return target
 
 
 def _gather(futures: list[Future[ChunkResult]]) -> list[ChunkResult]:

@@ -9,31 +9,26 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Final, Literal, cast
 
 import numpy as np
 import pandas as pd
 
 from .._typing import DateLike, Errors, TimeLike
-from ..errors import InvalidParameterError, MdframesError
+from ..errors import InvalidParameterError
 from ..params import to_utc
 from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panels import panel
 from .sources import Source, resolve_source
-from .spec import Feature, check_errors
+from .spec import check_errors
+from .trainfile import feature_definition, read_parts, write_training_set
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
 
 METHODS: Final = ("walk_forward", "kfold", "combinatorial")
-# Columns of the Parquet file that are not features (a feature may not take these names).
-_Y: Final = "__mdframes_label__"
-_T1: Final = "__mdframes_t1__"
-_META: Final = b"mdframes.training_set"
-_FORMAT: Final = 1
 
 
 def _whole(value: Any, name: str, least: int) -> int:
@@ -222,38 +217,7 @@ class TrainingSet:
         >>> ts.to_parquet("train.parquet")                       # doctest: +SKIP
         >>> md.features.read_training_set("train.parquet").info  # doctest: +SKIP
         """
-        from .._deps import require
-
-        pa = require("pyarrow", "parquet", "TrainingSet.to_parquet")
-        import pyarrow.parquet as pq
-
-        taken = [c for c in (_Y, _T1) if c in self.X.columns]
-        if taken:
-            raise InvalidParameterError(
-                f"X has a column named {taken[0]!r}, which the file format reserves",
-                parameter="X",
-            )
-        data = self.X.copy(deep=False)
-        data.attrs = {}  # kept in the file's own metadata, times included
-        data[_Y] = self.y.to_numpy()
-        data[_T1] = self.t1.to_numpy()
-        table = pa.Table.from_pandas(data, preserve_index=True)
-        meta = {
-            "format": _FORMAT,
-            "label": self.y.name,
-            "t1": self.t1.name,
-            "info": self.info,
-            "attrs": _encode(self.X.attrs),
-            # Parquet keeps these only up to the text dtypes' flavours (pandas' "str" and
-            # "string"), which read back the same way: the file says which each one was.
-            "index_dtypes": [
-                _dtype_text(level.dtype) for level in cast(pd.MultiIndex, self.X.index).levels
-            ],
-            "dtypes": {str(c): _dtype_text(self.X[c].dtype) for c in self.X.columns},
-        }
-        schema_meta = {**(table.schema.metadata or {}), _META: json.dumps(meta).encode()}
-        pq.write_table(table.replace_schema_metadata(schema_meta), os.fspath(path))
-        return os.fspath(path)
+        return write_training_set(self.X, self.y, self.t1, self.info, path)
 
 
 def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
@@ -263,117 +227,10 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
     --------
     >>> ts = md.features.read_training_set("train.parquet")  # doctest: +SKIP
     """
-    from .._deps import require
-
-    require("pyarrow", "parquet", "read_training_set")
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(os.fspath(path))
-    raw = (table.schema.metadata or {}).get(_META)
-    if raw is None:
-        raise InvalidParameterError(
-            f"{os.fspath(path)} is not a training set written by TrainingSet.to_parquet",
-            parameter="path",
-        )
-    meta = json.loads(raw)
-    if meta.get("format", 0) > _FORMAT:
-        raise MdframesError(
-            f"{os.fspath(path)} was written in training-set format {meta['format']}; this "
-            f"mdframes reads format {_FORMAT}: upgrade mdframes"
-        )
-    data = table.to_pandas()
-    y = data.pop(_Y).rename(meta["label"])
-    t1 = data.pop(_T1).rename(meta["t1"])
-    data.attrs = _decode(meta["attrs"])
-    if isinstance(data.index, pd.MultiIndex):
-        levels: list[Any] = [
-            level if level.dtype == _dtype_of(spec) else level.astype(_dtype_of(spec))
-            for level, spec in zip(data.index.levels, meta.get("index_dtypes", []), strict=False)
-        ]
-        if levels:
-            data.index = data.index.set_levels(levels)
-    for column, spec in meta.get("dtypes", {}).items():
-        if column in data.columns and data[column].dtype != _dtype_of(spec):
-            data[column] = data[column].astype(_dtype_of(spec))
-    return TrainingSet(data, y.set_axis(data.index), t1.set_axis(data.index), meta["info"])
-
-
-def _dtype_text(dtype: Any) -> dict[str, Any]:
-    if isinstance(dtype, pd.StringDtype):
-        return {
-            "name": "string",
-            "storage": dtype.storage,
-            "na": "nan" if dtype.na_value is np.nan else "NA",
-        }
-    return {"name": str(dtype)}
-
-
-def _dtype_of(spec: dict[str, Any]) -> Any:
-    if spec["name"] == "string":
-        if spec["na"] == "NA":
-            return pd.StringDtype(spec["storage"])
-        try:  # pandas' NaN-flavoured str (pandas >= 2.3); pandas 2.2 has only the NA flavour
-            return pd.StringDtype(spec["storage"], na_value=np.nan)
-        except TypeError:
-            return pd.StringDtype(spec["storage"])
-    return pd.api.types.pandas_dtype(spec["name"])
-
-
-def _encode(value: Any) -> Any:
-    """``X.attrs`` as JSON, times tagged so that :func:`_decode` gives them back."""
-    if isinstance(value, Mapping):
-        return {"__dict__": [[_encode(k), _encode(v)] for k, v in value.items()]}
-    if isinstance(value, (list, tuple)):
-        return [_encode(v) for v in value]
-    if isinstance(value, pd.Timestamp):
-        return {"__timestamp__": value.isoformat()}
-    if isinstance(value, dt.datetime):
-        return {"__datetime__": value.isoformat()}
-    if isinstance(value, dt.date):
-        return {"__date__": value.isoformat()}
-    if isinstance(value, np.generic):
-        return value.item()
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    if isinstance(value, dict):
-        if "__dict__" in value:
-            return {_decode(k): _decode(v) for k, v in value["__dict__"]}
-        if "__timestamp__" in value:
-            return pd.Timestamp(value["__timestamp__"])
-        if "__datetime__" in value:
-            return dt.datetime.fromisoformat(value["__datetime__"])
-        if "__date__" in value:
-            return dt.date.fromisoformat(value["__date__"])
-    return value
+    return TrainingSet(*read_parts(path))
 
 
 # -- building ---------------------------------------------------------------------------------
-
-
-def _function_name(value: Any) -> Any:
-    if value is None or isinstance(value, str):
-        return value
-    return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
-
-
-def feature_definition(feature: Feature, dtype: Any) -> dict[str, Any]:
-    """A feature as plain data (functions by their qualified name)."""
-    return {
-        "dataset": feature.dataset,
-        "value": _function_name(feature.value),
-        "window": feature.window_text,
-        "agg": feature.agg,
-        "where": _function_name(feature.where),
-        "sign": _function_name(feature.sign),
-        "dtype": str(dtype),
-        "description": feature.description,
-    }
 
 
 def _default_prices(

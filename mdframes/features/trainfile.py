@@ -1,0 +1,284 @@
+"""A training set's file and provenance: the Parquet file of X, y, t1 and info, the plain-data
+record of how a set was made (feature definitions, attrs as JSON), and its canonical content
+hash (CONTRACT §12, §12.1, §13).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import struct
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidParameterError, MdframesError
+from .spec import Feature
+
+__all__ = [
+    "write_training_set",
+    "read_parts",
+    "content_hash",
+    "feature_definition",
+    "encode",
+    "decode",
+]
+
+# Columns of the Parquet file that are not features (a feature may not take these names).
+_Y: Final = "__mdframes_label__"
+_T1: Final = "__mdframes_t1__"
+_META: Final = b"mdframes.training_set"
+_FORMAT: Final = 1
+
+
+def write_training_set(
+    X: pd.DataFrame, y: pd.Series, t1: pd.Series, info: dict[str, Any], path: Any
+) -> str:
+    """:meth:`TrainingSet.to_parquet`: X, y, t1 and info in one Parquet file."""
+    from .._deps import require
+
+    pa = require("pyarrow", "parquet", "TrainingSet.to_parquet")
+    import pyarrow.parquet as pq
+
+    taken = [c for c in (_Y, _T1) if c in X.columns]
+    if taken:
+        raise InvalidParameterError(
+            f"X has a column named {taken[0]!r}, which the file format reserves",
+            parameter="X",
+        )
+    data = X.copy(deep=False)
+    data.attrs = {}  # kept in the file's own metadata, times included
+    data[_Y] = y.to_numpy()
+    data[_T1] = t1.to_numpy()
+    table = pa.Table.from_pandas(data, preserve_index=True)
+    meta = {
+        "format": _FORMAT,
+        "label": y.name,
+        "t1": t1.name,
+        "info": info,
+        "attrs": encode(X.attrs),
+        # Parquet keeps these only up to the text dtypes' flavours (pandas' "str" and
+        # "string"), which read back the same way: the file says which each one was.
+        "index_dtypes": [_dtype_text(level.dtype) for level in cast(pd.MultiIndex, X.index).levels],
+        "dtypes": {str(c): _dtype_text(X[c].dtype) for c in X.columns},
+    }
+    schema_meta = {**(table.schema.metadata or {}), _META: json.dumps(meta).encode()}
+    pq.write_table(table.replace_schema_metadata(schema_meta), os.fspath(path))
+    return os.fspath(path)
+
+
+def read_parts(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, pd.Series, pd.Series, Any]:
+    """X, y, t1 and info from a file :func:`write_training_set` wrote, equal to them."""
+    from .._deps import require
+
+    require("pyarrow", "parquet", "read_training_set")
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(os.fspath(path))
+    raw = (table.schema.metadata or {}).get(_META)
+    if raw is None:
+        raise InvalidParameterError(
+            f"{os.fspath(path)} is not a training set written by TrainingSet.to_parquet",
+            parameter="path",
+        )
+    meta = json.loads(raw)
+    if meta.get("format", 0) > _FORMAT:
+        raise MdframesError(
+            f"{os.fspath(path)} was written in training-set format {meta['format']}; this "
+            f"mdframes reads format {_FORMAT}: upgrade mdframes"
+        )
+    data = table.to_pandas()
+    y = data.pop(_Y).rename(meta["label"])
+    t1 = data.pop(_T1).rename(meta["t1"])
+    data.attrs = decode(meta["attrs"])
+    if isinstance(data.index, pd.MultiIndex):
+        levels: list[Any] = [
+            level if level.dtype == _dtype_of(spec) else level.astype(_dtype_of(spec))
+            for level, spec in zip(data.index.levels, meta.get("index_dtypes", []), strict=False)
+        ]
+        if levels:
+            data.index = data.index.set_levels(levels)
+    for column, spec in meta.get("dtypes", {}).items():
+        if column in data.columns and data[column].dtype != _dtype_of(spec):
+            data[column] = data[column].astype(_dtype_of(spec))
+    return data, y.set_axis(data.index), t1.set_axis(data.index), meta["info"]
+
+
+def _dtype_text(dtype: Any) -> dict[str, Any]:
+    if isinstance(dtype, pd.StringDtype):
+        return {
+            "name": "string",
+            "storage": dtype.storage,
+            "na": "nan" if dtype.na_value is np.nan else "NA",
+        }
+    return {"name": str(dtype)}
+
+
+def _dtype_of(spec: dict[str, Any]) -> Any:
+    if spec["name"] == "string":
+        if spec["na"] == "NA":
+            return pd.StringDtype(spec["storage"])
+        try:  # pandas' NaN-flavoured str (pandas >= 2.3); pandas 2.2 has only the NA flavour
+            return pd.StringDtype(spec["storage"], na_value=np.nan)
+        except TypeError:
+            return pd.StringDtype(spec["storage"])
+    return pd.api.types.pandas_dtype(spec["name"])
+
+
+def encode(value: Any) -> Any:
+    """Attrs as JSON, times tagged so that :func:`decode` gives them back."""
+    if isinstance(value, Mapping):
+        return {"__dict__": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return [encode(v) for v in value]
+    if isinstance(value, pd.Timestamp):
+        return {"__timestamp__": value.isoformat()}
+    if isinstance(value, dt.datetime):
+        return {"__datetime__": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {"__date__": value.isoformat()}
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def decode(value: Any) -> Any:
+    """The inverse of :func:`encode`."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if "__dict__" in value:
+            return {decode(k): decode(v) for k, v in value["__dict__"]}
+        if "__timestamp__" in value:
+            return pd.Timestamp(value["__timestamp__"])
+        if "__datetime__" in value:
+            return dt.datetime.fromisoformat(value["__datetime__"])
+        if "__date__" in value:
+            return dt.date.fromisoformat(value["__date__"])
+    return value
+
+
+def _function_name(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
+
+
+def feature_definition(feature: Feature, dtype: Any) -> dict[str, Any]:
+    """A feature as plain data (functions by their qualified name)."""
+    return {
+        "dataset": feature.dataset,
+        "value": _function_name(feature.value),
+        "window": feature.window_text,
+        "agg": feature.agg,
+        "where": _function_name(feature.where),
+        "sign": _function_name(feature.sign),
+        "dtype": None if dtype is None else str(dtype),
+        "description": feature.description,
+    }
+
+
+# -- the canonical content hash ----------------------------------------------------------------
+
+_HASH_HEADER: Final = b"mdframes.training_set.content/1\n"
+
+
+def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
+    """The SHA-256 (hex) of X, y and t1 in the canonical form of docs/training.md.
+
+    Equal sets (index, columns, values and dtypes, in order) give equal hashes in any
+    process and with any supported pandas: text is written as UTF-8 (pandas' ``str`` and
+    ``string`` alike), numbers as little-endian bytes, missing values as a mask.
+    """
+    digest = hashlib.sha256(_HASH_HEADER)
+    index = X.index
+    levels = (
+        [index.get_level_values(i) for i in range(index.nlevels)]
+        if isinstance(index, pd.MultiIndex)
+        else [index]
+    )
+    _put_int(digest, len(X))
+    _put_int(digest, len(levels))
+    for level in levels:
+        _put_column(digest, level.name, level)
+    _put_int(digest, X.shape[1])
+    for name in X.columns:
+        _put_column(digest, name, X[name])
+    _put_column(digest, y.name, y)
+    _put_column(digest, t1.name, t1)
+    return digest.hexdigest()
+
+
+def _put_int(digest: Any, value: int) -> None:
+    digest.update(struct.pack("<q", value))
+
+
+def _put_text(digest: Any, text: str) -> None:
+    raw = text.encode("utf-8")
+    _put_int(digest, len(raw))
+    digest.update(raw)
+
+
+def _canonical_dtype(dtype: Any) -> str:
+    """The dtype's name in the canonical form: text of any flavour is ``text`` (pandas'
+    ``str``, ``string`` and ``object`` of strings differ between pandas versions, not in
+    content), times are ``datetime64[ns]`` (UTC when aware), the rest pandas' own name."""
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime64[ns, UTC]" if getattr(dtype, "tz", None) is not None else "datetime64[ns]"
+    if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
+        return "text"
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        return str(dtype)
+    raise InvalidParameterError(
+        f"dtype {dtype} is not one the content hash covers (numbers, booleans, times, text)",
+        parameter="X",
+    )
+
+
+def _put_column(digest: Any, name: Any, values: Any) -> None:
+    """One named column: its name, its canonical dtype, its missing-value mask, then its
+    values (missing ones as 0 or the empty text)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = pd.Index(values).astype(values.dtype.categories.dtype)
+    kind = _canonical_dtype(values.dtype)
+    _put_text(digest, "" if name is None else str(name))
+    _put_text(digest, kind)
+    missing = np.asarray(pd.isna(values), dtype=bool)
+    digest.update(np.packbits(missing).tobytes())
+    if kind == "text":
+        # Distinct texts sorted, then each row's position among them: equal columns give
+        # equal bytes whatever their dictionary or level order, in one hashing pass.
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        texts = np.asarray(uniques, dtype=object)
+        if not all(isinstance(v, str) for v in texts):
+            raise InvalidParameterError(
+                f"column {name!r} holds values that are not text; the content hash covers "
+                "numbers, booleans, times and text",
+                parameter="X",
+            )
+        order = np.argsort(texts.astype(str), kind="stable")
+        rank = np.empty(len(order), dtype="<i8")
+        rank[order] = np.arange(len(order))
+        _put_int(digest, len(texts))
+        for text in texts[order]:
+            _put_text(digest, text)
+        raw = np.where(codes < 0, -1, rank[np.maximum(codes, 0)] if len(rank) else -1)
+        digest.update(np.ascontiguousarray(raw, dtype="<i8").tobytes())
+        return
+    if kind.startswith("datetime64"):
+        stamps = pd.DatetimeIndex(values)
+        if stamps.tz is not None:
+            stamps = stamps.tz_convert("UTC").tz_localize(None)
+        raw = np.where(missing, 0, stamps.as_unit("ns").asi8)
+    elif pd.api.types.is_bool_dtype(values.dtype):
+        raw = pd.array(values, dtype="boolean").to_numpy(dtype="u1", na_value=0)
+    else:
+        numpy_dtype = np.dtype(str(values.dtype).lower())  # Int64 -> int64, Float64 -> float64
+        raw = pd.array(values).to_numpy(dtype=numpy_dtype, na_value=0)
+    digest.update(np.ascontiguousarray(raw, dtype=raw.dtype.newbyteorder("<")).tobytes())
