@@ -83,10 +83,9 @@ def repair(tables: list[DatasetTable], lease: Any) -> pd.DataFrame:
 
 
 def _sync_times(storage: Storage) -> dict[str, str]:
-    from .sync import read_root_state
+    from .state import RootState
 
-    root = read_root_state(storage)
-    return {s["id"]: s["started"] for s in root.get("syncs", [])}
+    return RootState.load(storage).sync_times()
 
 
 def info(storage: Storage, tables: list[DatasetTable]) -> pd.DataFrame:

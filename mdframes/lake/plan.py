@@ -89,14 +89,16 @@ class SyncRequest:
         return [d.name for d in self.datasets]
 
     def spec(self) -> dict[str, Any]:
-        """What identifies the run in the root state (a resumed run has the same spec)."""
+        """What identifies the request's run in the root state: datasets, symbols or filter,
+        start and end as given (no end: up to the day each sync runs), so a run stopped
+        today is resumed by the same request tomorrow."""
         return {
             "datasets": self.names,
             "symbols": None if self.symbols is None else list(self.symbols),
             "market": self.market,
             "region": self.region,
             "start": self.start.isoformat() if self.start else None,
-            "end": (self.end or self.end_default).isoformat(),
+            "end": self.end.isoformat() if self.end else None,
         }
 
 
@@ -183,9 +185,10 @@ class Unit:
     scope: str = ""  # snapshot filter: "daily", "market=S&P 500", ...; "" for windows
     params: dict[str, Any] = field(default_factory=dict)  # keyword arguments of md.load
     estimate: int = 1  # fewest requests it needs
-    start: str | None = None  # windows: the state after success
+    start: str | None = None  # windows: the span the state holds after success
     end: str | None = None
     pages: int = 0  # requests a paged window took (the next sync's estimate)
+    window: tuple[str | None, str] | None = None  # windows: the dates this unit asks for
 
     @property
     def id(self) -> str:
@@ -234,7 +237,9 @@ def window_units(
         params: dict[str, Any] = {"start": _iso(fetch_start), "end": _iso(end), **variant}
         if ds.paged and held is not None:
             estimate = max(1, int(held.get("pages", 1)))
-        units.append(Unit(ds, symbol, "", params, estimate, _iso(new_start), new_end.isoformat()))
+        window = (_iso(fetch_start), target_end.isoformat())
+        span = (_iso(new_start), new_end.isoformat())
+        units.append(Unit(ds, symbol, "", params, estimate, *span, window=window))
     return units
 
 

@@ -34,6 +34,9 @@ class SyncReport:
         429 answers received.
     stopped : str or None
         Why the run stopped early (budget, rate limit), if it did.
+    resumed : int
+        Units skipped because an earlier, unfinished run of the same request (datasets,
+        symbols or filter, start, end) had finished them: that run was resumed.
 
     Examples
     --------
@@ -53,6 +56,7 @@ class SyncReport:
     sync_id: str = ""
     throttled: int = 0
     stopped: str | None = None
+    resumed: int = 0
 
     @property
     def complete(self) -> bool:
@@ -72,6 +76,11 @@ class SyncReport:
         ]
         done = sum(max(len(v), 1) for v in self.done.values())
         lines.append(f"  done: {done} units in {len(self.done)} datasets")
+        if self.resumed:
+            lines.append(
+                f"  resumed: {self.resumed} units already done by this request's unfinished "
+                "run were skipped"
+            )
         if self.pending:
             why = f" ({self.stopped})" if self.stopped else ""
             pending = ", ".join(f"{k} {len(v) or 1}" for k, v in self.pending.items())

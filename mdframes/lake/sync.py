@@ -4,21 +4,27 @@ Order of durability: a batch's new rows are one Delta commit; only then does the
 say those units are done. A crash before the commit leaves nothing visible (at most an orphan
 data file no version lists, removed by a later vacuum); a crash after it leaves rows the state
 does not know about, so the next sync asks again and finds them identical: nothing is added
-twice. The root state names the unfinished run, so the next sync with the same request resumes
-it instead of starting over.
+twice. The root state (:class:`~.state.RootState`) keeps each request's unfinished run, so the
+same request later resumes it, whatever other syncs ran in between, and asks none of the
+units it finished again.
+
+:func:`run_sync` holds the lease and the root state; :class:`Sync` plans and fetches; each
+dataset's :class:`DatasetRun` compares, commits and records what arrived, told what it needs
+of the sync by a :class:`RunContext` (it never calls back into the driver).
 """
 
 from __future__ import annotations
 
 import contextvars
 import datetime as dt
-import secrets
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..client import Client
 from ..errors import (
@@ -32,96 +38,97 @@ from ..errors import (
 )
 from ..registry import REGISTRY
 from .frames import extend_manifest, to_table
-from .layout import FORMAT_VERSION, LAKE_STATE
 from .modes import Arrived
 from .pacer import Pacer, SyncStopped, sync_client
 from .plan import SyncRequest, Unit, plan_text, snapshot_units, window_units
 from .report import SyncReport
+from .state import KEEP_SYNCS, OpenRun, RootState, finished_in, record_done, record_failed
 from .storage import Storage, checkpoint
 from .table import DatasetTable
 
-__all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "read_root_state"]
+__all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "RunContext", "DatasetRun"]
 
 FLUSH_UNITS = 500  # units per batch: one commit each, and the most a crash can cost
 FLUSH_ROWS = 500_000
-_KEEP_SYNCS = 200  # sync log entries kept in the root state
-_KEEP_KEYS = 20  # remembered rate windows (one per key fingerprint)
 
 
-def read_root_state(storage: Storage) -> dict[str, Any]:
-    """The root state ``_lake.json`` (a fresh one when absent); damaged -> LakeDamagedError."""
-    from .faults import damaged
+@dataclass
+class RunContext:
+    """What one sync gives each dataset's run: its ids, the open runs, the report it fills,
+    the pacer, the lease that fences its commits and the key's redaction."""
 
-    try:
-        raw = storage.read_bytes(LAKE_STATE)
-        state = {} if raw is None else json_loads(raw)
-        if not isinstance(state, dict):
-            raise ValueError("not an object")
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise damaged("lake", LAKE_STATE, exc) from None
-    fmt = state.get("format", FORMAT_VERSION)
-    if isinstance(fmt, int) and fmt > FORMAT_VERSION:
-        raise MdframesError(
-            f"this lake was written in lake format {fmt}, newer than the format "
-            f"{FORMAT_VERSION} this mdframes reads: upgrade mdframes"
-        )
-    state.setdefault("seq", 0)
-    return state
+    sync_id: str
+    run_id: str
+    open_runs: set[str]
+    report: SyncReport
+    pacer: Pacer
+    lease: Any
+    redact: Callable[[str], str]
+    now: dt.datetime
+
+    def pend(self, unit: Unit) -> None:
+        """A unit left for the next run of the request."""
+        pending = self.report.pending.setdefault(unit.ds.name, [])
+        if unit.symbol is not None and unit.symbol not in pending:
+            pending.append(unit.symbol)
+        self.report.requests_left_estimate += unit.estimate
+
+    def done(self, unit: Unit) -> None:
+        """A unit finished (now, or earlier in this run)."""
+        done = self.report.done.setdefault(unit.ds.name, [])
+        if unit.symbol is not None and unit.symbol not in done:
+            done.append(unit.symbol)
 
 
-def json_loads(raw: bytes) -> Any:
-    import json
-
-    return json.loads(raw)
+def plan_dataset(
+    table: DatasetTable,
+    state: dict[str, Any],
+    request: SyncRequest,
+    symbols: list[str] | None,
+    today: dt.date,
+    run_id: str,
+) -> tuple[list[Unit], list[Unit]]:
+    """A dataset's units of this request: (to do, already finished in this run)."""
+    ds = table.ds
+    if table.mode.name == "window":
+        units = window_units(ds, symbols or [], state, request.start, request.end, today)
+    else:
+        units = snapshot_units(ds, symbols, request.market, request.region)
+    held = state["units"]
+    finished = [u for u in units if finished_in(held.get(u.id), run_id)]
+    return [u for u in units if u not in finished], finished
 
 
 class DatasetRun:
-    """One dataset within a sync: its table, state and dtype record, and what arrived."""
+    """One dataset within a sync: its table, state and dtype record, its units in symbol
+    order, and what arrived of them."""
 
-    def __init__(self, sync: Sync, table: DatasetTable) -> None:
-        self.sync = sync
+    def __init__(
+        self,
+        ctx: RunContext,
+        table: DatasetTable,
+        state: dict[str, Any],
+        units: list[Unit],
+        frames: dict[str, pd.DataFrame] | None = None,
+    ) -> None:
+        self.ctx = ctx
         self.table = table
         self.ds = table.ds
         self.mode = table.mode
-        self.state = table.state()
-        self.units: list[Unit] = []
+        self.state = state
+        self.frames = frames  # unit id -> frame, for a caller that wants the answers
         table.begin_writes()  # the version and transaction number this run starts from
-
-    def plan(self, request: SyncRequest, symbols: list[str] | None, today: dt.date) -> int:
-        """This dataset's units still to do; returns how many this run already finished."""
-        if self.mode.name == "window":
-            units = window_units(
-                self.ds, symbols or [], self.state, request.start, request.end, today
-            )
-        else:
-            units = snapshot_units(self.ds, symbols, request.market, request.region)
-        held = self.state["units"]
-        resumed = [u for u in units if held.get(u.id, {}).get("run") == self.sync.run_id]
-        for u in resumed:
-            self.sync.done(u)
-        self.units = [u for u in units if u not in resumed]
-        return len(resumed)
-
-    def run(self, bar: Any, frames: dict[str, pd.DataFrame] | None = None) -> None:
-        """Fetch this dataset's units and store them (see :meth:`Sync.run_all`)."""
-        self.sync.run_all([self], bar, frames)
-
-    def prepare(self, frames: dict[str, pd.DataFrame] | None = None) -> list[Unit]:
-        """The units to fetch, in symbol order (none when the sync has stopped: then they
-        are pending)."""
-        self.frames = frames
-        if self.units and self.sync.pacer.stopped:
-            for u in self.units:
-                self.sync.pend(u)
-            self.units = []
-        self.ordered = sorted(self.units, key=lambda u: (u.symbol or "", u.scope))
+        if units and ctx.pacer.stopped:  # nothing more may be sent: all of it is pending
+            for u in units:
+                ctx.pend(u)
+            units = []
+        self.ordered = sorted(units, key=lambda u: (u.symbol or "", u.scope))
         self.place = {id(u): i for i, u in enumerate(self.ordered)}
         self.finished = [False] * len(self.ordered)
         self.stored = [False] * len(self.ordered)  # came with rows (committed or to be)
         self.arrived: dict[int, tuple[Unit, pd.DataFrame, Any]] = {}
         self.rows: dict[int, int] = {}
         self.prefix = 0  # ordered[:prefix] have all finished
-        return self.ordered
 
     def accept(self, unit: Unit, outcome: Any, fetched_at: Any) -> None:
         """One unit's outcome; commits the finished prefix every ``FLUSH_UNITS`` units (or
@@ -181,219 +188,179 @@ class DatasetRun:
 
     def _store(self, arrived: list[tuple[Unit, pd.DataFrame, Any]]) -> None:
         """Compare what arrived with the stored latest versions, in one pass, and commit."""
-        units = [u for u, _, _ in arrived]
         summaries = {u.scope: f.attrs["summary"] for u, f, _ in arrived if "summary" in f.attrs}
         if not arrived:  # failures only (or nothing): the state records them
-            self._record(units, summaries, committed=False)
+            self._record([], summaries, {})
             return
         manifest = self.table.manifest or self.table.new_manifest()
         before = manifest.to_json()
         for _, frame, _ in arrived:
             extend_manifest(manifest, frame, self.ds)
-        kept = None
-        if arrived:
-            parts, labels = [], []
-            for unit, frame, fetched_at in arrived:
-                n = len(frame)
-                meta: dict[str, Any] = {"_fetched_at": [fetched_at] * n}
-                if self.mode.name == "snapshot":
-                    meta["_scope"] = [unit.scope] * n
-                part = to_table(frame, manifest, meta)
-                parts.append(part)
-                labels.append(Arrived(unit.id, unit.symbol, unit.scope, part))
-            table = pa.concat_tables(parts)
-            snap = self.table.snapshot()
-            stored = None
-            if snap is not None and snap.files:
-                stored = self.table.scan(snap, filter=self.mode.stored_filter(labels))
-            index = self.mode.index(stored, manifest)
-            kept, added, revised = self.mode.diff(table, labels, manifest, index)
-            self.sync.report.rows_added += added
-            self.sync.report.versions_added += revised
-            sync_id = pa.repeat(pa.scalar(self.sync.sync_id), kept.num_rows)
-            kept = kept.append_column("_sync_id", sync_id)
-        if manifest.to_json() != before or (kept is not None and kept.num_rows):
+        parts, labels = [], []
+        for unit, frame, fetched_at in arrived:
+            n = len(frame)
+            meta: dict[str, Any] = {"_fetched_at": [fetched_at] * n}
+            if self.mode.name == "snapshot":
+                meta["_scope"] = [unit.scope] * n
+            part = to_table(frame, manifest, meta)
+            parts.append(part)
+            labels.append(Arrived(unit.id, unit.symbol, unit.scope, part))
+        table = pa.concat_tables(parts)
+        snap = self.table.snapshot()
+        stored = None
+        if snap is not None and snap.files:
+            stored = self.table.scan(snap, filter=self.mode.stored_filter(labels))
+        index = self.mode.index(stored, manifest)
+        kept, added, revised = self.mode.diff(table, labels, manifest, index)
+        self.ctx.report.rows_added += added
+        self.ctx.report.versions_added += revised
+        kept = kept.append_column("_sync_id", pa.repeat(pa.scalar(self.ctx.sync_id), kept.num_rows))
+        if manifest.to_json() != before or kept.num_rows:
             self.table.save_manifest(manifest)  # a commit never holds a column it does not name
-        if kept is not None and kept.num_rows:
-            self.table.append(kept, self.sync.lease)
-        self._record(units, summaries, committed=kept is not None and kept.num_rows > 0)
+        if kept.num_rows:
+            self.table.append(kept, self.ctx.lease)
+        self._record(arrived, summaries, _new_records(kept))
 
-    def _record(self, finished: list[Unit], summaries: dict[str, Any], committed: bool) -> None:
-        state = self.state
+    def _record(
+        self,
+        arrived: list[tuple[Unit, pd.DataFrame, Any]],
+        summaries: dict[str, Any],
+        new: dict[str, int],
+    ) -> None:
+        """Note the units whose rows are committed (and the failures) in the dataset state."""
+        state, ctx = self.state, self.ctx
         if summaries:
-            state.setdefault("summaries", {})[self.sync.sync_id] = summaries
-            keep = list(state["summaries"])[-_KEEP_SYNCS:]
+            state.setdefault("summaries", {})[ctx.sync_id] = summaries
+            keep = list(state["summaries"])[-KEEP_SYNCS:]
             state["summaries"] = {k: state["summaries"][k] for k in keep}
-        for unit in finished:
-            entry: dict[str, Any] = {"run": self.sync.run_id, "synced": self.sync.sync_id}
-            if unit.ds.lake == "window":
-                entry.update(start=unit.start, end=unit.end)
-                if unit.pages:
-                    entry["pages"] = unit.pages
-            state["units"][unit.id] = entry
-            state.get("failed", {}).pop(unit.id, None)
-            self.sync.done(unit)
-        if finished or state.get("failed"):
-            state["last_sync"] = self.sync.sync_id
+        for unit, frame, fetched_at in arrived:
+            record_done(
+                state,
+                unit.id,
+                run_id=ctx.run_id,
+                open_runs=ctx.open_runs,
+                sync_id=ctx.sync_id,
+                fetched_at=fetched_at,
+                answer=len(frame),
+                added=new.get(unit.symbol or "", 0),
+                window=unit.window,
+                span=None if unit.window is None else (unit.start, unit.end),
+                pages=unit.pages,
+            )
+            ctx.done(unit)
+        if arrived or state.get("failed"):
+            state["last_sync"] = ctx.sync_id
             self.table.save_state(state)
             checkpoint("state-written")
 
     def _failure(self, unit: Unit, exc: BaseException) -> None:
-        sync = self.sync
+        ctx = self.ctx
         if isinstance(exc, (SyncStopped, RateLimitError)):
             if isinstance(exc, RateLimitError):
-                sync.pacer.stop("rate-limit window spent (wait=False)")
-            sync.pend(unit)
+                ctx.pacer.stop("rate-limit window spent (wait=False)")
+            ctx.pend(unit)
             return
         if isinstance(exc, (AuthenticationError, ConfigurationError)):
             raise exc  # nothing else can succeed with this key
         if not isinstance(exc, MdframesError):  # a bug: never hide it
             raise exc
-        text = sync.client.redact(str(exc))
-        sync.report.failed.setdefault(unit.ds.name, {})[unit.symbol or ""] = text
+        text = ctx.redact(str(exc))
+        ctx.report.failed.setdefault(unit.ds.name, {})[unit.symbol or ""] = text
         if not isinstance(exc, (NotFoundError, PermissionDeniedError)):
             text = f"{type(exc).__name__}: {text}"
-        self.state.setdefault("failed", {})[unit.id] = text
+        record_failed(
+            self.state, unit.id, text, not_found=isinstance(exc, NotFoundError), at=ctx.now
+        )
+
+
+def _new_records(kept: pa.Table) -> dict[str, int]:
+    """Symbol -> records a batch's kept rows add (their first versions)."""
+    if not kept.num_rows or "symbol" not in kept.column_names:
+        return {}
+    first = kept.filter(pc.equal(kept["_version"], 1))["symbol"]
+    counts = pc.value_counts(first).to_pylist()
+    return {str(c["values"]): int(c["counts"]) for c in counts if c["values"] is not None}
 
 
 class Sync:
-    """The driver: hold the lease, run each dataset, write the report and the root state."""
+    """The driver of one sync under the lease: plan every dataset, fetch through one pool,
+    hand each outcome to its dataset's run."""
 
     def __init__(
         self,
-        storage: Storage,
+        ctx: RunContext,
+        client: Client,
         tables: Callable[[Any], DatasetTable],
         clock: Callable[[], dt.datetime],
         request: SyncRequest,
         progress: bool | None,
     ) -> None:
-        self.storage = storage
+        self.ctx = ctx
+        self.client = client  # paced: every request goes through ``ctx.pacer``
         self.tables = tables
         self.clock = clock
         self.request = request
         self.progress = progress
-        self.report = SyncReport()
-        self.now = clock()
-        self.symbols: list[str] = []
+        self.symbols: list[str] = []  # the request's symbols (or universe), in its order
 
-    def execute(self, client: Client) -> SyncReport:
-        from .lease import open_lease
-        from .upgrade import upgrade_lake
-
-        storage = self.storage
-        owner = f"sync started {self.now:%Y-%m-%dT%H:%M:%SZ}"
-        with open_lease(storage.location, owner=owner).hold(wait=self.request.wait) as self.lease:
-            storage.clean_temporaries()
-            upgrade_lake(storage, self.tables, self.lease)
-            root = read_root_state(storage)
-            seq = int(root.get("seq", 0)) + 1
-            self.sync_id = f"{seq:06d}-{self.now:%Y%m%dT%H%M%SZ}"
-            self.report.sync_id = self.sync_id
-            spec = self.request.spec()
-            open_run = root.get("open_run")
-            resume = open_run if open_run and open_run.get("spec") == spec else None
-            self.run_id = resume["id"] if resume else self.sync_id
-            self.pacer = Pacer(self.request.budget, self.request.wait)
-            # The window is this key's, named by an HMAC under the lake's own random salt.
-            salt = root.get("salt") or secrets.token_hex(16)
-            root["salt"] = salt
-            fingerprint = client.fingerprint("lake-rate", salt=bytes.fromhex(salt))
-            held = root.get("rates")
-            rates: dict[str, Any] = held if isinstance(held, dict) else {}
-            root.pop("rate", None)  # 0.2 kept one window for the service: not this key's
-            self.pacer.seed(rates.get(fingerprint))  # this key's window goes on
-            self.client = sync_client(client, self.pacer, self.request.wait)
-            root.update(format=FORMAT_VERSION, seq=seq, open_run={"id": self.run_id, "spec": spec})
-            if resume and "universe" in resume:
-                root["open_run"]["universe"] = resume["universe"]
-            storage.write_json(root, LAKE_STATE)  # the run is on record before any work
-            finished = False  # an interrupted run stays open, to be resumed
-            try:
-                # Ctrl-C interrupts the client (sockets shut); warnings of the fetch threads
-                # are raised here when the work ends, pointing at the caller's line.
-                with self.client.loading(), warnings_from_threads():
-                    self._work(root)
-                finished = True
-            finally:
-                self.client.close()
-                order = {s: i for i, s in enumerate(self.symbols)}
-                for lists in (self.report.done, self.report.pending):
-                    for symbols in lists.values():
-                        symbols.sort(key=lambda s: order.get(s, len(order)))
-                self.report.requests = self.pacer.sent
-                self.report.throttled = self.pacer.throttled
-                self.report.stopped = self.pacer.stopped
-                rates[fingerprint] = self.pacer.rate()
-                root["rates"] = dict(list(rates.items())[-_KEEP_KEYS:])
-                if finished and not self.report.pending and not self.report.failed:
-                    root["open_run"] = None
-                root.setdefault("syncs", []).append(self._log_entry())
-                root["syncs"] = root["syncs"][-_KEEP_SYNCS:]
-                storage.write_json(root, LAKE_STATE)
-        return self.report
-
-    def _log_entry(self) -> dict[str, Any]:
-        r = self.report
-        return {
-            "id": self.sync_id,
-            "run": self.run_id,
-            "started": self.now.isoformat(),
-            "requests": r.requests,
-            "rows_added": r.rows_added,
-            "versions_added": r.versions_added,
-            "pending": sum(max(len(v), 1) for v in r.pending.values()),
-            "failed": sum(len(v) for v in r.failed.values()),
-        }
-
-    def _work(self, root: dict[str, Any]) -> None:
-        request = self.request
+    def work(self, root: RootState, storage: Storage, run: OpenRun) -> None:
+        request, ctx = self.request, self.ctx
         symbols = None if request.symbols is None else list(request.symbols)
-        self.symbols = symbols or []
+        self.symbols[:] = symbols or []
         if symbols is None and (request.market or request.region):
-            symbols = root["open_run"].get("universe")
+            symbols = run.universe
             if symbols is None:
                 symbols = self._universe()
                 if symbols is None:  # stopped before the universe was known
                     for ds in request.datasets:
-                        self.report.pending[ds.name] = []
-                    self.report.requests_left_estimate = 1 + len(request.datasets)
+                        ctx.report.pending[ds.name] = []
+                    ctx.report.requests_left_estimate = 1 + len(request.datasets)
                     return
-                root["open_run"]["universe"] = symbols
-                self.storage.write_json(root, LAKE_STATE)
-            self.symbols = symbols
-        runs = [DatasetRun(self, self.tables(ds)) for ds in request.datasets]
-        skipped = sum(run.plan(request, symbols, self.now.date()) for run in runs)
-        units = [u for run in runs for u in run.units]
-        self.report.plan = plan_text(units, skipped, request.budget, self.pacer.rate(), self.now)
+                run.universe = symbols
+                root.save(storage)
+            self.symbols[:] = symbols
+        runs, skipped = [], 0
+        for ds in request.datasets:
+            table = self.tables(ds)
+            state = table.state()
+            todo, finished = plan_dataset(
+                table, state, request, symbols, ctx.now.date(), ctx.run_id
+            )
+            for u in finished:
+                ctx.done(u)
+            skipped += len(finished)
+            runs.append((table, state, todo))
+        ctx.report.resumed = skipped
+        datasets = [DatasetRun(ctx, table, state, todo) for table, state, todo in runs]
+        units = [u for run in datasets for u in run.ordered]
+        ctx.report.plan = plan_text(units, skipped, request.budget, ctx.pacer.rate(), ctx.now)
         if self.progress is not False:
             from ..progress import output
 
             # A notebook shows stderr as an error box: the plan goes to stdout there.
-            print(self.report.plan, file=output(), flush=True)
+            print(ctx.report.plan, file=output(), flush=True)
         bar = self._bar(len(units))
         try:
-            self.run_all(runs, bar)
+            self.run_all(datasets, bar)
         finally:
             if bar is not None:
                 bar.close()
 
-    def run_all(
-        self, runs: list[DatasetRun], bar: Any, frames: dict[str, pd.DataFrame] | None = None
-    ) -> None:
+    def run_all(self, runs: list[DatasetRun], bar: Any) -> None:
         """Every dataset's units through one fetch pool (datasets one after another in the
         queue, so the workers never wait at a dataset's end), each outcome handed to its
         dataset's run, which commits while the workers keep fetching."""
         owner: dict[int, DatasetRun] = {}
         queue: list[Unit] = []
         for run in runs:
-            for unit in run.prepare(frames):
+            for unit in run.ordered:
                 owner[id(unit)] = run
                 queue.append(unit)
         try:
             for unit, outcome, fetched_at in self.fetch(queue) if queue else ():
                 if bar is not None:
                     bar.update(1)
-                    bar.set_postfix(requests=self.pacer.sent, refresh=False)
+                    bar.set_postfix(requests=self.ctx.pacer.sent, refresh=False)
                 owner[id(unit)].accept(unit, outcome, fetched_at)
         except KeyboardInterrupt:
             for run in runs:
@@ -405,10 +372,9 @@ class Sync:
     def _universe(self) -> list[str] | None:
         request = self.request
         unit = snapshot_units(REGISTRY["tickers"], None, request.market, request.region)[0]
-        run = DatasetRun(self, self.tables(unit.ds))
-        run.units = [unit]
+        table = self.tables(unit.ds)
         frames: dict[str, pd.DataFrame] = {}
-        run.run(None, frames)
+        self.run_all([DatasetRun(self.ctx, table, table.state(), [unit], frames)], None)
         frame = frames.get(unit.id)
         if frame is None:
             return None
@@ -439,7 +405,7 @@ class Sync:
                     frame, fetched_at = fut.result()
                     yield futures[fut], frame, fetched_at
         except BaseException:
-            self.pacer.stop("interrupted")
+            self.ctx.pacer.stop("interrupted")
             for fut in futures:
                 fut.cancel()
             self.client.interrupt()  # stalled reads are abandoned: their sockets shut
@@ -450,8 +416,9 @@ class Sync:
     def _one(self, unit: Unit) -> tuple[Any, Any]:
         from ..loaders import load
 
+        pacer = self.ctx.pacer
         try:
-            work = self.pacer.begin(unit.estimate)
+            work = pacer.begin(unit.estimate)
         except SyncStopped as exc:
             return exc, None
         try:
@@ -462,19 +429,7 @@ class Sync:
         except MdframesError as exc:
             return exc, None
         finally:
-            self.pacer.end(work)
-
-    # -- outcomes -------------------------------------------------------------------------------
-    def pend(self, unit: Unit) -> None:
-        pending = self.report.pending.setdefault(unit.ds.name, [])
-        if unit.symbol is not None and unit.symbol not in pending:
-            pending.append(unit.symbol)
-        self.report.requests_left_estimate += unit.estimate
-
-    def done(self, unit: Unit) -> None:
-        done = self.report.done.setdefault(unit.ds.name, [])
-        if unit.symbol is not None and unit.symbol not in done:
-            done.append(unit.symbol)
+            pacer.end(work)
 
 
 def run_sync(
@@ -485,5 +440,64 @@ def run_sync(
     request: SyncRequest,
     progress: bool | None,
 ) -> SyncReport:
-    """Run one checked sync request under the lake's writer lease."""
-    return Sync(storage, tables, clock, request, progress).execute(client)
+    """Run one checked sync request under the lake's writer lease: the request's unfinished
+    run resumed (or a new one), the work, then the root state (rate window, the run closed
+    or kept, the sync log)."""
+    from .lease import open_lease
+    from .upgrade import upgrade_lake
+
+    now = clock()
+    owner = f"sync started {now:%Y-%m-%dT%H:%M:%SZ}"
+    with open_lease(storage.location, owner=owner).hold(wait=request.wait) as lease:
+        storage.clean_temporaries()
+        upgrade_lake(storage, tables, lease)
+        root = RootState.load(storage)
+        sync_id = root.next_sync_id(now)
+        run, _ = root.begin_run(request.spec(), sync_id, now.isoformat())
+        pacer = Pacer(request.budget, request.wait)
+        # The window is this key's, named by an HMAC under the lake's own random salt.
+        fingerprint = client.fingerprint("lake-rate", salt=root.salt())
+        pacer.seed(root.rate(fingerprint))  # this key's window goes on
+        paced = sync_client(client, pacer, request.wait)
+        report = SyncReport(sync_id=sync_id)
+        runs = {r.id for r in root.open_runs()}
+        ctx = RunContext(sync_id, run.id, runs, report, pacer, lease, paced.redact, now)
+        root.save(storage)  # the run is on record before any work
+        driver = Sync(ctx, paced, tables, clock, request, progress)
+        finished = False  # an interrupted run stays open, to be resumed
+        try:
+            # Ctrl-C interrupts the client (sockets shut); warnings of the fetch threads
+            # are raised here when the work ends, pointing at the caller's line.
+            with paced.loading(), warnings_from_threads():
+                driver.work(root, storage, run)
+            finished = True
+        finally:
+            paced.close()
+            order = {s: i for i, s in enumerate(driver.symbols)}
+            for lists in (report.done, report.pending):
+                for symbols in lists.values():
+                    symbols.sort(key=lambda s: order.get(s, len(order)))
+            report.requests = pacer.sent
+            report.throttled = pacer.throttled
+            report.stopped = pacer.stopped
+            root.keep_rate(fingerprint, pacer.rate())
+            root.end_run(
+                run, finished=finished, pending=bool(report.pending), failed=bool(report.failed)
+            )
+            root.log_sync(_log_entry(report, run, now))
+            root.save(storage)
+    return report
+
+
+def _log_entry(report: SyncReport, run: OpenRun, now: dt.datetime) -> dict[str, Any]:
+    return {
+        "id": report.sync_id,
+        "run": run.id,
+        "started": now.isoformat(),
+        "requests": report.requests,
+        "rows_added": report.rows_added,
+        "versions_added": report.versions_added,
+        "resumed": report.resumed,
+        "pending": sum(max(len(v), 1) for v in report.pending.values()),
+        "failed": sum(len(v) for v in report.failed.values()),
+    }
