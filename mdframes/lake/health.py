@@ -19,11 +19,12 @@ __all__ = ["Health", "mark_not_synced"]
 
 
 def mark_not_synced(state: dict[str, Any], symbols: set[str], unit_symbol: Any) -> None:
-    """Forget the synced windows (or snapshots) of ``symbols`` (empty: all) in a dataset's
-    state, so that the next sync fetches them again."""
-    for unit in list(state["units"]):
-        if not symbols or unit_symbol(unit) in symbols:
-            del state["units"][unit]
+    """Mark the synced windows (or snapshots) of ``symbols`` (empty: all) not synced in a
+    dataset's state (:func:`.state.mark_not_synced`): the next sync fetches them again, and
+    coverage calls them pending until then."""
+    from .state import mark_not_synced as mark
+
+    mark(state, [u for u in state["units"] if not symbols or unit_symbol(u) in symbols])
 
 
 class Health:
