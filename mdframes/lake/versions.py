@@ -9,6 +9,7 @@ version; snapshot datasets keep whole answers, one per sync that saw something c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -180,29 +181,108 @@ def latest(table: pa.Table, manifest: Manifest, cross: bool) -> pa.Table:
 
 
 def _latest_versions(table: pa.Table, manifest: Manifest) -> pa.Table:
-    """Each record's latest version, rows kept in their stored order (a filter, so a read
-    of files in stored order needs no sort after it)."""
-    # Only symbols with a revised record need a choice; the rest pass through untouched.
-    keep = np.ones(table.num_rows, dtype=bool)
-    if "symbol" in table.column_names:
-        revised = pc.unique(table.filter(pc.greater(table["_version"], 1))["symbol"])
-        touched = np.flatnonzero(
-            pc.is_in(table["symbol"], value_set=revised).to_numpy(zero_copy_only=False)
-        )
-    else:
-        touched = np.arange(table.num_rows)
-    part = table.take(pa.array(touched, type=pa.int64()))
-    ka, kb = key_hashes(part, manifest.identity)
-    frame = pd.DataFrame(
-        {
-            "ka": ka,
-            "kb": kb,
-            "n": part["_n"].to_numpy().astype(np.int64),
-            "v": part["_version"].to_numpy().astype(np.int64),
-            "pos": touched,
-        }
+    """Each record's latest version, rows kept in their stored order (rows cut out, so a
+    read of files in stored order needs no sort after it).
+
+    A record with an older version has a row with ``_version > 1``, and every version of it
+    carries the same identity values: a membership test per identity column against the
+    values of those few rows narrows the table to the rows that may be an older version
+    (cheapest columns first), and only those are compared exactly. No row is hashed."""
+    later = np.flatnonzero(pc.greater(table["_version"], 1).to_numpy(zero_copy_only=False))
+    ident = _identity_columns(table, manifest)
+    candidates = _candidates(ident, later)
+    groups = _group_ids(ident.take(pa.array(candidates, type=pa.int64())))
+    versions = table["_version"].take(pa.array(candidates, type=pa.int64())).to_numpy()
+    # Per record the row of the highest version (the last in stored order among equals).
+    order = np.lexsort((candidates, versions, groups))
+    last = np.ones(len(order), dtype=bool)
+    last[:-1] = groups[order[1:]] != groups[order[:-1]]
+    dropped = np.sort(candidates[order[~last]])
+    return _without(table, dropped)
+
+
+def _identity_columns(table: pa.Table, manifest: Manifest) -> pa.Table:
+    """The identity's values plus ``_n`` (the whole row's values for an identity-less
+    dataset, as :func:`key_hashes` takes them)."""
+    from ..identity import Identity
+
+    identity = manifest.identity
+    if not identity:
+        names = [n for n in table.column_names if not n.startswith("_")]
+        identity = Identity(tuple((n,) for n in names))
+    ident = identity.columns(table)
+    return ident.append_column("_n", table["_n"])
+
+
+def _prunes(kind: pa.DataType) -> bool:
+    """Whether a column's membership test is exact (a float's NaN, a list: not relied on)."""
+    return (
+        pa.types.is_integer(kind)
+        or pa.types.is_temporal(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_boolean(kind)
     )
-    frame = frame.sort_values("v", kind="stable").drop_duplicates(["ka", "kb", "n"], keep="last")
-    keep[touched] = False
-    keep[frame["pos"].to_numpy()] = True
-    return table.filter(pa.array(keep))
+
+
+def _candidates(ident: pa.Table, later: np.ndarray) -> np.ndarray:
+    """Positions of the rows that may share an identity with a row of ``later``: each
+    column's value is among those rows' values (numbers and dates tested first, text on
+    what is left)."""
+    picks = pa.array(later, type=pa.int64())
+    columns = [c for c in ident.column_names if _prunes(ident[c].type)]
+    columns.sort(
+        key=lambda c: pa.types.is_string(ident[c].type) or pa.types.is_large_string(ident[c].type)
+    )
+    candidates: np.ndarray | None = None
+    for name in columns:
+        column = ident[name]
+        seen = pc.unique(column.take(picks))
+        if candidates is not None:
+            column = column.take(pa.array(candidates, type=pa.int64()))
+        hit = pc.is_in(column, value_set=seen).to_numpy(zero_copy_only=False)
+        candidates = np.flatnonzero(hit) if candidates is None else candidates[hit]
+        if len(candidates) <= len(later):
+            break  # only the later versions themselves are left
+    return np.arange(ident.num_rows) if candidates is None else candidates
+
+
+def _group_ids(ident: pa.Table) -> np.ndarray:
+    """One integer per distinct identity among a few rows (a missing value, NaN included,
+    is a value of its own)."""
+    ids = np.zeros(ident.num_rows, dtype=np.int64)
+    for name in ident.column_names:
+        column = ident[name].combine_chunks()
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        if pa.types.is_floating(column.type):
+            column = pc.if_else(pc.is_nan(column), pa.scalar(None, column.type), column)
+        elif not _prunes(column.type):
+            column = pa.array(  # lists, structs, nulls: by their text
+                [
+                    None if v is None else json.dumps(v, sort_keys=True, default=str)
+                    for v in column.to_pylist()
+                ],
+                pa.string(),
+            )
+        encoded = pc.dictionary_encode(column)
+        codes = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64) + 1
+        ids = np.unique(ids * (len(encoded.dictionary) + 1) + codes, return_inverse=True)[1]
+    return ids.astype(np.int64).reshape(-1)
+
+
+def _without(table: pa.Table, dropped: np.ndarray) -> pa.Table:
+    """``table`` without the rows at ``dropped`` (sorted positions): few rows are cut out
+    as slices around them, with no copy of the rest."""
+    if len(dropped) == 0:
+        return table
+    if len(dropped) * 64 > table.num_rows:
+        keep = np.ones(table.num_rows, dtype=bool)
+        keep[dropped] = False
+        return table.filter(pa.array(keep))
+    starts = np.concatenate([[0], dropped + 1])
+    ends = np.concatenate([dropped, [table.num_rows]])
+    pieces = [
+        table.slice(a, b - a) for a, b in zip(starts.tolist(), ends.tolist(), strict=True) if b > a
+    ]
+    return pa.concat_tables(pieces) if pieces else table.slice(0, 0)

@@ -1,0 +1,106 @@
+"""The lake in its normal state (issue 27): many syncs, revisions in the files, a compaction
+followed by more syncs. Every read of such a lake equals the same read of the same lake
+compacted into as few files as possible, row for row, history and knowledge time included."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+import pytest
+
+import mdframes as md
+from mdframes.sandbox import Sandbox
+
+from .conftest import KEY
+
+# Synthetic symbols: enough that the sandbox revises some record of every dataset below
+# between two syncs three days apart.
+SYMBOLS = [f"N{k:02d}" for k in range(40)]
+REVISED = ["sentiment", "government_contracts", "congress_trades"]
+
+
+@pytest.fixture
+def world() -> Iterator[Sandbox]:
+    with Sandbox(extra_symbols=SYMBOLS) as server:
+        yield server
+
+
+def _lake(root: Path, server: Sandbox) -> md.Lake:
+    client = md.Client(api_key=KEY, base_url=server.url, cache=False, backoff_factor=0.01)
+    client.sandbox = server  # the lake's clock follows the sandbox's day
+    return md.Lake(root, client=client)
+
+
+def _sync(lake: md.Lake, world: Sandbox, days: int) -> dt.datetime:
+    world.advance(days=days)
+    report = lake.sync(REVISED, SYMBOLS, progress=False)
+    assert report.complete, str(report)
+    return lake.clock()
+
+
+def _compacted_copy(lake: md.Lake, where: Path) -> md.Lake:
+    shutil.copytree(lake.root, where)
+    copy = md.Lake(where)
+    copy.compact()
+    for name in REVISED:
+        assert len(copy.files(name)) == 1
+    return copy
+
+
+def _reads(lake: md.Lake, name: str, moments: list[dt.datetime]) -> dict[str, pd.DataFrame]:
+    """The reads a research team makes, by name."""
+    some = [SYMBOLS[17], SYMBOLS[3], SYMBOLS[29]]  # not in stored order
+    out: dict[str, Any] = {
+        "all": lake.read(name),
+        "history": lake.read(name, history=True),
+        "one": lake.read(name, SYMBOLS[5]),
+        "some": lake.read(name, some),
+        "some history": lake.read(name, some, history=True),
+        "window": lake.read(name, SYMBOLS[::3], start="2026-06-01", end="2026-11-25"),
+    }
+    for k, moment in enumerate(moments):
+        out[f"known_at {k}"] = lake.read(name, known_at=moment)
+        out[f"known_at {k} some"] = lake.read(name, some, known_at=moment)
+    return out
+
+
+def _assert_same_reads(got: md.Lake, want: md.Lake, moments: list[dt.datetime]) -> None:
+    for name in REVISED:
+        expected = _reads(want, name, moments)
+        for label, frame in _reads(got, name, moments).items():
+            assert len(expected[label]) > 0, (name, label)
+            pd.testing.assert_frame_equal(frame, expected[label], obj=f"{name}: {label}")
+
+
+def _later_versions_per_file(lake: md.Lake, name: str) -> list[int]:
+    return [
+        pads.dataset(f, format="parquet").count_rows(filter=pc.field("_version") > 1)
+        for f in lake.files(name)
+    ]
+
+
+def test_reads_after_many_syncs_and_a_compaction_equal_the_compacted_lake(
+    tmp_path: Path, world: Sandbox
+) -> None:
+    lake = _lake(tmp_path / "lake", world)
+    moments = [_sync(lake, world, 0)]
+    moments += [_sync(lake, world, 3) for _ in range(4)]
+    for name in REVISED:
+        assert len(lake.files(name)) >= 5
+        assert sum(_later_versions_per_file(lake, name)) > 0  # revisions were stored
+    _assert_same_reads(lake, _compacted_copy(lake, tmp_path / "once"), moments)
+
+    lake.compact()
+    moments += [_sync(lake, world, 3) for _ in range(2)]
+    for name in REVISED:
+        # The compacted file and each later sync's files hold some record's later version.
+        per_file = _later_versions_per_file(lake, name)
+        assert len(per_file) >= 3 and all(n > 0 for n in per_file), (name, per_file)
+    _assert_same_reads(lake, _compacted_copy(lake, tmp_path / "twice"), moments)
