@@ -19,6 +19,7 @@ from .read import read
 from .report import SyncReport
 from .storage import Storage
 from .table import DatasetTable
+from .tables import Tables
 
 __all__ = ["Lake", "default_root"]
 
@@ -75,7 +76,7 @@ class Lake:
         self.root = self.storage.root
         self.client = client
         self._clock = clock
-        self._tables: dict[str, DatasetTable] = {}
+        self.tables = Tables(self.storage)
 
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"  # the root without credentials
@@ -89,16 +90,10 @@ class Lake:
         return None if self.storage.local else self.storage.delta_options()
 
     def _table(self, ds: Dataset) -> DatasetTable:
-        """The dataset's table object, kept: its opened Delta log is refreshed, not reread."""
-        table = self._tables.get(ds.name)
-        if table is None:
-            table = self._tables[ds.name] = DatasetTable(self.storage, ds)
-        return table
+        return self.tables.get(ds)
 
     def _all(self, *, format1: bool = False) -> list[DatasetTable]:
-        from .maintenance import tables_of
-
-        return tables_of(self.storage, self._table, format1=format1)
+        return self.tables.present(format1=format1)
 
     def clock(self) -> dt.datetime:
         """The lake's current time (see ``clock=``)."""
@@ -184,7 +179,7 @@ class Lake:
         for table in map(self._table, request.datasets):
             table.manifest  # noqa: B018 - a damaged dtype record fails before the lease
         try:
-            return run_sync(self.storage, self._table, self.clock, client, request, progress)
+            return run_sync(self.tables, self.clock, client, request, progress)
         except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
             from .faults import write_failed
 
@@ -234,7 +229,7 @@ class Lake:
         >>> lake.read("tickers", market="S&P 500", known_at="2026-06-30")    # doctest: +SKIP
         """
         return read(
-            self._table,
+            self.tables,
             dataset,
             symbols,
             start=start,
@@ -373,7 +368,7 @@ class Lake:
             return out
         with open_lease(self.storage.location, owner="compaction").hold(wait=False) as lease:
             self.storage.clean_temporaries()
-            upgrade_lake(self.storage, self._table, lease)
+            upgrade_lake(self.tables, lease)
             for table in self._all():
                 if wanted is None or table.ds.name == wanted:
                     out[table.ds.name] = compact(table, lease, retain_hours)
@@ -424,4 +419,4 @@ class Lake:
         if not self.storage.exists():
             return []
         with open_lease(self.storage.location, owner="upgrade").hold(wait=False) as lease:
-            return upgrade_lake(self.storage, self._table, lease)
+            return upgrade_lake(self.tables, lease)

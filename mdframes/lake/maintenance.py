@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 import pyarrow.compute as pc
 
-from ..registry import REGISTRY
-from .layout import MANIFEST
 from .storage import Storage
 from .table import DatasetTable
 
-__all__ = ["compact", "info", "tables_of", "check", "repair", "INFO_COLUMNS"]
+__all__ = ["compact", "info", "check", "repair", "INFO_COLUMNS"]
 
 INFO_COLUMNS = [
     "dataset",
@@ -27,23 +24,6 @@ INFO_COLUMNS = [
     "files",
     "bytes",
 ]
-
-
-def tables_of(
-    storage: Storage, tables: Callable[[Any], DatasetTable], *, format1: bool = False
-) -> list[DatasetTable]:
-    """The lake's datasets: every folder with a dtype record (and, with ``format1``, those of
-    format 1 not converted yet)."""
-    by_folder = {ds.name.replace("/", "__"): ds for ds in REGISTRY.values() if ds.lake}
-    out = []
-    for folder in storage.dirs():
-        ds = by_folder.get(folder)
-        if ds is None:
-            continue
-        table = tables(ds)
-        if storage.read_bytes(folder, MANIFEST) is not None or (format1 and table.is_format1()):
-            out.append(table)
-    return out
 
 
 def compact(table: DatasetTable, lease: Any, retain_hours: float) -> tuple[int, int]:

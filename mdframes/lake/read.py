@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -13,6 +13,7 @@ from ..errors import InvalidParameterError, KnowledgeTimeWarning, warn
 from .frames import to_frame
 from .plan import normalise_symbols, resolve
 from .table import DatasetTable, Snapshot, damaged
+from .tables import Tables
 
 __all__ = ["read", "scope_of", "opened"]
 
@@ -71,7 +72,7 @@ def _columns(columns: Any, names: list[str], ds: str) -> list[str]:
 
 
 def read(
-    tables: Callable[[Any], DatasetTable],
+    tables: Tables,
     dataset: str,
     symbols: str | Iterable[str] | None = None,
     *,
@@ -91,7 +92,7 @@ def read(
     if not isinstance(history, bool):
         raise InvalidParameterError(f"history= is True or False, got {history!r}", "history")
     known = None if known_at is None else to_utc(known_at, "known_at", dataset=ds.name)
-    store = tables(ds)
+    store = tables.get(ds)
     snap = opened(store)
     manifest = store.manifest
     assert manifest is not None

@@ -163,8 +163,13 @@ class RootState:
     def next_sync_id(self, now: dt.datetime) -> str:
         """Count one more sync; its id (``_sync_id`` of the rows it stores)."""
         seq = int(self._data.get("seq", 0)) + 1
-        self._data.update(format=FORMAT_VERSION, seq=seq)
+        self._data["seq"] = seq
+        self.stamp_format()
         return f"{seq:06d}-{now:%Y%m%dT%H%M%SZ}"
+
+    def stamp_format(self) -> None:
+        """Say the lake is in this mdframes's format (after a sync or a conversion)."""
+        self._data["format"] = FORMAT_VERSION
 
     def log_sync(self, entry: dict[str, Any]) -> None:
         syncs = list(self._data.get("syncs", []))

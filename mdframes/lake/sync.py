@@ -45,6 +45,7 @@ from .report import SyncReport
 from .state import KEEP_SYNCS, OpenRun, RootState, finished_in, record_done, record_failed
 from .storage import Storage, checkpoint
 from .table import DatasetTable
+from .tables import Tables
 
 __all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "RunContext", "DatasetRun"]
 
@@ -290,7 +291,7 @@ class Sync:
         self,
         ctx: RunContext,
         client: Client,
-        tables: Callable[[Any], DatasetTable],
+        tables: Tables,
         clock: Callable[[], dt.datetime],
         request: SyncRequest,
         progress: bool | None,
@@ -321,7 +322,7 @@ class Sync:
             self.symbols[:] = symbols
         runs, skipped = [], 0
         for ds in request.datasets:
-            table = self.tables(ds)
+            table = self.tables.get(ds)
             state = table.state()
             todo, finished = plan_dataset(
                 table, state, request, symbols, ctx.now.date(), ctx.run_id
@@ -372,7 +373,7 @@ class Sync:
     def _universe(self) -> list[str] | None:
         request = self.request
         unit = snapshot_units(REGISTRY["tickers"], None, request.market, request.region)[0]
-        table = self.tables(unit.ds)
+        table = self.tables.get(unit.ds)
         frames: dict[str, pd.DataFrame] = {}
         self.run_all([DatasetRun(self.ctx, table, table.state(), [unit], frames)], None)
         frame = frames.get(unit.id)
@@ -433,8 +434,7 @@ class Sync:
 
 
 def run_sync(
-    storage: Storage,
-    tables: Callable[[Any], DatasetTable],
+    tables: Tables,
     clock: Callable[[], dt.datetime],
     client: Client,
     request: SyncRequest,
@@ -446,11 +446,12 @@ def run_sync(
     from .lease import open_lease
     from .upgrade import upgrade_lake
 
+    storage = tables.storage
     now = clock()
     owner = f"sync started {now:%Y-%m-%dT%H:%M:%SZ}"
     with open_lease(storage.location, owner=owner).hold(wait=request.wait) as lease:
         storage.clean_temporaries()
-        upgrade_lake(storage, tables, lease)
+        upgrade_lake(tables, lease)
         root = RootState.load(storage)
         sync_id = root.next_sync_id(now)
         run, _ = root.begin_run(request.spec(), sync_id, now.isoformat())

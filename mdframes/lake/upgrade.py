@@ -12,20 +12,19 @@ there (and no Delta log), reads raise ``LakeDamagedError`` saying to run
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as pads
 
-from ..registry import REGISTRY
 from .commit import writer_properties
 from .faults import damaged
 from .frames import schema_of
-from .layout import FORMAT1_MANIFEST, FORMAT_VERSION, Manifest
+from .layout import FORMAT1_MANIFEST, FORMAT_VERSION, Manifest, dir_name
 from .log import deltalake_module
 from .storage import Storage
 from .table import DatasetTable
+from .tables import Tables
 
 __all__ = ["upgrade_lake", "FORMAT1_APP"]
 
@@ -48,21 +47,22 @@ def _format1_files(storage: Storage, folder: str) -> list[str]:
     return sorted(names)
 
 
-def upgrade_lake(storage: Storage, tables: Callable[[Any], DatasetTable], lease: Any) -> list[str]:
+def upgrade_lake(tables: Tables, lease: Any) -> list[str]:
     """Convert every format-1 dataset of the lake (under the writer lease); returns their
     names. Already converted datasets are left alone."""
-    by_folder = {ds.name.replace("/", "__"): ds for ds in REGISTRY.values() if ds.lake}
+    storage = tables.storage
     done = []
-    for folder in storage.dirs():
-        ds = by_folder.get(folder)
-        if ds is None or storage.read_bytes(folder, FORMAT1_MANIFEST) is None:
+    for ds in tables.folders():
+        if storage.read_bytes(dir_name(ds.name), FORMAT1_MANIFEST) is None:
             continue
-        _convert(storage, tables(ds), lease)
+        _convert(storage, tables.get(ds), lease)
         done.append(ds.name)
     if done:
-        root = storage.read_json("_lake.json") or {}
-        root["format"] = FORMAT_VERSION
-        storage.write_json(root, "_lake.json")
+        from .state import RootState
+
+        root = RootState.load(storage)
+        root.stamp_format()
+        root.save(storage)
     return done
 
 

@@ -1,0 +1,50 @@
+"""The lake's dataset tables, each opened once per :class:`~mdframes.Lake`: an opened table's
+Delta log is then refreshed, not read again, and its data files stay open for reads."""
+
+from __future__ import annotations
+
+from ..registry import REGISTRY, Dataset
+from .layout import MANIFEST, dir_name
+from .storage import Storage
+from .table import DatasetTable
+
+__all__ = ["Tables"]
+
+
+class Tables:
+    """The tables of one lake root, by dataset.
+
+    Examples
+    --------
+    >>> from mdframes.registry import REGISTRY
+    >>> tables = Tables(Storage("/tmp/some-lake"))                      # doctest: +SKIP
+    >>> tables.get(REGISTRY["insider_trading"]).uri                     # doctest: +SKIP
+    '/tmp/some-lake/insider_trading'
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self._open: dict[str, DatasetTable] = {}
+
+    def get(self, ds: Dataset) -> DatasetTable:
+        """The dataset's table object (opened once; nothing is read or created yet)."""
+        table = self._open.get(ds.name)
+        if table is None:
+            table = self._open[ds.name] = DatasetTable(self.storage, ds)
+        return table
+
+    def folders(self) -> list[Dataset]:
+        """The lake datasets whose folder exists at the root, in folder order."""
+        by_folder = {dir_name(ds.name): ds for ds in REGISTRY.values() if ds.lake}
+        return [by_folder[f] for f in self.storage.dirs() if f in by_folder]
+
+    def present(self, *, format1: bool = False) -> list[DatasetTable]:
+        """The lake's datasets: every folder with a dtype record (and, with ``format1``,
+        those of format 1 not converted yet)."""
+        out = []
+        for ds in self.folders():
+            table = self.get(ds)
+            has_record = self.storage.read_bytes(table.folder, MANIFEST) is not None
+            if has_record or (format1 and table.is_format1()):
+                out.append(table)
+        return out
