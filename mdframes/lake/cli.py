@@ -1,4 +1,5 @@
-"""``mdframes sync`` and ``mdframes lake info|check|repair|compact|upgrade|files|sql|read|changes``.
+"""``mdframes sync`` and ``mdframes lake
+info|coverage|check|repair|compact|upgrade|files|sql|read|changes``.
 
 :func:`register` adds the two commands to the ``mdframes`` parser; nothing here imports
 pyarrow until a command runs, so the core install's CLI stays light. Exit codes: 0 all done,
@@ -21,11 +22,16 @@ examples:
   mdframes sync screener/sentiment tickers --region US
   mdframes sync forecast AAPL --wait
 
+An unfinished run (budget or rate limit spent, Ctrl-C, a crash) is kept per request: the
+same DATASETs, SYMBOLs or --market/--region, --start and --end later resume it, whatever other
+syncs ran in between, and ask nothing it finished again ("resumed" in the summary).
+
 exit codes: 0 all done; 3 work left pending (budget or rate limit: run it again); 1 failures
 """
 LAKE_EPILOG = """\
 examples:
   mdframes lake info
+  mdframes lake coverage insider_trading congress_trades AAPL MSFT
   mdframes lake read congress_trades NVDA --known-at 2026-10-01 --out nvda.csv
   mdframes lake changes government_contracts --since 2026-11-01 --out revised.csv
   mdframes lake sql "select symbol, count(*) from insider_trading group by 1"
@@ -37,7 +43,18 @@ examples:
 
 exit codes: 0 ok; 1 failures (lake check: problems found; a full disk or OS error); 2 bad input
 """
-ACTIONS = ("info", "check", "repair", "compact", "upgrade", "files", "sql", "read", "changes")
+ACTIONS = (
+    "info",
+    "coverage",
+    "check",
+    "repair",
+    "compact",
+    "upgrade",
+    "files",
+    "sql",
+    "read",
+    "changes",
+)
 
 
 def register(subcommands: Any) -> None:
@@ -73,7 +90,8 @@ def register(subcommands: Any) -> None:
     p = add_command(
         subcommands,
         "lake",
-        help="look into the lake: info, check, repair, compact, upgrade, files, sql, read, changes",
+        help="look into the lake: info, coverage, check, repair, compact, upgrade, files, sql, "
+        "read, changes",
         description="Show, check, repair, compact, upgrade, query or read the lake. "
         "Times: a date alone (YYYY-MM-DD) means the end of that day, UTC.",
         epilog=LAKE_EPILOG,
@@ -84,7 +102,9 @@ def register(subcommands: Any) -> None:
         "args",
         nargs="*",
         metavar="ARG",
-        help="files: DATASET; sql: QUERY; read, changes: DATASET [SYMBOL...]",
+        help="files: DATASET; sql: QUERY; read, changes: DATASET [SYMBOL...]; coverage: "
+        "[DATASET...] [SYMBOL...] (status synced, pending, failed, not_found or never; the "
+        "span first..last synced and its gaps), read from the lake's state, not its data",
     )
     p.add_argument("--known-at", dest="known_at", help="read: versions known at this time")
     p.add_argument("--as-of", dest="as_of", help="read: rows public at this time")
@@ -205,6 +225,11 @@ def _cmd_sync(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
+def _gaps_text(gaps: list[tuple[Any, Any]]) -> str:
+    """Gaps as ``2024-01-01..2024-03-31; ...`` (empty: none)."""
+    return "; ".join(f"{a:%Y-%m-%d}..{b:%Y-%m-%d}" for a, b in gaps)
+
+
 def _cross(name: str) -> bool:
     from .modes import mode_of
     from .plan import resolve
@@ -222,7 +247,7 @@ def _cmd_lake(args: argparse.Namespace) -> int:
     wants = {"files": "DATASET", "sql": "QUERY", "read": "DATASET", "changes": "DATASET"}
     if action in wants and not words:
         raise InvalidParameterError(f"lake {action} needs a {wants[action]}", parameter="args")
-    if action not in ("read", "changes") and len(words) > (1 if action in wants else 0):
+    if action not in ("read", "changes", "coverage") and len(words) > (1 if action in wants else 0):
         raise InvalidParameterError(
             f"lake {action} takes {'one ' + wants[action] if action in wants else 'no ARG'}"
             f"{' (quote it)' if action == 'sql' else ''}",
@@ -233,6 +258,15 @@ def _cmd_lake(args: argparse.Namespace) -> int:
     lake = _open(args)
     if action == "info":
         print(render(lake.info(), max_rows=200))
+        return 0
+    if action == "coverage":
+        names, listed = split_words(words)
+        table = lake.coverage(names or None, listed or None)
+        table["gaps"] = table["gaps"].map(_gaps_text).astype("string")
+        if out is None:
+            print(render(table, max_rows=200))
+        else:
+            emit(table, out)
         return 0
     if action == "check":
         found = lake.check()

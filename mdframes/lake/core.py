@@ -299,6 +299,50 @@ class Lake:
 
         return info(self.storage, self._all())
 
+    def coverage(
+        self,
+        datasets: str | Iterable[str] | None = None,
+        symbols: str | Iterable[str] | None = None,
+    ) -> pd.DataFrame:
+        """What the lake synced, per dataset and symbol, read from its state files (cheap:
+        no data file is read).
+
+        One row per dataset and symbol the lake synced or was asked to sync (symbol NA for
+        a cross-section dataset: screeners, recent, discovery), plus one per requested symbol
+        it never synced. Columns ``dataset, symbol, status, first, last, gaps,
+        first_fetched_at, last_fetched_at, rows, error``:
+
+        - ``status``: ``"synced"``, ``"pending"`` (an unfinished run has it still to do, or
+          :meth:`repair` marked it not synced), ``"failed"`` (the last attempt failed;
+          ``error`` says why), ``"not_found"`` (the service answered 404) or ``"never"``;
+          a category of these five.
+        - ``first``..``last``: the span of the date windows synced (naive
+          ``datetime64[ns]``; snapshots: the days of the first and last); ``first`` NaT
+          means from the start of the service's history. ``gaps``: a list of
+          ``(start, end)`` Timestamp pairs inside it that no sync fetched (inclusive; empty
+          when the windows touch).
+        - ``first_fetched_at``, ``last_fetched_at``: UTC; ``rows`` (``Int64``): records
+          held, as the syncs counted them (NA where no count is known).
+
+        Parameters
+        ----------
+        datasets : str or list of str, optional
+            Default: every dataset the lake holds or an unfinished run names.
+        symbols : str or list of str, optional
+            Default: every symbol recorded; given, one row per symbol (``"never"`` where
+            nothing is recorded) and the cross sections' NA rows.
+
+        Examples
+        --------
+        >>> lake.coverage("insider_trading", ["AAPL", "NEWCO"])  # doctest: +SKIP
+                   dataset symbol     status      first       last gaps ...
+        0  insider_trading   AAPL     synced 2024-01-01 2026-11-24   [] ...
+        1  insider_trading  NEWCO  not_found        NaT        NaT   [] ...
+        """
+        from .coverage import coverage
+
+        return coverage(self.tables, datasets, symbols)
+
     def files(self, dataset: str) -> list[str]:
         """The data files of the dataset's current table version (URIs), for engines that
         read Parquet file lists; never double-counts. Globbing the folder is not supported.

@@ -22,6 +22,7 @@ __all__ = [
     "dataset_names",
     "window_units",
     "snapshot_units",
+    "unit_ids",
     "plan_text",
 ]
 
@@ -267,6 +268,17 @@ def snapshot_units(
             f"{ds.name} needs market= or region=", parameter="market", dataset=ds.name
         )
     return [Unit(ds, None, scope, params)]
+
+
+def unit_ids(
+    ds: Dataset, symbols: Sequence[str] | None, market: str | None, region: str | None
+) -> list[str]:
+    """The ids of the units a request of ``ds`` is made of (its windows or snapshots)."""
+    if mode_of(ds).name == "window":
+        if not symbols:
+            raise InvalidParameterError(f"{ds.name} needs symbols", parameter="symbols")
+        return [mode_of(ds).unit_id(s, "") for s in symbols]
+    return [u.id for u in snapshot_units(ds, symbols, market, region)]
 
 
 def plan_text(

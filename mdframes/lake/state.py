@@ -45,6 +45,7 @@ __all__ = [
     "finished_in",
     "unit_symbol",
     "windows_of",
+    "merge_windows",
     "failure_of",
 ]
 
@@ -250,7 +251,7 @@ def _day(text: str | None) -> dt.date | None:
     return None if text is None else dt.date.fromisoformat(text)
 
 
-def _merge(windows: list[list[str | None]]) -> list[list[str | None]]:
+def merge_windows(windows: list[list[str | None]]) -> list[list[str | None]]:
     """Date ranges (``None`` start: the beginning of the history) merged where they overlap
     or touch, in order."""
     low = dt.date.min
@@ -300,7 +301,7 @@ def record_done(
     if window is not None and span is not None:
         before = windows_of(old)
         entry.update(start=span[0], end=span[1])
-        entry["windows"] = _merge([*before, list(window)])
+        entry["windows"] = merge_windows([*before, list(window)])
         if before and not _covers(window, before):
             known = old.get("rows")
             count = known + added if isinstance(known, int) and added is not None else None

@@ -1,0 +1,255 @@
+"""What a lake holds, per dataset and symbol, from its state files alone (CONTRACT §10.1).
+
+:func:`coverage` reads the root state (the unfinished runs) and each dataset's state (what
+every sync recorded per unit: windows fetched, fetch times, records, the last failure); it
+never reads a data file, so it costs a few small reads however large the lake is.
+
+The frame, one row per dataset and symbol (symbol NA for a cross-section dataset):
+
+============== ======================== ===================================================
+column         dtype                    meaning
+============== ======================== ===================================================
+dataset        string                   the lake dataset
+symbol         string                   NA: the row covers a cross section (every symbol)
+status         category                 ``synced``, ``pending`` (an unfinished run has it
+                                        still to do, or ``repair()`` marked it not synced),
+                                        ``failed`` (the last attempt failed), ``not_found``
+                                        (the service answered 404), ``never``
+first, last    datetime64[ns] (naive)   the span of the windows synced (snapshots: the days
+                                        of the first and last); ``first`` NaT: from the
+                                        start of the service's history
+gaps           object                   list of ``(start, end)`` Timestamps inside
+                                        ``first..last`` no sync fetched (inclusive)
+first_fetched_at, last_fetched_at
+               datetime64[us, UTC]      the first and the latest fetch of it
+rows           Int64                    its records (latest versions) as the syncs counted
+                                        them; NA where no count is known
+error          string                   the last failure's one-line text (else NA)
+============== ======================== ===================================================
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any, Final
+
+import pandas as pd
+
+from ..errors import InvalidParameterError
+from ..kinds import DATE_DTYPE
+from ..registry import REGISTRY, Dataset
+from .modes import mode_of
+from .plan import normalise_symbols, resolve_datasets, unit_ids
+from .state import (
+    OpenRun,
+    RootState,
+    failure_of,
+    finished_in,
+    merge_windows,
+    unit_symbol,
+    windows_of,
+)
+from .tables import Tables
+
+__all__ = ["coverage", "COLUMNS", "STATUSES"]
+
+COLUMNS: Final = [
+    "dataset",
+    "symbol",
+    "status",
+    "first",
+    "last",
+    "gaps",
+    "first_fetched_at",
+    "last_fetched_at",
+    "rows",
+    "error",
+]
+STATUSES: Final = ["synced", "pending", "failed", "not_found", "never"]
+_FETCHED: Final = "datetime64[us, UTC]"
+
+
+def coverage(
+    tables: Tables,
+    datasets: str | Iterable[str] | None = None,
+    symbols: str | Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """See :meth:`mdframes.Lake.coverage`."""
+    wanted = None if datasets is None else resolve_datasets(datasets)
+    syms = None if symbols is None else normalise_symbols(symbols)
+    storage = tables.storage
+    root = RootState.load(storage) if storage.exists() else RootState({})
+    runs = root.open_runs()
+    if wanted is None:
+        named = {ds.name for ds in tables.folders()}
+        named |= {n for run in runs for n in run.spec.get("datasets", [])}
+        wanted = [ds for ds in REGISTRY.values() if ds.lake and ds.name in named]
+    rows: list[dict[str, Any]] = []
+    for ds in wanted:
+        rows += _dataset_rows(ds, tables, runs, syms, explicit=datasets is not None)
+    return _frame(rows)
+
+
+def _dataset_rows(
+    ds: Dataset,
+    tables: Tables,
+    runs: list[OpenRun],
+    symbols: list[str] | None,
+    explicit: bool,
+) -> list[dict[str, Any]]:
+    table = tables.get(ds)
+    state = table.state() if tables.storage.exists() else {"units": {}, "failed": {}}
+    units: dict[str, Any] = state.get("units", {})
+    failed: dict[str, Any] = state.get("failed", {})
+    unsynced: dict[str, Any] = state.get("unsynced", {})
+    pending = set(unsynced) - set(units)
+    for run in runs:
+        pending |= _left_in(ds, run, units)
+    mode = mode_of(ds)
+    by_symbol: dict[str | None, list[str]] = {}
+    for unit_id in dict.fromkeys([*units, *failed, *pending]):
+        by_symbol.setdefault(unit_symbol(unit_id), []).append(unit_id)
+    # The row a requested symbol falls under: its own, or the cross section's (None).
+    if symbols is not None:
+        keys = list(dict.fromkeys(unit_symbol(mode.unit_id(s, "")) for s in symbols))
+    elif explicit and not by_symbol and unit_symbol(mode.unit_id("_", "")) is None:
+        keys = [None]  # a cross section asked for by name and never synced
+    else:
+        keys = sorted(by_symbol, key=lambda s: (s is not None, s or ""))
+    out = []
+    for key in keys:
+        ids = by_symbol.get(key, [])
+        out.append(_row(ds, key, ids, units, failed, pending, history_start=ds.history_start))
+    return out
+
+
+def _left_in(ds: Dataset, run: OpenRun, units: dict[str, Any]) -> set[str]:
+    """The units of ``ds`` an unfinished run has still to do."""
+    spec = run.spec
+    if ds.name not in spec.get("datasets", []):
+        return set()
+    symbols = spec.get("symbols") or run.universe
+    try:
+        todo = unit_ids(ds, symbols, spec.get("market"), spec.get("region"))
+    except InvalidParameterError:  # per symbol, and the run's universe is not known yet
+        return set()
+    return {u for u in todo if not finished_in(units.get(u), run.id)}
+
+
+def _row(
+    ds: Dataset,
+    symbol: str | None,
+    ids: list[str],
+    units: dict[str, Any],
+    failed: dict[str, Any],
+    pending: set[str],
+    history_start: str | None,
+) -> dict[str, Any]:
+    entries = [units[i] for i in ids if i in units]
+    failures = [failure_of(failed[i]) for i in ids if i in failed]
+    if failures:
+        statuses = {s for s, _ in failures}
+        status = "not_found" if statuses == {"not_found"} else "failed"
+        error: str | None = next(t for s, t in failures if s == status)
+    else:
+        error = None
+        if any(i in pending for i in ids):
+            status = "pending"
+        elif entries:
+            status = "synced"
+        else:
+            status = "never"
+    spans: list[list[str | None]] = []
+    fetched: list[tuple[dt.datetime, dt.datetime]] = []
+    counts: list[int | None] = []
+    for entry in entries:
+        first_at, last_at = _fetch_times(entry)
+        if "end" in entry or "windows" in entry:
+            spans += windows_of(entry)
+        elif first_at is not None and last_at is not None:
+            spans.append([first_at.date().isoformat(), last_at.date().isoformat()])
+        if first_at is not None and last_at is not None:
+            fetched.append((first_at, last_at))
+        rows = entry.get("rows")
+        counts.append(rows if isinstance(rows, int) else None)
+    first, last, gaps = _span(spans, history_start)
+    if status == "never":
+        rows_held: int | None = 0
+    elif counts and None not in counts:
+        rows_held = sum(c for c in counts if c is not None)
+    else:
+        rows_held = None
+    return {
+        "dataset": ds.name,
+        "symbol": symbol,
+        "status": status,
+        "first": first,
+        "last": last,
+        "gaps": gaps,
+        "first_fetched_at": min((a for a, _ in fetched), default=None),
+        "last_fetched_at": max((b for _, b in fetched), default=None),
+        "rows": rows_held,
+        "error": error,
+    }
+
+
+def _fetch_times(entry: dict[str, Any]) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """(first, latest) fetch of a unit; entries of 0.3 say only which sync (its id holds
+    the time the sync started)."""
+    last = _utc(entry.get("fetched_at")) or _sync_time(entry.get("synced"))
+    first = _utc(entry.get("first_fetched_at")) or last
+    return first, last
+
+
+def _utc(text: Any) -> dt.datetime | None:
+    if not isinstance(text, str):
+        return None
+    stamp = dt.datetime.fromisoformat(text)
+    if stamp.tzinfo is None:
+        return stamp.replace(tzinfo=dt.timezone.utc)
+    return stamp.astimezone(dt.timezone.utc)
+
+
+def _sync_time(sync_id: Any) -> dt.datetime | None:
+    """The start of a sync from its id (``000012-20261120T101010Z``)."""
+    if not isinstance(sync_id, str) or "-" not in sync_id:
+        return None
+    try:
+        stamp = dt.datetime.strptime(sync_id.split("-", 1)[1], "%Y%m%dT%H%M%SZ")
+    except ValueError:
+        return None
+    return stamp.replace(tzinfo=dt.timezone.utc)
+
+
+def _span(
+    spans: list[list[str | None]], history_start: str | None
+) -> tuple[pd.Timestamp | None, pd.Timestamp | None, list[tuple[pd.Timestamp, pd.Timestamp]]]:
+    """first, last and the gaps between the merged ``spans`` (a None start: the beginning
+    of the history, the registry's ``history_start`` where it says one)."""
+    merged = merge_windows([[a or history_start, b] for a, b in spans])
+    if not merged:
+        return None, None, []
+    first = None if merged[0][0] is None else pd.Timestamp(merged[0][0])
+    last = pd.Timestamp(str(merged[-1][1]))
+    one = pd.Timedelta(days=1)
+    gaps = [
+        (pd.Timestamp(str(merged[i][1])) + one, pd.Timestamp(str(merged[i + 1][0])) - one)
+        for i in range(len(merged) - 1)
+    ]
+    return first, last, gaps
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame["dataset"] = frame["dataset"].astype("string")
+    frame["symbol"] = frame["symbol"].astype("string")
+    frame["status"] = pd.Categorical(frame["status"], categories=STATUSES)
+    for name in ("first", "last"):
+        frame[name] = pd.to_datetime(frame[name]).astype(DATE_DTYPE)
+    for name in ("first_fetched_at", "last_fetched_at"):
+        frame[name] = pd.to_datetime(frame[name], utc=True).astype(_FETCHED)
+    frame["gaps"] = frame["gaps"].astype(object)
+    frame["rows"] = frame["rows"].astype("Int64")
+    frame["error"] = frame["error"].astype("string")
+    return frame
