@@ -7,8 +7,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,6 +28,12 @@ __all__ = ["Records"]
 # macOS); a version of more files is read whole through an Arrow dataset, which opens each
 # file only while it reads it.
 _OPEN_FILES = 64
+_FOOTERS = 4096  # parsed footers kept per dataset (a few kB each)
+# From this many files on, a read opens and reads them in _THREADS threads (a thread pool
+# per read: a pool kept across reads would not survive a fork into a worker process).
+_PARALLEL = 8
+_THREADS = 4
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -43,6 +50,40 @@ class _Groups:
         return _Groups(self.handle, self.names, self.ranges, self.versions, picked)
 
 
+@dataclass
+class _Footer:
+    """What a data file's footer says that reads use, parsed once."""
+
+    meta: Any  # pyarrow.parquet.FileMetaData
+    texts: list[str]  # text columns, read as their dictionaries
+    names: set[str]
+    ranges: list[tuple[Any, Any]]
+    versions: list[Any]
+
+    @classmethod
+    def read(cls, path: str, fs: Any) -> _Footer:
+        import pyarrow.parquet as pq
+
+        meta = pq.read_metadata(path, filesystem=fs)
+        schema = meta.schema.to_arrow_schema()
+        names = schema.names
+        symbol = names.index("symbol") if "symbol" in names else -1
+        version = names.index("_version") if "_version" in names else -1
+        ranges: list[tuple[Any, Any]] = []
+        versions: list[Any] = []
+        for i in range(meta.num_row_groups):
+            group = meta.row_group(i)
+            stats = group.column(symbol).statistics if symbol >= 0 else None
+            if stats is not None and stats.has_min_max:
+                ranges.append((stats.min, stats.max))
+            else:
+                ranges.append((None, None))
+            stats = group.column(version).statistics if version >= 0 else None
+            versions.append(stats.max if stats is not None and stats.has_min_max else None)
+        texts = [f.name for f in schema if pa.types.is_string(f.type)]
+        return cls(meta, texts, set(names), ranges, versions)
+
+
 class Records:
     """The stored rows of a dataset's table versions, typed by its dtype record."""
 
@@ -51,6 +92,7 @@ class Records:
         self.sidecar = sidecar
         self._datasets: tuple[Any, pads.Dataset] | None = None
         self._handles: OrderedDict[str, _Groups] = OrderedDict()
+        self._footers: OrderedDict[str, _Footer] = OrderedDict()
         self._last_picked: tuple[Any, list[_Groups]] | None = None
 
     def stored_schema(self) -> pa.Schema:
@@ -65,6 +107,8 @@ class Records:
         with self.place.lock:
             for uri in [u for u in self._handles if u not in listed]:
                 del self._handles[uri]
+            for uri in [u for u in self._footers if u not in listed]:
+                del self._footers[uri]
 
     def scan(
         self,
@@ -123,10 +167,12 @@ class Records:
         """Every row of the version, file by file through the opened handles (no scanner to
         set up, footers read once per version)."""
         fields = [schema.field(c) for c in stored]
-        parts = [
-            _conform(g.handle.read(columns=[f.name for f in fields if f.name in g.names]), fields)
-            for g in self._groups(snap)
-        ]
+        parts = _each(
+            lambda g: _conform(
+                g.handle.read(columns=[f.name for f in fields if f.name in g.names]), fields
+            ),
+            self._groups(snap),
+        )
         table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
         return _plain_strings(table, fields)
 
@@ -139,17 +185,20 @@ class Records:
         fields = [
             schema.field(c) for c in [*stored, *(["symbol"] if "symbol" not in stored else [])]
         ]
-        parts = [
-            _conform(
+        picked = self._picked(snap, symbols)
+        parts = _each(
+            lambda g: _conform(
                 g.handle.read_row_groups(
                     g.picked,
                     columns=[f.name for f in fields if f.name in g.names],
-                    use_threads=len(g.picked) > 4,  # threads cost more than one group's read
+                    # Threads cost more than one group's read; many files are read in
+                    # threads of their own (see _each).
+                    use_threads=len(g.picked) > 4 and len(picked) < _PARALLEL,
                 ),
                 fields,
-            )
-            for g in self._picked(snap, symbols)
-        ]
+            ),
+            picked,
+        )
         if not parts:
             return pa.schema(fields).empty_table()
         table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
@@ -210,11 +259,13 @@ class Records:
                 if _may_hold(wanted, lo, hi)
             }
             uris = [u for u in uris if u in keep]
-        return [self._opened(uri) for uri in uris]
+        return _each(self._opened, uris)
 
     def _opened(self, uri: str) -> _Groups:
         """One data file, opened once and kept open (a file never changes once listed): at
-        most _OPEN_FILES per dataset, the least recently read closed first."""
+        most _OPEN_FILES per dataset, the least recently read closed first. Its footer is
+        kept longer (_FOOTERS): a file closed to spare descriptors reopens without reading
+        it again, so a version of more files than that is not read from scratch each time."""
         import pyarrow.parquet as pq
 
         lock = self.place.lock
@@ -223,32 +274,24 @@ class Records:
             if got is not None:
                 self._handles.move_to_end(uri)
                 return got
+            footer = self._footers.get(uri)
         path = self.place.fs_path(uri)
         fs = self.place.storage.fs
-        meta = pq.read_metadata(path, filesystem=fs)
-        schema = meta.schema.to_arrow_schema()
-        texts = [f.name for f in schema if pa.types.is_string(f.type)]
+        if footer is None:
+            footer = _Footer.read(path, fs)
         # Text read as its dictionary (see _plain_strings); the footer is parsed once.
-        handle = pq.ParquetFile(path, filesystem=fs, metadata=meta, read_dictionary=texts or None)
-        names = schema.names
-        symbol = names.index("symbol") if "symbol" in names else -1
-        version = names.index("_version") if "_version" in names else -1
-        ranges: list[tuple[Any, Any]] = []
-        versions: list[Any] = []
-        for i in range(meta.num_row_groups):
-            group = meta.row_group(i)
-            stats = group.column(symbol).statistics if symbol >= 0 else None
-            if stats is not None and stats.has_min_max:
-                ranges.append((stats.min, stats.max))
-            else:
-                ranges.append((None, None))
-            stats = group.column(version).statistics if version >= 0 else None
-            versions.append(stats.max if stats is not None and stats.has_min_max else None)
-        opened = _Groups(handle, set(names), ranges, versions)
+        handle = pq.ParquetFile(
+            path, filesystem=fs, metadata=footer.meta, read_dictionary=footer.texts or None
+        )
+        opened = _Groups(handle, footer.names, footer.ranges, footer.versions)
         with lock:
             self._handles[uri] = opened
             while len(self._handles) > _OPEN_FILES:
                 self._handles.popitem(last=False)  # closed when its last reader lets go
+            self._footers[uri] = footer
+            self._footers.move_to_end(uri)
+            while len(self._footers) > _FOOTERS:
+                self._footers.popitem(last=False)
         return opened
 
     def which_damaged(self, snap: Snapshot, exc: BaseException) -> LakeDamagedError:
@@ -289,6 +332,18 @@ class Records:
             if len(values) == len(snap.files):
                 return min(values)
         return pc.min(self.scan(snap, columns=["_fetched_at"])["_fetched_at"]).as_py()
+
+
+def _each(fn: Callable[[Any], _T], items: list[Any]) -> list[_T]:
+    """``fn`` of each item, in order; over many items in a few threads (one version's small
+    files after many syncs: each open or read is mostly I/O and Parquet decoding outside
+    the GIL, and on one thread they were read one after another)."""
+    if len(items) < _PARALLEL:
+        return [fn(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(_THREADS, len(items) // 2)) as pool:
+        return list(pool.map(fn, items))
 
 
 def _conform(part: pa.Table, fields: list[pa.Field]) -> pa.Table:
