@@ -7,8 +7,8 @@ The sandbox runs with a fixed clock, so its prices are the same on every run.
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -19,8 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import mdframes as md
 from mdframes.features.training import TrainingSet
@@ -189,223 +187,7 @@ def test_given_prices_long_or_wide_give_the_default_labels(
         assert ts.info["label"]["prices"] == "given"
 
 
-# --- splits: properties and a brute force over random calendars -------------------------------
-
-
-def blocks_of(dates: list[pd.Timestamp], n: int) -> list[list[pd.Timestamp]]:
-    """Consecutive blocks of equal size, the first ones one date longer (as documented)."""
-    size, extra = divmod(len(dates), n)
-    out, at = [], 0
-    for b in range(n):
-        take = size + (b < extra)
-        out.append(dates[at : at + take])
-        at += take
-    return out
-
-
-def brute_force_splits(
-    ts: TrainingSet, method: str, n: int, k: int, embargo: int
-) -> list[tuple[list[int], list[int]]] | None:
-    """Expected (train, test) positions row by row from the definitions; None: must raise."""
-    freq = ts.info["freq"]
-    rows = [
-        (i, date, t1)
-        for i, ((date, _), t1, y) in enumerate(zip(ts.X.index, ts.t1, ts.y, strict=True))
-        if y == y
-    ]
-    dates = sorted({date for _, date, _ in rows})
-    n_blocks = n + 1 if method == "walk_forward" else n
-    if len(dates) < n_blocks:
-        return None
-    blocks = blocks_of(dates, n_blocks)
-    if method == "walk_forward":
-        chosen_sets = [(b,) for b in range(1, n_blocks)]
-    elif method == "kfold":
-        chosen_sets = [(b,) for b in range(n_blocks)]
-    else:
-        chosen_sets = list(itertools.combinations(range(n_blocks), k))
-    out = []
-    for chosen in chosen_sets:
-        test_dates = {d for b in chosen for d in blocks[b]}
-        test = [i for i, date, _ in rows if date in test_dates]
-        train = []
-        for i, date, t1 in rows:
-            if date in test_dates:
-                continue
-            if method == "walk_forward" and date >= blocks[chosen[0]][0]:
-                continue
-            dropped = False
-            for b in chosen:
-                lo = blocks[b][0]
-                hi = max(t for _, d, t in rows if d in set(blocks[b]))
-                if date <= hi and t1 >= lo:  # [date, t1] meets [lo, hi]
-                    dropped = True
-                after = pd.date_range(blocks[b][-1], periods=embargo + 1, freq=freq)[1:]
-                if embargo and blocks[b][-1] < date <= after[-1]:
-                    dropped = True
-            if not dropped:
-                train.append(i)
-        if not train:
-            return None
-        out.append((train, test))
-    return out
-
-
-def check_properties(
-    ts: TrainingSet, folds: list[tuple[np.ndarray, np.ndarray]], embargo: int
-) -> None:
-    """What must hold of any fold, whatever the block layout."""
-    day = ts.X.index.get_level_values("date")
-    t1 = ts.t1.to_numpy()
-    known = np.flatnonzero(ts.y.notna().to_numpy())
-    label_dates = np.unique(day[known])
-    for train, test in folds:
-        assert len(train) and len(test)
-        assert np.all(np.diff(train) > 0) and np.all(np.diff(test) > 0)
-        assert set(train) <= set(known) and set(test) <= set(known)
-        # All symbols of a date on one side: no date in both, and a test date is whole.
-        assert not set(day[train]) & set(day[test])
-        test_dates = set(day[test])
-        assert set(test) == {i for i in known if day[i] in test_dates}
-        # Test blocks: maximal runs of consecutive label dates in the test.
-        flags = np.isin(label_dates, list(test_dates))
-        runs, current = [], []
-        for date, flag in zip(label_dates, flags, strict=True):
-            if flag:
-                current.append(date)
-            elif current:
-                runs.append(current)
-                current = []
-        if current:
-            runs.append(current)
-        for run in runs:
-            lo, hi = run[0], max(t1[i] for i in test if day[i] in set(run))
-            for i in train:
-                assert not (day[i] <= hi and t1[i] >= lo), "a training label overlaps a test"
-            if embargo:
-                end = pd.date_range(run[-1], periods=embargo + 1, freq=ts.info["freq"])[-1]
-                for i in train:
-                    assert not (run[-1] < day[i] <= end), "a training row inside an embargo"
-
-
-def random_set(data: Any) -> TrainingSet:
-    freq = data.draw(st.sampled_from(["B", "D", "W-FRI", "2D", "MS"]), label="freq")
-    n_dates = data.draw(st.integers(6, 50), label="dates")
-    n_symbols = data.draw(st.integers(1, 3), label="symbols")
-    horizon = data.draw(st.integers(1, 6), label="horizon")
-    lag = data.draw(st.integers(0, 3), label="lag")
-    start = pd.Timestamp("2020-01-01") + pd.Timedelta(days=data.draw(st.integers(0, 2500)))
-    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
-    rng = np.random.default_rng(seed)
-    dates = pd.date_range(start, periods=n_dates, freq=freq).as_unit("ns")
-    symbols = [f"S{i}" for i in range(n_symbols)]
-    calendar = pd.date_range(dates[0] - pd.Timedelta(days=10), dates[-1] + pd.Timedelta(days=400))
-    wide = pd.DataFrame(
-        np.exp(rng.normal(0, 0.01, (len(calendar), n_symbols)).cumsum(axis=0)) * 100,
-        index=calendar,
-        columns=symbols,
-    )
-    # Holes: whole stretches without prices (stale or unknown labels), and a data end.
-    wide = wide.mask(rng.random(wide.shape) < data.draw(st.sampled_from([0.0, 0.2, 0.6])))
-    wide = wide.iloc[: rng.integers(len(calendar) // 2, len(calendar) + 1)]
-    label = md.features.forward_return(horizon, lag=lag, prices=wide)
-    from mdframes.features.labels import long_prices
-
-    offset = pd.tseries.frequencies.to_offset(freq)
-    y, t1 = label.compute(dates, symbols, offset, long_prices(wide))
-    index = pd.MultiIndex.from_product([dates, pd.Index(symbols)], names=["date", "symbol"])
-    X = pd.DataFrame({"x": rng.normal(size=len(index))}, index=index)
-    info = {"freq": offset.freqstr, "label": label.definition()}
-    return TrainingSet(
-        X,
-        pd.Series(y, index=index, name=label.name),
-        pd.Series(np.repeat(t1.to_numpy(), n_symbols), index=index, name="t1"),
-        info,
-    )
-
-
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_splits_are_purged_and_embargoed_exactly_as_the_brute_force(data: Any) -> None:
-    ts = random_set(data)
-    method = data.draw(st.sampled_from(["walk_forward", "kfold", "combinatorial"]), label="method")
-    n = data.draw(st.integers(1 if method == "walk_forward" else 2, 6), label="n_splits")
-    k = data.draw(st.integers(1, n - 1), label="n_test_splits") if method == "combinatorial" else 2
-    embargo = data.draw(st.integers(0, 5), label="embargo")
-    want = brute_force_splits(ts, method, n, k, embargo)
-    if want is None:
-        with pytest.raises(md.InvalidParameterError, match="too few|no training row"):
-            ts.splits(method, n_splits=n, n_test_splits=k, embargo=embargo)
-        return
-    got = ts.splits(method, n_splits=n, n_test_splits=k, embargo=embargo)
-    assert [(list(a), list(b)) for a, b in got] == want
-    assert all(a.dtype.kind == "i" and b.dtype.kind == "i" for a, b in got)
-    check_properties(ts, got, embargo)
-
-
-def test_purging_drops_exactly_the_overlapping_labels_in_a_small_case() -> None:
-    """Ten business days, one symbol, 2-day labels (lag 0): the rows before a test block
-    whose label reaches into it go, and the embargo removes rows after it."""
-    dates = pd.bdate_range("2026-03-02", periods=10).as_unit("ns")
-    index = pd.MultiIndex.from_product([dates, pd.Index(["A"])], names=["date", "symbol"])
-    t1 = pd.Series(pd.bdate_range("2026-03-04", periods=10).as_unit("ns"), index=index, name="t1")
-    ts = TrainingSet(
-        pd.DataFrame({"x": np.arange(10.0)}, index=index),
-        pd.Series(np.arange(10.0), index=index, name="fwd_return_2"),
-        t1,
-        {"freq": "B", "label": {"horizon": 2}},
-    )
-    folds = ts.splits("kfold", n_splits=2, embargo=3)
-    # Fold 1 tests rows 0-4, whose labels reach row 6's date: rows 5 and 6 are purged, and
-    # the embargo (3 days after row 4's date) takes row 7 as well.
-    assert folds[0][1].tolist() == [0, 1, 2, 3, 4]
-    assert folds[0][0].tolist() == [8, 9]
-    # Fold 2 tests rows 5-9: rows 3 and 4 have labels that reach row 5's date.
-    assert folds[1][1].tolist() == [5, 6, 7, 8, 9]
-    assert folds[1][0].tolist() == [0, 1, 2]
-    walk = ts.splits("walk_forward", n_splits=1, embargo=3)
-    assert walk[0][0].tolist() == [0, 1, 2] and walk[0][1].tolist() == [5, 6, 7, 8, 9]
-
-
 # --- arguments --------------------------------------------------------------------------------
-
-
-def _tiny() -> TrainingSet:
-    """Two dates only: any real split of it fails, so an argument error must come first."""
-    dates = pd.bdate_range("2026-03-02", periods=2).as_unit("ns")
-    index = pd.MultiIndex.from_product([dates, pd.Index(["A"])], names=["date", "symbol"])
-    return TrainingSet(
-        pd.DataFrame({"x": [1.0, 2.0]}, index=index),
-        pd.Series([0.1, 0.2], index=index, name="fwd_return_1"),
-        pd.Series(dates + pd.offsets.BDay(2), index=index, name="t1"),
-        {"freq": "B", "label": {"horizon": 1}},
-    )
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "match"),
-    [
-        ({"method": "purged"}, "method='purged' is not one of"),
-        ({"method": "combinatorial", "n_splits": 4, "n_test_splits": 4}, "less than n_splits"),
-        ({"method": "combinatorial", "n_splits": 3, "n_test_splits": 0}, "n_test_splits=0"),
-        ({"embargo": -1}, "embargo=-1"),
-        ({"embargo": 1.5}, "embargo=1.5"),
-        ({"embargo": True}, "embargo=True"),
-        ({"n_splits": 0}, "n_splits=0"),
-        ({"method": "kfold", "n_splits": 1}, "n_splits=1"),
-        ({"n_splits": "5"}, "n_splits='5'"),
-    ],
-)
-def test_bad_split_arguments_are_refused_before_any_work(kwargs: dict, match: str) -> None:
-    with pytest.raises(md.InvalidParameterError, match=match):
-        _tiny().splits(**kwargs)
-
-
-def test_a_split_without_training_or_test_rows_says_which() -> None:
-    with pytest.raises(md.InvalidParameterError, match="2 dates have a label: too few"):
-        _tiny().splits("kfold", n_splits=3)
-    with pytest.raises(md.InvalidParameterError, match="fold 1 of 1 .* no training row"):
-        _tiny().splits("walk_forward", n_splits=1)  # the one training date's label reaches in
 
 
 @pytest.mark.parametrize(
@@ -494,6 +276,8 @@ def test_info_says_how_the_set_was_made(served_set: TrainingSet) -> None:
         "max_price_age_days": 7, "prices": "put_call_ratio.price",
     }  # fmt: skip
     assert info["source"] == "service" and info["versions"] == {} and info["known_at"] is None
+    assert info["errors"] == "raise"
+    assert info["content_hash"] == served_set.content_hash() == canonical_hash(served_set)
     assert info["mdframes"] == md.__version__
     created = pd.Timestamp(info["created_at"])
     assert created.tz is not None and abs(pd.Timestamp.now(tz="UTC") - created).days < 1
@@ -707,3 +491,167 @@ def test_cli_refuses_bad_input_with_exit_2(
     assert run.returncode == 2, run.stderr
     assert match in run.stderr and "Traceback" not in run.stderr
     assert server.count() == before
+
+
+# --- the canonical content hash, written again from the docs ----------------------------------
+
+
+def canonical_hash(ts: TrainingSet) -> str:
+    """SHA-256 of X, y and t1 in the canonical form as docs/training.md writes it down,
+    in plain Python (struct, no numpy buffers)."""
+    import hashlib
+    import struct
+
+    digest = hashlib.sha256(b"mdframes.training_set.content/1\n")
+
+    def integer(n: int) -> None:
+        digest.update(struct.pack("<q", n))
+
+    def text(s: str) -> None:
+        raw = s.encode("utf-8")
+        integer(len(raw))
+        digest.update(raw)
+
+    def column(name: Any, values: list[Any], dtype: Any) -> None:
+        text("" if name is None else str(name))
+        is_text = pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
+        if pd.api.types.is_datetime64_any_dtype(dtype):
+            kind = "datetime64[ns]"
+        else:
+            kind = "text" if is_text else str(dtype)
+        text(kind)
+        missing = [v is None or v is pd.NA or v is pd.NaT or v != v for v in values]
+        bits = bytearray((len(values) + 7) // 8)
+        for i, m in enumerate(missing):
+            if m:
+                bits[i // 8] |= 0x80 >> (i % 8)  # numpy.packbits: the first row is the high bit
+        digest.update(bytes(bits))
+        if kind == "text":
+            distinct = sorted({v for v, m in zip(values, missing, strict=True) if not m})
+            integer(len(distinct))
+            for s in distinct:
+                text(s)
+            for v, m in zip(values, missing, strict=True):
+                integer(-1 if m else distinct.index(v))
+        elif kind == "datetime64[ns]":
+            for v, m in zip(values, missing, strict=True):
+                integer(0 if m else pd.Timestamp(v).as_unit("ns").value)
+        elif kind == "float64":
+            for v, m in zip(values, missing, strict=True):
+                digest.update(struct.pack("<d", 0.0 if m else float(v)))
+        elif kind == "Int64":
+            for v, m in zip(values, missing, strict=True):
+                integer(0 if m else int(v))
+        else:
+            raise AssertionError(f"no canonical form written here for {kind}")
+
+    index = ts.X.index
+    integer(len(ts.X))
+    integer(index.nlevels)
+    for i in range(index.nlevels):
+        level = index.get_level_values(i)
+        column(level.name, list(level), level.dtype)
+    integer(ts.X.shape[1])
+    for name in ts.X.columns:
+        column(name, list(ts.X[name]), ts.X[name].dtype)
+    column(ts.y.name, list(ts.y), ts.y.dtype)
+    column(ts.t1.name, list(ts.t1), ts.t1.dtype)
+    return digest.hexdigest()
+
+
+def test_the_content_hash_is_the_documented_canonical_form(
+    served_set: TrainingSet, tmp_path: Path
+) -> None:
+    ts = served_set
+    assert ts.X["news_count_7d"].dtype == "Int64" and ts.y.isna().any()
+    holes = ts.X.copy()
+    holes.iloc[3, 2], holes.iloc[4, 0] = pd.NA, np.nan  # missing Int64 and float64 values
+    with_holes = TrainingSet(holes, ts.y, ts.t1, ts.info)
+    assert with_holes.content_hash() == canonical_hash(with_holes) != ts.content_hash()
+    back = md.features.read_training_set(ts.to_parquet(tmp_path / "t.parquet"))
+    assert back.content_hash() == ts.info["content_hash"]
+    # In another process, from the file: the same hash.
+    code = (
+        "import sys, mdframes as md; "
+        "print(md.features.read_training_set(sys.argv[1]).content_hash())"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "t.parquet")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.stdout.strip() == ts.info["content_hash"], run.stderr
+    # The text flavour of the symbols (pandas' str or string) is not content.
+    plain = ts.X.copy()
+    plain.index = plain.index.set_levels(plain.index.levels[1].astype(object), level=1)
+    same = TrainingSet(plain, ts.y.set_axis(plain.index), ts.t1.set_axis(plain.index), ts.info)
+    assert same.content_hash() == ts.content_hash()
+    # Any change of a value, an NA, the order or a name is a different set.
+    y = ts.y.copy()
+    y.iloc[5] += 1e-12
+    changed = [
+        TrainingSet(ts.X, y, ts.t1, ts.info),
+        TrainingSet(ts.X.iloc[::-1], ts.y.iloc[::-1], ts.t1.iloc[::-1], ts.info),
+        TrainingSet(ts.X.rename(columns={"news_count_7d": "n"}), ts.y, ts.t1, ts.info),
+        TrainingSet(ts.X, ts.y.rename("fwd_return_6"), ts.t1, ts.info),
+        TrainingSet(ts.X.astype({"news_count_7d": "float64"}), ts.y, ts.t1, ts.info),
+    ]
+    hashes = {c.content_hash() for c in changed}
+    assert len(hashes) == len(changed) and ts.content_hash() not in hashes
+    assert ts.labelled().info is ts.info  # the whole set's hash, not the labelled rows'
+
+
+def test_a_feature_na_on_most_labelled_rows_warns_once() -> None:
+    days = pd.bdate_range("2026-01-01", "2026-06-30")
+    prices = pd.concat(
+        [_put_call(s, [f"{d:%Y-%m-%d}" for d in days], list(np.linspace(10, 12, len(days))))
+         for s in ["AAPL", "KO"]],
+        ignore_index=True,
+    )  # fmt: skip
+    late = pd.DataFrame(  # news on three days only: its 7-day mean is NA almost everywhere
+        {
+            "symbol": pd.array(["AAPL", "KO"] * 3, dtype="string"),
+            "date": pd.to_datetime(["2026-06-10"] * 2 + ["2026-06-11"] * 2 + ["2026-06-12"] * 2),
+            "sentiment": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+        }
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ts = md.features.training_set(
+            ["AAPL", "KO"], "2026-01-05", "2026-06-30",
+            ["put_call_ratio_last", "news_sentiment_mean_7d", "news_count_7d"],
+            source={"put_call_ratio": prices, "news": late},
+        )  # fmt: skip
+    mostly = [w for w in caught if "more than 90%" in str(w.message)]
+    assert len(mostly) == 1 and mostly[0].filename == __file__
+    text = str(mostly[0].message)
+    assert re.search(r"news_sentiment_mean_7d \(9\d%\)", text)  # not all: 90-99 %
+    assert "news_count_7d" not in text and "put_call_ratio_last" not in text
+    assert ts.info["errors"] == "raise"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"freq": None}, "freq=None is not a pandas frequency"),
+        ({"freq": 5}, "freq=5 is not a pandas frequency"),
+        ({"label": "L62"}, "lag \\+ horizon = 4611686018427387905 periods of B .* past what"),
+        ({"label": "H63"}, "horizon=9223372036854775808 is larger than numpy's int64"),
+        ({"label": "LAG63"}, "lag=9223372036854775808 is larger than numpy's int64"),
+    ],
+)
+def test_arguments_beyond_what_pandas_holds_are_refused(kwargs: dict, match: str) -> None:
+    """InvalidParameterError before any work, never AttributeError or OverflowError."""
+    frames = {"put_call_ratio": _put_call("AAPL", ["2026-04-01"], [10.0])}
+    args = ("AAPL", "2026-04-01", "2026-04-30", ["put_call_ratio_last"])
+    labels = {
+        "L62": lambda: md.features.forward_return(2**62),
+        "H63": lambda: md.features.forward_return(2**63),
+        "LAG63": lambda: md.features.forward_return(5, lag=2**63),
+    }
+    with pytest.raises(md.InvalidParameterError, match=match):
+        if "label" in kwargs:
+            kwargs = {"label": labels[kwargs["label"]]()}
+        md.features.training_set(*args, source=frames, **kwargs)
+    if "freq" in kwargs:
+        with pytest.raises(md.InvalidParameterError, match=match):
+            md.features.panel(*args, source=frames, **kwargs)

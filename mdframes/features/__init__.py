@@ -12,6 +12,8 @@
 - :class:`Feature`: a custom feature next to the catalog's.
 - :func:`training_set`: a panel with a label per row (:func:`forward_return`) and purged,
   embargoed cross-validation splits (:class:`TrainingSet`, :func:`read_training_set`).
+- :class:`PurgedWalkForward`, :class:`PurgedKFold`, :class:`CombinatorialPurgedCV`: those
+  splits as scikit-learn cross-validators (``ts.cv(...)``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .labels import forward_return
 from .panelfile import read_panel
 from .panels import panel, write_panel
 from .spec import Feature
+from .splits import CombinatorialPurgedCV, PurgedKFold, PurgedWalkForward
 from .training import TrainingSet, read_training_set, training_set
 
 __all__ = [
@@ -34,4 +37,7 @@ __all__ = [
     "training_set",
     "TrainingSet",
     "read_training_set",
+    "PurgedWalkForward",
+    "PurgedKFold",
+    "CombinatorialPurgedCV",
 ]

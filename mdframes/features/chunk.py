@@ -32,7 +32,7 @@ from .engine import Events, Grid, day_numbers, result_dtype
 from .engine import compute as compute_feature
 from .knowledge import VersionEvents, compute_row
 from .sources import ROW, Source, fetch, history_start, record_key, resolve_source
-from .spec import Feature, check_errors
+from .spec import Feature, check_errors, check_offset
 
 __all__ = [
     "compute",
@@ -53,6 +53,7 @@ def dates_of(start: Any, end: Any, freq: Any) -> pd.DatetimeIndex:
     first, last = to_date(start, "start"), to_date(end, "end")
     if first > last:
         raise InvalidParameterError(f"start {first} is after end {last}", parameter="start")
+    check_offset(freq)  # None too: pandas would take it for daily
     try:
         dates = pd.date_range(first, last, freq=freq, name="date")
     except (TypeError, ValueError) as exc:

@@ -36,6 +36,10 @@ def _whole(value: Any, name: str, least: int) -> int:
         raise InvalidParameterError(
             f"{name}={value!r} is not a whole number of periods >= {least}", parameter=name
         )
+    if int(value) > np.iinfo(np.int64).max:
+        raise InvalidParameterError(
+            f"{name}={value!r} is larger than numpy's int64 can hold", parameter=name
+        )
     return int(value)
 
 
@@ -162,6 +166,19 @@ class ForwardReturn:
             "max_price_age_days": MAX_PRICE_AGE,
             "prices": "given" if self.prices is not None else f"{PRICE_DATASET}.price",
         }
+
+    def check_reach(self, end: dt.date, freq: Any) -> None:
+        """InvalidParameterError when ``lag + horizon`` periods of ``freq`` after ``end`` is
+        past the last date pandas can hold (before any work)."""
+        try:
+            pd.Timestamp(end) + self.reach * pd.tseries.frequencies.to_offset(freq)
+        except (OverflowError, ValueError) as exc:  # OutOfBoundsDatetime is a ValueError
+            raise InvalidParameterError(
+                f"lag + horizon = {self.reach} periods of {pd.tseries.frequencies.to_offset(freq).freqstr} "
+                f"after {end} is past what "
+                f"pandas can hold ({exc})",
+                parameter="horizon",
+            ) from None
 
     def price_window(self, dates: pd.DatetimeIndex, freq: Any) -> tuple[dt.date, dt.date]:
         """The first and last price dates the label of ``dates`` can read."""

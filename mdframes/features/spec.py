@@ -195,3 +195,18 @@ def check_errors(errors: Any) -> Errors:
             f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors"
         )
     return "skip" if errors == "skip" else "raise"
+
+
+def check_offset(freq: Any) -> pd.DateOffset:
+    """``freq`` as a pandas offset, or InvalidParameterError (``None`` included)."""
+    if freq is None or isinstance(freq, bool):
+        raise InvalidParameterError(
+            f"freq={freq!r} is not a pandas frequency (e.g. 'B', 'D', 'W-FRI')",
+            parameter="freq",
+        )
+    try:
+        return pd.tseries.frequencies.to_offset(freq)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(
+            f"freq={freq!r} is not a pandas frequency ({exc})", parameter="freq"
+        ) from None

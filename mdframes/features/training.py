@@ -8,7 +8,6 @@ cross-validation folds in which no training label overlaps the period of a test 
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import os
 from collections.abc import Iterable
 from typing import Any, Final, Literal, cast
@@ -17,45 +16,20 @@ import numpy as np
 import pandas as pd
 
 from .._typing import DateLike, Errors, TimeLike
-from ..errors import InvalidParameterError
-from ..params import to_utc
+from ..errors import DataQualityWarning, InvalidParameterError, warn
+from ..params import to_date, to_utc
 from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panels import panel
 from .sources import Source, resolve_source
-from .spec import check_errors
-from .trainfile import feature_definition, read_parts, write_training_set
+from .spec import check_errors, check_offset
+from .splits import PurgedSplitter, splitter
+from .trainfile import content_hash, feature_definition, read_parts, write_training_set
 
-__all__ = ["TrainingSet", "training_set", "read_training_set", "METHODS"]
+__all__ = ["TrainingSet", "training_set", "read_training_set"]
 
-METHODS: Final = ("walk_forward", "kfold", "combinatorial")
-
-
-def _whole(value: Any, name: str, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise InvalidParameterError(
-            f"{name}={value!r} must be a whole number >= {least}", parameter=name
-        )
-    return int(value)
-
-
-def check_split_arguments(
-    method: Any, n_splits: Any, n_test_splits: Any, embargo: Any
-) -> tuple[str, int, int, int]:
-    """The arguments of :meth:`TrainingSet.splits`, checked before any work."""
-    if method not in METHODS:
-        raise InvalidParameterError(
-            f"method={method!r} is not one of {', '.join(map(repr, METHODS))}",
-            parameter="method",
-        )
-    n = _whole(n_splits, "n_splits", 1 if method == "walk_forward" else 2)
-    k = _whole(n_test_splits, "n_test_splits", 1)
-    if method == "combinatorial" and k >= n:
-        raise InvalidParameterError(
-            f"n_test_splits={k} must be less than n_splits={n} (some blocks must train)",
-            parameter="n_test_splits",
-        )
-    return method, n, k, _whole(embargo, "embargo", 0)
+# A feature missing on more than this share of the labelled rows is worth a warning.
+_MOSTLY_NA: Final = 0.9
 
 
 class TrainingSet:
@@ -72,15 +46,16 @@ class TrainingSet:
         Naive dates, same index: the last date each row's label reads.
     info : dict
         Plain data, enough to rebuild it: ``symbols, start, end, features`` (name ->
-        definition), ``label``, ``freq``, ``known_at``, ``source`` (``"service"``,
-        ``"frames"`` or the lake's root), ``versions`` (a lake's table version per dataset,
-        where it exposes one), ``mdframes`` (version) and ``created_at`` (UTC, ISO 8601).
+        definition), ``label``, ``freq``, ``known_at``, ``errors``, ``source``
+        (``"service"``, ``"frames"`` or the lake's root), ``versions`` (a lake's table
+        version per dataset read), ``content_hash`` (SHA-256 of X, y and t1 in the canonical
+        form of the docs), ``mdframes`` (version) and ``created_at`` (UTC, ISO 8601).
 
     Examples
     --------
     >>> ts = md.features.training_set(["AAPL"], "2026-01-05", "2026-06-30")  # doctest: +SKIP
-    >>> for train, test in ts.splits("walk_forward", n_splits=4, embargo=5):  # doctest: +SKIP
-    ...     model.fit(ts.X.iloc[train], ts.y.iloc[train])
+    >>> known = ts.labelled()                                                 # doctest: +SKIP
+    >>> cross_val_score(model, known.X, known.y, cv=known.cv("kfold", embargo=5))  # doctest: +SKIP
     """
 
     def __init__(self, X: pd.DataFrame, y: pd.Series, t1: pd.Series, info: dict[str, Any]):
@@ -101,41 +76,105 @@ class TrainingSet:
             f"label {self.y.name}: {int(self.y.notna().sum()):,} rows known>"
         )
 
+    def labelled(self) -> TrainingSet:
+        """The rows whose label is known, as a training set with the same ``info`` (which
+        describes, and hashes, the whole set it came from).
+
+        ``known.X`` and ``known.y`` go into scikit-learn as they are (no NA label, so
+        ``GridSearchCV``'s refit and ``cross_val_predict`` work), with
+        ``cv=known.cv(...)``.
+
+        Examples
+        --------
+        >>> known = ts.labelled()                                     # doctest: +SKIP
+        >>> GridSearchCV(model, grid, cv=known.cv("kfold", embargo=5)).fit(known.X, known.y)  # doctest: +SKIP
+        """
+        mask = self.y.notna().to_numpy()
+        X = self.X.loc[mask]
+        return TrainingSet(X, self.y.loc[mask], self.t1.loc[mask], self.info)
+
     # -- splits -------------------------------------------------------------------------------
+    def cv(
+        self,
+        method: str = "walk_forward",
+        n_splits: int = 5,
+        n_test_splits: int = 2,
+        embargo: int = 0,
+        train_window: int | None = None,
+    ) -> PurgedSplitter:
+        """A scikit-learn splitter bound to this set's ``t1`` and ``freq``: purged,
+        embargoed folds by date for any ``X`` of its rows (:mod:`~mdframes.features.splits`).
+
+        Parameters
+        ----------
+        method : {"walk_forward", "kfold", "combinatorial"}
+            :class:`~mdframes.features.PurgedWalkForward`,
+            :class:`~mdframes.features.PurgedKFold` or
+            :class:`~mdframes.features.CombinatorialPurgedCV`.
+        n_splits : int
+            Test blocks (``walk_forward``) or blocks (the others).
+        n_test_splits : int
+            ``combinatorial`` only: blocks per test, less than ``n_splits``.
+        embargo : int
+            Periods of ``freq`` after a test block's latest ``t1`` whose rows do not train.
+        train_window : int, optional
+            ``walk_forward`` only: dates each fold may train on (``None``: all before).
+
+        Returns
+        -------
+        PurgedSplitter
+
+        Raises
+        ------
+        InvalidParameterError
+            Bad arguments, before any work.
+
+        Examples
+        --------
+        >>> cv = ts.cv("combinatorial", n_splits=6, n_test_splits=2, embargo=5)  # doctest: +SKIP
+        >>> cv.get_n_splits(), cv.path_ids().shape                               # doctest: +SKIP
+        (15, (6, 5))
+        """
+        return splitter(
+            method,
+            n_splits=n_splits,
+            n_test_splits=n_test_splits,
+            embargo=embargo,
+            train_window=train_window,
+            t1=self.t1,
+            freq=self.info.get("freq", "B"),
+        )
+
     def splits(
         self,
         method: str = "walk_forward",
         n_splits: int = 5,
         n_test_splits: int = 2,
         embargo: int = 0,
+        train_window: int | None = None,
     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Cross-validation folds by date, purged and embargoed: ``[(train, test), ...]``.
+        """The folds of :meth:`cv` on this set as a list: ``list(ts.cv(...).split(ts.X,
+        ts.y))``, positions into ``X``/``y`` of rows whose label is known.
 
-        Positions in ``X``/``y`` (``X.iloc[train]``) of rows whose label is known; rows with an
-        NA label are in no fold, so the list is scikit-learn's ``cv=`` as it is. The dates that
-        have a label are cut into consecutive blocks of equal size (the first ones one date
-        longer when it does not divide); all symbols of a date are on one side.
+        The dates that have a label are cut into consecutive blocks of equal size (the first
+        ones one date longer when it does not divide); all symbols of a date are on one side.
 
         - ``"walk_forward"``: ``n_splits + 1`` blocks; block ``i`` (from 1) is the test of fold
-          ``i``, which trains only on the dates before it.
+          ``i``, which trains only on the dates before it (the ``train_window`` dates before
+          it, when given).
         - ``"kfold"``: ``n_splits`` blocks, each the test once, training on all the others.
         - ``"combinatorial"``: ``n_splits`` blocks; every choice of ``n_test_splits`` of them
           is a test (combinatorial purged cross-validation), in lexicographic order.
 
         Purging (always): a training row is dropped when its label interval ``[D, t1(D)]``
         overlaps ``[first date of a test block, latest t1 of that block]``. Embargo: training
-        rows dated within ``embargo`` periods of ``freq`` after a test block's last date are
-        dropped too.
+        rows dated after a test block and within ``embargo`` periods of ``freq`` after the
+        block's latest ``t1`` are dropped too (AFML 7.4.2).
 
         Parameters
         ----------
-        method : {"walk_forward", "kfold", "combinatorial"}
-        n_splits : int
-            Test blocks (``walk_forward``) or blocks (the others).
-        n_test_splits : int
-            ``combinatorial`` only: blocks per test, less than ``n_splits``.
-        embargo : int
-            Periods of ``freq`` (>= 0).
+        method, n_splits, n_test_splits, embargo, train_window
+            As :meth:`cv`.
 
         Returns
         -------
@@ -152,61 +191,13 @@ class TrainingSet:
         >>> from sklearn.model_selection import cross_val_score          # doctest: +SKIP
         >>> cross_val_score(model, ts.X, ts.y, cv=ts.splits("kfold", 5, embargo=5))  # doctest: +SKIP
         """
-        method, n, k, embargo = check_split_arguments(method, n_splits, n_test_splits, embargo)
-        day = self.X.index.get_level_values(0).to_numpy(dtype="datetime64[ns]").view(np.int64)
-        t1 = self.t1.to_numpy(dtype="datetime64[ns]").view(np.int64)
-        valid = self.y.notna().to_numpy()
-        dates = np.unique(day[valid])
-        n_blocks = n + 1 if method == "walk_forward" else n
-        if len(dates) < n_blocks:
-            raise InvalidParameterError(
-                f"{len(dates)} dates have a label: too few for {method} with {n_blocks} "
-                "blocks; use fewer splits or more dates",
-                parameter="n_splits",
-            )
-        sizes = [len(part) for part in np.array_split(dates, n_blocks)]
-        ends = np.cumsum(sizes)
-        first, last = dates[ends - np.asarray(sizes)], dates[ends - 1]
-        block = np.full(len(day), -1)
-        block[valid] = np.searchsorted(ends, np.searchsorted(dates, day[valid]), side="right")
-        latest_t1 = np.full(n_blocks, np.iinfo(np.int64).min)
-        np.maximum.at(latest_t1, block[valid], t1[valid])
-        offset = pd.tseries.frequencies.to_offset(self.info["freq"])
-        embargo_end = np.array(
-            [(pd.Timestamp(d) + embargo * offset).value if embargo else d for d in last]
-        )
+        cv = self.cv(method, n_splits, n_test_splits, embargo, train_window)
+        return list(cv.split(self.X, self.y))
 
-        if method == "walk_forward":
-            tests: list[tuple[int, ...]] = [(b,) for b in range(1, n_blocks)]
-        elif method == "kfold":
-            tests = [(b,) for b in range(n_blocks)]
-        else:
-            tests = list(itertools.combinations(range(n_blocks), k))
-        label = self.info.get("label", {})
-        reach = label.get("lag", 0) + label.get("horizon", 0) if label else "?"
-        out = []
-        for i, chosen in enumerate(tests):
-            test = valid & np.isin(block, chosen)
-            train = valid & ~test
-            if method == "walk_forward":
-                train &= day < first[chosen[0]]
-            for b in chosen:
-                train &= ~((day <= latest_t1[b]) & (t1 >= first[b]))  # purge
-                train &= ~((day > last[b]) & (day <= embargo_end[b]))  # embargo
-            if not train.any():
-                span = ", ".join(
-                    f"{pd.Timestamp(first[b]):%Y-%m-%d}..{pd.Timestamp(last[b]):%Y-%m-%d}"
-                    for b in chosen
-                )
-                raise InvalidParameterError(
-                    f"{method} fold {i + 1} of {len(tests)} (test {span}) has no training row "
-                    f"left after purging the labels that overlap the test's (a label reads "
-                    f"up to {reach} periods after its date) and the embargo of {embargo} "
-                    "periods: use fewer splits, a smaller embargo or more dates",
-                    parameter="n_splits",
-                )
-            out.append((np.flatnonzero(train), np.flatnonzero(test)))
-        return out
+    def content_hash(self) -> str:
+        """The SHA-256 of X, y and t1 in the canonical form (docs: *From features to a
+        model*); ``info["content_hash"]`` holds it as the set was made."""
+        return content_hash(self.X, self.y, self.t1)
 
     # -- files --------------------------------------------------------------------------------
     def to_parquet(self, path: str | os.PathLike[str]) -> str:
@@ -299,6 +290,8 @@ def training_set(
             parameter="label",
         )
     errors = check_errors(errors)
+    offset = check_offset(freq)
+    label.check_reach(to_date(end, "end"), offset)
     wanted = resolve_features(features)
     if any(f.name == label.name for f in wanted):
         raise InvalidParameterError(
@@ -320,7 +313,6 @@ def training_set(
     )
 
     dates, universe = _grid(cast(pd.MultiIndex, X.index))
-    offset = pd.tseries.frequencies.to_offset(freq)
     if len(dates):
         window = label.price_window(dates, offset)
         if label.prices is not None:
@@ -336,6 +328,7 @@ def training_set(
         values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
     y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
     t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
+    _warn_mostly_missing(X, y)
 
     datasets = sorted({f.dataset for f in wanted} | {PRICE_DATASET})
     info = {
@@ -346,12 +339,30 @@ def training_set(
         "label": label.definition(),
         "freq": offset.freqstr,
         "known_at": _known_at_text(known_at),
+        "errors": errors,
         "source": resolved.describe(),
         "versions": resolved.versions(_lake_names(datasets)),
+        "content_hash": content_hash(X, y, t1_series),
         "mdframes": mdframes.__version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
     return TrainingSet(X, y, t1_series, info)
+
+
+def _warn_mostly_missing(X: pd.DataFrame, y: pd.Series) -> None:
+    """One DataQualityWarning naming the features NA on more than 90 % of labelled rows."""
+    known = y.notna().to_numpy()
+    if not known.any():
+        return
+    share = X.loc[known].isna().mean()
+    mostly = [f"{name} ({share[name]:.0%})" for name in X.columns if share[name] > _MOSTLY_NA]
+    if mostly:
+        warn(
+            f"features NA on more than {_MOSTLY_NA:.0%} of the rows with a label: "
+            f"{', '.join(mostly)}; a model learns little from them, and a fold may have none "
+            "of their values (see ts.X.attrs['coverage'])",
+            DataQualityWarning,
+        )
 
 
 def _grid(index: pd.MultiIndex) -> tuple[pd.DatetimeIndex, list[str]]:
