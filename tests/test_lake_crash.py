@@ -124,6 +124,44 @@ def test_sigkill_mid_fetch_then_resume(
         pd.testing.assert_frame_equal(frame, reference[name])
 
 
+def test_a_temporary_left_in_a_dataset_folder_is_removed_by_the_next_sync(
+    server: Sandbox, reference: dict[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    root = tmp_path / "lake"
+    # Killed with a dataset's state written under its temporary name, not yet renamed.
+    assert _run(root, _env(server, "temporary-_state.json:2")) == -signal.SIGKILL
+    (left,) = [p for p in root.rglob("._state.json.*.tmp") if p.parent != root]
+    _visible_files_are_whole(root)
+    client = md.Client(api_key=KEY, base_url=server.url, cache=False)
+    other = md.Lake(root, client=client).sync("sentiment", ["AAPL"], progress=False)
+    assert other.complete and not left.exists()  # another request's sync cleaned it
+    assert not list(root.rglob("*.tmp"))
+    assert _run(root, _env(server)) == 0
+    for name, frame in _stored(root).items():
+        pd.testing.assert_frame_equal(frame, reference[name])
+
+
+def test_another_writers_fresh_temporaries_are_left_and_stale_ones_removed(
+    server: Sandbox, tmp_path: Path
+) -> None:
+    """A Delta writer of another engine may be committing while mdframes holds its lease:
+    only its temporaries older than a few minutes are a dead writer's."""
+    root = tmp_path / "lake"
+    client = md.Client(api_key=KEY, base_url=server.url, cache=False)
+    lake = md.Lake(root, client=client)
+    assert lake.sync("sentiment", ["AAPL"], progress=False).complete
+    folder = root / "sentiment"
+    stale = [folder / "_delta_log" / "_commit_1.json.tmp", folder / "_delta_log" / "9.json#1"]
+    fresh = [folder / "_delta_log" / "_commit_2.json.tmp", folder / "part-0001.parquet#2"]
+    for path in stale + fresh:
+        path.write_bytes(b"")
+    for path in stale:
+        hour_ago = time.time() - 3600
+        os.utime(path, (hour_ago, hour_ago))
+    assert lake.sync("sentiment", ["MSFT"], progress=False).complete
+    assert [p.exists() for p in stale + fresh] == [False, False, True, True]
+
+
 def test_ctrl_c_stops_the_sync_and_the_next_one_finishes(
     server: Sandbox, reference: dict[str, pd.DataFrame], tmp_path: Path
 ) -> None:

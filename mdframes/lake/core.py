@@ -411,7 +411,7 @@ class Lake:
         if not self.storage.exists():
             return out
         with open_lease(self.storage.location, owner="compaction").hold(wait=False) as lease:
-            self.storage.clean_temporaries()
+            self.tables.clean_temporaries()
             upgrade_lake(self.tables, lease)
             for table in self._all():
                 if wanted is None or table.ds.name == wanted:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +24,11 @@ __all__ = ["Storage", "FileEntry", "LakeBusyError", "checkpoint"]
 
 
 CRASH_ENV = "MDFRAMES_LAKE_CRASH"
+# A staged upload of the object-store library (``<name>#<n>``, renamed or linked into place)
+# or a commit temporary of a Delta writer (``_commit_<id>.json.tmp``): another engine's writer
+# may be in the middle of one, so only those older than this are a dead writer's.
+FOREIGN_TEMPORARY_AGE = 15 * 60.0
+_STAGED = re.compile(r"#\d+$")
 
 
 def checkpoint(point: str) -> None:
@@ -46,6 +53,7 @@ class FileEntry:
     name: str
     path: str  # full path for the filesystem
     size: int
+    mtime: float | None = None  # seconds since the epoch, where the store says
 
 
 class Storage:
@@ -109,7 +117,8 @@ class Storage:
         out = []
         for info in self.fs.get_file_info(selector):
             if info.type == pafs.FileType.File:
-                out.append(FileEntry(info.base_name, info.path, int(info.size or 0)))
+                mtime = info.mtime.timestamp() if info.mtime is not None else None
+                out.append(FileEntry(info.base_name, info.path, int(info.size or 0), mtime))
         return sorted(out, key=lambda e: e.name)
 
     def dirs(self) -> list[str]:
@@ -156,6 +165,7 @@ class Storage:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+            checkpoint(f"temporary-{os.path.basename(final)}")  # written, not yet in place
             os.replace(tmp, final)
         except BaseException:  # a full disk, an interrupt: no temporary left behind
             with contextlib.suppress(OSError):
@@ -171,13 +181,19 @@ class Storage:
             self.fs.delete_file(self.path(*parts))
 
     def clean_temporaries(self, *parts: str) -> int:
-        """Remove files a crashed writer left behind: our hidden ``.tmp`` names and the
-        commit temporaries of a killed Delta writer (``_delta_log/_commit_*.tmp``). Call it
-        only under the writer lease: then no live writer owns them."""
+        """Remove the files a killed writer left in one folder: our hidden
+        ``.<name>.<pid>.<id>.tmp`` names (call it only under the writer lease: then no live
+        writer of ours owns them), and commit temporaries and staged uploads of Delta writers
+        older than :data:`FOREIGN_TEMPORARY_AGE`. Returns how many."""
         n = 0
+        now = time.time()
         for entry in self.listdir(*parts):
-            if entry.name.endswith(".tmp") and entry.name.startswith((".", "_commit_")):
-                self.delete(*parts, entry.name)
+            name = entry.name
+            ours = name.startswith(".") and name.endswith(".tmp")
+            staged = _STAGED.search(name) or (name.startswith("_commit_") and name.endswith(".tmp"))
+            old = entry.mtime is not None and now - entry.mtime > FOREIGN_TEMPORARY_AGE
+            if ours or (staged and old):
+                self.delete(*parts, name)
                 n += 1
         return n
 

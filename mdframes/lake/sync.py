@@ -450,7 +450,7 @@ def run_sync(
     now = clock()
     owner = f"sync started {now:%Y-%m-%dT%H:%M:%SZ}"
     with open_lease(storage.location, owner=owner).hold(wait=request.wait) as lease:
-        storage.clean_temporaries()
+        tables.clean_temporaries()
         upgrade_lake(tables, lease)
         root = RootState.load(storage)
         sync_id = root.next_sync_id(now)

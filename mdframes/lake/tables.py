@@ -4,7 +4,7 @@ Delta log is then refreshed, not read again, and its data files stay open for re
 from __future__ import annotations
 
 from ..registry import REGISTRY, Dataset
-from .layout import MANIFEST, dir_name
+from .layout import DELTA_LOG, MANIFEST, dir_name
 from .storage import Storage
 from .table import DatasetTable
 
@@ -37,6 +37,18 @@ class Tables:
         """The lake datasets whose folder exists at the root, in folder order."""
         by_folder = {dir_name(ds.name): ds for ds in REGISTRY.values() if ds.lake}
         return [by_folder[f] for f in self.storage.dirs() if f in by_folder]
+
+    def clean_temporaries(self) -> int:
+        """Remove what killed writers left at the root, in every dataset folder and its
+        Delta log (see :meth:`Storage.clean_temporaries`; object stores publish whole objects
+        only, so there the root alone is looked at). Under the writer lease only."""
+        storage = self.storage
+        n = storage.clean_temporaries()
+        if storage.local:
+            for ds in self.folders():
+                n += storage.clean_temporaries(dir_name(ds.name))
+                n += storage.clean_temporaries(dir_name(ds.name), DELTA_LOG)
+        return n
 
     def present(self, *, format1: bool = False) -> list[DatasetTable]:
         """The lake's datasets: every folder with a dtype record (and, with ``format1``,
