@@ -188,3 +188,59 @@ def test_ctrl_c_stops_the_sync_and_the_next_one_finishes(
     assert server.count() < len(SYMBOLS) * 5  # insider 1 + congress 2 + forecast 2 per symbol
     for name, frame in _stored(root).items():
         pd.testing.assert_frame_equal(frame, reference[name])
+
+
+# --- auto-compaction: a sync that compacts many small files, killed while it compacts ------
+
+SMALL = [f"S{k:02d}" for k in range(24)]
+
+
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox, Path]]:
+    """A lake whose sentiment table holds AUTO_COMPACT_FILES files (one sync per symbol, each
+    a file of its own): the next sync that adds a file compacts them."""
+    from mdframes.lake.maintenance import AUTO_COMPACT_FILES
+
+    root = tmp_path_factory.mktemp("small-files") / "lake"
+    with Sandbox(extra_symbols=SMALL) as s:
+        lake = md.Lake(root, client=md.Client(api_key=KEY, base_url=s.url, cache=False))
+        for symbol in SMALL[:AUTO_COMPACT_FILES]:
+            assert lake.sync("sentiment", symbol, progress=False).complete
+        assert len(lake.files("sentiment")) == AUTO_COMPACT_FILES
+        yield s, root
+
+
+def _sync_one_more(root: Path, env: dict[str, str]) -> int:
+    command = [sys.executable, "-m", "mdframes", "sync", "sentiment", SMALL[-1], "--lake"]
+    run = subprocess.run([*command, str(root)], env=env, capture_output=True, timeout=300)
+    if run.returncode not in (0, -signal.SIGKILL):
+        print(run.stderr.decode(errors="replace"))
+    return run.returncode
+
+
+@pytest.mark.parametrize("point", ["compact-ready:1", "compacted:1"])
+def test_sigkill_while_a_sync_compacts_then_resume(
+    small_files: tuple[Sandbox, Path], tmp_path: Path, point: str
+) -> None:
+    import shutil
+
+    server, built = small_files
+    reference, root = tmp_path / "reference", tmp_path / "lake"
+    shutil.copytree(built, reference)
+    shutil.copytree(built, root)
+    assert _sync_one_more(reference, _env(server)) == 0
+    assert len(md.Lake(reference).files("sentiment")) == 1  # the sync compacted
+
+    assert _sync_one_more(root, _env(server, point)) == -signal.SIGKILL
+    lake = md.Lake(root)
+    files = lake.files("sentiment")
+    duckdb.read_parquet(files).aggregate("count(*)").fetchall()  # the visible files read whole
+    assert lake.check()["ok"].all()
+    assert _sync_one_more(root, _env(server)) == 0  # resumed: compacts what is left
+    assert len(md.Lake(root).files("sentiment")) == 1
+    assert not list(root.rglob("*.tmp"))
+    want = md.Lake(reference).read("sentiment", history=True).drop(columns=["_sync_id"])
+    got = md.Lake(root).read("sentiment", history=True).drop(columns=["_sync_id"])
+    pd.testing.assert_frame_equal(
+        got.drop(columns=["_fetched_at"]), want.drop(columns=["_fetched_at"])
+    )

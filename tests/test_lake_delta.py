@@ -513,6 +513,7 @@ def test_batches_hold_disjoint_symbol_ranges_so_reads_need_no_sort(
 ) -> None:
     """Commits every few thousand rows, often while an earlier unit is still running: every
     file still holds a symbol range of its own, so the version reads in stored order."""
+    import mdframes.lake.maintenance as maintenance_module
     import mdframes.lake.modes as modes_module
     import mdframes.lake.sync as sync_module
     from mdframes.registry import REGISTRY
@@ -520,6 +521,8 @@ def test_batches_hold_disjoint_symbol_ranges_so_reads_need_no_sort(
 
     monkeypatch.setattr(sync_module, "FLUSH_ROWS", 1_500)
     monkeypatch.setattr(sync_module, "FLUSH_UNITS", 10**6)
+    # The sync's own files are looked at, not what its auto-compaction would make of them.
+    monkeypatch.setattr(maintenance_module, "AUTO_COMPACT_FILES", 10**6)
     symbols = sorted(universe_symbols(DEFAULT_TODAY))[:60]
     assert lake.sync("sentiment", symbols[::-1], progress=False).complete
     table = lake._table(REGISTRY["sentiment"])
@@ -589,6 +592,7 @@ def test_reads_keep_a_bounded_number_of_data_files_open(
 ) -> None:
     """Open data files are kept for fast reads, but never more than a few per dataset:
     file descriptors are scarce (256 by default on macOS) and a lake may list thousands."""
+    import mdframes.lake.maintenance as maintenance_module
     import mdframes.lake.scan as scan_module
     import mdframes.lake.sync as sync_module
     from mdframes.registry import REGISTRY
@@ -596,6 +600,7 @@ def test_reads_keep_a_bounded_number_of_data_files_open(
 
     monkeypatch.setattr(scan_module, "_OPEN_FILES", 3)
     monkeypatch.setattr(sync_module, "FLUSH_ROWS", 1_500)
+    monkeypatch.setattr(maintenance_module, "AUTO_COMPACT_FILES", 10**6)  # many files kept
     symbols = sorted(universe_symbols(DEFAULT_TODAY))[:24]
     assert lake.sync("sentiment", symbols, progress=False).complete
     table = lake._table(REGISTRY["sentiment"])

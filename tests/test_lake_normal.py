@@ -104,3 +104,42 @@ def test_reads_after_many_syncs_and_a_compaction_equal_the_compacted_lake(
         per_file = _later_versions_per_file(lake, name)
         assert len(per_file) >= 3 and all(n > 0 for n in per_file), (name, per_file)
     _assert_same_reads(lake, _compacted_copy(lake, tmp_path / "twice"), moments)
+
+
+def test_a_sync_compacts_many_small_files_and_reads_stay_the_same(
+    tmp_path: Path, world: Sandbox
+) -> None:
+    from mdframes.lake.maintenance import AUTO_COMPACT_FILES
+
+    lake = _lake(tmp_path / "lake", world)
+    some = SYMBOLS[:6]
+    counts, moments = [], []
+    for _ in range(AUTO_COMPACT_FILES + 3):
+        assert lake.sync("sentiment", some, progress=False).complete
+        moments.append(lake.clock())
+        counts.append(len(lake.files("sentiment")))
+        world.advance(days=1)
+    # One file per sync until a sync makes more than AUTO_COMPACT_FILES: it compacts them.
+    first = counts.index(1, 1)
+    assert first == AUTO_COMPACT_FILES and counts[:first] == list(range(1, first + 1))
+    assert counts[first:] == [1, 2, 3]
+    want = _compacted_copy_of(lake, tmp_path / "copy", "sentiment")
+    for label, frame in _sentiment_reads(lake, some, moments).items():
+        pd.testing.assert_frame_equal(frame, _sentiment_reads(want, some, moments)[label])
+
+
+def _compacted_copy_of(lake: md.Lake, where: Path, name: str) -> md.Lake:
+    shutil.copytree(lake.root, where)
+    copy = md.Lake(where)
+    copy.compact(name)
+    assert len(copy.files(name)) == 1
+    return copy
+
+
+def _sentiment_reads(lake: md.Lake, some: list[str], moments: list[Any]) -> dict[str, Any]:
+    return {
+        "all": lake.read("sentiment"),
+        "history": lake.read("sentiment", history=True),
+        "one": lake.read("sentiment", some[2]),
+        **{f"known_at {k}": lake.read("sentiment", known_at=m) for k, m in enumerate(moments)},
+    }

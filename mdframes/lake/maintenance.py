@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -11,7 +12,26 @@ import pyarrow.compute as pc
 from .storage import Storage
 from .table import DatasetTable
 
-__all__ = ["compact", "info", "check", "repair", "INFO_COLUMNS"]
+__all__ = [
+    "compact",
+    "auto_compact",
+    "info",
+    "check",
+    "repair",
+    "INFO_COLUMNS",
+    "AUTO_COMPACT_FILES",
+    "SMALL_FILE_BYTES",
+]
+
+# A sync compacts a dataset it synced when the table holds more than AUTO_COMPACT_FILES
+# files smaller than SMALL_FILE_BYTES (Delta's auto-compaction, with a lower count; written
+# down in docs/lake.md): each sync adds files holding every symbol it synced, so a read of one
+# symbol opens every one of them, and files of several syncs overlap in symbols, so that a
+# read of all rows merges them. The rewrite is lake.compact()'s, vacuum with its default
+# retention included.
+AUTO_COMPACT_FILES = 16
+SMALL_FILE_BYTES = 64 * 1024 * 1024
+_AUTO_RETAIN_HOURS = 168.0
 
 INFO_COLUMNS = [
     "dataset",
@@ -33,6 +53,21 @@ def compact(table: DatasetTable, lease: Any, retain_hours: float) -> tuple[int, 
     counts = table.compact(lease)
     table.vacuum(retain_hours)
     return counts
+
+
+def auto_compact(tables: Iterable[DatasetTable], lease: Any) -> dict[str, tuple[int, int]]:
+    """Compact each of ``tables`` that holds more than AUTO_COMPACT_FILES small files, under
+    the sync's lease (the same fenced commit and crash points as ``lake.compact()``).
+    Returns dataset -> (files before, files after) of those compacted."""
+    out = {}
+    for table in tables:
+        snap = table.snapshot()
+        if snap is None:
+            continue
+        small = sum(1 for size in snap.sizes if size < SMALL_FILE_BYTES)
+        if small > AUTO_COMPACT_FILES:
+            out[table.ds.name] = compact(table, lease, _AUTO_RETAIN_HOURS)
+    return out
 
 
 def check(tables: list[DatasetTable]) -> pd.DataFrame:

@@ -38,6 +38,7 @@ from ..errors import (
 )
 from ..registry import REGISTRY
 from .frames import extend_manifest, to_table
+from .maintenance import auto_compact
 from .modes import Arrived
 from .pacer import Pacer, SyncStopped, sync_client
 from .plan import SyncRequest, Unit, plan_text, snapshot_units, window_units
@@ -471,6 +472,8 @@ def run_sync(
             # are raised here when the work ends, pointing at the caller's line.
             with paced.loading(), warnings_from_threads():
                 driver.work(root, storage, run)
+            # Many small files compacted under the same lease (maintenance.auto_compact).
+            auto_compact([tables.get(ds) for ds in request.datasets], lease)
             finished = True
         finally:
             paced.close()
