@@ -432,3 +432,43 @@ def test_the_class_length_check_measures_whole_classes(tmp_path: Path) -> None:
     path = tmp_path / "big.py"
     path.write_text("class Big:\n" + "    x = 1\n" * 300 + "\n\nclass Small:\n    pass\n")
     assert _class_lengths(path) == {"Big": 301, "Small": 2}
+
+
+def _fields_set_outside_init(path: Path) -> dict[str, set[str]]:
+    """Class -> attributes of ``self`` a method other than ``__init__`` creates (assigns
+    without ``__init__`` having set them)."""
+    out: dict[str, set[str]] = {}
+    for cls in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        methods = [f for f in cls.body if isinstance(f, ast.FunctionDef)]
+        made: dict[str, set[str]] = {}
+        for fn in methods:
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+                    targets = [node.target]
+                elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                    targets = [node.optional_vars]
+                else:
+                    targets = []
+                for t in targets:
+                    if isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "self":
+                        made.setdefault(fn.name, set()).add(t.attr)
+        outside = set().union(*(v for k, v in made.items() if k != "__init__"))
+        late = outside - made.get("__init__", set())
+        if late:
+            out[cls.name] = late
+    return out
+
+
+def test_the_sync_driver_and_dataset_runs_set_their_fields_in_init(tmp_path: Path) -> None:
+    """``lake/sync.py``: the driver and each dataset's run get what they need at
+    construction (a context object, no calls back), never a field a later step creates."""
+    assert _fields_set_outside_init(PACKAGE / "lake" / "sync.py") == {}
+    assert _fields_set_outside_init(PACKAGE / "lake" / "state.py") == {}
+    probe = tmp_path / "late.py"
+    probe.write_text("class A:\n    def __init__(self):\n        self.a = 1\n    def run(self):\n"
+                     "        self.a += 1\n        self.b = 2\n")  # fmt: skip
+    assert _fields_set_outside_init(probe) == {"A": {"b"}}
