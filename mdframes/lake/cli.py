@@ -92,7 +92,8 @@ def register(subcommands: Any) -> None:
         "lake",
         help="look into the lake: info, coverage, check, repair, compact, upgrade, files, sql, "
         "read, changes",
-        description="Show, check, repair, compact, upgrade, query or read the lake. "
+        description="Show, check, repair, compact, upgrade, query or read the lake, or what it "
+        "covers. "
         "Times: a date alone (YYYY-MM-DD) means the end of that day, UTC.",
         epilog=LAKE_EPILOG,
         run=_cmd_lake,
