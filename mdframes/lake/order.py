@@ -36,7 +36,10 @@ def _packed(table: pa.Table, keys: list[str]) -> np.ndarray | None:
     the same order as the keys themselves; None when they do not fit (Arrow's multi-column
     sort then). Sorting those integers is several times faster than Arrow's sort."""
     n = table.num_rows
-    packed = np.zeros(n, dtype=np.int64)
+    # Two buffers for all keys, written in place: new arrays per step cost more (their first
+    # touch) than the arithmetic.
+    packed = np.empty(n, dtype=np.int64)
+    part = np.empty(n, dtype=np.int64)
     bits = 0
     for name in keys:
         col = table[name].combine_chunks() if table[name].num_chunks != 1 else table[name].chunk(0)
@@ -47,10 +50,13 @@ def _packed(table: pa.Table, keys: list[str]) -> np.ndarray | None:
             _, values = np.unique(values, return_inverse=True)  # NaN ranks last
         low = int(values.min())
         width = max((int(values.max()) - low).bit_length(), 1)
-        bits += width
-        if bits > 62:
+        if bits + width > 62:
             return None
-        packed = (packed << width) | (values.astype(np.int64) - low)
+        np.subtract(values, low, out=packed if bits == 0 else part, casting="unsafe")
+        if bits:
+            np.left_shift(packed, width, out=packed)
+            np.bitwise_or(packed, part, out=packed)
+        bits += width
     return packed
 
 
