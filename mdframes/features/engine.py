@@ -56,11 +56,42 @@ def day_numbers(times: np.ndarray) -> np.ndarray:
 
 
 def symbol_codes(values: pd.Series, symbols: list[str]) -> np.ndarray:
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    codes, uniques = _factorized(values)
     where = {s: i for i, s in enumerate(symbols)}
     # One look-up per distinct symbol, not per row.
     lut = [where.get(str(u).strip().upper(), -1) for u in uniques]
     return np.asarray([*lut, -1], dtype=np.int64)[codes]
+
+
+def _factorized(values: pd.Series) -> tuple[np.ndarray, Any]:
+    """Codes (-1: missing) and distinct values of a symbol column. A category's codes are
+    taken as they are; Arrow-backed text (a lake read's) is coded by Arrow, and by its runs
+    where rows of a symbol come together (as a read returns them): no row is hashed then."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return values.cat.codes.to_numpy(dtype=np.int64), dtype.categories
+    if getattr(dtype, "storage", None) == "pyarrow" or isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arrow = pa.chunked_array(values.array.__arrow_array__())
+        column = arrow.combine_chunks() if arrow.num_chunks != 1 else arrow.chunk(0)
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            n = len(column)
+            if n > 1:
+                changed = pc.not_equal(column.slice(1), column.slice(0, n - 1))
+                changed = pc.fill_null(changed, True).to_numpy(zero_copy_only=False)
+                starts = np.concatenate([[0], np.flatnonzero(changed) + 1])
+                if len(starts) * 4 <= n:  # long runs: one code per run
+                    lengths = np.diff(np.concatenate([starts, [n]]))
+                    firsts = column.take(pa.array(starts))
+                    codes = np.arange(len(starts), dtype=np.int64)
+                    codes[pc.is_null(firsts).to_numpy(zero_copy_only=False)] = -1
+                    return np.repeat(codes, lengths), firsts.to_pylist()
+            encoded = pc.dictionary_encode(column)
+            codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+            return codes.astype(np.int64), encoded.dictionary.to_pylist()
+    return pd.factorize(values, use_na_sentinel=True)
 
 
 class Grid:
