@@ -62,6 +62,9 @@ def _packed(table: pa.Table, keys: list[str]) -> np.ndarray | None:
 
 def _rank(col: pa.Array) -> np.ndarray:
     t = col.type
+    if pa.types.is_dictionary(t) and pa.types.is_string(t.value_type):
+        # Text read as its dictionary: the values ranked, each row's code looked up.
+        return _dense(col.dictionary)[pc.fill_null(col.indices, -1).to_numpy()]
     if pa.types.is_dictionary(t):
         col, t = col.cast(t.value_type), t.value_type
     if pa.types.is_string(t) or pa.types.is_large_string(t):

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 from ..errors import InvalidParameterError, KnowledgeTimeWarning, warn
 from .frames import to_frame
 from .plan import normalise_symbols, resolve
+from .scan import plain_text
 from .table import DatasetTable, Snapshot, damaged
 from .tables import Tables
 
@@ -105,7 +106,8 @@ def read(
     filter_ = _where(store, snap, start, end, known, market, region)
     revised = history or store.revised(snap, syms)
     needed = _needed(wanted, manifest, _meta(store, revised, history))
-    table = store.scan(snap, filter=filter_, columns=needed, symbols=syms)
+    # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
+    table = store.scan(snap, filter=filter_, columns=needed, symbols=syms, coded=True)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
     if not history and revised:
@@ -116,7 +118,7 @@ def read(
     if not ordered:
         table = store.mode.sort(table, manifest, syms)
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
-    frame = to_frame(table.select(keep), manifest)
+    frame = to_frame(plain_text(table.select(keep)), manifest)
     frame.attrs["dataset"] = ds.name
     if cross and table.num_rows and not history:
         _attach_summary(frame, store, table)

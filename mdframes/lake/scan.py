@@ -22,7 +22,7 @@ from .log import Snapshot
 from .place import TablePlace
 from .sidecar import Sidecar
 
-__all__ = ["Records"]
+__all__ = ["Records", "plain_text"]
 
 # Data files a dataset keeps open for reads: file descriptors are few (256 by default on
 # macOS); a version of more files is read whole through an Arrow dataset, which opens each
@@ -116,12 +116,15 @@ class Records:
         filter: Any = None,
         columns: list[str] | None = None,
         symbols: list[str] | None = None,
+        coded: bool = False,
     ) -> pa.Table:
         """Stored rows of one version (every version of each record), typed by the record.
         Columns the record knows but no row has set come back as nulls. ``symbols``: only
         rows of these symbols, read from the row groups whose statistics may hold them (files
         are sorted by symbol in row groups of 16k rows, so a chunk of a panel's symbols
-        decodes its share of the table, not all of it)."""
+        decodes its share of the table, not all of it). ``coded``: text may come as its
+        dictionary, for a caller that filters and orders rows before it decodes them
+        (:func:`plain_text`): moving codes costs less than moving text."""
         manifest = self.sidecar.manifest
         meta = self.place.mode.meta
         full = schema_of(manifest, meta) if manifest is not None else pa.schema([])
@@ -133,9 +136,9 @@ class Records:
         else:
             try:
                 if symbols and "symbol" in schema.names:
-                    table = self._scan_groups(snap, schema, symbols, filter, stored)
+                    table = self._scan_groups(snap, schema, symbols, filter, stored, coded)
                 elif filter is None and len(snap.files) <= _OPEN_FILES:
-                    table = self._scan_files(snap, schema, stored)
+                    table = self._scan_files(snap, schema, stored, coded)
                 else:
                     table = self._dataset(snap, schema).to_table(filter=filter, columns=stored)
             except (OSError, pa.ArrowInvalid) as exc:
@@ -163,7 +166,9 @@ class Records:
         self._datasets = (key, dataset)
         return dataset
 
-    def _scan_files(self, snap: Snapshot, schema: pa.Schema, stored: list[str]) -> pa.Table:
+    def _scan_files(
+        self, snap: Snapshot, schema: pa.Schema, stored: list[str], coded: bool = False
+    ) -> pa.Table:
         """Every row of the version, file by file through the opened handles (no scanner to
         set up, footers read once per version)."""
         fields = [schema.field(c) for c in stored]
@@ -174,10 +179,16 @@ class Records:
             self._groups(snap),
         )
         table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
-        return _plain_strings(table, fields)
+        return table if coded else _plain_strings(table, fields)
 
     def _scan_groups(
-        self, snap: Snapshot, schema: pa.Schema, symbols: list[str], filter: Any, stored: list[str]
+        self,
+        snap: Snapshot,
+        schema: pa.Schema,
+        symbols: list[str],
+        filter: Any,
+        stored: list[str],
+        coded: bool = False,
     ) -> pa.Table:
         """The few row groups that may hold ``symbols`` (by their statistics), read directly:
         for a one-symbol read this skips the dataset scanner's set-up, most of its cost. Only
@@ -206,7 +217,7 @@ class Records:
         # cost a one-symbol read a fifth of its time.
         table = table.filter(_symbol_mask(table["symbol"], symbols))
         table = table.filter(filter) if filter is not None else table
-        return _plain_strings(table, fields).select(stored)
+        return (table if coded else _plain_strings(table, fields)).select(stored)
 
     def revised(self, snap: Snapshot | None, symbols: list[str] | None) -> bool:
         """Whether some row a read of ``symbols`` (None: all) may see has a second version,
@@ -362,6 +373,15 @@ def _conform(part: pa.Table, fields: list[pa.Field]) -> pa.Table:
         arrays.append(col)
     names = [f.name for f in fields]
     return pa.Table.from_arrays(arrays, names=names)
+
+
+def plain_text(table: pa.Table) -> pa.Table:
+    """``table`` with the text a ``scan(coded=True)`` left as its dictionary decoded."""
+    fields = [
+        f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
+        for f in table.schema
+    ]
+    return _plain_strings(table, fields)
 
 
 def _plain_strings(table: pa.Table, fields: list[pa.Field]) -> pa.Table:

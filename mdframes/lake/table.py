@@ -124,8 +124,9 @@ class DatasetTable:
         filter: Any = None,
         columns: list[str] | None = None,
         symbols: list[str] | None = None,
+        coded: bool = False,
     ) -> pa.Table:
-        return self.records.scan(snap, filter=filter, columns=columns, symbols=symbols)
+        return self.records.scan(snap, filter=filter, columns=columns, symbols=symbols, coded=coded)
 
     def revised(self, snap: Snapshot | None, symbols: list[str] | None) -> bool:
         return self.records.revised(snap, symbols)

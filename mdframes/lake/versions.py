@@ -225,19 +225,27 @@ def _prunes(kind: pa.DataType) -> bool:
     )
 
 
+def _plain_type(kind: pa.DataType) -> pa.DataType:
+    return kind.value_type if pa.types.is_dictionary(kind) else kind
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
 def _candidates(ident: pa.Table, later: np.ndarray) -> np.ndarray:
     """Positions of the rows that may share an identity with a row of ``later``: each
     column's value is among those rows' values (numbers and dates tested first, text on
     what is left)."""
     picks = pa.array(later, type=pa.int64())
-    columns = [c for c in ident.column_names if _prunes(ident[c].type)]
-    columns.sort(
-        key=lambda c: pa.types.is_string(ident[c].type) or pa.types.is_large_string(ident[c].type)
-    )
+    columns = [c for c in ident.column_names if _prunes(_plain_type(ident[c].type))]
+    columns.sort(key=lambda c: _is_text(_plain_type(ident[c].type)))
     candidates: np.ndarray | None = None
     for name in columns:
         column = ident[name]
         seen = pc.unique(column.take(picks))
+        if pa.types.is_dictionary(seen.type):  # text read as its dictionary
+            seen = seen.cast(seen.type.value_type)
         if candidates is not None:
             column = column.take(pa.array(candidates, type=pa.int64()))
         hit = pc.is_in(column, value_set=seen).to_numpy(zero_copy_only=False)
