@@ -22,6 +22,8 @@ log, a notebook output or a bug report, and the API key must never travel with i
     ├── DataValidationError         (also ValueError)
     ├── LakeBusyError               another writer holds the lake's writer lease
     ├── LakeDamagedError            a lake file is missing or unreadable
+    ├── LakeUnavailableError        (also ConnectionError) .endpoint .reason: the lake's
+    │                               object store cannot be reached
     └── NotInLakeError              (also LookupError) the lake never synced what a panel needs
     DataQualityWarning              (UserWarning) soft rules failed
     SkippedSymbolsWarning           (UserWarning) errors="skip" dropped symbols
@@ -62,6 +64,7 @@ __all__ = [
     "DataValidationError",
     "LakeBusyError",
     "LakeDamagedError",
+    "LakeUnavailableError",
     "NotInLakeError",
     "SkippedSymbolsWarning",
     "KnowledgeTimeWarning",
@@ -378,6 +381,25 @@ class LakeDamagedError(MdframesError):
         super().__init__(message)
         self.dataset = dataset
         self.file = file
+
+
+class LakeUnavailableError(MdframesError, ConnectionError):
+    """The lake's object store cannot be reached (connection refused, a name that does not
+    resolve, a timeout, a TLS failure). Nothing in the lake is damaged: run the call again
+    once the store answers.
+
+    Attributes
+    ----------
+    endpoint : str
+        The store's address as the lake was given it (never with credentials).
+    reason : str
+        A short cause: ``"connection refused"``, ``"host name not resolved"``, ...
+    """
+
+    def __init__(self, message: str, *, endpoint: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+        self.reason = reason
 
 
 class NotInLakeError(MdframesError, LookupError):

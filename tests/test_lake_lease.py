@@ -47,7 +47,8 @@ def test_a_second_local_writer_is_told_who_holds_the_lake(tmp_path: Path) -> Non
         lease = open_lease(tmp_path, owner="sync 000008")
         assert isinstance(lease, LocalLease)
         with pytest.raises(
-            LakeBusyError, match=r"sync 000007 \(pid \d+ on .*until that process ends"
+            LakeBusyError,
+            match=r"sync 000007 \(pid \d+ on .*when that process ends.*pass wait=True",
         ):
             with lease.hold(wait=False):
                 pass  # pragma: no cover - the lock is held

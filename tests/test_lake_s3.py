@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from mdframes.errors import LakeBusyError
+from mdframes.errors import LakeBusyError, LakeUnavailableError
 from mdframes.lake.lease import HEARTBEAT, LEASE, TTL, ObjectLease, open_lease
 from mdframes.lake.location import parse_root
 
@@ -290,13 +290,13 @@ def test_credentials_in_the_root_reach_the_store_but_no_error(s3_server: S3) -> 
                 pass  # pragma: no cover
     text = str(busy.value) + repr(location) + repr(open_lease(location, owner="x"))
     assert "SuperSecret123" not in text and "AKIALEASETEST" not in text
-    # An unreachable store: the error names the lease, never the credentials.
+    # An unreachable store: the error names the store, never the credentials.
     dead = parse_root(secret_root.replace(s3_server.endpoint, "127.0.0.1:9"))
-    with pytest.raises(Exception) as failed:
+    with pytest.raises(LakeUnavailableError) as failed:
         with open_lease(dead, owner="x").hold(wait=False):
             pass  # pragma: no cover
     assert "SuperSecret123" not in str(failed.value) and "AKIALEASETEST" not in str(failed.value)
-    assert "_lease.json" in str(failed.value)
+    assert "http://127.0.0.1:9" in str(failed.value)
 
 
 # --- syncs into one S3 lake ------------------------------------------------------------------------

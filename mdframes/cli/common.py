@@ -137,6 +137,7 @@ _PYTHON_TO_CLI: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str
     (re.compile(r"(?:md\.)?datasets\(\)"), f"`{PROG} load --help`"),
     (re.compile(r"(?:md\.)?search\(text\)"), f"`{PROG} search TEXT`"),
     (re.compile(r"""errors=["']skip["']"""), "--errors skip"),
+    (re.compile(r"(?<![?&])\bwait=True\b"), "--wait"),
     # The command line has no Client(...): the environment is its only way in.
     (re.compile(r"\bpass (?:base_url|api_key)= or "), ""),
     # Never inside a URL's query (``...?region=us-east-1``): only the library's own words.
@@ -158,6 +159,8 @@ def cli_words(text: str) -> str:
     'this screener needs --market or --region (see `mdframes load markets`)'
     >>> cli_words("run lake.sync(['news'], ['GOOGL']) or pass errors='skip'")
     'run `mdframes sync news GOOGL --lake PATH` or pass --errors skip'
+    >>> cli_words("run it again then, or pass wait=True to wait for it")
+    'run it again then, or pass --wait to wait for it'
     """
     for pattern, words in _PYTHON_TO_CLI:
         text = pattern.sub(words, text)

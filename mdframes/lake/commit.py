@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import LakeBusyError
-from .faults import damaged, write_failed
+from .faults import damaged, rust_panics_hidden, write_failed
 from .layout import DELTA_LOG
 from .log import TableLog, arrow_schema, deltalake_module
 from .place import TablePlace
@@ -93,13 +93,14 @@ class Writer:
         from deltalake.exceptions import CommitFailedError, DeltaError
 
         try:
-            dl.DeltaTable.create(
-                self.place.uri,
-                schema,
-                mode="error",
-                configuration=TABLE_CONFIG,
-                storage_options=self.place.storage.delta_options(),
-            )
+            with rust_panics_hidden():
+                dl.DeltaTable.create(
+                    self.place.uri,
+                    schema,
+                    mode="error",
+                    configuration=TABLE_CONFIG,
+                    storage_options=self.place.storage.delta_options(),
+                )
         except (CommitFailedError, DeltaError) as exc:
             if "exists" not in str(exc).lower():
                 raise
@@ -135,7 +136,7 @@ class Writer:
 
         place = self.place
         try:
-            with place.lock:
+            with place.lock, rust_panics_hidden():
                 write()
         except CommitFailedError as exc:
             self.delta = self.txn = None
@@ -228,7 +229,7 @@ class Writer:
         delta = self.table()
         if delta is None:
             return []
-        with self.place.lock:
+        with self.place.lock, rust_panics_hidden():
             return list(
                 delta.vacuum(
                     retention_hours=int(retain_hours),

@@ -14,6 +14,7 @@ from .._typing import DateLike, TimeLike
 from ..client import Client, resolve_client
 from ..errors import InvalidParameterError
 from ..registry import Dataset
+from .faults import reaching
 from .plan import build_request, resolve
 from .read import read
 from .report import SyncReport
@@ -111,6 +112,7 @@ class Lake:
         return client.clock()
 
     # -- sync ---------------------------------------------------------------------------------
+    @reaching
     def sync(
         self,
         datasets: str | Iterable[str],
@@ -186,6 +188,7 @@ class Lake:
             raise write_failed("lake", exc) from None
 
     # -- reads --------------------------------------------------------------------------------
+    @reaching
     def read(
         self,
         dataset: str,
@@ -242,6 +245,7 @@ class Lake:
             region=region,
         )
 
+    @reaching
     def changes(
         self,
         dataset: str,
@@ -270,6 +274,7 @@ class Lake:
         history = self.read(ds.name, symbols, history=True)
         return changes(history, ds.record_id, since=since, until=until)
 
+    @reaching
     def sql(self, query: str, params: Any = None) -> pd.DataFrame:
         """Run DuckDB SQL over the lake; each dataset is a view ``<name>`` (latest versions)
         and ``<name>_history`` (every version); ``/`` and ``-`` become ``_`` in view names
@@ -286,6 +291,7 @@ class Lake:
             raise InvalidParameterError("query is a non-empty SQL string", parameter="query")
         return run(self._all(), query, params)
 
+    @reaching
     def info(self) -> pd.DataFrame:
         """One row per dataset: ``dataset, rows`` (records, latest versions), ``versions``
         (stored rows, every version), ``symbols, first, last`` (time column), ``last_sync,
@@ -299,6 +305,7 @@ class Lake:
 
         return info(self.storage, self._all())
 
+    @reaching
     def coverage(
         self,
         datasets: str | Iterable[str] | None = None,
@@ -343,6 +350,7 @@ class Lake:
 
         return coverage(self.tables, datasets, symbols)
 
+    @reaching
     def files(self, dataset: str) -> list[str]:
         """The data files of the dataset's current table version (URIs), for engines that
         read Parquet file lists; never double-counts. Globbing the folder is not supported.
@@ -357,6 +365,7 @@ class Lake:
         snap = opened(self._table(resolve(dataset)))
         return [] if snap is None else list(snap.files)
 
+    @reaching
     def version(self, dataset: str) -> int | None:
         """The dataset's current Delta table version (``None``: the lake holds no table for
         it yet). Each sync that stores something, compaction or repair adds one; a training
@@ -381,6 +390,7 @@ class Lake:
         """
         return self._table(resolve(dataset)).uri
 
+    @reaching
     def compact(
         self, dataset: str | None = None, *, retain_hours: float = 168
     ) -> dict[str, tuple[int, int]]:
@@ -410,7 +420,7 @@ class Lake:
         out: dict[str, tuple[int, int]] = {}
         if not self.storage.exists():
             return out
-        with open_lease(self.storage.location, owner="compaction").hold(wait=False) as lease:
+        with open_lease(self.storage.location, owner="compaction").hold() as lease:
             self.tables.clean_temporaries()
             upgrade_lake(self.tables, lease)
             for table in self._all():
@@ -418,6 +428,7 @@ class Lake:
                     out[table.ds.name] = compact(table, lease, retain_hours)
         return out
 
+    @reaching
     def check(self) -> pd.DataFrame:
         """One row per dataset: ``dataset, ok, files, problems``: every file the current
         version lists is present and readable, the log and the dtype record agree.
@@ -430,6 +441,7 @@ class Lake:
 
         return check(self._all(format1=True))
 
+    @reaching
     def repair(self, dataset: str | None = None) -> pd.DataFrame:
         """Drop the files that are missing or unreadable (one commit per dataset), mark their
         symbols' windows not synced so the next sync fetches them again; returns what was lost:
@@ -444,9 +456,10 @@ class Lake:
 
         wanted = None if dataset is None else resolve(dataset).name
         tables = [t for t in self._all() if wanted is None or t.ds.name == wanted]
-        with open_lease(self.storage.location, owner="repair").hold(wait=False) as lease:
+        with open_lease(self.storage.location, owner="repair").hold() as lease:
             return repair(tables, lease)
 
+    @reaching
     def upgrade(self) -> list[str]:
         """Convert a lake written by mdframes 0.2 (format 1) to Delta tables, every version and
         ``_fetched_at`` intact; returns the datasets converted (a sync or compaction does it
@@ -462,5 +475,5 @@ class Lake:
 
         if not self.storage.exists():
             return []
-        with open_lease(self.storage.location, owner="upgrade").hold(wait=False) as lease:
+        with open_lease(self.storage.location, owner="upgrade").hold() as lease:
             return upgrade_lake(self.tables, lease)

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from ..errors import LakeDamagedError
 from .commit import Writer
+from .faults import unreachable
 from .layout import FORMAT1_MANIFEST, MANIFEST
 from .log import Snapshot, TableLog, arrow_schema
 from .place import TablePlace
@@ -51,6 +52,9 @@ class Health:
             sidecar.state()
             snap = self.log.snapshot()
         except LakeDamagedError as exc:
+            gone = unreachable(place.storage.location, exc)
+            if gone is not None:  # the store did not answer: no finding about the lake
+                raise gone from None
             return None, [(exc.file or place.folder, str(exc))]
         if snap is None:
             return None, out

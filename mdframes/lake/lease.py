@@ -69,6 +69,16 @@ def _stamp(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
 
 
+def _advice(wait: bool | None, ends: str, latest: str | None = None) -> str:
+    """What a caller the lake is busy for can do: only what its call offers (``wait``:
+    False for a call that has ``wait=`` and did not pass it, None for one that has none)."""
+    if wait is False:
+        return f"{ends}: run it again then, or pass wait=True to wait for it"
+    if latest is None:
+        return f"run it again when the other writer is done ({ends})"
+    return f"run it again when the other writer is done, at the latest at {latest} ({ends})"
+
+
 def _who(owner: str) -> str:
     return f"{owner} (pid {os.getpid()} on {socket.gethostname()})"
 
@@ -79,16 +89,19 @@ class Lease:
     Examples
     --------
     >>> lease = open_lease("/tmp/lake", owner="sync 000004")  # doctest: +SKIP
-    >>> with lease.hold(wait=False):                          # doctest: +SKIP
+    >>> with lease.hold():                                    # doctest: +SKIP
     ...     lease.assert_held()                               # before each commit
     """
 
     owner: str
     how: str = ""  # how it was last taken: "locked", "created", "took over from <holder>"
 
-    def hold(self, wait: bool = False) -> contextlib.AbstractContextManager[Lease]:
-        """Hold the lease for the ``with`` block; raise :class:`~mdframes.LakeBusyError`
-        naming the holder and when its lease expires, or with ``wait=True`` retry until free."""
+    def hold(self, wait: bool | None = None) -> contextlib.AbstractContextManager[Lease]:
+        """Hold the lease for the ``with`` block, or raise :class:`~mdframes.LakeBusyError`
+        naming the holder and when its lease expires, with the advice that fits the call:
+        ``wait=True`` retries until free; ``wait=False`` (a call that can wait: a sync)
+        advises ``wait=True``; ``None`` (a call that cannot: compaction, repair, upgrade)
+        advises running it again when the other writer is done."""
         raise NotImplementedError
 
     def assert_held(self) -> None:
@@ -155,7 +168,7 @@ class LocalLease(Lease):
         return f"<LocalLease {self.path}>"
 
     @contextlib.contextmanager
-    def hold(self, wait: bool = False) -> Iterator[Lease]:
+    def hold(self, wait: bool | None = None) -> Iterator[Lease]:
         if self._fd is not None:
             raise RuntimeError("this lease is already held")
         Path(self.location.path).mkdir(parents=True, exist_ok=True)
@@ -165,8 +178,8 @@ class LocalLease(Lease):
                 if not wait:
                     holder = os.pread(fd, 300, 0).decode(errors="replace").strip()
                     raise LakeBusyError(
-                        f"another writer holds this lake ({holder or 'another process'}); its "
-                        "lease lasts until that process ends; wait for it or pass wait=True"
+                        f"another writer holds this lake ({holder or 'another process'}); "
+                        + _advice(wait, "its lock is released when that process ends")
                     )
                 time.sleep(self.poll)
             os.ftruncate(fd, 0)
@@ -279,8 +292,12 @@ class ObjectLease(Lease):
             raise self._error(exc) from None
 
     def _error(self, exc: BaseException) -> MdframesError:
-        return MdframesError(
-            f"cannot reach the lake's lease {self.location.uri(LEASE)}: {self.location.scrub(exc)}"
+        """A store that cannot be reached (:func:`~.faults.unreachable`), or another failure
+        of a request about the lease (no bucket, access denied)."""
+        from .faults import unreachable
+
+        return unreachable(self.location, exc) or MdframesError(
+            f"cannot use the lake's lease {self.location.uri(LEASE)}: {self.location.scrub(exc)}"
         )
 
     def _read(self) -> _Seen:
@@ -324,7 +341,7 @@ class ObjectLease(Lease):
         self.how = how
 
     @contextlib.contextmanager
-    def hold(self, wait: bool = False) -> Iterator[Lease]:
+    def hold(self, wait: bool | None = None) -> Iterator[Lease]:
         if self._etag is not None:
             raise RuntimeError("this lease is already held")
         quick = 0
@@ -340,7 +357,7 @@ class ObjectLease(Lease):
                 time.sleep(self.poll)
                 continue
             if not wait:
-                raise LakeBusyError(self._busy_text(seen))
+                raise LakeBusyError(self._busy_text(seen, wait))
             time.sleep(self.poll)
         self._stop.clear()
         self._thread = threading.Thread(
@@ -352,7 +369,7 @@ class ObjectLease(Lease):
         finally:
             self._release()
 
-    def _busy_text(self, seen: _Seen) -> str:
+    def _busy_text(self, seen: _Seen, wait: bool | None) -> str:
         where = self.location.uri(LEASE)
         if not seen.readable:
             return (
@@ -360,10 +377,11 @@ class ObjectLease(Lease):
                 "as held; if no writer is running, delete that object"
             )
         left = max(0.0, seen.expires - time.time())
-        return (
-            f"another writer holds this lake ({seen.owner}); its lease expires at "
-            f"{_stamp(seen.expires)} (in {left:.0f} s) unless renewed; wait for it or pass "
-            "wait=True"
+        ends = time.strftime("%H:%M:%S UTC", time.gmtime(seen.expires))
+        return f"another writer holds this lake ({seen.owner}); " + _advice(
+            wait,
+            f"its lease expires at {_stamp(seen.expires)} (in {left:.0f} s) unless renewed",
+            latest=ends,
         )
 
     # -- renewing ------------------------------------------------------------------------------
@@ -401,7 +419,7 @@ class ObjectLease(Lease):
             if self._lost:
                 raise LakeBusyError(
                     f"this writer lost the lake's lease ({self._lost}); nothing more is "
-                    "committed; sync again"
+                    "committed; run it again"
                 )
 
     # -- releasing -----------------------------------------------------------------------------
@@ -441,10 +459,14 @@ def _s3_client(location: Location) -> Any:
     opts = location.options
     endpoint = opts.get("AWS_ENDPOINT_URL") or None
     virtual = opts.get("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "").lower() == "true"
+    retries = (location.setting("max_retries") or "").strip()
     config = Config(
-        connect_timeout=5,
-        read_timeout=10,
-        retries={"max_attempts": 2, "mode": "standard"},
+        connect_timeout=min(5.0, location.seconds("connect_timeout") or 5.0),
+        read_timeout=min(10.0, location.seconds("timeout") or 10.0),
+        retries={
+            "max_attempts": min(2, int(retries)) if retries.isdigit() else 2,
+            "mode": "standard",
+        },
         s3={"addressing_style": "virtual" if virtual or not endpoint else "path"},
     )
     return boto3.session.Session().client(

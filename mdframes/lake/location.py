@@ -152,6 +152,59 @@ class Location:
         """``text`` without any of this location's secret values."""
         return redact_root(redact(str(text), *self.secrets))
 
+    @property
+    def endpoint(self) -> str:
+        """The object store's address as errors name it (never with credentials): the
+        endpoint the lake was given, else AWS's endpoint for the region.
+
+        Examples
+        --------
+        >>> parse_root("s3://b/p?endpoint_override=127.0.0.1:9000&scheme=http").endpoint
+        'http://127.0.0.1:9000'
+        >>> parse_root("s3://b/p?region=eu-west-1", environ={}).endpoint
+        'https://s3.eu-west-1.amazonaws.com'
+        """
+        if self.local:
+            return self.path
+        given = self.options.get("AWS_ENDPOINT_URL")
+        if given:
+            return self.scrub(given)
+        region = self.options.get("AWS_REGION")
+        return f"https://s3.{region}.amazonaws.com" if region else "https://s3.amazonaws.com"
+
+    def seconds(self, name: str) -> float | None:
+        """A duration among the object-store client's settings (``connect_timeout``,
+        ``timeout``; deltalake spells them ``"5s"``, ``"500ms"``), in seconds, so that the
+        lake's other clients (pyarrow's, the lease's) keep the same limits. None: not set.
+
+        Examples
+        --------
+        >>> parse_root("s3://b/p", {"connect_timeout": "500ms"}).seconds("connect_timeout")
+        0.5
+        """
+        value = self.setting(name)
+        if value is None:
+            return None
+        found = re.fullmatch(
+            r"\s*([0-9.]+)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?)?\s*", value
+        )
+        if not found:
+            raise InvalidParameterError(
+                f"storage option {name}={value!r} is not a duration such as '5s' or '500ms'",
+                parameter="storage_options",
+            )
+        unit = (found[2] or "s").lower()
+        scale = 0.001 if unit == "ms" else 60.0 if unit.startswith("m") else 1.0
+        return float(found[1]) * scale
+
+    def setting(self, name: str) -> str | None:
+        """One of the object-store client's settings, its name in any case (None: not set)."""
+        wanted = name.lower()
+        for key, value in self.options.items():
+            if key.lower() == wanted:
+                return str(value)
+        return None
+
 
 def parse_root(
     root: Any,

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InvalidParameterError, KnowledgeTimeWarning, warn
+from ..errors import InvalidParameterError, KnowledgeTimeWarning, LakeDamagedError, warn
 from .frames import to_frame
 from .plan import normalise_symbols, resolve
 from .scan import plain_text
@@ -76,6 +76,33 @@ def read(
     tables: Tables,
     dataset: str,
     symbols: str | Iterable[str] | None = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """See :meth:`mdframes.Lake.read`. A read overtaken by a compaction (a vacuum removed
+    files of the version it picked before it read them) reads once more, on the new version:
+    a file the table no longer lists is not damage."""
+    try:
+        return _read(tables, dataset, symbols, **options)
+    except LakeDamagedError as exc:
+        if not _overtaken(tables.get(resolve(dataset)), exc):
+            raise
+    return _read(tables, dataset, symbols, **options)
+
+
+def _overtaken(store: DatasetTable, exc: LakeDamagedError) -> bool:
+    """Whether the data file a read could not read has left the table since (Delta names
+    data files ``*.parquet``; the lake's own files and the log are never vacuumed)."""
+    name = exc.file or ""
+    if not name.endswith(".parquet"):
+        return False
+    latest = store.snapshot()
+    return latest is not None and name not in {store.place.name(u) for u in latest.files}
+
+
+def _read(
+    tables: Tables,
+    dataset: str,
+    symbols: str | Iterable[str] | None = None,
     *,
     start: Any = None,
     end: Any = None,
@@ -86,7 +113,6 @@ def read(
     market: str | None = None,
     region: str | None = None,
 ) -> pd.DataFrame:
-    """See :meth:`mdframes.Lake.read`."""
     from ..params import to_utc
 
     ds = resolve(dataset)

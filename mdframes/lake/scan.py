@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from ..errors import LakeDamagedError
-from .faults import damaged
+from .faults import damaged, unreachable
 from .frames import arrow_type, schema_of
 from .log import Snapshot
 from .place import TablePlace
@@ -328,6 +328,9 @@ class Records:
         except FileNotFoundError:
             return "missing"
         except (OSError, pa.ArrowInvalid) as exc:
+            gone = unreachable(self.place.storage.location, exc)
+            if gone is not None:  # the store did not answer: says nothing of the file
+                raise gone from None
             return f"unreadable: {exc}"
         if rows is not None and meta.num_rows != rows:
             return f"holds {meta.num_rows} rows where the log says {rows}"

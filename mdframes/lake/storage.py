@@ -78,7 +78,7 @@ class Storage:
             self.scheme = ""
             self.base = loc.path
         else:
-            self.fs = _s3_filesystem(loc.options)
+            self.fs = _s3_filesystem(loc)
             self.scheme = loc.scheme
             self.base = "/".join(p for p in (loc.bucket, loc.prefix) if p)
         self.root = loc.display  # never with credentials
@@ -198,10 +198,13 @@ class Storage:
         return n
 
 
-def _s3_filesystem(options: Any) -> Any:
-    """pyarrow's S3 filesystem from deltalake's keys (the readers' and the conversion's)."""
+def _s3_filesystem(location: Any) -> Any:
+    """pyarrow's S3 filesystem from deltalake's keys (the readers' and the conversion's),
+    with the same limits: ``connect_timeout``, ``timeout`` (per request) and ``max_retries``
+    as deltalake reads them."""
     import pyarrow.fs as pafs
 
+    options = location.options
     endpoint = options.get("AWS_ENDPOINT_URL", "")
     kwargs: dict[str, Any] = {}
     if endpoint:
@@ -213,6 +216,13 @@ def _s3_filesystem(options: Any) -> Any:
         kwargs["access_key"] = options["AWS_ACCESS_KEY_ID"]
         kwargs["secret_key"] = options.get("AWS_SECRET_ACCESS_KEY")
         kwargs["session_token"] = options.get("AWS_SESSION_TOKEN")
+    for name, arg in (("connect_timeout", "connect_timeout"), ("timeout", "request_timeout")):
+        seconds = location.seconds(name)
+        if seconds is not None:
+            kwargs[arg] = seconds
+    retries = location.setting("max_retries")
+    if retries is not None and retries.strip().isdigit():
+        kwargs["retry_strategy"] = pafs.AwsStandardS3RetryStrategy(max_attempts=int(retries) + 1)
     return pafs.S3FileSystem(**kwargs)
 
 
