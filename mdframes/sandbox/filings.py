@@ -13,7 +13,15 @@ import random
 from functools import lru_cache
 from typing import Any
 
-from ..registry import CHAMBERS, CONGRESS_BRACKETS, INSIDER_GROUPS, INSIDER_TYPES, PATENT_TYPES
+from ..registry import (
+    CHAMBERS,
+    CONGRESS_BRACKETS,
+    INSIDER_GROUPS,
+    INSIDER_TYPES,
+    PATENT_TYPES,
+    REGISTRY,
+    Dataset,
+)
 from .context import Ctx, HttpError
 from .synth import (
     EPOCH,
@@ -38,6 +46,7 @@ __all__ = [
     "patent_history",
     "filed_amount",
     "newest_first",
+    "arrival",
     "served_from",
     "congress",
     "congress_revisions",
@@ -49,14 +58,48 @@ Changes = tuple[tuple[str, str, Any], ...]  # (day, wire field, value) or (quirk
 
 
 def newest_first(
-    out: list[dict[str, Any]], field: str, today: dt.date, count: int | None
+    out: list[dict[str, Any]], field: str, today: dt.date, count: int | None, ds: Dataset
 ) -> Records:
-    """Records sorted newest first on ``field``; without ``count`` only the trailing 24 months
-    (sized fixtures keep every record)."""
+    """Records sorted newest first on ``field`` (same-day ones as :func:`arrival` sends
+    them); without ``count`` only the trailing 24 months (sized fixtures keep every record)."""
     if count is None:
         lo = history_start(today).isoformat()
         out = [rec for rec in out if rec[field] >= lo]
-    return tuple(sorted(out, key=lambda rec: rec[field], reverse=True))
+    return tuple(arrival(sorted(out, key=lambda rec: rec[field], reverse=True), field, ds))
+
+
+def arrival(records: list[dict[str, Any]], field: str, ds: Dataset) -> list[dict[str, Any]]:
+    """Records (newest first on ``field``) with those that share its value in an order that
+    is not their identity's, whichever way a reader walks the answer: the service sends them
+    in the order it indexed them, so a reader that kept that order, instead of ordering ties
+    by ``ds``'s record identity as the loaders and the lake do, disagrees with them.
+
+    Two records come in identity order (read oldest first, as loaders do, they are the other
+    way round); of three or more, the first two are swapped (neither order either way).
+    """
+    by_name = {f.name: f.wire for f in ds.all_fields}
+    time = ds.time_column
+    wires = [by_name.get(c, c) for c in ds.merge_id.names if c != time]
+    if not wires:
+        return records
+
+    def rank(rec: dict[str, Any]) -> tuple:
+        return tuple(
+            (rec.get(w) is None, rec.get(w) if rec.get(w) is not None else 0) for w in wires
+        )
+
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(records):
+        j = i + 1
+        while j < len(records) and records[j][field] == records[i][field]:
+            j += 1
+        group = sorted(records[i:j], key=rank) if j - i > 1 else records[i:j]
+        if len(group) > 2:
+            group[0], group[1] = group[1], group[0]
+        out.extend(group)
+        i = j
+    return out
 
 
 def _stream(
@@ -67,8 +110,10 @@ def _stream(
     count: int | None,
     anchor: dt.date | None,
     lag: int = 0,
+    ties: float = 0.2,
 ) -> tuple[Event, ...]:
-    return events(name, symbol, today, rate, count, anchor if count is not None else None, lag)
+    at = anchor if count is not None else None
+    return events(name, symbol, today, rate, count, at, lag, ties)
 
 
 def served_from(today: dt.date, count: int | None) -> dt.date:
@@ -150,7 +195,7 @@ def insider_history(symbol: str, today: dt.date, count: int | None, anchor: dt.d
                 "_q": _insider_quirks(seed),
             }
         )
-    return newest_first(out, "date", today, count)
+    return newest_first(out, "date", today, count, REGISTRY["insider_trading"])
 
 
 def _pick(items: list[str], weights: list[int], u: float) -> str:
@@ -235,7 +280,7 @@ def congress_history(
     setup = rng("congress", chamber, symbol)
     pool = members(chamber)[: setup.randint(4, 12)]
     blank_owner = "SELF" if chamber == "house" else "UNKNOWN"
-    out = []
+    out: list[dict[str, Any]] = []
     stream = _stream(f"congress/{chamber}", symbol, today, (24, 36), count, anchor, lag=1)
     first = served_from(today, count)
     for day, seed in stream:
@@ -272,8 +317,15 @@ def congress_history(
             trade["disclosureDate"] = None
         if changes:
             trade["_r"] = tuple(sorted(changes))
+        if out and _same_trade(out[-1], trade):  # one identity, one record: another member
+            trade["politician"] = pool[(pool.index(trade["politician"]) + 1) % len(pool)]
         out.append(trade)
-    return newest_first(out, "date", today, count)
+    return newest_first(out, "date", today, count, REGISTRY["congress_trades"])
+
+
+def _same_trade(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    keys = ("date", "politician", "transactionType", "amountRaw", "amount")
+    return all(a[k] == b[k] for k in keys)
 
 
 def filed_amount(trade: dict[str, Any]) -> str:
@@ -355,7 +407,7 @@ def _uuid(r: Any) -> str:
 @lru_cache(maxsize=2048)
 def lobbying_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     p = profile(symbol)
-    out = []
+    out: list[dict[str, Any]] = []
     first = served_from(today, count)
     for day, seed in _stream("lobbying", symbol, today, (16, 24), count, anchor):
         if day < first:
@@ -376,7 +428,7 @@ def lobbying_history(symbol: str, today: dt.date, count: int | None, anchor: dt.
                 "governmentEntities": r.sample(ENTITIES, r.randint(1, 3)),
             }
         )
-    return newest_first(out, "date", today, count)
+    return newest_first(out, "date", today, count, REGISTRY["lobbying"])
 
 
 AGENCIES = (
@@ -441,7 +493,7 @@ def contracts_history(symbol: str, today: dt.date, count: int | None, anchor: dt
                 changes.append((on.isoformat(), "awardAmount", amount))
             award["_r"] = tuple(changes)
         out.append(award)
-    return newest_first(out, "startDate", today, count)
+    return newest_first(out, "startDate", today, count, REGISTRY["government_contracts"])
 
 
 def contract_revisions(
@@ -490,7 +542,9 @@ def patent_history(symbol: str, today: dt.date, count: int | None, anchor: dt.da
     out = []
     seen: set[int] = set()
     first = served_from(today, count)
-    for day, seed in _stream("patent-filings", symbol, today, (50, 70), count, anchor):
+    # Grants issue weekly, so patents share their grant day without ties of their own.
+    stream = _stream("patent-filings", symbol, today, (50, 70), count, anchor, ties=0.0)
+    for day, seed in stream:
         # Unique within the symbol; across symbols a hash collision is vanishingly rare.
         number = 10_000_000 + seed % 89_000_000
         while number in seen:
@@ -526,4 +580,4 @@ def patent_history(symbol: str, today: dt.date, count: int | None, anchor: dt.da
                 "cik": p.cik,
             }
         )
-    return newest_first(out, "patentDate", today, count)
+    return newest_first(out, "patentDate", today, count, REGISTRY["patent_filings"])

@@ -24,6 +24,7 @@ from ..registry import REGISTRY
 from .context import Ctx, HttpError
 from .filings import (
     Records,
+    arrival,
     congress,
     congress_revisions,
     contract_revisions,
@@ -44,6 +45,7 @@ from .synth import (
     profile,
     put_call_on,
     rng,
+    seed_of,
     sentiment_on,
     sentiment_revision,
     stamp,
@@ -247,10 +249,24 @@ def analyst_entry(r: Any, p: Profile, day: dt.date) -> dict[str, Any]:
 @lru_cache(maxsize=2048)
 def analyst_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     p = profile(symbol)
-    stream = events("analyst-ratings", symbol, today, (24, 48), count, anchor)
+    stream = events("analyst-ratings", symbol, today, (24, 48), count, anchor, ties=0.2)
     first = served_from(today, count)
-    out = [analyst_entry(random.Random(seed), p, day) for day, seed in stream if day >= first]
-    return newest_first(out, "date", today, count)
+    out: list[dict[str, Any]] = []
+    for day, seed in stream:
+        if day < first:
+            continue
+        entry = analyst_entry(random.Random(seed), p, day)
+        last = out[-1] if out else {}
+        if [last.get(k) for k in _RATING_ID] == [entry[k] for k in _RATING_ID]:
+            # One firm, one action a day: a second rating that day is another firm's.
+            entry["institution"] = INSTITUTIONS[
+                (INSTITUTIONS.index(entry["institution"]) + 1) % len(INSTITUTIONS)
+            ]
+        out.append(entry)
+    return newest_first(out, "date", today, count, REGISTRY["analyst_ratings"])
+
+
+_RATING_ID = ("date", "institution", "action")
 
 
 SOURCES = (
@@ -291,12 +307,12 @@ def news_entry(r: Any, p: Profile, day: dt.date, i: int) -> dict[str, Any]:
 @lru_cache(maxsize=2048)
 def news_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
     p = profile(symbol)
-    stream = events("news", symbol, today, (100, 140), count, anchor)
+    stream = events("news", symbol, today, (100, 140), count, anchor, ties=0.25)
     first = served_from(today, count)
     out = [
         news_entry(random.Random(seed), p, d, i) for i, (d, seed) in enumerate(stream) if d >= first
     ]
-    return newest_first(out, "date", today, count)
+    return newest_first(out, "date", today, count, REGISTRY["news"])
 
 
 # --- professional network, forum mentions ------------------------------------------------------
@@ -328,9 +344,8 @@ def professionalnet_history(
         )
         employees = max(1, int(employees * (1 + r.uniform(-0.002, 0.006))))
         followers = max(1, int(followers * (1 + r.uniform(0.0, 0.01))))
-    return newest_first(
-        [rec for rec in out if rec["date"] <= today.isoformat()], "date", today, count
-    )
+    kept = [rec for rec in out if rec["date"] <= today.isoformat()]
+    return newest_first(kept, "date", today, count, REGISTRY["professionalnet"])
 
 
 SUBREDDITS = ("wallstreetbets", "stocks", "investing", "options", "StockMarket", "SecurityAnalysis")
@@ -339,26 +354,34 @@ _FORUM_HOURS = (20, 14, 8, 2)  # UTC, newest first
 
 @lru_cache(maxsize=512)
 def forum_history(symbol: str, today: dt.date, count: int | None, anchor: dt.date) -> Records:
-    """Mention counts every six hours (UTC timestamps), each a pure function of its time."""
+    """Mention counts every six hours (UTC timestamps), each a pure function of its time; on
+    a quarter of the days the night's count comes with the morning's, for another forum (two
+    records of one time)."""
     seed = rng("forum-mentions", symbol).getrandbits(63)
+    ties = seed_of("forum-mentions-ties", symbol)
     popularity = 1 + seed % 300
     last = anchor if count is not None else today
     n = count if count is not None else ((today - history_start(today)).days + 1) * 4
-    out = []
+    out: list[dict[str, Any]] = []
     for i in range(n):
         day = last - dt.timedelta(days=i // 4)
         if day > today:
             continue
         hour = _FORUM_HOURS[i % 4]
         k = day.toordinal() * 4 + hour // 6
+        forum = SUBREDDITS[int(unit(seed, 2 * k) * len(SUBREDDITS))]
+        if hour == _FORUM_HOURS[-1] and unit(ties, day.toordinal()) < 0.25 and out:
+            hour = _FORUM_HOURS[-2]
+            if out[-1]["date"].startswith(day.isoformat()) and out[-1]["subreddit"] == forum:
+                forum = SUBREDDITS[(SUBREDDITS.index(forum) + 1) % len(SUBREDDITS)]
         out.append(
             {
                 "date": f"{day.isoformat()}T{hour:02d}:00:00Z",
-                "subreddit": SUBREDDITS[int(unit(seed, 2 * k) * len(SUBREDDITS))],
+                "subreddit": forum,
                 "mentions": int(popularity * unit(seed, 2 * k + 1) * 2) + 1,
             }
         )
-    return tuple(out)
+    return tuple(arrival(out, "date", REGISTRY["forum_mentions"]))
 
 
 # --- app ratings -------------------------------------------------------------------------------

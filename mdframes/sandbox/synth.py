@@ -125,9 +125,12 @@ def events(
     count: int | None = None,
     anchor: dt.date | None = None,
     lag: int = 0,
+    ties: float = 0.0,
 ) -> tuple[Event, ...]:
     """The events of one dataset and symbol up to ``today - lag``, oldest first: each a day
-    and a seed for its values (``random.Random(seed)``).
+    and a seed for its values (``random.Random(seed)``). A share ``ties`` of them falls on
+    the day of the event before (a filing of several transactions, two firms rating on one
+    day), so that every reader meets records that share symbol and date.
 
     Without ``count``: a renewal process on the fixed timeline from :data:`EPOCH` (gaps
     uniform between a quarter and 1.75 times the mean, so counts stay near the rate), at a
@@ -141,8 +144,12 @@ def events(
     True
     """
     last = today - dt.timedelta(days=lag)
+    tie = seed_of(name, symbol, "ties")
     if count is not None:
         days = sorted(event_days(rng(name, symbol, "count"), anchor or today, count, lag=lag))
+        for i in range(1, len(days)):
+            if unit(tie, i) < ties:
+                days[i] = days[i - 1]
         return tuple((d, seed_of(name, symbol, "n", i)) for i, d in enumerate(days) if d <= last)
     lo, hi = per_24_months
     mean_gap = DAYS_PER_24_MONTHS / rng(name, symbol, "rate").randint(lo, hi)
@@ -151,9 +158,14 @@ def events(
     t, k, end = 0.0, 0, (last - EPOCH).days + 1
     while True:
         t += mean_gap * (0.25 + 1.5 * unit(seed, k))
-        if t >= end:
+        if out and unit(tie, k) < ties:
+            # On the day of the one before, whatever its own: it exists as soon as that one
+            # does, so a later clock still only adds events, none dated before it.
+            out.append((out[-1][0], seed_of(name, symbol, k)))
+        elif t >= end:
             return tuple(out)
-        out.append((EPOCH + dt.timedelta(days=int(t)), seed_of(name, symbol, k)))
+        else:
+            out.append((EPOCH + dt.timedelta(days=int(t)), seed_of(name, symbol, k)))
         k += 1
 
 
