@@ -106,7 +106,7 @@ class Identity:
         values = self.values(frame)
         if not values:
             return None
-        keyed = pd.DataFrame({i: v.to_numpy() for i, v in enumerate(values)})
+        keyed = pd.DataFrame(dict(enumerate(values)), copy=False)
         return keyed.duplicated(keep="first").to_numpy()
 
     def tie_keys(self, frame: pd.DataFrame, skip: Collection[str]) -> dict[str, Any]:

@@ -55,6 +55,12 @@ def _variants(ds: Dataset) -> list[dict[str, Any]]:
 def test_every_per_symbol_dataset_is_covered() -> None:
     assert len(PER_SYMBOL) >= 13 and "insider_trading" in TIED and "congress_trades" in TIED
     assert {"sentiment", "forecast"} & set(TIED) == set()
+    listed = md.datasets().set_index("name")["record_id"]
+    assert listed["insider_trading"] == [
+        *("symbol", "date", "insider", "transaction_type", "shares", "price_per_share")
+    ]
+    for name in PER_SYMBOL:  # what the catalog lists is what the lake keys versions on
+        assert listed[name] == list(REGISTRY[name].record_id)
 
 
 @pytest.mark.parametrize("name", PER_SYMBOL)
