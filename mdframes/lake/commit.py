@@ -15,13 +15,20 @@ Settings, and why:
   a one-symbol read skips all but one or two row groups by their statistics. Measured on a
   compacted 3M-row file: one symbol 1.6 ms with 16k-row groups against 5.4 ms with 64k (8k:
   1.1 ms), a full read no slower.
-- Every commit carries the Delta application transaction ``mdframes-lake`` numbered from the
-  value read when the writer started: a writer that lost its lease while another committed
-  finds its commit refused (``CommitFailedError``) and nothing of it becomes visible.
+- ``delta.appendOnly = true``: engines that honour it refuse deletes and overwrites (tables
+  made before 0.4 get it at their next sync or compaction). A compaction therefore rewrites
+  rows without changing them: its new files are written beside the table (``compact-<id>/``)
+  and committed with the old files' removal as one commit marked ``dataChange: false``.
+- Every commit carries the Delta application transaction ``mdframes-lake`` numbered with the
+  table version it creates: the lake's commits are told from other writers' by it, and a
+  writer that lost its lease while another committed finds its commit refused
+  (``CommitFailedError``) and nothing of it becomes visible.
 """
 
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -30,22 +37,23 @@ import pyarrow as pa
 from ..errors import LakeBusyError
 from .faults import damaged, rust_panics_hidden, write_failed
 from .layout import DELTA_LOG
-from .log import TableLog, arrow_schema, deltalake_module
+from .log import APP_ID, TableLog, arrow_schema, deltalake_module
 from .place import TablePlace
 from .scan import Records
 from .sidecar import Sidecar
 from .storage import checkpoint
 
-__all__ = ["Writer", "APP_ID", "ROW_GROUP", "TABLE_CONFIG", "writer_properties"]
+__all__ = ["Writer", "APP_ID", "ROW_GROUP", "TABLE_CONFIG", "STAGE", "writer_properties"]
 
-APP_ID = "mdframes-lake"
 ROW_GROUP = 16 * 1024
 COMPACT_FILE_BYTES = 512 * 1024 * 1024  # a compacted dataset is one file up to this size
 TABLE_CONFIG = {
     "delta.checkpointInterval": "10",
     "delta.logRetentionDuration": "interval 30 days",
     "delta.deletedFileRetentionDuration": "interval 7 days",
+    "delta.appendOnly": "true",
 }
+STAGE = "compact-"  # a compaction's new files, beside the table (not hidden: vacuum sees them)
 
 
 def writer_properties() -> Any:
@@ -54,8 +62,7 @@ def writer_properties() -> Any:
 
 class Writer:
     """The writer's own table object, opened when it starts and never refreshed but by its
-    own commits, and the application transaction number it read then: a commit made after
-    another writer's conflicts with it and fails."""
+    own commits: a commit made after another writer's conflicts with it and fails."""
 
     def __init__(self, place: TablePlace, sidecar: Sidecar, log: TableLog, records: Records):
         self.place = place
@@ -63,25 +70,24 @@ class Writer:
         self.log = log
         self.records = records
         self.delta: Any = None
-        self.txn: int | None = None
 
     def begin(self) -> Any:
-        """Open the writer's table object and read the application transaction number it
-        starts from (once: never refreshed but by its own commits). None: no table yet."""
+        """Open the writer's table object (once: never refreshed but by its own commits).
+        None: no table yet."""
         dl = deltalake_module()
         from deltalake.exceptions import DeltaError, TableNotFoundError
 
         place = self.place
+        self.sidecar.session = {}
         try:
             self.delta = dl.DeltaTable(place.uri, storage_options=place.storage.delta_options())
         except TableNotFoundError:
-            self.delta, self.txn = None, None
+            self.delta = None
             return None
         except (DeltaError, OSError, ValueError) as exc:
             raise damaged(
                 place.ds.name, f"{place.folder}/{DELTA_LOG}", place.storage.scrub(exc)
             ) from None
-        self.txn = int(self.delta.transaction_version(APP_ID) or 0)
         return self.delta
 
     def table(self) -> Any:
@@ -92,6 +98,10 @@ class Writer:
         dl = deltalake_module()
         from deltalake.exceptions import CommitFailedError, DeltaError
 
+        if self.sidecar.stored_state() is None:
+            # On record before the table: a table whose state is gone is then told from one
+            # whose first sync was killed before it wrote its state.
+            self.sidecar.save_state({"units": {}, "failed": {}})
         try:
             with rust_panics_hidden():
                 dl.DeltaTable.create(
@@ -100,12 +110,31 @@ class Writer:
                     mode="error",
                     configuration=TABLE_CONFIG,
                     storage_options=self.place.storage.delta_options(),
+                    commit_properties=dl.CommitProperties(
+                        app_transactions=[dl.Transaction(APP_ID, 0)]
+                    ),
                 )
         except (CommitFailedError, DeltaError) as exc:
             if "exists" not in str(exc).lower():
                 raise
             # Another writer created it first: its commits count from its own start.
-        return self.begin()
+            return self.begin()
+        delta = self.begin()
+        self.sidecar.vouch(-1, -1)  # a new table: nothing before its first version
+        self.sidecar.committed(-1, 0)
+        return delta
+
+    def protect(self, lease: Any) -> None:
+        """Set ``delta.appendOnly`` on a table made without it (one commit)."""
+        delta = self.table()
+        if delta is None or delta.metadata().configuration.get("delta.appendOnly") == "true":
+            return
+        self.commit(
+            lease,
+            lambda props: delta.alter.set_table_properties(
+                {"delta.appendOnly": "true"}, commit_properties=props
+            ),
+        )
 
     def commit(
         self,
@@ -117,15 +146,25 @@ class Writer:
         also: Iterable[Any] = (),
     ) -> None:
         """One fenced commit: ``write(commit_properties)`` under the held lease, carrying the
-        next ``mdframes-lake`` transaction number (and the transactions ``also``). ``ready``
-        and ``done``: crash-test checkpoints before and after it."""
+        ``mdframes-lake`` transaction numbered with the version it creates (and the
+        transactions ``also``). ``ready`` and ``done``: crash-test checkpoints before and
+        after it. The version is noted for the state when no other writer's commit came
+        between (else the next sync's look at the log sorts the versions out)."""
         dl = deltalake_module()
-        self.txn = (self.txn or 0) + 1
-        props = dl.CommitProperties(app_transactions=[dl.Transaction(APP_ID, self.txn), *also])
+        delta = self.table()
+        before = -1 if delta is None else int(delta.version())
+        txn = dl.Transaction(APP_ID, before + 1)
+        props = dl.CommitProperties(app_transactions=[txn, *also])
         lease.assert_held()
         if ready:
             checkpoint(ready)
         self.run(lambda: write(props))
+        if delta is not None:
+            with self.place.lock:
+                if delta.version() == before:  # a raw transaction leaves the object as it was
+                    delta.update_incremental()
+                after = int(delta.version())
+            self.sidecar.committed(before, after)
         if done:
             checkpoint(done)
 
@@ -139,14 +178,14 @@ class Writer:
             with place.lock, rust_panics_hidden():
                 write()
         except CommitFailedError as exc:
-            self.delta = self.txn = None
+            self.delta = None
             raise LakeBusyError(
                 f"{place.ds.name}: another writer committed to this dataset since this one "
                 "started (its lease was lost); nothing of this commit is visible "
                 f"({place.storage.scrub(exc)})"
             ) from None
         except (DeltaError, OSError) as exc:  # a full disk, a lost connection: one line
-            self.delta = self.txn = None
+            self.delta = None
             raise write_failed(place.ds.name, place.storage.scrub(exc)) from None
 
     def conform(self, table: pa.Table, current: pa.Schema | None) -> pa.Table:
@@ -193,9 +232,9 @@ class Writer:
 
         Delta's ``optimize.compact`` bin-packs files without sorting them (and ``z_order`` on
         one column is not a plain sort), so the rows are read, sorted in stored order and
-        written back as one overwrite commit: the same rows, ordered so that one-symbol
-        reads prune by row-group statistics."""
-        dl = deltalake_module()
+        written back: the same rows, ordered so that one-symbol reads prune by row-group
+        statistics. The commit adds the new files and removes the old ones without a data
+        change, as an append-only table allows."""
         snap = self.log.snapshot()
         manifest = self.sidecar.manifest
         if snap is None or len(snap.files) <= 1 or manifest is None:
@@ -204,24 +243,72 @@ class Writer:
         delta = self.table()
         if delta.version() != snap.version:  # pragma: no cover - another writer: fail early
             raise LakeBusyError(f"{self.place.ds.name}: another writer committed during compaction")
+        self.sweep_stages()
         table = self.records.scan(snap, columns=self.records.stored_schema().names)
         table = self.conform(table, arrow_schema(delta))
         table = table.sort_by(self.place.mode.sort_keys(manifest))
+        assert snap.stats is not None
+        old = list(zip(snap.stats["path"].to_pylist(), snap.sizes, strict=True))
         self.commit(
             lease,
-            lambda props: dl.write_deltalake(
-                delta,
-                table,
-                mode="overwrite",
-                writer_properties=writer_properties(),
-                target_file_size=COMPACT_FILE_BYTES,
-                commit_properties=props,
-            ),
+            lambda props: self._rewrite(delta, table, old, props),
             ready="compact-ready",
             done="compacted",
         )
+        self.sidecar.save_state(self.sidecar.state())  # the version committed, on record
         after = self.log.snapshot()
         return len(snap.files), len(after.files) if after is not None else 0
+
+    def _rewrite(self, delta: Any, table: pa.Table, old: list[tuple[str, int]], props: Any) -> None:
+        """Write ``table`` as new files beside the table and commit them with the removal of
+        ``old`` (paths as the log lists them, sizes), rows unchanged."""
+        import json
+
+        dl = deltalake_module()
+        from deltalake.transaction import AddAction, RemoveAction
+
+        place, storage = self.place, self.place.storage
+        stage = STAGE + secrets.token_hex(6)
+        # The new files, written as a table of their own: its log says their statistics.
+        dl.write_deltalake(
+            storage.uri(place.folder, stage),
+            table,
+            mode="error",
+            writer_properties=writer_properties(),
+            target_file_size=COMPACT_FILE_BYTES,
+            storage_options=storage.delta_options(),
+        )
+        name = f"{0:020d}.json"
+        raw = storage.read_bytes(place.folder, stage, DELTA_LOG, name) or b""
+        added = [json.loads(line)["add"] for line in raw.splitlines() if b'"add"' in line]
+        self._drop_stage_log(stage)
+        now = int(time.time() * 1000)
+        actions: list[Any] = [
+            AddAction(
+                f"{stage}/{a['path']}", a["size"], {}, a["modificationTime"], False, a["stats"]
+            )
+            for a in added
+        ]
+        actions += [RemoveAction(path, False, now, size) for path, size in old]
+        delta.create_write_transaction(actions, "append", delta.schema(), commit_properties=props)
+
+    def _drop_stage_log(self, stage: str) -> None:
+        import contextlib
+
+        storage = self.place.storage
+        with contextlib.suppress(FileNotFoundError, OSError):
+            storage.fs.delete_dir(storage.path(self.place.folder, stage, DELTA_LOG))
+
+    def sweep_stages(self) -> None:
+        """Remove the logs of compactions killed after writing their new files (their files
+        are orphans a vacuum removes)."""
+        import pyarrow.fs as pafs
+
+        storage = self.place.storage
+        selector = pafs.FileSelector(storage.path(self.place.folder), allow_not_found=True)
+        for info in storage.fs.get_file_info(selector):
+            if info.type == pafs.FileType.Directory and info.base_name.startswith(STAGE):
+                self._drop_stage_log(info.base_name)
 
     def vacuum(self, retain_hours: float) -> list[str]:
         """Remove files no version of the last ``retain_hours`` needs (and orphans of killed

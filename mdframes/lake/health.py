@@ -1,22 +1,34 @@
 """A dataset's health: what the log, the data files and the lake's own files cannot vouch
-for (:meth:`Health.problems`), and the repair that drops it and marks its windows not synced."""
+for, found by :meth:`Health.examine` (for ``check()`` and ``repair()``) and by
+:meth:`Health.guard` before a writer starts.
+
+The lake keeps two versions in the dataset's state: ``committed``, the last table version it
+committed (a log that no longer reaches it lost versions: a deleted commit file or
+``_delta_log/``), and ``reviewed``, up to which every commit is the lake's own or was repaired
+(a later commit without the lake's application transaction is another program's). Reads of a
+version past ``reviewed`` keep one row per record and fetch time, so rows another writer
+appended never double a record.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from ..errors import LakeDamagedError
 from .commit import Writer
-from .faults import unreachable
-from .layout import FORMAT1_MANIFEST, MANIFEST
-from .log import Snapshot, TableLog, arrow_schema
+from .faults import damaged, unreachable
+from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE
+from .log import LogCommit, Snapshot, TableLog, arrow_schema
 from .place import TablePlace
 from .scan import Records
 from .sidecar import Sidecar
 
-__all__ = ["Health", "mark_not_synced"]
+__all__ = ["Health", "Findings", "mark_not_synced", "commit_file"]
+
+REPAIR = "run lake.repair() (or `mdframes lake repair`)"
 
 
 def mark_not_synced(state: dict[str, Any], symbols: set[str], unit_symbol: Any) -> None:
@@ -28,8 +40,29 @@ def mark_not_synced(state: dict[str, Any], symbols: set[str], unit_symbol: Any) 
     mark(state, [u for u in state["units"] if not symbols or unit_symbol(u) in symbols])
 
 
+def commit_file(folder: str, version: int) -> str:
+    return f"{folder}/{DELTA_LOG}/{version:020d}.json"
+
+
+@dataclass
+class Findings:
+    """What :meth:`Health.examine` found in one dataset."""
+
+    snap: Snapshot | None = None
+    latest: int | None = None  # the log's latest version (None: no table)
+    state: dict[str, Any] | None = None  # as stored (None: absent or unreadable)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (file, problem)
+    format1: bool = False
+    manifest_lost: bool = False
+    state_lost: bool = False
+    log_lost: bool = False
+    lost_versions: tuple[int, int] | None = None  # first and last version gone
+    foreign: list[LogCommit] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)  # listed file -> its problem
+
+
 class Health:
-    """Check and repair one dataset's table (a role of :class:`~.table.DatasetTable`)."""
+    """Check one dataset's table (a role of :class:`~.table.DatasetTable`)."""
 
     def __init__(
         self, place: TablePlace, sidecar: Sidecar, log: TableLog, records: Records, writer: Writer
@@ -40,83 +73,171 @@ class Health:
         self.records = records
         self.writer = writer
 
-    def problems(self) -> tuple[Snapshot | None, list[tuple[str, str]]]:
-        """(version, [(file, problem)]) for what the log cannot vouch for."""
-        place, sidecar = self.place, self.sidecar
-        out: list[tuple[str, str]] = []
-        if sidecar.manifest is None and sidecar.is_format1():
-            why = "a dataset of lake format 1 (mdframes 0.2) not converted: run lake.upgrade()"
-            return None, [(f"{place.folder}/{FORMAT1_MANIFEST}", why)]
+    def examine(self) -> Findings:
+        """Everything ``check()`` reports, and what ``repair()`` needs to mend it."""
+        place, sidecar, out = self.place, self.sidecar, Findings()
+        folder = place.folder
+        sidecar.forget()  # as stored now, not as this object last read it
         try:
-            manifest = sidecar.manifest
-            sidecar.state()
-            snap = self.log.snapshot()
+            if sidecar.stored_manifest() is None and sidecar.is_format1():
+                why = "a dataset of lake format 1 (mdframes 0.2) not converted: run lake.upgrade()"
+                out.format1, out.problems = True, [(f"{folder}/{FORMAT1_MANIFEST}", why)]
+                return out
         except LakeDamagedError as exc:
-            gone = unreachable(place.storage.location, exc)
-            if gone is not None:  # the store did not answer: no finding about the lake
-                raise gone from None
-            return None, [(exc.file or place.folder, str(exc))]
-        if snap is None:
-            return None, out
-        rows = snap.rows or [None] * len(snap.files)
-        for uri, n in zip(snap.files, rows, strict=True):
-            problem = self.records.probe(uri, n)
-            if problem:
-                out.append((place.name(uri), problem))
-        if manifest is not None:
-            expected = self.records.stored_schema()
-            for f in arrow_schema(self.log.table):
-                if f.name in expected.names and expected.field(f.name).type != f.type:
-                    out.append(
-                        (
-                            f"{place.folder}/{MANIFEST}",
-                            f"column {f.name} is stored as {f.type}, recorded as "
-                            f"{expected.field(f.name).type}",
-                        )
-                    )
-                elif f.name not in expected.names:
-                    out.append((f"{place.folder}/{MANIFEST}", f"column {f.name} is not recorded"))
-        return snap, out
-
-    def repair(self, lease: Any) -> list[dict[str, Any]]:
-        """Drop listed files that are missing or unreadable (one commit), mark their symbols'
-        windows not synced; returns what was lost."""
-        place = self.place
-        snap, problems = self.problems()
-        if snap is None:
-            return []
-        stats = snap.stats
-        by_name = {place.name(u): i for i, u in enumerate(snap.files)}
-        lost = []
-        state = self.sidecar.state()
-        for name, problem in problems:
-            i = by_name.get(name)
-            if i is None:
-                continue
-            uri = snap.files[i]
-            if problem != "missing":  # set aside, so that the log's repair drops it
-                path = place.fs_path(uri)
-                place.storage.fs.move(
-                    path, path.rsplit("/", 1)[0] + "/_damaged-" + path.rsplit("/", 1)[1]
+            self._answered(exc)
+            out.manifest_lost = True
+            out.problems.append((exc.file or folder, str(exc)))
+        try:
+            out.state = sidecar.stored_state()
+        except LakeDamagedError as exc:
+            self._answered(exc)
+            out.state_lost = True
+            out.problems.append((exc.file or folder, str(exc)))
+        try:
+            out.snap = self.log.reopen()
+        except LakeDamagedError as exc:
+            self._answered(exc)
+            out.problems.append((exc.file or folder, str(exc)))
+            return out
+        out.latest = None if out.snap is None else out.snap.version
+        state = out.state or {}
+        committed, reviewed = int(state.get("committed", -1)), int(state.get("reviewed", -1))
+        if out.latest is not None:
+            if not out.manifest_lost and sidecar.stored_manifest() is None:
+                out.manifest_lost = True
+                out.problems.append((f"{folder}/{MANIFEST}", "missing: the dtype record is gone"))
+            if out.state is None and not out.state_lost:
+                out.state_lost = True
+                out.problems.append(
+                    (f"{folder}/{STATE}", "missing: the record of what was synced is gone")
                 )
-            symbols = self._symbols_of(stats, i, state)
-            mark_not_synced(state, symbols, self.unit_symbol)
-            lost.append(
-                {
-                    "dataset": place.ds.name,
-                    "file": name,
-                    "symbols": sorted(symbols),
-                    "rows": snap.rows[i] if snap.rows else None,
-                }
-            )
-        if not lost:
-            return []
-        delta = self.writer.table()
-        self.writer.commit(
-            lease, lambda props: delta.repair(dry_run=False, commit_properties=props)
-        )
-        self.sidecar.save_state(state)
-        return lost
+        if out.latest is None and committed >= 0:
+            out.log_lost = True
+            out.problems.append((f"{folder}/{DELTA_LOG}", _log_gone(committed)))
+        elif out.latest is not None and out.latest < committed:
+            out.lost_versions = (out.latest + 1, committed)
+            out.problems.append((commit_file(folder, out.latest + 1), _versions_gone(out)))
+        if out.latest is not None:
+            out.foreign = [c for c in self.log.commits(reviewed, out.latest) if not c.ours]
+            for c in out.foreign:
+                out.problems.append((commit_file(folder, c.version), _foreign(c)))
+        out.files = self.listed_problems(out.snap)
+        out.problems += list(out.files.items())
+        if out.snap is not None and not out.manifest_lost:
+            out.problems += self._columns()
+        return out
+
+    def _answered(self, exc: LakeDamagedError) -> None:
+        """Raise :class:`~mdframes.LakeUnavailableError` when ``exc`` says the store did not
+        answer: that is no finding about the lake."""
+        gone = unreachable(self.place.storage.location, exc)
+        if gone is not None:
+            raise gone from None
+
+    def problems(self) -> tuple[Snapshot | None, list[tuple[str, str]]]:
+        """(version, [(file, problem)]) for what the lake cannot vouch for."""
+        found = self.examine()
+        return found.snap, found.problems
+
+    def listed_problems(self, snap: Snapshot | None) -> dict[str, str]:
+        """Listed files that are missing, unreadable, or not the size or row count the log
+        says (another file put in the place of one)."""
+        out: dict[str, str] = {}
+        if snap is None:
+            return out
+        rows = snap.rows or [None] * len(snap.files)
+        sizes: list[int | None] = list(snap.sizes) or [None] * len(snap.files)
+        for uri, n, size in zip(snap.files, rows, sizes, strict=True):
+            problem = self.records.probe(uri, n, size)
+            if problem:
+                out[self.place.name(uri)] = problem
+        return out
+
+    def _columns(self) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        record = f"{self.place.folder}/{MANIFEST}"
+        expected = self.records.stored_schema()
+        for f in arrow_schema(self.log.table):
+            if f.name in expected.names and expected.field(f.name).type != f.type:
+                want = expected.field(f.name).type
+                out.append((record, f"column {f.name} is stored as {f.type}, recorded as {want}"))
+            elif f.name not in expected.names:
+                out.append((record, f"column {f.name} is not recorded"))
+        return out
+
+    def vouched(self, snap: Snapshot | None) -> bool:
+        """Whether every commit up to ``snap`` is the lake's own or repaired (its rows need
+        no check for copies). Raises :class:`LakeDamagedError` when the log lost versions
+        the lake committed: a read never gets older data silently."""
+        state = self.sidecar.stored_state()
+        if state is None:
+            return snap is None
+        committed = int(state.get("committed", -1))
+        folder, name = self.place.folder, self.place.ds.name
+        if snap is None:
+            if committed >= 0:
+                raise damaged(name, f"{folder}/{DELTA_LOG}", _log_gone(committed))
+            return True
+        if snap.version < committed:
+            lost = Findings(latest=snap.version, lost_versions=(snap.version + 1, committed))
+            raise damaged(name, commit_file(folder, snap.version + 1), _versions_gone(lost))
+        return int(state.get("reviewed", -1)) >= snap.version
+
+    def guard(self, lease: Any, *, strict: bool = False) -> None:
+        """Before a writer's first commit: refuse a table the lake cannot vouch for (lost
+        versions or metadata, another program's delete or overwrite, a file not the one the
+        log lists; with ``strict``, any commit of another program), then vouch for the log up
+        to its latest version and set ``delta.appendOnly`` where it is missing."""
+        place, sidecar, name = self.place, self.sidecar, self.place.ds.name
+        sidecar.forget()
+        sidecar.manifest  # noqa: B018 - a lost dtype record raises here
+        state = sidecar.stored_state()
+        snap = self.log.reopen()
+        latest = None if snap is None else snap.version
+        committed = int((state or {}).get("committed", -1))
+        if latest is None:
+            if committed >= 0:
+                raise damaged(name, f"{place.folder}/{DELTA_LOG}", _log_gone(committed))
+            return
+        if state is None:
+            raise damaged(name, f"{place.folder}/{STATE}", "missing: the record of what was synced")
+        self.vouched(snap)
+        reviewed = int(state.get("reviewed", -1))
+        foreign = [c for c in self.log.commits(reviewed, latest) if not c.ours]
+        for c in foreign:
+            if c.removed or strict:
+                raise LakeDamagedError(
+                    f"{name}: {_foreign(c)}; {REPAIR} to undo it and sync again",
+                    dataset=name,
+                    file=commit_file(place.folder, c.version),
+                )
+        for file, problem in self._sizes().items():
+            raise damaged(name, file, problem)
+        sidecar.vouch(max(committed, latest), foreign[0].version - 1 if foreign else latest)
+        self.writer.protect(lease)
+
+    def _sizes(self) -> dict[str, str]:
+        """Listed files missing or not of the size the log says (one listing of the folder)."""
+        import pyarrow.fs as pafs
+
+        snap, storage = self.log.snapshot(), self.place.storage
+        if snap is None or not snap.files:
+            return {}
+        selector = pafs.FileSelector(storage.path(self.place.folder), recursive=True)
+        found = {
+            i.path: i.size
+            for i in storage.fs.get_file_info(selector)
+            if i.type == pafs.FileType.File
+        }
+        out = {}
+        sizes: list[int | None] = list(snap.sizes) or [None] * len(snap.files)
+        for uri, size in zip(snap.files, sizes, strict=True):
+            held = found.get(self.place.fs_path(uri))
+            if held is None:
+                out[self.place.name(uri)] = "missing"
+            elif size is not None and held != size:
+                out[self.place.name(uri)] = f"holds {held} bytes where the log says {size}"
+        return out
 
     def unit_symbol(self, unit: str) -> str | None:
         """The symbol a unit of the state is about (None: a cross-section)."""
@@ -124,8 +245,8 @@ class Health:
             return unit
         return unit.split(" ", 1)[0] or None
 
-    def _symbols_of(self, stats: pa.Table | None, i: int, state: dict[str, Any]) -> set[str]:
-        """The symbols a lost file may have held, from the log's statistics (empty: all)."""
+    def symbols_of(self, stats: pa.Table | None, i: int, state: dict[str, Any]) -> set[str]:
+        """The symbols a file may hold, from the log's statistics (empty: all)."""
         if stats is None or "min.symbol" not in stats.column_names:
             return set()
         lo, hi = stats["min.symbol"][i].as_py(), stats["max.symbol"][i].as_py()
@@ -133,3 +254,21 @@ class Health:
             return set()
         known = {self.unit_symbol(u) for u in state["units"]}
         return {s for s in known if s is not None and lo <= s <= hi} | {lo, hi}
+
+
+def _log_gone(committed: int) -> str:
+    return f"the Delta log is gone while the lake committed versions up to {committed}"
+
+
+def _versions_gone(found: Findings) -> str:
+    assert found.lost_versions is not None
+    first, last = found.lost_versions
+    which = f"version {first}" if first == last else f"versions {first}..{last}"
+    return f"{which}, committed by the lake, gone from the log (it ends at {found.latest})"
+
+
+def _foreign(c: LogCommit) -> str:
+    did = "took stored rows out or rewrote them" if c.removed else "added rows"
+    if not c.added and not c.removed:
+        did = "changed the table's metadata"
+    return f"{c.describe()} was written by another program, not mdframes; it {did}"

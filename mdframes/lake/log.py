@@ -14,7 +14,22 @@ from .faults import damaged
 from .layout import DELTA_LOG
 from .place import TablePlace
 
-__all__ = ["Snapshot", "TableLog", "deltalake_module", "arrow_schema"]
+__all__ = [
+    "Snapshot",
+    "TableLog",
+    "LogCommit",
+    "deltalake_module",
+    "arrow_schema",
+    "APP_ID",
+    "FORMAT1_APP",
+    "OUR_APPS",
+]
+
+# The application transactions mdframes writes (see :mod:`.commit`, :mod:`.upgrade`): a
+# commit that carries one of them is the lake's own.
+APP_ID = "mdframes-lake"
+FORMAT1_APP = "mdframes-lake-format1"
+OUR_APPS = (APP_ID, FORMAT1_APP)
 
 
 def deltalake_module() -> Any:
@@ -37,6 +52,24 @@ class Snapshot:
     sizes: list[int] = field(default_factory=list)
     rows: list[int | None] = field(default_factory=list)
     stats: pa.Table | None = None  # the log's add actions (flattened statistics)
+
+
+@dataclass
+class LogCommit:
+    """One commit of the log as its ``<version>.json`` file says: who made it and what it
+    changed."""
+
+    version: int
+    operation: str
+    engine: str
+    ours: bool  # carries the lake's application transaction (or created the table)
+    added: list[str] = field(default_factory=list)  # data files added
+    removed: list[str] = field(default_factory=list)  # data files removed
+    data_removed: bool = False  # some removal took rows out (a delete, an overwrite)
+    timestamp: int | None = None  # milliseconds since the epoch
+
+    def describe(self) -> str:
+        return f"version {self.version} ({self.operation or 'unknown operation'}, {self.engine})"
 
 
 class TableLog:
@@ -100,6 +133,69 @@ class TableLog:
         self._snap = Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
         self.on_version(self._snap)
         return self._snap
+
+    def latest_version(self) -> int | None:
+        """The latest version (None: no table)."""
+        table = self.delta()
+        if table is None:
+            return None
+        with self.place.lock:
+            return int(table.version())
+
+    def reopen(self) -> Snapshot | None:
+        """The latest version as the log says now, the table opened again when the commit
+        file of the version it holds is gone (a refresh never goes back a version)."""
+        snap = self.snapshot()
+        if snap is None:
+            return None
+        name = f"{snap.version:020d}.json"
+        if self.place.storage.read_bytes(self.place.folder, DELTA_LOG, name) is None:
+            with self.place.lock:
+                self.table, self._snap = None, None
+            snap = self.snapshot()
+        return snap
+
+    def commit(self, version: int) -> LogCommit | None:
+        """What one commit file says (None: its file is gone, as after a log clean-up)."""
+        import json
+
+        place = self.place
+        name = f"{version:020d}.json"
+        try:
+            raw = place.storage.read_bytes(place.folder, DELTA_LOG, name)
+        except OSError as exc:
+            raise damaged(
+                place.ds.name, f"{place.folder}/{DELTA_LOG}/{name}", place.storage.scrub(exc)
+            ) from None
+        if raw is None:
+            return None
+        out = LogCommit(version, "", "unknown engine", False)
+        try:
+            actions = [json.loads(line) for line in raw.splitlines() if line.strip()]
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise damaged(place.ds.name, f"{place.folder}/{DELTA_LOG}/{name}", exc) from None
+        for action in actions:
+            if "commitInfo" in action:
+                info = action["commitInfo"] or {}
+                out.operation = str(info.get("operation") or "")
+                out.engine = str(info.get("engineInfo") or info.get("clientVersion") or "")
+                out.engine = out.engine or "unknown engine"
+                out.timestamp = info.get("timestamp")
+            elif "txn" in action and (action["txn"] or {}).get("appId") in OUR_APPS:
+                out.ours = True
+            elif "add" in action:
+                out.added.append(str(action["add"]["path"]))
+            elif "remove" in action:
+                out.removed.append(str(action["remove"]["path"]))
+                out.data_removed |= bool(action["remove"].get("dataChange", True))
+        # mdframes created its tables without a transaction before 0.4.
+        out.ours |= version == 0 and out.operation == "CREATE TABLE" and not out.added
+        return out
+
+    def commits(self, after: int, upto: int) -> list[LogCommit]:
+        """The commits after version ``after`` up to ``upto`` whose files are still there."""
+        found = (self.commit(v) for v in range(max(after + 1, 0), upto + 1))
+        return [c for c in found if c is not None]
 
     def in_stored_order(self, snap: Snapshot | None) -> bool:
         """Whether reading the version's files one after another gives rows in stored order:

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.compute as pc
 
+from .repair import LOST_COLUMNS
 from .storage import Storage
 from .table import DatasetTable
 
@@ -49,7 +50,7 @@ INFO_COLUMNS = [
 def compact(table: DatasetTable, lease: Any, retain_hours: float) -> tuple[int, int]:
     """One dataset: its files rewritten in one commit, then a vacuum of what no version of
     the last ``retain_hours`` needs."""
-    table.begin_writes()
+    table.begin_writes(lease, strict=True)  # never folds another program's rows in
     counts = table.compact(lease)
     table.vacuum(retain_hours)
     return counts
@@ -88,13 +89,14 @@ def check(tables: list[DatasetTable]) -> pd.DataFrame:
 
 
 def repair(tables: list[DatasetTable], lease: Any) -> pd.DataFrame:
-    """``dataset, file, symbols, rows`` of what was dropped."""
+    """``dataset, file, symbols, rows, note`` of what was dropped or mended (``note``: what
+    was done and what is left to do)."""
     lost: list[dict[str, Any]] = []
     for table in tables:
         table.begin_writes()
         lost += table.repair(lease)
-    frame = pd.DataFrame(lost, columns=["dataset", "file", "symbols", "rows"])
-    return frame.astype({"dataset": "string", "file": "string", "rows": "Int64"})
+    frame = pd.DataFrame(lost, columns=LOST_COLUMNS)
+    return frame.astype({"dataset": "string", "file": "string", "rows": "Int64", "note": "string"})
 
 
 def _sync_times(storage: Storage) -> dict[str, str]:
@@ -108,9 +110,10 @@ def info(storage: Storage, tables: list[DatasetTable]) -> pd.DataFrame:
     rows = []
     started = _sync_times(storage)
     for table in tables:
+        snap = table.snapshot()  # a log that lost versions raises here
         manifest = table.manifest
-        assert manifest is not None
-        snap = table.snapshot()
+        if manifest is None:  # nothing stored, only a state: check() tells of it
+            continue
         cols = [c for c in ("symbol", manifest.time) if c and c in manifest.names()]
         stored = table.scan(snap, columns=cols + list(table.meta))
         first = last = None

@@ -15,6 +15,7 @@ from .plan import normalise_symbols, resolve
 from .scan import plain_text
 from .table import DatasetTable, Snapshot, damaged
 from .tables import Tables
+from .versions import one_per_fetch
 
 __all__ = ["read", "scope_of", "opened"]
 
@@ -130,10 +131,13 @@ def _read(
         raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
     cross = store.mode.cross
     filter_ = _where(store, snap, start, end, known, market, region)
-    revised = history or store.revised(snap, syms)
+    trusted = store.trusted(snap)  # else another program committed: copies are dropped
+    revised = history or not trusted or store.revised(snap, syms)
     needed = _needed(wanted, manifest, _meta(store, revised, history))
     # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
     table = store.scan(snap, filter=filter_, columns=needed, symbols=syms, coded=True)
+    if not trusted:
+        table = one_per_fetch(table, manifest)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
     if not history and revised:

@@ -314,16 +314,20 @@ class Records:
                 return damaged(place.ds.name, place.name(uri), problem)
         return damaged(place.ds.name, place.folder, place.storage.scrub(exc))
 
-    def probe(self, uri: str, rows: int | None = None) -> str | None:
-        """Why a listed data file cannot be read (None: it reads)."""
+    def probe(self, uri: str, rows: int | None = None, size: int | None = None) -> str | None:
+        """Why a listed data file cannot be read, or is not the file the log lists with
+        ``rows`` and ``size`` bytes (None: it reads)."""
         import pyarrow.fs as pafs
         import pyarrow.parquet as pq
 
         path = self.place.fs_path(uri)
         fs = self.place.storage.fs
         try:
-            if fs.get_file_info(path).type == pafs.FileType.NotFound:
+            info = fs.get_file_info(path)
+            if info.type == pafs.FileType.NotFound:
                 return "missing"
+            if size is not None and info.size is not None and info.size != size:
+                return f"holds {info.size} bytes where the log says {size}"
             meta = pq.read_metadata(path, filesystem=fs)
         except FileNotFoundError:
             return "missing"

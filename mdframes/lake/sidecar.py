@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import MdframesError
 from .faults import damaged
-from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE, Manifest, time_column
+from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE, Column, Manifest, time_column
 from .place import TablePlace
 
 __all__ = ["Sidecar"]
@@ -16,15 +16,36 @@ __all__ = ["Sidecar"]
 
 class Sidecar:
     """Read and write a dataset's dtype record and state (the record cached until
-    :meth:`forget`: another writer may widen it with a commit)."""
+    :meth:`forget`: another writer may widen it with a commit).
+
+    The state also records ``committed``, the last table version this lake committed: a log
+    that no longer reaches it lost versions (see :mod:`mdframes.lake.health`). Every save of
+    the state carries the newest version this object committed, so a caller's older copy of
+    the state never takes it back."""
 
     def __init__(self, place: TablePlace) -> None:
         self.place = place
         self._manifest: Manifest | None = None
+        # Versions this writer's session vouches for: ``committed`` (its newest commit) and
+        # ``reviewed`` (every version up to it is the lake's own or was repaired). Merged
+        # into each save of the state, so a caller's older copy never takes them back.
+        self.session: dict[str, int] = {}
 
     @property
     def manifest(self) -> Manifest | None:
-        """The dtype record (None: never written)."""
+        """The dtype record (None: never written). A table whose record is gone raises
+        :class:`~mdframes.LakeDamagedError`: read without it, its rows would look like none."""
+        record = self.stored_manifest()
+        if record is None and self.has_log():
+            raise damaged(
+                self.place.ds.name,
+                f"{self.place.folder}/{MANIFEST}",
+                "the dtype record is gone while the table holds data",
+            )
+        return record
+
+    def stored_manifest(self) -> Manifest | None:
+        """The dtype record as stored (None: absent)."""
         if self._manifest is None:
             raw = self.read(MANIFEST)
             if raw is not None:
@@ -52,6 +73,30 @@ class Sidecar:
         place = self.place
         return damaged(place.ds.name, f"{place.folder}/{name}", place.storage.scrub(exc))
 
+    def rebuild_manifest(self, schema: Any) -> Manifest:
+        """A lost dtype record made again (and saved) from the registry and the table's
+        Arrow ``schema``: the loader's empty frame types the registry's columns, as a sync
+        records them; a column the loader left untyped or only the table has takes its kind
+        from the stored type."""
+        from ..frame import build_frame
+        from .frames import arrow_type, extend_manifest
+
+        ds = self.place.ds
+        manifest = Manifest(ds.name, ds.lake, list(ds.record_id), None, [])
+        extend_manifest(manifest, build_frame(ds, []), ds)
+        declared = {f.name: f.kind for f in ds.all_fields}
+        for f in schema:
+            if f.name in self.place.mode.meta:
+                continue
+            kind = _stored_kind(f.type, declared.get(f.name))
+            col = manifest.column(f.name)
+            if col is None:
+                manifest.columns.append(Column(f.name, kind))
+            elif col.kind == "null" or arrow_type(col.kind) != f.type:
+                col.kind = kind
+        self.save_manifest(manifest)
+        return manifest
+
     def new_manifest(self) -> Manifest:
         ds = self.place.ds
         self._manifest = Manifest(ds.name, ds.lake, list(ds.record_id), None, [])
@@ -64,10 +109,16 @@ class Sidecar:
         self._manifest = manifest
 
     def state(self) -> dict[str, Any]:
-        """What was synced: ``units`` (windows or snapshots), ``failed`` and more."""
+        """What was synced: ``units`` (windows or snapshots), ``failed``, ``committed`` and
+        more."""
+        state = self.stored_state()
+        return {"units": {}, "failed": {}} if state is None else state
+
+    def stored_state(self) -> dict[str, Any] | None:
+        """The state as stored (None: absent)."""
         raw = self.read(STATE)
         if raw is None:
-            return {"units": {}, "failed": {}}
+            return None
         try:
             state = json.loads(raw)
             state["units"]  # noqa: B018 - its presence is the check
@@ -76,7 +127,22 @@ class Sidecar:
         return dict(state)
 
     def save_state(self, state: dict[str, Any]) -> None:
+        for key, version in self.session.items():
+            if version > int(state.get(key, -1)):
+                state[key] = version
         self.place.storage.write_json(state, self.place.folder, STATE)
+
+    def committed(self, before: int, after: int) -> None:
+        """Note this session's commit of version ``after`` made on ``before`` (saved with the
+        state's next save): the log is reviewed up to it when it was up to ``before``."""
+        session = self.session
+        session["committed"] = max(session.get("committed", -1), after)
+        if after == before + 1 and session.get("reviewed") == before:
+            session["reviewed"] = after
+
+    def vouch(self, committed: int, reviewed: int) -> None:
+        """Start a session that vouches for the log up to these versions."""
+        self.session = {"committed": committed, "reviewed": reviewed}
 
     def is_format1(self) -> bool:
         """A dataset folder of mdframes 0.2 not converted yet (a manifest, no Delta log)."""
@@ -88,3 +154,22 @@ class Sidecar:
         storage = self.place.storage
         info = storage.fs.get_file_info(storage.path(self.place.folder, DELTA_LOG))
         return info.type == pafs.FileType.Directory
+
+
+def _stored_kind(stored: Any, declared: str | None) -> str:
+    """The column kind of a stored Arrow type (text: JSON where the registry says so)."""
+    import pyarrow as pa
+
+    if pa.types.is_string(stored) or pa.types.is_large_string(stored):
+        return "json" if declared == "json" else "string"
+    if pa.types.is_list(stored) or pa.types.is_large_list(stored):
+        return "list"
+    if pa.types.is_timestamp(stored):
+        return "timestamp"
+    if pa.types.is_date(stored):
+        return "date"
+    if pa.types.is_boolean(stored):
+        return "boolean"
+    if pa.types.is_integer(stored):
+        return "Int64"
+    return "float64" if pa.types.is_floating(stored) else "string"

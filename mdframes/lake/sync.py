@@ -119,7 +119,7 @@ class DatasetRun:
         self.mode = table.mode
         self.state = state
         self.frames = frames  # unit id -> frame, for a caller that wants the answers
-        table.begin_writes()  # the version and transaction number this run starts from
+        table.begin_writes(ctx.lease)  # the version this run starts from, vouched for
         if units and ctx.pacer.stopped:  # nothing more may be sent: all of it is pending
             for u in units:
                 ctx.pend(u)

@@ -5,7 +5,7 @@ its optimizer, merger and the rest):
 - :class:`~.log.TableLog`: the log as readers see it (the latest version, its file list);
 - :class:`~.scan.Records`: the stored rows of a version (scan paths, opened files);
 - :class:`~.commit.Writer`: one fenced commit under the writer lease, compaction, vacuum;
-- :class:`~.health.Health`: check and repair.
+- :class:`~.health.Health` and :class:`~.repair.Repair`: check, guard and repair.
 
 Data files are never listed from the folder: readers take one version's file list from the
 log, so stray copies and files a compaction retired are never read.
@@ -26,6 +26,7 @@ from .layout import Manifest
 from .log import Snapshot, TableLog, deltalake_module
 from .modes import Mode
 from .place import TablePlace
+from .repair import Repair
 from .scan import Records
 from .sidecar import Sidecar
 from .storage import Storage
@@ -53,6 +54,8 @@ class DatasetTable:
         self.log = TableLog(self.place, self._on_version)
         self.writer = Writer(self.place, self.sidecar, self.log, self.records)
         self.health = Health(self.place, self.sidecar, self.log, self.records, self.writer)
+        self.repairer = Repair(self.place, self.sidecar, self.log, self.writer, self.health)
+        self._vouched: tuple[int | None, bool] | None = None  # (version, vouched) last read
 
     def _on_version(self, snap: Snapshot) -> None:
         self.sidecar.forget()  # another writer may have widened the dtype record
@@ -110,7 +113,22 @@ class DatasetTable:
         return self.log.delta()
 
     def snapshot(self) -> Snapshot | None:
-        return self.log.snapshot()
+        """The latest version, once per version checked against the versions the lake
+        committed (:class:`~mdframes.LakeDamagedError` when the log lost some)."""
+        snap = self.log.snapshot()
+        version = None if snap is None else snap.version
+        if self._vouched is None or self._vouched[0] != version:
+            self._vouched = (version, self.health.vouched(snap))
+        return snap
+
+    def trusted(self, snap: Snapshot | None) -> bool:
+        """Whether every commit up to ``snap`` is the lake's own or repaired (else a read
+        keeps one row per record and fetch time)."""
+        if snap is None:
+            return True
+        if self._vouched is None or self._vouched[0] != snap.version:
+            self._vouched = (snap.version, self.health.vouched(snap))
+        return self._vouched[1]
 
     def in_stored_order(self, snap: Snapshot | None) -> bool:
         return self.log.in_stored_order(snap)
@@ -138,8 +156,13 @@ class DatasetTable:
         return self.records.first_fetched(snap)
 
     # -- writing (under the writer lease) -------------------------------------------------------
-    def begin_writes(self) -> Any:
-        return self.writer.begin()
+    def begin_writes(self, lease: Any = None, *, strict: bool = False) -> Any:
+        """Open the writer's table object; with the ``lease`` of a sync or compaction, after
+        :meth:`~.health.Health.guard` (``strict``: no other program's commit allowed)."""
+        delta = self.writer.begin()
+        if lease is not None:
+            self.health.guard(lease, strict=strict)
+        return delta
 
     def create_table(self, schema: pa.Schema) -> Any:
         return self.writer.create(schema)
@@ -161,4 +184,4 @@ class DatasetTable:
         return self.health.problems()
 
     def repair(self, lease: Any) -> list[dict[str, Any]]:
-        return self.health.repair(lease)
+        return self.repairer.run(lease)

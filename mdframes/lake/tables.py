@@ -4,7 +4,7 @@ Delta log is then refreshed, not read again, and its data files stay open for re
 from __future__ import annotations
 
 from ..registry import REGISTRY, Dataset
-from .layout import DELTA_LOG, MANIFEST, dir_name
+from .layout import DELTA_LOG, MANIFEST, STATE, dir_name
 from .storage import Storage
 from .table import DatasetTable
 
@@ -51,12 +51,17 @@ class Tables:
         return n
 
     def present(self, *, format1: bool = False) -> list[DatasetTable]:
-        """The lake's datasets: every folder with a dtype record (and, with ``format1``,
-        those of format 1 not converted yet)."""
+        """The lake's datasets: every folder with a dtype record, a Delta log or a state (one
+        of them lost is damage to report, not a dataset to skip), and, with ``format1``,
+        those of format 1 not converted yet."""
         out = []
         for ds in self.folders():
             table = self.get(ds)
-            has_record = self.storage.read_bytes(table.folder, MANIFEST) is not None
-            if has_record or (format1 and table.is_format1()):
+            if (
+                self.storage.read_bytes(table.folder, MANIFEST) is not None
+                or table.has_log()
+                or self.storage.read_bytes(table.folder, STATE) is not None
+                or (format1 and table.is_format1())
+            ):
                 out.append(table)
         return out

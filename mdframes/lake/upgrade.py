@@ -21,14 +21,13 @@ from .commit import writer_properties
 from .faults import damaged
 from .frames import schema_of
 from .layout import FORMAT1_MANIFEST, FORMAT_VERSION, Manifest, dir_name
-from .log import deltalake_module
+from .log import FORMAT1_APP, deltalake_module
 from .storage import Storage
 from .table import DatasetTable
 from .tables import Tables
 
 __all__ = ["upgrade_lake", "FORMAT1_APP"]
 
-FORMAT1_APP = "mdframes-lake-format1"
 _JOURNAL = "_compacting.json"  # 0.2's journal of a compaction in progress
 
 

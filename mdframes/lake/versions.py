@@ -30,6 +30,7 @@ __all__ = [
     "diff_snapshots",
     "unit_of",
     "latest",
+    "one_per_fetch",
 ]
 
 
@@ -294,3 +295,22 @@ def _without(table: pa.Table, dropped: np.ndarray) -> pa.Table:
         table.slice(a, b - a) for a, b in zip(starts.tolist(), ends.tolist(), strict=True) if b > a
     ]
     return pa.concat_tables(pieces) if pieces else table.slice(0, 0)
+
+
+def one_per_fetch(table: pa.Table, manifest: Manifest) -> pa.Table:
+    """One row per record and fetch time, the first in stored order: copies of rows another
+    writer appended never double a record. Windowed: the record's key and ``_n``; snapshot
+    rows: all their values within their snapshot (filter and fetch time)."""
+    if table.num_rows < 2 or "_fetched_at" not in table.column_names:
+        return table
+    fetched = table["_fetched_at"].cast(pa.int64()).to_numpy(zero_copy_only=False)
+    if manifest.mode == "window" and "_n" in table.column_names:
+        ka, kb = key_hashes(table, manifest.identity)
+        n = table["_n"].to_numpy(zero_copy_only=False)
+        frame = pd.DataFrame({"ka": ka, "kb": kb, "n": n, "t": fetched})
+    else:
+        names = [c for c in manifest.names() if c in table.column_names]
+        names += [m for m in ("_scope",) if m in table.column_names]
+        frame = pd.DataFrame({"h": row_hashes(table, names), "t": fetched})
+    copies = frame.duplicated(keep="first").to_numpy()
+    return table.filter(pa.array(~copies)) if copies.any() else table

@@ -1,0 +1,85 @@
+"""Damage and foreign writes on a real lake on disk (CONTRACT §10.1 "Foreign writes and
+damage"): every case of the campaign is named by check(), refused by reads or syncs where
+going on would lose or double data, and repaired to a lake that syncs and reads as one that
+never met the damage. The same scenarios run on S3 in tests/test_lake_damage_s3.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import mdframes as md
+from mdframes.sandbox import Sandbox
+
+from .conftest import KEY
+from .lake_damage import NAME, SCENARIOS, SYMBOLS, Site, local_site
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[Sandbox]:
+    with Sandbox() as server:
+        yield server
+
+
+@pytest.fixture
+def site(world: Sandbox, tmp_path: Path) -> Iterator[Site]:
+    with md.Client(api_key=KEY, base_url=world.url, cache=False) as client:
+        client.sandbox = world
+        yield local_site(tmp_path / "lake", client, tmp_path / "fresh")
+
+
+@pytest.mark.parametrize("case", list(SCENARIOS))
+def test_damage_is_named_refused_and_repaired(site: Site, case: str) -> None:
+    SCENARIOS[case](site)
+
+
+def test_tables_are_append_only_and_older_tables_become_so_at_their_next_sync(
+    site: Site,
+) -> None:
+    from deltalake import DeltaTable
+
+    from mdframes.lake.commit import APP_ID
+
+    lake = site.lake
+    assert lake.sync(NAME, SYMBOLS[:1], progress=False).complete
+    table = DeltaTable(lake.path(NAME))
+    assert table.metadata().configuration["delta.appendOnly"] == "true"
+    # A table of mdframes 0.3 (no such property): its commits carry the lake's transaction.
+    import deltalake
+
+    props = deltalake.CommitProperties(
+        app_transactions=[deltalake.Transaction(APP_ID, table.version() + 1)]
+    )
+    table.alter.set_table_properties({"delta.appendOnly": "false"}, commit_properties=props)
+    assert lake.check()["ok"].all()
+    assert lake.sync(NAME, SYMBOLS, progress=False).complete
+    assert DeltaTable(lake.path(NAME)).metadata().configuration["delta.appendOnly"] == "true"
+    assert lake.check()["ok"].all()
+
+
+def test_each_commit_records_its_version_in_the_state_and_its_transaction(site: Site) -> None:
+    import json
+
+    from deltalake import DeltaTable
+
+    from mdframes.lake.commit import APP_ID
+
+    lake = site.lake
+    for symbol in SYMBOLS:
+        assert lake.sync(NAME, symbol, progress=False).complete
+        table = DeltaTable(lake.path(NAME))
+        state = json.loads((Path(lake.path(NAME)) / "_state.json").read_text())
+        assert state["committed"] == state["reviewed"] == table.version()
+        assert table.transaction_version(APP_ID) == table.version()
+    before = lake.read(NAME, history=True)
+    lake.compact()
+    table = DeltaTable(lake.path(NAME))
+    assert table.history(1)[0]["operationParameters"]["mode"] == "Append"  # no data change
+    state = json.loads((Path(lake.path(NAME)) / "_state.json").read_text())
+    assert state["committed"] == table.version()
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(md.Lake(lake.root).read(NAME, history=True), before)
+    assert lake.check()["ok"].all()
