@@ -431,7 +431,9 @@ class Lake:
     @reaching
     def check(self) -> pd.DataFrame:
         """One row per dataset: ``dataset, ok, files, problems``: every file the current
-        version lists is present and readable, the log and the dtype record agree.
+        version lists is present, readable and the one the log records; the log still holds
+        every version the lake committed and no other program's commit; the dtype record and
+        the state are there and agree with the log.
 
         Examples
         --------
@@ -443,9 +445,11 @@ class Lake:
 
     @reaching
     def repair(self, dataset: str | None = None) -> pd.DataFrame:
-        """Drop the files that are missing or unreadable (one commit per dataset), mark their
-        symbols' windows not synced so the next sync fetches them again; returns what was lost:
-        ``dataset, file, symbols, rows``.
+        """Mend every problem :meth:`check` reports: drop the files that are missing,
+        unreadable or replaced, and the rows other programs appended; undo their deletes and
+        overwrites; rebuild a lost dtype record or state; mark the windows of what is lost not
+        synced so the next sync fetches them again. Returns ``dataset, file, symbols, rows,
+        note`` (``note``: what was done, what could not be restored and what to do).
 
         Examples
         --------
