@@ -120,7 +120,9 @@ class Repair:
         state["committed"] = found.latest
 
     def _orphans(self, snap: Snapshot | None, since_ms: int) -> tuple[set[str], int | None]:
-        """Symbols and rows of the data files no version lists, written since ``since_ms``."""
+        """Symbols and rows of the data files no version lists, written since ``since_ms``
+        (a second's slack: object stores keep modification times in whole seconds; an older
+        file taken too costs a window fetched again, nothing more)."""
         import pyarrow.fs as pafs
         import pyarrow.parquet as pq
 
@@ -134,7 +136,7 @@ class Repair:
             hidden = any(p.startswith(("_", ".")) for p in rel.split("/"))
             if info.type != pafs.FileType.File or hidden or info.path in listed:
                 continue
-            if not rel.endswith(".parquet") or info.mtime_ns // 1_000_000 < since_ms:
+            if not rel.endswith(".parquet") or info.mtime_ns // 1_000_000 < since_ms - 2000:
                 continue
             with contextlib.suppress(OSError, pa.ArrowInvalid):
                 part = pq.read_table(info.path, columns=["symbol"], filesystem=storage.fs)
