@@ -12,19 +12,23 @@
 - :class:`Feature`: a custom feature next to the catalog's.
 - :func:`training_set`: a panel with a label per row (:func:`forward_return`) and purged,
   embargoed cross-validation splits (:class:`TrainingSet`, :func:`read_training_set`).
+- :func:`audit` (:class:`AuditReport`): a set checked for look-ahead, label copies, fold
+  overlap, coverage and knowledge; :func:`rebuild` and :meth:`TrainingSet.verify`: the set
+  made again from the lake at the table versions it recorded.
 - :class:`PurgedWalkForward`, :class:`PurgedKFold`, :class:`CombinatorialPurgedCV`: those
   splits as scikit-learn cross-validators (``ts.cv(...)``).
 """
 
 from __future__ import annotations
 
+from .audit import AuditReport, audit
 from .definitions import CATALOG, catalog
 from .labels import forward_return
 from .panelfile import read_panel
 from .panels import panel, write_panel
 from .spec import Feature
 from .splits import CombinatorialPurgedCV, PurgedKFold, PurgedWalkForward
-from .training import TrainingSet, read_training_set, training_set
+from .training import TrainingSet, read_training_set, rebuild, training_set
 
 __all__ = [
     "catalog",
@@ -40,4 +44,7 @@ __all__ = [
     "PurgedWalkForward",
     "PurgedKFold",
     "CombinatorialPurgedCV",
+    "audit",
+    "AuditReport",
+    "rebuild",
 ]

@@ -9,24 +9,25 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal, cast
 
 import numpy as np
 import pandas as pd
 
 from .._typing import DateLike, Errors, TimeLike
-from ..errors import DataQualityWarning, InvalidParameterError, warn
+from ..errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
 from ..params import to_date, to_utc
 from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panels import panel
-from .sources import Source, resolve_source
-from .spec import check_errors, check_offset
+from .replay import features_from_info, features_of, first_difference, pinned
+from .sources import LakeLike, Source, resolve_source
+from .spec import Feature, check_errors, check_offset
 from .splits import PurgedSplitter, splitter
 from .trainfile import content_hash, feature_definition, read_parts, write_training_set
 
-__all__ = ["TrainingSet", "training_set", "read_training_set"]
+__all__ = ["TrainingSet", "training_set", "read_training_set", "rebuild"]
 
 # A feature missing on more than this share of the labelled rows is worth a warning.
 _MOSTLY_NA: Final = 0.9
@@ -58,7 +59,14 @@ class TrainingSet:
     >>> cross_val_score(model, known.X, known.y, cv=known.cv("kfold", embargo=5))  # doctest: +SKIP
     """
 
-    def __init__(self, X: pd.DataFrame, y: pd.Series, t1: pd.Series, info: dict[str, Any]):
+    def __init__(
+        self,
+        X: pd.DataFrame,
+        y: pd.Series,
+        t1: pd.Series,
+        info: dict[str, Any],
+        features: list[Feature] | None = None,
+    ):
         if not isinstance(X.index, pd.MultiIndex) or X.index.nlevels != 2:
             raise InvalidParameterError("X must be indexed by (date, symbol)", parameter="X")
         if not (X.index.equals(y.index) and X.index.equals(t1.index)):
@@ -67,6 +75,9 @@ class TrainingSet:
         self.y = y
         self.t1 = t1
         self.info = info
+        # The Feature objects it was made with (functions included), when made in this
+        # process; a set read from a file finds them again from info (replay.features_of).
+        self.features = features
 
     def __repr__(self) -> str:
         dates = self.X.index.get_level_values(0)
@@ -91,7 +102,7 @@ class TrainingSet:
         """
         mask = self.y.notna().to_numpy()
         X = self.X.loc[mask]
-        return TrainingSet(X, self.y.loc[mask], self.t1.loc[mask], self.info)
+        return TrainingSet(X, self.y.loc[mask], self.t1.loc[mask], self.info, self.features)
 
     # -- splits -------------------------------------------------------------------------------
     def cv(
@@ -198,6 +209,26 @@ class TrainingSet:
         """The SHA-256 of X, y and t1 in the canonical form (docs: *From features to a
         model*); ``info["content_hash"]`` holds it as the set was made."""
         return content_hash(self.X, self.y, self.t1)
+
+    def verify(self, source: Any) -> bool:
+        """Rebuild the set from ``source`` at the table versions ``info`` recorded
+        (:func:`~mdframes.features.rebuild`) and compare: ``True`` when the rebuilt set has
+        this set's content hash.
+
+        Raises
+        ------
+        DataValidationError
+            The rows were changed after the set was made, or the rebuilt set differs (the
+            message names the first differing cell).
+        LakeDamagedError
+            A recorded version is gone (a vacuum removed its files): names it and says why.
+
+        Examples
+        --------
+        >>> md.features.read_training_set("train.parquet").verify(source=md.Lake("lake"))  # doctest: +SKIP
+        True
+        """
+        return _verify(self, source)
 
     # -- files --------------------------------------------------------------------------------
     def to_parquet(self, path: str | os.PathLike[str]) -> str:
@@ -346,7 +377,7 @@ def training_set(
         "mdframes": mdframes.__version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
-    return TrainingSet(X, y, t1_series, info)
+    return TrainingSet(X, y, t1_series, info, wanted)
 
 
 def _warn_mostly_missing(X: pd.DataFrame, y: pd.Series) -> None:
@@ -385,3 +416,102 @@ def _known_at_text(known_at: Any) -> str | None:
     if known_at is None or (isinstance(known_at, str) and known_at.strip() == "row"):
         return None if known_at is None else "row"
     return to_utc(known_at, "known_at").isoformat()
+
+
+# -- replay -----------------------------------------------------------------------------------
+
+
+def _info_of(target: Any) -> tuple[dict[str, Any], Any]:
+    """``info`` and the set (if one was given) of a TrainingSet, a file or an info dict."""
+    if isinstance(target, TrainingSet):
+        return dict(target.info), target
+    if isinstance(target, (str, os.PathLike)):
+        ts = read_training_set(target)
+        return dict(ts.info), ts
+    if isinstance(target, Mapping):
+        return dict(target), None
+    raise InvalidParameterError(
+        f"rebuild takes a TrainingSet, a training-set file or its info dict, not "
+        f"{type(target).__name__}",
+        parameter="ts",
+    )
+
+
+def rebuild(target: Any, *, source: Any) -> TrainingSet:
+    """The set ``target`` describes, made again from ``source`` as it was: a lake is read at
+    the table versions ``info["versions"]`` recorded (Delta time travel), so later syncs,
+    compactions and vacuums within ``retain_hours`` do not change the result.
+
+    Parameters
+    ----------
+    target : TrainingSet, path or dict
+        A set, a file :meth:`TrainingSet.to_parquet` wrote, or its ``info``.
+    source : Lake or dict of frames
+        Where the set was made from (a lake: ``md.Lake(root)``).
+
+    Returns
+    -------
+    TrainingSet
+        With ``info["content_hash"]`` of the rebuilt rows (equal to the original's when
+        nothing it read has gone).
+
+    Raises
+    ------
+    LakeDamagedError
+        A recorded version is gone (a vacuum removed its files): names it and says why.
+    InvalidParameterError
+        A label made from given prices, or a custom feature whose function cannot be found.
+
+    Examples
+    --------
+    >>> ts2 = md.features.rebuild("train.parquet", source=md.Lake("lake"))   # doctest: +SKIP
+    >>> ts2.info["content_hash"] == ts.info["content_hash"]                  # doctest: +SKIP
+    True
+    """
+    info, ts = _info_of(target)
+    if source is None or not (isinstance(source, (Mapping, LakeLike))):
+        raise InvalidParameterError(
+            "rebuild needs source= the lake (or the dict of frames) the set was made from",
+            parameter="source",
+        )
+    label = info.get("label") or {}
+    if label.get("kind") != "forward_return" or label.get("prices") == "given":
+        raise InvalidParameterError(
+            "rebuild makes labels from the source's prices; this set's label was made from "
+            "prices given to forward_return(prices=...), which the set does not hold",
+            parameter="ts",
+        )
+    features = features_of(ts) if ts is not None else features_from_info(info)
+    known_at = info.get("known_at")
+    if info.get("start") is None:
+        raise InvalidParameterError("the set has no dates to rebuild", parameter="ts")
+    out = training_set(
+        info["symbols"],
+        info["start"],
+        info["end"],
+        features,
+        label=ForwardReturn(int(label["horizon"]), lag=int(label["lag"])),
+        freq=info.get("freq", "B"),
+        source=pinned(source, info),
+        known_at=known_at,
+        errors=info.get("errors", "raise"),
+    )
+    out.info["rebuilt_from"] = info.get("content_hash")
+    return out
+
+
+def _verify(ts: TrainingSet, source: Any) -> bool:
+    recorded = ts.info.get("content_hash")
+    own = ts.content_hash()
+    if recorded is not None and own != recorded:
+        raise DataValidationError(
+            f"the set's rows no longer match info['content_hash'] ({recorded[:12]}...): X, "
+            f"y or t1 were changed after the set was made (their hash is {own[:12]}...)"
+        )
+    again = rebuild(ts, source=source)
+    if again.info["content_hash"] != own:
+        where = first_difference(ts, again) or "the canonical forms differ"
+        raise DataValidationError(
+            f"the set rebuilt from the lake at its recorded versions differs: {where}"
+        )
+    return True

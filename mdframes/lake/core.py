@@ -202,6 +202,7 @@ class Lake:
         history: bool = False,
         market: str | None = None,
         region: str | None = None,
+        version: int | None = None,
     ) -> pd.DataFrame:
         """The dataset as its loader returns it, plus ``_fetched_at`` (UTC).
 
@@ -225,6 +226,10 @@ class Lake:
         market, region : str, optional
             Which cross-section snapshot (screeners, recent, ``tickers``) to read, when the
             lake holds several.
+        version : int, optional
+            Read the table as it was at this version (:meth:`version`; Delta time travel),
+            as a training set recorded it. ``LakeDamagedError`` naming the version when a
+            vacuum removed its files.
 
         Examples
         --------
@@ -243,6 +248,7 @@ class Lake:
             history=history,
             market=market,
             region=region,
+            version=version,
         )
 
     @reaching

@@ -134,6 +134,31 @@ class TableLog:
         self.on_version(self._snap)
         return self._snap
 
+    def snapshot_at(self, version: int) -> Snapshot:
+        """An earlier version and its file list, from the log (Delta time travel), for a
+        read that must see the table as a training set recorded it. ``LakeDamagedError``
+        naming the version when its commit is gone from the log (log retention)."""
+        dl = deltalake_module()
+        from deltalake.exceptions import DeltaError
+
+        place = self.place
+        try:
+            table = dl.DeltaTable(
+                place.uri, version=version, storage_options=place.storage.delta_options()
+            )
+            actions = pa.table(table.get_add_actions(flatten=True))
+        except (DeltaError, OSError, ValueError) as exc:
+            raise damaged(
+                place.ds.name,
+                f"{place.folder}/{DELTA_LOG}/{version:020d}.json",
+                f"version {version} of the table cannot be read back: its commit is no "
+                f"longer in the log ({place.storage.scrub(exc)})",
+            ) from None
+        actions = _in_stored_order(actions, place.mode.cross)
+        files = [place.file_uri(p) for p in actions["path"].to_pylist()]
+        rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
+        return Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+
     def latest_version(self) -> int | None:
         """The latest version (None: no table)."""
         table = self.delta()

@@ -85,9 +85,30 @@ def read(
     try:
         return _read(tables, dataset, symbols, **options)
     except LakeDamagedError as exc:
-        if not _overtaken(tables.get(resolve(dataset)), exc):
+        store = tables.get(resolve(dataset))
+        if options.get("version") is not None:
+            raise _version_gone(store, options["version"], exc) from None
+        if not _overtaken(store, exc):
             raise
     return _read(tables, dataset, symbols, **options)
+
+
+def _version_gone(store: DatasetTable, version: int, exc: LakeDamagedError) -> LakeDamagedError:
+    """A read of an earlier version that could not read one of its files: when the table no
+    longer lists the file, a vacuum removed it (not damage); say which version and why."""
+    name = exc.file or ""
+    latest = store.snapshot()
+    if not name.endswith(".parquet") or latest is None:
+        return exc
+    if name in {store.place.name(u) for u in latest.files}:
+        return exc  # a file the current version lists too: real damage
+    return LakeDamagedError(
+        f"{store.ds.name}: version {version} of the table is gone: its file {name} was "
+        "removed by a vacuum (lake.compact(retain_hours=...) removes the files that no "
+        f"version of the last retain_hours needs); the table is now at version {latest.version}",
+        dataset=store.ds.name,
+        file=name,
+    )
 
 
 def _overtaken(store: DatasetTable, exc: LakeDamagedError) -> bool:
@@ -113,6 +134,7 @@ def _read(
     history: bool = False,
     market: str | None = None,
     region: str | None = None,
+    version: int | None = None,
 ) -> pd.DataFrame:
     from ..params import to_utc
 
@@ -122,6 +144,8 @@ def _read(
     known = None if known_at is None else to_utc(known_at, "known_at", dataset=ds.name)
     store = tables.get(ds)
     snap = opened(store)
+    if version is not None:
+        snap = _at_version(store, snap, version)
     manifest = store.manifest
     assert manifest is not None
     names = manifest.names()
@@ -131,7 +155,9 @@ def _read(
         raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
     cross = store.mode.cross
     filter_ = _where(store, snap, start, end, known, market, region)
-    trusted = store.trusted(snap)  # else another program committed: copies are dropped
+    # else another program committed: copies are dropped (an earlier version is trusted
+    # when the latest is: the lake vouches for its log up to the latest)
+    trusted = store.trusted(snap if version is None else store.snapshot())
     revised = history or not trusted or store.revised(snap, syms)
     needed = _needed(wanted, manifest, _meta(store, revised, history))
     # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
@@ -157,6 +183,21 @@ def _read(
 
         frame = point_in_time(frame, as_of).reset_index(drop=True)
     return frame
+
+
+def _at_version(store: DatasetTable, latest: Snapshot | None, version: Any) -> Snapshot | None:
+    """The table as it was at ``version`` (Delta time travel): the latest when it is."""
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise InvalidParameterError(
+            f"version is a table version (an int >= 0), got {version!r}", parameter="version"
+        )
+    current = None if latest is None else latest.version
+    if current is None or version > current:
+        raise InvalidParameterError(
+            f"{store.ds.name} has no table version {version} (latest: {current})",
+            parameter="version",
+        )
+    return latest if version == current else store.log.snapshot_at(version)
 
 
 def _where(

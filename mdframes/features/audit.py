@@ -1,0 +1,786 @@
+"""A leakage audit of a training set (CONTRACT §13): recompute sampled rows from the source
+cut at each row's knowledge, look for label copies, measure any splitter's fold overlap, and
+report coverage and knowledge.
+
+``look_ahead`` shares nothing with the vectorised engine (:mod:`.engine`, :mod:`.knowledge`):
+each sampled cell is computed from the rows of its symbol that the row may know, filtered by
+plain comparisons and aggregated with plain numpy, so that a bug in the engine cannot hide
+itself. What it shares is the point-in-time rule (``mdframes.pit.public_times``), the
+feature's own value/sign/where and the lake's coverage, which define the cell.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidParameterError
+from ..identity import Identity
+from ..pit import public_times
+from ..registry import REGISTRY
+from .coverage import Coverage, read_coverage
+from .replay import features_of, pinned
+from .sources import (
+    ROW,
+    FramesSource,
+    LakeLike,
+    LakeSource,
+    Source,
+    base_name,
+    load_start,
+    record_key,
+)
+from .spec import Feature
+
+__all__ = ["AuditReport", "audit", "CHECKS", "fold_overlaps"]
+
+CHECKS: Final = ("look_ahead", "label_leak", "cv_overlap", "coverage", "knowledge")
+CHECK_COLUMNS: Final = ["check", "status", "detail", "rows"]
+FAILURE_COLUMNS: Final = ["check", "date", "symbol", "feature", "expected", "got"]
+_CORRELATED = 0.99  # |corr(feature, y)| above this is a copy of the label
+_PRICE_MATCH = 0.9  # a feature equal to a later price on this share of its rows copies it
+_LISTED = 50  # offending rows listed per check
+_RTOL = 1e-9
+_NS_PER_DAY = 86_400 * 10**9
+
+
+@dataclass
+class AuditReport:
+    """What :func:`audit` found.
+
+    Attributes
+    ----------
+    ok : bool
+        No check failed.
+    checks : DataFrame
+        ``check, status`` (``"pass"``, ``"fail"`` or ``"skipped"``), ``detail``, ``rows``
+        (rows or cells that failed; what was examined when it passed).
+    failures : DataFrame
+        ``check, date, symbol, feature, expected, got``: the offending cells and rows (at
+        most 50 per check).
+    """
+
+    checks: pd.DataFrame
+    failures: pd.DataFrame
+
+    @property
+    def ok(self) -> bool:
+        return bool((self.checks["status"] != "fail").all())
+
+    def __repr__(self) -> str:
+        failed = self.checks.loc[self.checks["status"] == "fail", "check"].tolist()
+        return f"<AuditReport ok={self.ok}{' failed: ' + ', '.join(failed) if failed else ''}>"
+
+    def __str__(self) -> str:
+        lines = [f"audit: {'ok' if self.ok else 'FAILED'}"]
+        for row in self.checks.itertuples(index=False):
+            lines.append(f"  {row.check:<11} {row.status:<7} {row.detail}")
+        if len(self.failures):
+            lines.append(f"failures ({len(self.failures)} listed):")
+            lines.extend(
+                "  " + line for line in self.failures.head(10).to_string(index=False).splitlines()
+            )
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colour = {"pass": "#1a7f37", "fail": "#cf222e", "skipped": "#6e7781"}
+        rows = "".join(
+            f"<tr><td>{html.escape(str(check))}</td>"
+            f"<td style='color:{colour.get(str(status), '')};font-weight:bold'>{status}</td>"
+            f"<td style='text-align:left'>{html.escape(str(detail))}</td><td>{n}</td></tr>"
+            for check, status, detail, n in self.checks[CHECK_COLUMNS].itertuples(index=False)
+        )
+        head = f"<b>AuditReport</b>: {'ok' if self.ok else 'failed'}"
+        table = (
+            "<table><tr><th>check</th><th>status</th><th>detail</th><th>rows</th></tr>"
+            f"{rows}</table>"
+        )
+        more = ""
+        if len(self.failures):
+            more = (
+                f"<details><summary>{len(self.failures)} failures</summary>"
+                f"{self.failures.head(20).to_html(index=False)}</details>"
+            )
+        return f"<div>{head}{table}{more}</div>"
+
+
+@dataclass
+class _Outcome:
+    status: str
+    detail: str
+    rows: int
+    failures: list[dict[str, Any]]
+
+
+def _skip(reason: str) -> _Outcome:
+    return _Outcome("skipped", reason, 0, [])
+
+
+# --- the source ---------------------------------------------------------------------------------
+
+
+def _open_source(ts: Any, source: Any) -> Source | None:
+    """The source to cut: the one given (a lake read at the set's recorded versions), else
+    the set's own lake when ``info`` names a local folder that is one; ``None``: none."""
+    if source is None:
+        root = str(ts.info.get("source") or "")
+        if root in ("", "service", "frames") or "://" in root or "***" in root:
+            return None
+        import os
+
+        if not os.path.isdir(root):
+            return None
+        from ..lake import Lake
+
+        source = Lake(root)
+    if isinstance(source, Source):
+        return source
+    if isinstance(source, dict):
+        return FramesSource(source)
+    if isinstance(source, LakeLike):
+        return LakeSource(pinned(source, ts.info))
+    raise InvalidParameterError(
+        f"source must be a lake or a dict of frames, not {type(source).__name__}",
+        parameter="source",
+    )
+
+
+# --- look_ahead: plain per-row recomputation ------------------------------------------------------
+
+
+def _column(frame: pd.DataFrame, spec: Any) -> pd.Series:
+    if isinstance(spec, str):
+        return frame[spec]
+    out = spec(frame)
+    if isinstance(out, pd.Series):
+        return out.reindex(frame.index) if not out.index.equals(frame.index) else out
+    if np.ndim(out) == 0:
+        return pd.Series([out] * len(frame), index=frame.index)
+    return pd.Series(np.asarray(out), index=frame.index)
+
+
+def _as_float(values: pd.Series) -> np.ndarray:
+    if values.dtype == object:
+        values = pd.to_numeric(values, errors="coerce")
+    if pd.api.types.is_bool_dtype(values.dtype):
+        values = values.astype("Float64")
+    return values.to_numpy(dtype="float64", na_value=np.nan)
+
+
+def _row_value(feature: Feature, rows: pd.DataFrame, day: int) -> float:
+    """The feature on day ``day`` (days since 1970-01-01) from ``rows``: one symbol's rows
+    known then, with ``_day`` (public day) and ``_rank`` (the order "latest" follows)."""
+    rows = rows[rows["_day"].to_numpy() <= day]
+    if feature.value is None:
+        vals = np.ones(len(rows))
+    else:
+        vals = _as_float(_column(rows, feature.value)) if len(rows) else np.empty(0)
+    ok = ~np.isnan(vals)
+    if feature.sign is not None and len(rows):
+        sign = _as_float(_column(rows, feature.sign))
+        vals = vals * sign
+        ok &= ~np.isnan(sign)
+    if feature.where is not None and len(rows):
+        flags = _column(rows, feature.where)
+        ok &= flags.astype("boolean").to_numpy(dtype=bool, na_value=False)
+    days = rows["_day"].to_numpy()
+    rank = rows["_rank"].to_numpy()
+    n = feature.days
+
+    def latest(mask: np.ndarray) -> float:
+        if not mask.any():
+            return np.nan
+        picks = np.flatnonzero(mask)
+        return float(vals[picks[np.argmax(rank[picks])]])
+
+    if feature.agg == "change":
+        assert n is not None
+        now, then = latest(ok), latest(ok & (days <= day - n))
+        return now - then
+    window = ok if n is None else ok & (days > day - n)
+    if feature.agg == "last":
+        return latest(window)
+    if feature.agg == "count":
+        return float(window.sum())
+    if feature.agg == "sum":
+        return float(vals[window].sum()) if window.any() else 0.0
+    return float(vals[window].mean()) if window.any() else np.nan  # mean
+
+
+def _ranked(frame: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """``frame`` with ``_day`` (public day) and ``_rank`` (public time, then event date, then
+    frame order: the later row of equal times is the latest)."""
+    frame = frame.reset_index(drop=True)
+    frame.attrs = {**frame.attrs, "dataset": dataset}
+    times = public_times(frame)
+    if isinstance(times.dtype, pd.DatetimeTZDtype):
+        times = times.dt.tz_convert("UTC").dt.tz_localize(None)
+    ns = times.to_numpy(dtype="datetime64[ns]")
+    keep = ~np.isnat(ns)
+    event = REGISTRY[dataset].event
+    keys = [np.arange(len(frame))]
+    if event is not None and event in frame.columns:
+        ev = frame[event]
+        if isinstance(ev.dtype, pd.DatetimeTZDtype):
+            ev = ev.dt.tz_convert("UTC").dt.tz_localize(None)
+        keys.append(ev.to_numpy(dtype="datetime64[ns]").view(np.int64))
+    keys.append(ns.view(np.int64))
+    rank = np.empty(len(frame), dtype=np.int64)
+    rank[np.lexsort(keys)] = np.arange(len(frame))
+    out = frame.assign(_day=ns.view(np.int64) // _NS_PER_DAY, _rank=rank)
+    return out[keep]
+
+
+def _fetched(frame: pd.DataFrame) -> np.ndarray:
+    stamps = pd.to_datetime(frame["_fetched_at"], utc=True)
+    return stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[ns]").view(np.int64)
+
+
+def _first_sync_end(history: pd.DataFrame) -> int | None:
+    """When the sync that stored the symbol's earliest version ended (its latest fetch)."""
+    if not len(history):
+        return None
+    fetched = _fetched(history)
+    first = int(np.argmin(fetched))
+    if "_sync_id" not in history.columns:
+        return int(fetched[first])
+    same = (history["_sync_id"] == history["_sync_id"].iloc[first]).to_numpy()
+    return int(fetched[same].max())
+
+
+def _as_known(history: pd.DataFrame, dataset: str, cutoff: int) -> pd.DataFrame:
+    """Of every stored version, each record's latest fetched at or before ``cutoff`` (ns)."""
+    fetched = _fetched(history)
+    seen = history[fetched <= cutoff]
+    if not len(seen):
+        return seen
+    key = ["symbol", "date"] if dataset == "app_ratings_daily" else record_key(dataset)
+    ids = Identity.parse(key).ids(seen)
+    if "_n" in seen.columns:
+        extra = pd.factorize(seen["_n"])[0]
+        ids = ids * (int(extra.max(initial=0)) + 1) + extra
+    elif "_sync_id" in seen.columns:
+        # Records sharing an identity within one sync: told apart by their place in it.
+        sync = pd.factorize(seen["_sync_id"])[0]
+        place = pd.Series(np.arange(len(seen))).groupby([ids, sync]).cumcount().to_numpy()
+        ids = ids * (int(place.max(initial=0)) + 1) + place
+    order = np.lexsort((np.arange(len(seen)), fetched[fetched <= cutoff], ids))
+    last = np.r_[ids[order][1:] != ids[order][:-1], True]
+    return seen.iloc[np.sort(order[last])]
+
+
+def _look_ahead(
+    ts: Any, source: Source | None, features: list[Feature], sample: int, seed: int
+) -> _Outcome:
+    if source is None:
+        return _skip(
+            "no source that can be cut at each row's knowledge (the service keeps no "
+            "history): pass source= the lake or the frames the set was made from"
+        )
+    names = [f.name for f in features if f.name in ts.X.columns]
+    extra = [c for c in ts.X.columns if c not in names]
+    if not len(ts.X) or not names or sample == 0:
+        return _skip("no rows, no known features or sample=0: nothing recomputed")
+    rng = np.random.default_rng(seed)
+    picks = np.sort(rng.choice(len(ts.X), size=min(int(sample), len(ts.X)), replace=False))
+    index = ts.X.index[picks]
+    dates = pd.DatetimeIndex(index.get_level_values(0))
+    symbols = [str(s) for s in index.get_level_values(1)]
+    wanted = list(dict.fromkeys(symbols))
+    known_at = ts.info.get("known_at")
+    row = known_at == ROW
+    cut_known = None if known_at in (None, ROW) else pd.Timestamp(known_at)
+    failed = set(ts.X.attrs.get("failed", {}))
+    by_dataset: dict[str, list[Feature]] = {}
+    for f in features:
+        if f.name in names:
+            by_dataset.setdefault(f.dataset, []).append(f)
+    coverage = None
+    if isinstance(source, LakeSource):
+        bases = list(dict.fromkeys(base_name(d) for d in by_dataset))
+        table = read_coverage(source.lake, bases, wanted)
+        coverage = None if table is None else Coverage(table, bases, wanted)
+    first_date, last_date = dates.min().date(), dates.max().date()
+    failures: list[dict[str, Any]] = []
+    bad = 0
+    for dataset, mine in by_dataset.items():
+        lookback: int | None = 0
+        for f in mine:
+            lookback = None if lookback is None or f.lookback is None else max(lookback, f.lookback)
+        start = load_start(dataset, first_date, lookback)
+        readable = wanted if coverage is None else coverage.readable(dataset, wanted)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            frame, _ = source.read(
+                dataset,
+                readable,
+                start,
+                last_date,
+                known_at=ROW if row else cut_known,
+                errors="skip",
+            )
+        frame = frame.reset_index(drop=True)
+        sym = frame["symbol"].astype("string").str.strip().str.upper().to_numpy(dtype=object)
+        per_symbol = {s: frame[sym == s] for s in readable}
+        floors = {s: _first_sync_end(h) for s, h in per_symbol.items()} if row else {}
+        ranked_cache: dict[tuple[str, int], pd.DataFrame] = {}
+        for k, (date, symbol) in enumerate(zip(dates, symbols, strict=True)):
+            day = int(date.value // _NS_PER_DAY)
+            rows = per_symbol.get(symbol)
+            cutoff = 0
+            if rows is not None and row:
+                end_of_day = int((date + pd.Timedelta(days=1)).value) - 1
+                floor = floors.get(symbol)
+                cutoff = max(end_of_day, floor if floor is not None else end_of_day)
+            key = (symbol, cutoff)
+            if rows is not None and key not in ranked_cache:
+                known = _as_known(rows, dataset, cutoff) if row else rows
+                ranked_cache[key] = _ranked(known, dataset)
+            for f in mine:
+                value = np.nan
+                if rows is not None and symbol not in failed and _covered(f, coverage, symbol, day):
+                    value = _row_value(f, ranked_cache[key], day)
+                got = ts.X.iloc[picks[k]][f.name]
+                got_f = np.nan if pd.isna(got) else float(got)
+                same = (np.isnan(value) and np.isnan(got_f)) or (
+                    not np.isnan(value)
+                    and not np.isnan(got_f)
+                    and abs(value - got_f) <= _RTOL * max(1.0, abs(value))
+                )
+                if not same:
+                    bad += 1
+                    if len(failures) < _LISTED:
+                        failures.append(
+                            {"check": "look_ahead", "date": date, "symbol": symbol,
+                             "feature": f.name, "expected": value, "got": got_f}
+                        )  # fmt: skip
+    cells = len(picks) * len(names)
+    note = f"; not recomputed (not features of the set): {', '.join(extra)}" if extra else ""
+    if bad:
+        named = sorted({str(f["feature"]) for f in failures})
+        return _Outcome(
+            "fail",
+            f"{bad} of {cells} cells ({len(picks)} rows) differ from the source cut at each "
+            f"row's knowledge: {', '.join(named)}{note}",
+            bad,
+            failures,
+        )
+    return _Outcome(
+        "pass",
+        f"{len(picks)} rows x {len(names)} features recomputed from the source cut at each "
+        f"row's knowledge ({'versions known by the end of each row' if row else known_at or 'latest versions'}){note}",
+        cells,
+        [],
+    )
+
+
+def _covered(feature: Feature, coverage: Coverage | None, symbol: str, day: int) -> bool:
+    """Whether the row's window is inside the dataset's history and, with a lake, its
+    coverage (else the cell is NA by definition, CONTRACT §11, §11.1)."""
+    from ..params import to_date
+
+    ds = REGISTRY[feature.dataset]
+    first = ds.history_start or REGISTRY[ds.base].history_start
+    if first is not None:
+        start = to_date(first, "history_start")
+        span = feature.days if feature.agg in ("sum", "count") else None
+        covered_from = start + dt.timedelta(days=(span or 1) - 1)
+        if day < (covered_from - dt.date(1970, 1, 1)).days:
+            return False
+    if coverage is None:
+        return True
+    return bool(coverage.covered(feature, [symbol], np.array([day], dtype=np.int64))[0, 0])
+
+
+# --- label_leak ---------------------------------------------------------------------------------
+
+
+def _label_leak(ts: Any, source: Source | None) -> _Outcome:
+    y = ts.y.to_numpy(dtype="float64", na_value=np.nan)
+    known = ~np.isnan(y)
+    if not known.any():
+        return _skip("no row has a label")
+    failures: list[dict[str, Any]] = []
+    found: list[str] = []
+    prices = _later_prices(ts, source)
+    for name in ts.X.columns:
+        x = ts.X[name].to_numpy(dtype="float64", na_value=np.nan)
+        both = known & ~np.isnan(x)
+        if both.sum() < 2:
+            continue
+        why = None
+        if np.allclose(x[both], y[both], rtol=1e-12, atol=0.0):
+            why = "equal to the label"
+        else:
+            xs, ys = x[both], y[both]
+            if xs.std() > 0 and ys.std() > 0:
+                corr = float(np.corrcoef(xs, ys)[0, 1])
+                if abs(corr) > _CORRELATED:
+                    why = f"correlation {corr:+.4f} with the label"
+        expected = y
+        if why is None and prices is not None:
+            share, k, future = _price_copy(x, prices)
+            if share > _PRICE_MATCH:
+                why = f"equal to the price {k} period(s) after its date on {share:.0%} of rows"
+                expected = future
+        if why is None:
+            continue
+        found.append(f"{name} ({why})")
+        rows = np.flatnonzero(both)[:10]
+        for i in rows:
+            date, symbol = ts.X.index[i]
+            failures.append(
+                {"check": "label_leak", "date": date, "symbol": str(symbol), "feature": name,
+                 "expected": float(expected[i]), "got": float(x[i])}
+            )  # fmt: skip
+    checked = "; prices after each date checked" if prices is not None else ""
+    if found:
+        return _Outcome("fail", "; ".join(found), len(found), failures)
+    return _Outcome(
+        "pass",
+        f"{ts.X.shape[1]} features against the label over {int(known.sum())} labelled "
+        f"rows{checked}",
+        int(known.sum()),
+        [],
+    )
+
+
+def _later_prices(ts: Any, source: Source | None) -> list[np.ndarray] | None:
+    """Per period k = 1..lag+horizon after each row's date: the price on that date (NaN where
+    none), rows in the set's order; ``None`` when the source has no prices."""
+    from .labels import long_prices, periods_after
+
+    if source is None or not len(ts.X):
+        return None
+    label = ts.info.get("label") or {}
+    reach = int(label.get("horizon", 1)) + int(label.get("lag", 0))
+    freq = ts.info.get("freq", "B")
+    dates = pd.DatetimeIndex(ts.X.index.get_level_values(0).unique())
+    symbols = [str(s) for s in ts.X.index.get_level_values(1).unique()]
+    calendar = periods_after(dates, freq, reach)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            raw = source.prices(symbols, dates[0].date(), calendar[-1].date(), "skip")
+        prices = long_prices(raw, parameter="source")
+    except Exception:  # noqa: BLE001 - no prices (a dict without them): the check says so
+        return None
+    lookup = pd.Series(
+        prices["price"].to_numpy(dtype="float64"),
+        index=pd.MultiIndex.from_arrays([prices["symbol"].astype(str), prices["day"]]),
+    )
+    lookup = lookup[~lookup.index.duplicated(keep="last")]
+    row_dates = ts.X.index.get_level_values(0)
+    position = dates.get_indexer(row_dates)
+    row_symbols = ts.X.index.get_level_values(1).astype(str)
+    cal_days = calendar.to_numpy(dtype="datetime64[D]").astype(np.int64)
+    out = []
+    for k in range(1, reach + 1):
+        days = cal_days[position + k]
+        keys = pd.MultiIndex.from_arrays([row_symbols, days])
+        out.append(lookup.reindex(keys).to_numpy(dtype="float64"))
+    return out
+
+
+def _price_copy(x: np.ndarray, prices: list[np.ndarray]) -> tuple[float, int, np.ndarray]:
+    best = (0.0, 0, prices[0])
+    for k, future in enumerate(prices, start=1):
+        both = ~np.isnan(x) & ~np.isnan(future)
+        if both.sum() < 2:
+            continue
+        share = float(np.isclose(x[both], future[both], rtol=1e-9, atol=0).mean())
+        if share > best[0]:
+            best = (share, k, future)
+    return best
+
+
+# --- cv_overlap ---------------------------------------------------------------------------------
+
+
+def _folds(cv: Any, ts: Any) -> list[tuple[str, Any, list[tuple[np.ndarray, np.ndarray]]]]:
+    """(name, splitter or None, folds as positions into ts.X) for each splitter to check."""
+    if cv is None:
+        out = []
+        for method in ("walk_forward", "kfold", "combinatorial"):
+            splitter = ts.cv(method)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    folds = list(splitter.split(ts.X, ts.y))
+            except InvalidParameterError:
+                continue  # too few dates for its defaults
+            out.append((method, splitter, folds))
+        return out
+    if hasattr(cv, "split"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            folds = [(np.asarray(a), np.asarray(b)) for a, b in cv.split(ts.X, ts.y)]
+        return [(type(cv).__name__, cv, folds)]
+    if isinstance(cv, Iterable):
+        folds = [(np.asarray(a), np.asarray(b)) for a, b in cv]
+        return [("folds", None, folds)]
+    raise InvalidParameterError(
+        "cv must be a scikit-learn splitter (with .split) or a list of (train, test) positions",
+        parameter="cv",
+    )
+
+
+def fold_overlaps(
+    starts: np.ndarray,
+    ends: np.ndarray,
+    train: np.ndarray,
+    test: np.ndarray,
+    embargo_until: np.ndarray | None = None,
+) -> np.ndarray:
+    """The training positions whose label interval ``[starts, ends]`` (int day numbers)
+    overlaps some test row's, or whose date lies in an embargo interval ``(a, b]`` of
+    ``embargo_until`` (an (m, 2) array)."""
+    train = np.asarray(train, dtype=np.int64)
+    test = np.asarray(test, dtype=np.int64)
+    if not len(train) or not len(test):
+        return train[:0]
+    ts_, te = starts[test], ends[test]
+    order = np.argsort(ts_, kind="stable")
+    ts_, te = ts_[order], np.maximum.accumulate(te[order])  # reach of tests starting so far
+    a, b = starts[train], ends[train]
+    k = np.searchsorted(ts_, b, side="right") - 1  # the last test starting on or before b
+    hit = (k >= 0) & (te[np.maximum(k, 0)] >= a)
+    if embargo_until is not None and len(embargo_until):
+        lo, hi = embargo_until[:, 0], embargo_until[:, 1]
+        inside = (a[:, None] > lo[None, :]) & (a[:, None] <= hi[None, :])
+        hit |= inside.any(axis=1)
+    return train[hit]
+
+
+def _embargoes(
+    splitter: Any, test: np.ndarray, starts: np.ndarray, ends: np.ndarray, freq: Any
+) -> np.ndarray | None:
+    """The embargo intervals ``(latest t1 of a test block, + embargo periods]`` of one of our
+    splitters (a block: a run of consecutive test dates); ``None`` for others."""
+    periods = int(getattr(splitter, "embargo", 0) or 0)
+    if splitter is None or periods <= 0 or not len(test):
+        return None
+    offset = pd.tseries.frequencies.to_offset(getattr(splitter, "freq", None) or freq)
+    days = np.unique(starts[test])
+    grid = np.unique(starts)
+    where = np.searchsorted(grid, days)
+    breaks = np.flatnonzero(np.diff(where) > 1) + 1
+    out = []
+    for block in np.split(days, breaks):
+        inside = np.isin(starts[test], block)
+        latest = int(ends[test][inside].max())
+        stamp = pd.Timestamp(latest, unit="D")
+        until = pd.date_range(stamp, periods=periods + 1, freq=offset)[-1]
+        if not offset.is_on_offset(stamp):
+            until = pd.date_range(stamp, periods=periods, freq=offset)[-1]
+        out.append((latest, int(until.value // _NS_PER_DAY)))
+    return np.asarray(out, dtype=np.int64)
+
+
+def _cv_overlap(ts: Any, cv: Any) -> _Outcome:
+    if not len(ts.X):
+        return _skip("no rows")
+    starts = ts.X.index.get_level_values(0).to_numpy(dtype="datetime64[D]").astype(np.int64)
+    ends = ts.t1.to_numpy(dtype="datetime64[D]").astype(np.int64)
+    ends = np.where(ends < starts, starts, ends)  # NaT t1: the row's own date
+    freq = ts.info.get("freq", "B")
+    failures: list[dict[str, Any]] = []
+    parts, bad = [], 0
+    for name, splitter, folds in _folds(cv, ts):
+        counts = []
+        for k, (train, test) in enumerate(folds):
+            embargo = _embargoes(splitter, np.asarray(test), starts, ends, freq)
+            hit = fold_overlaps(starts, ends, train, test, embargo)
+            counts.append(len(hit))
+            for i in hit[: max(0, _LISTED - len(failures))]:
+                date, symbol = ts.X.index[i]
+                failures.append(
+                    {"check": "cv_overlap", "date": date, "symbol": str(symbol),
+                     "feature": f"{name} fold {k}", "expected": "no overlap",
+                     "got": f"trains on [{date:%Y-%m-%d}, {ts.t1.iloc[i]:%Y-%m-%d}], "
+                            "overlapping a test label or in the embargo"}
+                )  # fmt: skip
+        bad += sum(counts)
+        parts.append(f"{name}: {len(folds)} folds, overlapping training rows {counts}")
+    if not parts:
+        return _skip("no splitter could split this set (too few dates for the defaults)")
+    return _Outcome("fail" if bad else "pass", "; ".join(parts), bad, failures)
+
+
+# --- coverage and knowledge ---------------------------------------------------------------------
+
+
+def _coverage(ts: Any, cv: Any) -> _Outcome:
+    if not len(ts.X):
+        return _skip("no rows")
+    isna = ts.X.isna()
+    empty = [c for c in ts.X.columns if isna[c].all()]
+    fold_na: dict[str, list[str]] = {}
+    try:
+        folds = _folds(cv, ts) if cv is not None else _folds(None, ts)[:1]
+    except InvalidParameterError:
+        folds = []
+    for name, _, pairs in folds:
+        for k, (train, _test) in enumerate(pairs):
+            if not len(train):
+                continue
+            na = isna.iloc[np.asarray(train)].all()
+            for column in na.index[na.to_numpy()]:
+                if column not in empty:
+                    fold_na.setdefault(str(column), []).append(f"{name} {k}")
+    stats = ts.X.attrs.get("coverage", {})
+    uncovered = {n: int(v.get("uncovered", 0)) for n, v in stats.items() if v.get("uncovered")}
+    parts = []
+    if empty:
+        parts.append(f"NA on every row: {', '.join(empty)}")
+    if fold_na:
+        parts.append(
+            "NA on every training row of a fold: "
+            + "; ".join(f"{c} ({', '.join(f)})" for c, f in fold_na.items())
+        )
+    if uncovered:
+        parts.append(
+            "rows left NA for lack of the lake's coverage: "
+            + ", ".join(f"{n} {k}" for n, k in uncovered.items())
+        )
+    failures = [
+        {"check": "coverage", "date": pd.NaT, "symbol": None, "feature": c,
+         "expected": "some value", "got": "NA on every row"}
+        for c in empty
+    ]  # fmt: skip
+    detail = "; ".join(parts) or f"every feature has values ({ts.X.shape[1]} features)"
+    return _Outcome("fail" if empty else "pass", detail, len(empty), failures)
+
+
+def _knowledge(ts: Any, source: Source | None) -> _Outcome:
+    if ts.info.get("known_at") != ROW:
+        return _skip("the set was not made with known_at='row'")
+    recorded = ts.X.attrs.get("knowledge")
+    if not isinstance(recorded, dict):
+        return _Outcome("fail", "known_at='row' but the set records no knowledge", 1, [])
+    n_rows = len(ts.X)
+    shares = [
+        f"{ds} {int(v.get('rows', 0)) / n_rows if n_rows else 0:.0%} of rows"
+        for ds, v in recorded.items()
+    ]
+    detail = "rows dated before their symbol's first sync (backfilled, not observed): " + (
+        ", ".join(shares) or "none"
+    )
+    if not isinstance(source, LakeSource):
+        return _Outcome("pass", detail + " (not recounted: no lake source)", n_rows, [])
+    # Recount from the lake: per symbol, the end of the sync that stored its first version.
+    dates = pd.DatetimeIndex(ts.X.index.get_level_values(0).unique())
+    symbols = [str(s) for s in ts.X.index.get_level_values(1).unique()]
+    failures = []
+    for ds, v in recorded.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            history = source.lake.read(base_name(ds), symbols, history=True,
+                                       columns=["symbol"])  # fmt: skip
+        sym = history["symbol"].astype(str).to_numpy()
+        count = 0
+        for s in symbols:
+            floor = _first_sync_end(history[sym == s])
+            if floor is not None:
+                day = np.datetime64(floor // _NS_PER_DAY, "D")
+                count += int((dates.to_numpy(dtype="datetime64[D]") < day).sum())
+        if count != int(v.get("rows", -1)):
+            failures.append(
+                {"check": "knowledge", "date": pd.NaT, "symbol": None, "feature": ds,
+                 "expected": count, "got": v.get("rows")}
+            )  # fmt: skip
+    if failures:
+        named = ", ".join(f"{f['feature']} (recorded {f['got']}, lake {f['expected']})"
+                          for f in failures)  # fmt: skip
+        return _Outcome("fail", f"the set misstates its backfilled rows: {named}", len(failures),
+                        failures)  # fmt: skip
+    return _Outcome("pass", detail, n_rows, [])
+
+
+# --- the audit ----------------------------------------------------------------------------------
+
+
+def audit(
+    ts: Any,
+    *,
+    source: Any = None,
+    sample: int = 200,
+    cv: Any = None,
+    seed: int = 0,
+) -> AuditReport:
+    """Check a training set for leaks, without changing it (CONTRACT §13).
+
+    - ``look_ahead``: ``sample`` rows drawn with ``seed`` are recomputed, one cell at a time,
+      from the source cut to what each row may know (anchors on or before its date; with a
+      lake, the versions fetched by the set's ``known_at``, by the end of the row's date for
+      ``"row"``, read at the table versions the set recorded). A differing cell fails.
+    - ``label_leak``: a feature equal to ``y``, with ``|corr| > 0.99`` over labelled rows, or
+      equal to a price dated after its row (within the label's reach) fails.
+    - ``cv_overlap``: per fold of ``cv`` (any scikit-learn splitter or list of ``(train,
+      test)`` positions into ``ts.X``; default: the three purged splitters), the training
+      rows whose ``[D, t1]`` overlaps a test row's or lies in the embargo. Any fails.
+    - ``coverage``: features NA on every training row of a fold and rows left NA for lack of
+      the lake's coverage (reported); a feature NA on every row fails.
+    - ``knowledge``: with ``known_at="row"``, the share of rows per dataset that relied on
+      the first sync; fails when the lake counts otherwise than the set records.
+
+    Parameters
+    ----------
+    ts : TrainingSet
+    source : Lake or dict of frames, optional
+        Where the set was made from (default: its lake, when ``info`` names a local one).
+        Without one, ``look_ahead`` is skipped.
+    sample : int
+        Rows ``look_ahead`` recomputes.
+    cv : splitter or list of (train, test), optional
+    seed : int
+
+    Returns
+    -------
+    AuditReport
+
+    Examples
+    --------
+    >>> report = md.features.audit(ts, source=lake, cv=KFold(5, shuffle=True))  # doctest: +SKIP
+    >>> report.ok, report.checks.set_index("check")["status"]["cv_overlap"]       # doctest: +SKIP
+    (False, 'fail')
+    """
+    from .training import TrainingSet
+
+    if not isinstance(ts, TrainingSet):
+        raise InvalidParameterError(
+            f"audit takes a TrainingSet, not {type(ts).__name__}", parameter="ts"
+        )
+    if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 0:
+        raise InvalidParameterError(
+            f"sample is a number of rows >= 0, got {sample!r}", parameter="sample"
+        )
+    if cv is not None and not (hasattr(cv, "split") or isinstance(cv, Iterable)):
+        raise InvalidParameterError(
+            "cv must be a scikit-learn splitter or a list of (train, test) positions",
+            parameter="cv",
+        )
+    cut = _open_source(ts, source)
+    features = features_of(ts)
+    outcomes = {
+        "look_ahead": _look_ahead(ts, cut, features, int(sample), int(seed)),
+        "label_leak": _label_leak(ts, cut),
+        "cv_overlap": _cv_overlap(ts, cv),
+        "coverage": _coverage(ts, cv),
+        "knowledge": _knowledge(ts, cut),
+    }
+    checks = pd.DataFrame(
+        [(name, o.status, o.detail, o.rows) for name, o in outcomes.items()],
+        columns=CHECK_COLUMNS,
+    ).astype({"rows": "int64"})
+    failures = pd.DataFrame(
+        [f for o in outcomes.values() for f in o.failures], columns=FAILURE_COLUMNS
+    )
+    return AuditReport(checks, failures)

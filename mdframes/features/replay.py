@@ -1,0 +1,157 @@
+"""A training set made again: its features from ``info``, the lake at the table versions it
+recorded (Delta time travel), and the set rebuilt and compared (CONTRACT §13).
+
+:class:`LakeAt` is a lake seen at fixed table versions: every read of a dataset it has a
+version for reads that version (``Lake.read(..., version=)``), so later syncs, compactions
+and vacuums within their retention do not change what a rebuild or an audit reads.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidParameterError
+from .definitions import by_name
+from .sources import base_name
+from .spec import Feature
+from .trainfile import feature_definition
+
+__all__ = ["LakeAt", "features_of", "features_from_info", "pinned", "first_difference"]
+
+
+class LakeAt:
+    """``lake`` read at the table ``versions`` (dataset -> version) a set recorded; datasets
+    without a recorded version read the latest. Answers ``read``, ``coverage``, ``version``
+    and ``changes`` as the lake does."""
+
+    def __init__(self, lake: Any, versions: Mapping[str, int | None]) -> None:
+        self.lake = lake
+        self.versions = {k: v for k, v in versions.items() if v is not None}
+        self.root = getattr(lake, "root", None)
+
+    def __repr__(self) -> str:
+        return f"<LakeAt {self.lake!r} versions={self.versions}>"
+
+    def read(self, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
+        name = base_name(dataset.replace("-", "_")) if dataset else dataset
+        version = self.versions.get(name)
+        if version is not None:
+            options.setdefault("version", version)
+        frame: pd.DataFrame = self.lake.read(dataset, symbols, **options)
+        return frame
+
+    def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
+        table: pd.DataFrame = self.lake.coverage(datasets, symbols)
+        return table
+
+    def version(self, dataset: str) -> int | None:
+        recorded = self.versions.get(dataset)
+        if recorded is not None:
+            return int(recorded)
+        current: int | None = self.lake.version(dataset)
+        return current
+
+
+def pinned(source: Any, info: Mapping[str, Any]) -> Any:
+    """``source`` at the versions ``info`` recorded, when it is a lake that can time travel
+    (``md.Lake``); otherwise ``source`` as it is."""
+    from ..lake import Lake
+
+    versions = info.get("versions") or {}
+    if isinstance(source, Lake) and any(v is not None for v in versions.values()):
+        return LakeAt(source, versions)
+    return source
+
+
+def _function(text: str, feature: str, role: str) -> Any:
+    module, _, qualname = text.rpartition(".")
+    try:
+        target: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError, ValueError):
+        target = None
+    if not callable(target) or "<" in qualname:
+        raise InvalidParameterError(
+            f"feature {feature!r}: its {role} function {text} cannot be found again (a lambda "
+            "or a function defined in a notebook cell): define it in a module to rebuild or "
+            "audit the set from its file",
+            parameter="features",
+        )
+    return target
+
+
+def _column(value: Any, feature: str, role: str, columns: set[str] | None) -> Any:
+    """A definition's column or function: a dotted name that is not a column of the dataset
+    is a function (``module.qualname``)."""
+    if value is None or not isinstance(value, str) or "." not in value:
+        return value
+    if columns is not None and value in columns:
+        return value
+    return _function(value, feature, role)
+
+
+def features_of(ts: Any) -> list[Feature]:
+    """The set's features: those it was made with (in this process), else rebuilt from
+    ``info["features"]`` (catalog features by name; custom ones from their definition, their
+    functions imported by qualified name)."""
+    kept = getattr(ts, "features", None)
+    if kept:
+        return list(kept)
+    return features_from_info(ts.info)
+
+
+def features_from_info(info: Mapping[str, Any]) -> list[Feature]:
+    out = []
+    for name, spec in (info.get("features") or {}).items():
+        known = by_name(name)
+        if known is not None and feature_definition(known, spec.get("dtype")) == spec:
+            out.append(known)
+            continue
+        out.append(
+            Feature(
+                name,
+                spec["dataset"],
+                value=_column(spec.get("value"), name, "value", None),
+                window=spec.get("window"),
+                agg=spec.get("agg", "sum"),
+                where=_column(spec.get("where"), name, "where", None),
+                sign=_column(spec.get("sign"), name, "sign", None),
+                dtype=spec.get("dtype") if spec.get("dtype") in ("Int64", "float64") else None,
+                description=spec.get("description", ""),
+            )
+        )
+    return out
+
+
+def first_difference(a: Any, b: Any) -> str | None:
+    """Where two sets first differ (index, a column, a cell), in words; ``None`` when equal."""
+    if not a.X.index.equals(b.X.index):
+        return f"the index differs ({len(a.X)} rows against {len(b.X)})"
+    if list(a.X.columns) != list(b.X.columns):
+        return f"the columns differ ({list(a.X.columns)} against {list(b.X.columns)})"
+    pairs = [(name, a.X[name], b.X[name]) for name in a.X.columns]
+    pairs += [(str(a.y.name), a.y, b.y), ("t1", a.t1, b.t1)]
+    for name, left, right in pairs:
+        if str(left.dtype) != str(right.dtype):
+            return f"{name}: dtype {left.dtype} against {right.dtype}"
+        lna, rna = left.isna().to_numpy(), right.isna().to_numpy()
+        if left.dtype.kind == "M" or str(left.dtype).startswith("datetime"):
+            same = (lna & rna) | (left.to_numpy() == right.to_numpy())
+        else:
+            lv = left.to_numpy(dtype="float64", na_value=np.nan)
+            rv = right.to_numpy(dtype="float64", na_value=np.nan)
+            same = (lna & rna) | (lv == rv)
+        bad = np.flatnonzero(~same)
+        if len(bad):
+            date, symbol = a.X.index[bad[0]]
+            return (
+                f"{name} on {date:%Y-%m-%d} {symbol}: {left.iloc[bad[0]]!r} recorded, "
+                f"{right.iloc[bad[0]]!r} rebuilt ({len(bad)} cells differ)"
+            )
+    return None

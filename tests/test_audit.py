@@ -1,0 +1,202 @@
+"""md.features.audit (CONTRACT §13): a clean set on a lake synced over several sandbox days
+passes every check; each planted defect is caught by exactly its check; cv_overlap judges
+any splitter against the definition.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import KFold, TimeSeriesSplit
+
+import mdframes as md
+from mdframes.features.training import TrainingSet
+from mdframes.sandbox import Sandbox
+
+from .conftest import KEY
+
+SYMBOLS = ["AAPL", "KO", "MSFT"]
+DATASETS = ["sentiment", "put_call_ratio", "news"]
+FEATURES = ["sentiment_mean_7d", "sentiment_change_30d", "put_call_ratio_last", "news_count_7d"]
+START, END = "2026-08-03", "2026-09-25"
+
+pytestmark = pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+
+
+def peek_next_ratio(df: pd.DataFrame) -> pd.Series:
+    """A planted look-ahead: each row's value is the next row's ratio (of the same symbol), a
+    row the panel's date may not know yet."""
+    return df.groupby(df["symbol"].astype(str), sort=False)["ratio"].shift(-1)
+
+
+def never(df: pd.DataFrame) -> pd.Series:
+    return pd.Series(False, index=df.index)
+
+
+@pytest.fixture(scope="module")
+def lake_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A lake synced on five sandbox days, a week apart (the sandbox revises sentiment)."""
+    root = tmp_path_factory.mktemp("audit") / "lake"
+    with Sandbox(today="2026-09-01") as world:
+        client = md.Client(api_key=KEY, base_url=world.url, cache=False, progress=False)
+        client.sandbox = world
+        lake = md.Lake(root, client=client)
+        lake.sync(DATASETS, SYMBOLS, start="2026-05-01", progress=False)
+        for _ in range(4):
+            world.advance(days=7)
+            lake.sync(DATASETS, SYMBOLS, progress=False)
+        client.close()
+    yield root
+
+
+@pytest.fixture(scope="module")
+def clean(lake_root: Path) -> TrainingSet:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return md.features.training_set(
+            SYMBOLS, START, END, FEATURES, source=md.Lake(lake_root), known_at="row"
+        )
+
+
+def _statuses(report: md.features.AuditReport) -> dict[str, str]:
+    return dict(zip(report.checks["check"], report.checks["status"], strict=True))
+
+
+def _only_failed(report: md.features.AuditReport, check: str) -> None:
+    statuses = _statuses(report)
+    assert statuses[check] == "fail", report
+    others = {k: v for k, v in statuses.items() if k != check}
+    assert "fail" not in others.values(), report
+    assert set(report.failures["check"]) == {check}
+    assert not report.ok
+
+
+def test_a_clean_set_passes_every_check(clean: TrainingSet, lake_root: Path) -> None:
+    report = md.features.audit(clean, source=md.Lake(lake_root), sample=120)
+    assert _statuses(report) == dict.fromkeys(md.features.audit.__globals__["CHECKS"], "pass")
+    assert report.ok and report.failures.empty
+    assert list(report.checks.columns) == ["check", "status", "detail", "rows"]
+    assert list(report.failures.columns) == ["check", "date", "symbol", "feature", "expected",
+                                             "got"]  # fmt: skip
+    # Some rows are dated after the first sync: their knowledge is observed, not backfilled.
+    knowledge = clean.X.attrs["knowledge"]["sentiment"]["rows"]
+    assert 0 < knowledge < len(clean.X)
+    text = str(report)
+    assert text.startswith("audit: ok") and "look_ahead" in text and "<" not in text
+    assert "<table>" in report._repr_html_()
+    # Nothing of the set changed; the set's own lake is found from info.
+    assert clean.content_hash() == clean.info["content_hash"]
+    assert _statuses(md.features.audit(clean, sample=20))["look_ahead"] == "pass"
+
+
+def test_a_look_ahead_feature_is_caught_by_look_ahead_only(lake_root: Path) -> None:
+    peek = md.features.Feature("ratio_peek", "put_call_ratio", value=peek_next_ratio,
+                               window=None, agg="last")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ts = md.features.training_set(SYMBOLS, START, END, [*FEATURES, peek],
+                                      source=md.Lake(lake_root), known_at="row")  # fmt: skip
+    report = md.features.audit(ts, source=md.Lake(lake_root), sample=60)
+    _only_failed(report, "look_ahead")
+    assert set(report.failures["feature"]) == {"ratio_peek"}
+
+
+def test_the_service_cannot_be_cut(clean: TrainingSet) -> None:
+    service = TrainingSet(clean.X, clean.y, clean.t1, {**clean.info, "source": "service"})
+    report = md.features.audit(service)
+    assert _statuses(report)["look_ahead"] == "skipped"
+    assert "source=" in report.checks.set_index("check").loc["look_ahead", "detail"]
+
+
+def test_a_copy_of_the_label_is_caught_by_label_leak_only(
+    clean: TrainingSet, lake_root: Path
+) -> None:
+    X = clean.X.assign(leak=clean.y * 3.0 + 1.0)
+    X.attrs = clean.X.attrs
+    leaky = TrainingSet(X, clean.y, clean.t1, clean.info, clean.features)
+    report = md.features.audit(leaky, source=md.Lake(lake_root), sample=20)
+    _only_failed(report, "label_leak")
+    assert set(report.failures["feature"]) == {"leak"}
+
+
+def test_a_later_price_is_caught_by_label_leak(clean: TrainingSet, lake_root: Path) -> None:
+    prices = md.Lake(lake_root).read("put_call_ratio", SYMBOLS)[["date", "symbol", "price"]]
+    wide = prices.pivot_table(index="date", columns="symbol", values="price")
+    dates = clean.X.index.get_level_values(0)
+    later = dates + pd.offsets.BDay(3)
+    symbols = clean.X.index.get_level_values(1).astype(str)
+    future = wide.stack().reindex(pd.MultiIndex.from_arrays([later, symbols])).to_numpy()
+    X = clean.X.assign(price_in_3_days=future)
+    X.attrs = clean.X.attrs
+    report = md.features.audit(TrainingSet(X, clean.y, clean.t1, clean.info, clean.features),
+                               source=md.Lake(lake_root), sample=20)  # fmt: skip
+    _only_failed(report, "label_leak")
+    assert "3 period(s) after" in report.checks.set_index("check").loc["label_leak", "detail"]
+
+
+def test_leaky_splitters_are_caught_by_cv_overlap_only(clean: TrainingSet, lake_root: Path) -> None:
+    report = md.features.audit(clean, source=md.Lake(lake_root), sample=10,
+                               cv=KFold(5, shuffle=True, random_state=0))  # fmt: skip
+    _only_failed(report, "cv_overlap")
+    assert report.checks.set_index("check").loc["cv_overlap", "rows"] > 0
+    # A hand-made fold list: train on the first half, test on the rows just after, no purge.
+    n = len(clean.X)
+    half = n // 2
+    folds = [(np.arange(half), np.arange(half, half + len(clean.X) // 6))]
+    report = md.features.audit(clean, source=md.Lake(lake_root), sample=10, cv=folds)
+    _only_failed(report, "cv_overlap")
+    # scikit-learn's TimeSeriesSplit does not purge either: labels reach into the test.
+    assert (
+        _statuses(md.features.audit(clean, sample=0, cv=TimeSeriesSplit(4)))["cv_overlap"] == "fail"
+    )
+
+
+@pytest.mark.parametrize(
+    ("method", "embargo"), [("walk_forward", 3), ("kfold", 3), ("combinatorial", 1)]
+)
+def test_our_splitters_pass_cv_overlap(clean: TrainingSet, method: str, embargo: int) -> None:
+    cv = clean.cv(method, n_splits=4, embargo=embargo)
+    report = md.features.audit(clean, sample=0, cv=cv)
+    assert _statuses(report)["cv_overlap"] == "pass", report
+    # The same folds without their purge and embargo: training rows moved back in fail.
+    leaky = [(np.setdiff1d(np.arange(len(clean.X)), test), test)
+             for _, test in cv.split(clean.X, clean.y)]  # fmt: skip
+    assert _statuses(md.features.audit(clean, sample=0, cv=leaky))["cv_overlap"] == "fail"
+
+
+def test_a_feature_never_known_is_caught_by_coverage_only(lake_root: Path) -> None:
+    empty = md.features.Feature("never_mean", "sentiment", value="score", where=never,
+                                window="7D", agg="mean")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ts = md.features.training_set(SYMBOLS, START, END, [*FEATURES, empty],
+                                      source=md.Lake(lake_root), known_at="row")  # fmt: skip
+    report = md.features.audit(ts, source=md.Lake(lake_root), sample=40)
+    _only_failed(report, "coverage")
+    assert "never_mean" in report.checks.set_index("check").loc["coverage", "detail"]
+
+
+def test_misstated_knowledge_is_caught_by_knowledge_only(
+    clean: TrainingSet, lake_root: Path
+) -> None:
+    X = clean.X.copy()
+    X.attrs = {**clean.X.attrs, "knowledge": {**clean.X.attrs["knowledge"]}}
+    X.attrs["knowledge"]["sentiment"] = {**X.attrs["knowledge"]["sentiment"], "rows": 0}
+    report = md.features.audit(TrainingSet(X, clean.y, clean.t1, clean.info, clean.features),
+                               source=md.Lake(lake_root), sample=20)  # fmt: skip
+    _only_failed(report, "knowledge")
+    assert set(report.failures["feature"]) == {"sentiment"}
+
+
+def test_bad_arguments(clean: TrainingSet) -> None:
+    with pytest.raises(md.InvalidParameterError):
+        md.features.audit(clean.X)
+    with pytest.raises(md.InvalidParameterError):
+        md.features.audit(clean, sample=-1)
+    with pytest.raises(md.InvalidParameterError):
+        md.features.audit(clean, cv=5)
