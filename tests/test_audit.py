@@ -5,6 +5,8 @@ any splitter against the definition.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -200,3 +202,25 @@ def test_bad_arguments(clean: TrainingSet) -> None:
         md.features.audit(clean, sample=-1)
     with pytest.raises(md.InvalidParameterError):
         md.features.audit(clean, cv=5)
+
+
+def test_the_audit_command_exits_1_on_a_failed_check(
+    clean: TrainingSet, lake_root: Path, tmp_path: Path
+) -> None:
+    good = tmp_path / "clean.parquet"
+    clean.to_parquet(good)
+    X = clean.X.assign(leak=clean.y)
+    X.attrs = clean.X.attrs
+    bad = tmp_path / "leak.parquet"
+    TrainingSet(X, clean.y, clean.t1, clean.info).to_parquet(bad)
+    command = [sys.executable, "-m", "mdframes", "audit"]
+    ok = subprocess.run([*command, str(good), "--sample", "30"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("audit: ok") and "look_ahead  pass" in ok.stdout
+    failed = subprocess.run([*command, str(bad), "--lake", str(lake_root), "--sample", "5"],
+                            capture_output=True, text=True)  # fmt: skip
+    assert failed.returncode == 1, failed.stderr
+    assert "label_leak  fail" in failed.stdout and "leak" in failed.stdout
+    missing = subprocess.run([*command, str(tmp_path / "nope.parquet")], capture_output=True,
+                             text=True)  # fmt: skip
+    assert missing.returncode != 0 and "no such file" in missing.stderr

@@ -67,6 +67,7 @@ COMMANDS: list[str | Callable[[Any], None]] = [
     "mdframes.cli.tools:register",
     "mdframes.features.cli:register",
     "mdframes.features.training_cli:register",  # mdframes training-set
+    "mdframes.features.training_cli:register_audit",  # mdframes audit
     "mdframes.lake.cli:register",  # mdframes sync, mdframes lake (needs the lake extra to run)
 ]
 

@@ -13,7 +13,7 @@ import re
 import textwrap
 from typing import Any
 
-__all__ = ["register"]
+__all__ = ["register", "register_audit"]
 
 EPILOG = """\
 examples:
@@ -121,3 +121,71 @@ def run(args: argparse.Namespace) -> int:
     known = int(ts.y.notna().sum())
     print(f"wrote {out}: {len(ts.X):,} rows x {ts.X.shape[1]} features, {known:,} with a label")
     return 0
+
+
+AUDIT_EPILOG = """\
+examples:
+  mdframes audit train.parquet                  # the set's own lake, as info records it
+  mdframes audit train.parquet --lake ./lake --sample 500
+
+exit codes: 0 every check passed or was skipped, 1 a check failed (or an error)
+"""
+
+
+def register_audit(subcommands: Any) -> None:
+    """Add the ``audit`` command (CONTRACT §13).
+
+    Examples
+    --------
+    >>> from mdframes.cli import build_parser
+    >>> build_parser().parse_args(["audit", "t.parquet", "--sample", "50"]).sample
+    50
+    """
+    from ..cli.common import add_command
+
+    p = add_command(
+        subcommands,
+        "audit",
+        help="check a training set for look-ahead, label copies, fold overlap, coverage",
+        description=textwrap.fill(
+            "Audit a training set written by `mdframes training-set` (or "
+            "TrainingSet.to_parquet): recompute sampled rows from the lake cut at each row's "
+            "knowledge, look for features that copy the label, measure the purged splitters' "
+            "fold overlap, report coverage and knowledge. Exits 1 when a check fails.",
+            width=90,
+        ),
+        epilog=AUDIT_EPILOG,
+        run=run_audit,
+    )
+    p.add_argument("file", metavar="TRAINING_SET_FILE", help="the set's Parquet file")
+    p.add_argument(
+        "--lake",
+        metavar="PATH",
+        help="the lake the set was made from (default: the one its info names, if local)",
+    )
+    p.add_argument(
+        "--sample", type=int, default=200, metavar="N", help="rows to recompute (default 200)"
+    )
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Run ``mdframes audit``; 1 when a check fails."""
+    from pathlib import Path
+
+    from ..cli.common import UsageError
+    from .audit import audit
+    from .training import read_training_set
+
+    if not Path(args.file).is_file():
+        raise UsageError(f"{args.file}: no such file", parameter="file")
+    if args.sample < 0:
+        raise UsageError(f"--sample {args.sample}: a number of rows >= 0", parameter="sample")
+    ts = read_training_set(args.file)
+    source = None
+    if args.lake is not None:
+        from ..lake import Lake
+
+        source = Lake(args.lake)
+    report = audit(ts, source=source, sample=args.sample)
+    print(report)
+    return 0 if report.ok else 1
