@@ -14,7 +14,8 @@
   embargoed cross-validation splits (:class:`TrainingSet`, :func:`read_training_set`).
 - :func:`audit` (:class:`AuditReport`): a set checked for look-ahead, label copies, fold
   overlap, coverage and knowledge; :func:`rebuild` and :meth:`TrainingSet.verify`: the set
-  made again from the lake at the table versions it recorded.
+  made again from the lake at the table versions it recorded; :func:`revision_impact`:
+  what the vendor's revisions and backfills changed in a panel.
 - :class:`PurgedWalkForward`, :class:`PurgedKFold`, :class:`CombinatorialPurgedCV`: those
   splits as scikit-learn cross-validators (``ts.cv(...)``).
 """
@@ -26,6 +27,7 @@ from .definitions import CATALOG, catalog
 from .labels import forward_return
 from .panelfile import read_panel
 from .panels import panel, write_panel
+from .revisions import revision_impact
 from .spec import Feature
 from .splits import CombinatorialPurgedCV, PurgedKFold, PurgedWalkForward
 from .training import TrainingSet, read_training_set, rebuild, training_set
@@ -47,4 +49,5 @@ __all__ = [
     "audit",
     "AuditReport",
     "rebuild",
+    "revision_impact",
 ]
