@@ -189,11 +189,33 @@ def dollars(ax: Any) -> None:
 
 def money(value: float) -> str:
     sign = "-" if value < 0 else ""
+    return f"{sign}${short(abs(value))}"
+
+
+def short(value: float) -> str:
+    """``12000`` -> ``12k``, ``3.5e6`` -> ``3.5M``: axis labels that stay narrow."""
+    sign = "-" if value < 0 else ""
     value = abs(value)
     for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
         if value >= size:
-            return f"{sign}${value / size:g}{unit}"
-    return f"{sign}${value:g}"
+            return f"{sign}{value / size:g}{unit}"
+    return f"{sign}{value:g}"
+
+
+def log_axis(ax: Any) -> None:
+    """A log y axis labelled at 1, 2 and 5 of each decade, no minor labels (``6x10^4``
+    next to ``$100k`` read as two scales)."""
+    import matplotlib.ticker as mticker
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(mticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_formatter(mticker.NullFormatter())
+
+
+def counts(ax: Any) -> None:
+    import matplotlib.ticker as mticker
+
+    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: short(v)))
 
 
 def title(symbols: list[str], text: str) -> str:

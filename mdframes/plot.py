@@ -20,10 +20,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _chartdata as data
 from . import _plotkit as kit
+from ._charts import CHARTS, Chart
 from .errors import InvalidParameterError
 
 __all__ = [
+    "chart",
+    "BACKENDS",
     "forecast_fan",
     "sentiment",
     "put_call",
@@ -465,3 +469,229 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
     kit.date_axis(ax)
     kit.finish(ax, kit.title([symbol] if symbol else [], "app ratings"))
     return ax
+
+
+# --- any dataset: md.plot.chart ---------------------------------------------------------------
+
+BACKENDS = ("matplotlib", "plotly")
+
+
+def chart(
+    df: pd.DataFrame,
+    *,
+    backend: str = "matplotlib",
+    dataset: str | None = None,
+    ax: Any = None,
+    top: int = data.TOP,
+    **options: Any,
+) -> Any:
+    """Draw any frame a v2 loader or a screener returns, chosen by ``df.attrs["dataset"]``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A per-symbol loader's frame (one symbol or several) or a screener's.
+    backend : {"matplotlib", "plotly"}
+        ``"matplotlib"`` returns a ``matplotlib.figure.Figure``; ``"plotly"`` an interactive
+        ``plotly.graph_objects.Figure`` (hover shows each record's main fields, time axes
+        have a range slider; ``fig.write_html(path)`` saves one self-contained file).
+    dataset : str, optional
+        The registry name when the frame has no ``attrs["dataset"]`` (e.g. after a merge).
+    ax : matplotlib Axes, optional
+        Draw into this Axes (matplotlib, charts of one panel).
+    top : int
+        Screeners: how many symbols to show, the largest values first.
+    **options
+        Passed on to the named chart where there is one (``freq=`` for insider trading,
+        ``per_app=`` for app ratings, ``kind=`` for sentiment).
+
+    Examples
+    --------
+    >>> fig = md.plot.chart(md.load_lobbying(["AAPL", "MSFT"]))            # doctest: +SKIP
+    >>> md.plot.chart(df, backend="plotly").write_html("lobbying.html")    # doctest: +SKIP
+    """
+    if backend not in BACKENDS:
+        raise InvalidParameterError(
+            f"chart: backend={backend!r} is not one of {', '.join(map(repr, BACKENDS))}",
+            parameter="backend",
+        )
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"chart expects a pandas DataFrame, got {type(df).__name__}")
+    name = dataset or df.attrs.get("dataset")
+    if not name:
+        raise InvalidParameterError(
+            "chart: the frame has no attrs['dataset'] (it was built or merged by hand); "
+            "name it, e.g. md.plot.chart(df, dataset='sentiment')",
+            parameter="dataset",
+        )
+    spec = CHARTS.get(str(name))
+    if spec is None:
+        raise InvalidParameterError(
+            f"chart: no chart for dataset {name!r}; charts exist for {', '.join(sorted(CHARTS))}",
+            parameter="dataset",
+        )
+    if df.empty:
+        raise InvalidParameterError(f"chart: the {name} frame has no rows to plot", parameter="df")
+    if backend == "plotly":
+        if ax is not None:
+            raise InvalidParameterError("chart: ax= is for matplotlib only", parameter="ax")
+        from . import _plotly
+
+        return _plotly.draw(df, spec, top=top, **options)
+    kit.pyplot()
+    return _MATPLOTLIB[spec.kind](df, spec, ax, top=top, **options)
+
+
+def _one_panel(function: Any) -> Any:
+    """A named chart of several symbols in one Axes."""
+
+    def draw(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
+        return function(df, ax=ax, **options).figure
+
+    return draw
+
+
+def _facets(function: Any) -> Any:
+    """A named chart of one symbol: one panel per symbol, sharing the time axis."""
+
+    def draw(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
+        symbols = kit.symbols_of(df)
+        if len(symbols) <= 1:
+            return function(df, ax=ax, **options).figure
+        if ax is not None:
+            raise InvalidParameterError(
+                f"chart: {spec.title} of {len(symbols)} symbols draws one panel per symbol; "
+                "leave ax= out (a new figure) or select one symbol",
+                parameter="ax",
+            )
+        fig, axes = kit.pyplot().subplots(
+            len(symbols),
+            1,
+            figsize=(10, 1.0 + 3.4 * len(symbols)),
+            sharex=True,
+            layout="constrained",
+            squeeze=False,
+        )
+        for symbol, panel in zip(symbols, axes[:, 0], strict=True):
+            function(df[df["symbol"].astype("string") == symbol], ax=panel, **options)
+        return fig
+
+    return draw
+
+
+def _note(title: str, rows: pd.DataFrame, spec: Chart) -> str:
+    """The title, and how many rows could not be drawn (never left out silently)."""
+    note = data.left_out_note(rows, spec)
+    return f"{title}\n({note})" if note else title
+
+
+def _mpl_events(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
+    rows = data.events(df, spec)
+    ax = kit.axes(ax)
+    if spec.bands == "sentiment":
+        kit.bands(ax, SENTIMENT_BANDS)
+        ax.set_ylim(-1.0, 1.0)
+    for i, symbol in enumerate(data.symbols(df)):
+        part = rows[rows["symbol"] == symbol]
+        if part.empty:
+            continue
+        label = symbol or spec.title
+        if spec.running:
+            (line,) = ax.step(
+                part["x"], part["y"], where="post", marker=".", color=f"C{i}", label=label
+            )
+        else:
+            line = ax.scatter(part["x"], part["y"], s=18, color=f"C{i}", alpha=0.8, label=label)
+        line.set_gid(f"data:{symbol}")
+    if spec.log:
+        kit.log_axis(ax)
+    if "USD" in spec.label:
+        kit.dollars(ax)
+    ax.set_ylabel(spec.label)
+    kit.date_axis(ax)
+    kit.finish(ax, _note(kit.title(kit.symbols_of(df), spec.title), rows, spec))
+    return ax.figure
+
+
+def _mpl_totals(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
+    rows = data.totals(df, spec)
+    ax = kit.axes(ax)
+    for i, symbol in enumerate(data.symbols(df)):
+        part = rows[rows["symbol"] == symbol]
+        (line,) = ax.plot(part["x"], part["y"], color=f"C{i}", linewidth=1.2, label=symbol)
+        line.set_gid(f"data:{symbol}")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel(spec.label)
+    kit.date_axis(ax)
+    kit.finish(ax, _note(kit.title(kit.symbols_of(df), spec.title), rows, spec))
+    return ax.figure
+
+
+def _mpl_metrics(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
+    panels = data.metrics(df, spec)
+    if ax is not None and len(panels) > 1:
+        raise InvalidParameterError(
+            f"chart: {spec.title} draws {len(panels)} panels; leave ax= out", parameter="ax"
+        )
+    if ax is None:
+        fig, grid = kit.pyplot().subplots(
+            len(panels),
+            1,
+            figsize=(10, 1.5 + 2.6 * len(panels)),
+            sharex=True,
+            layout="constrained",
+            squeeze=False,
+        )
+        axes = list(grid[:, 0])
+    else:
+        fig, axes = ax.figure, [ax]
+    symbols = data.symbols(df)
+    for panel, (column, rows) in zip(axes, panels.items(), strict=True):
+        for i, symbol in enumerate(symbols):
+            part = rows[rows["symbol"] == symbol]
+            (line,) = panel.plot(part["x"], part["y"], color=f"C{i}", marker=".", label=symbol)
+            line.set_gid(f"data:{symbol}")
+        panel.set_ylabel(column.replace("_", " "))
+        kit.counts(panel)
+        kit.date_axis(panel)
+    for panel in axes[1:]:
+        panel.set_title("")
+    kit.finish(axes[0], kit.title(kit.symbols_of(df), spec.title))
+    return fig
+
+
+def _mpl_ranking(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
+    rows = data.ranking(df, spec, top)
+    if ax is None:
+        _, ax = kit.pyplot().subplots(figsize=(10, 1.6 + 0.3 * len(rows)), layout="constrained")
+    positions = np.arange(len(rows))
+    colours = ["#d73027" if v < 0 else "#4575b4" for v in rows["y"]]
+    bars = ax.barh(positions, rows["y"], color=colours, height=0.7)
+    for bar in bars:
+        bar.set_gid("data:ranking")
+    ax.set_yticks(positions, labels=list(rows["symbol"]))
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # the largest on top
+    ax.axvline(0.0, color="black", linewidth=0.5)
+    label, title = data.ranking_words(rows, spec)
+    ax.set_xlabel(label)
+    if "USD" in label:
+        import matplotlib.ticker as mticker
+
+        ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: kit.money(v)))
+    ax.tick_params(axis="y", length=0, labelsize=8)
+    kit.finish(ax, title)
+    return ax.figure
+
+
+_MATPLOTLIB: dict[str, Any] = {
+    "fan": _one_panel(forecast_fan),
+    "bands": _one_panel(sentiment),
+    "ratio": _one_panel(put_call),
+    "insider": _facets(insider_activity),
+    "congress": _facets(congress_trades),
+    "apps": _facets(app_ratings),
+    "events": _mpl_events,
+    "metrics": _mpl_metrics,
+    "totals": _mpl_totals,
+    "ranking": _mpl_ranking,
+}
