@@ -20,7 +20,7 @@ from .registry import closest_names, get
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client
 
-__all__ = ["search", "MATCHES"]
+__all__ = ["search", "ranked_tickers", "MATCHES"]
 
 # The kinds of match, best first: the `match` column's categories and the ranking.
 MATCHES = ("symbol", "symbol prefix", "name word", "substring", "similar")
@@ -89,7 +89,12 @@ def search(text: str, *, limit: int = 10, client: Client | None = None) -> pd.Da
         raise InvalidParameterError(
             f"limit must be an integer >= 1, got {limit!r}", parameter="limit"
         )
-    tickers = _tickers(resolve_client(client))
+    return ranked_tickers(_tickers(resolve_client(client)), text, limit)
+
+
+def ranked_tickers(tickers: Tickers, text: str, limit: int) -> pd.DataFrame:
+    """The best ``limit`` rows of a ticker list for ``text``, ranked as :func:`search` ranks
+    them, with their ``match``; the ranking of any ticker list (a lake's, for an agent)."""
     ranked = _rank(fold(text), tickers.symbols, tickers.names, limit)
     out = tickers.frame.iloc[[i for i, _ in ranked]].reset_index(drop=True)
     out["match"] = pd.Categorical([MATCHES[t] for _, t in ranked], categories=list(MATCHES))

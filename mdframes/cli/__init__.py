@@ -69,6 +69,7 @@ COMMANDS: list[str | Callable[[Any], None]] = [
     "mdframes.features.training_cli:register",  # mdframes training-set
     "mdframes.features.training_cli:register_audit",  # mdframes audit
     "mdframes.lake.cli:register",  # mdframes sync, mdframes lake (needs the lake extra to run)
+    "mdframes.agents.cli:register",  # mdframes agent-server (needs the agents extra to run)
 ]
 
 EPILOG = """\

@@ -1,0 +1,247 @@
+"""The clamp: the one place every agent tool reads the lake through (CONTRACT §15).
+
+:class:`Clock` says what time the agent lives at (a fixed time, a clock file that may only
+move forward, or now). :class:`ClampedLake` is the lake as it stood at that time: every read
+keeps only versions fetched at or before it (the lake's own ``known_at``) **and** records
+public by then (:func:`public_by`, the dataset's anchor through :func:`mdframes.point_in_time`).
+It has the ``read``/``coverage`` of ``md.Lake``, so a feature panel takes it as its source
+and computes from nothing else.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import InvalidParameterError, MdframesError
+from ..params import to_utc
+from ..registry import REGISTRY
+
+__all__ = ["Clock", "ClampedLake", "ClockError", "public_by", "parse_clamp"]
+
+
+class ClockError(MdframesError):
+    """The clock file cannot be read, or it moved the clamp back (an error for that call)."""
+
+
+def parse_clamp(value: Any, name: str = "as_of") -> pd.Timestamp:
+    """A clamp as an aware UTC instant; a date alone is the end of that day (as ``known_at``).
+
+    >>> parse_clamp("2026-06-30")
+    Timestamp('2026-06-30 23:59:59.999999+0000', tz='UTC')
+    """
+    if isinstance(value, str):
+        value = value.strip()
+    return to_utc(value, name)
+
+
+def _now() -> pd.Timestamp:
+    return pd.Timestamp(dt.datetime.now(dt.timezone.utc))
+
+
+class Clock:
+    """The time an agent lives at: ``as_of`` (fixed), ``clock_file`` (re-read at each call,
+    forward only) or, with neither, the current UTC time.
+
+    Parameters
+    ----------
+    as_of : str, date, datetime or Timestamp, optional
+    clock_file : str or Path, optional
+        A text file holding one time (``2026-06-30`` or ``2026-06-30T15:30``, UTC).
+    now : callable, optional
+        The current time, for the default clamp (tests).
+    """
+
+    def __init__(
+        self,
+        as_of: Any = None,
+        clock_file: str | os.PathLike[str] | None = None,
+        *,
+        now: Callable[[], pd.Timestamp] = _now,
+    ) -> None:
+        if as_of is not None and clock_file is not None:
+            raise InvalidParameterError(
+                "give --as-of or --clock-file, not both", parameter="clock_file"
+            )
+        self._fixed = None if as_of is None else parse_clamp(as_of)
+        self._file = None if clock_file is None else Path(clock_file)
+        self._now = now
+        self._last: pd.Timestamp | None = None
+        if self._file is not None:
+            self._last = self._read_file()  # an unreadable file fails at start, not later
+
+    @property
+    def kind(self) -> str:
+        """``"as_of"``, ``"clock_file"`` or ``"now"``."""
+        return "as_of" if self._fixed is not None else "clock_file" if self._file else "now"
+
+    def _read_file(self) -> pd.Timestamp:
+        assert self._file is not None
+        try:
+            text = self._file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ClockError(f"cannot read the clock file {self._file}: {exc}") from None
+        try:
+            return parse_clamp(text, "clock file")
+        except InvalidParameterError:
+            raise ClockError(
+                f"the clock file {self._file} holds {text[:40]!r}, not a time "
+                "('YYYY-MM-DD' for the end of that day or 'YYYY-MM-DDTHH:MM' in UTC)"
+            ) from None
+
+    def current(self) -> pd.Timestamp:
+        """The clamp now: re-read from the clock file, which may only move it forward."""
+        if self._fixed is not None:
+            return self._fixed
+        if self._file is None:
+            return self._now()
+        at = self._read_file()
+        if self._last is not None and at < self._last:
+            raise ClockError(
+                f"the clock file moved the clamp back, from {iso(self._last)} to {iso(at)}; "
+                "the clamp only moves forward (the agent has already seen the later time)"
+            )
+        self._last = at
+        return at
+
+
+def iso(stamp: pd.Timestamp) -> str:
+    """An instant as text, UTC, to the microsecond when it has one."""
+    text = stamp.tz_convert("UTC").isoformat()
+    return text.replace("+00:00", "Z")
+
+
+def public_by(frame: pd.DataFrame, dataset: str, at: pd.Timestamp) -> pd.DataFrame:
+    """The rows of ``frame`` (of ``dataset``) public at ``at``: the dataset's anchor on or
+    before it, null anchors at their legal deadline or never (:func:`mdframes.point_in_time`).
+    A dataset without an anchor (forecasts, the ticker list) is public when fetched."""
+    from ..pit import point_in_time
+
+    anchor = REGISTRY[dataset].anchor
+    if anchor is None or frame.empty:
+        return frame
+    frame.attrs["dataset"] = dataset
+    kept = point_in_time(frame, at)
+    kept.attrs.pop("imputed_anchors", None)
+    return kept.reset_index(drop=True)
+
+
+def _min_time(value: Any, at: pd.Timestamp) -> pd.Timestamp:
+    if value is None:
+        return at
+    given = to_utc(value, "known_at")
+    return min(given, at)
+
+
+class ClampedLake:
+    """``lake`` as it stood at ``at``: what was fetched by then and public by then, nothing
+    else. Read-only; it has no client and no way to fetch.
+
+    Parameters
+    ----------
+    lake : md.Lake
+    at : Timestamp
+        The clamp (aware UTC).
+    """
+
+    def __init__(self, lake: Any, at: pd.Timestamp) -> None:
+        self._lake = lake
+        self.at = at
+
+    @property
+    def root(self) -> str:
+        from ..lake.location import redact_root
+
+        return redact_root(str(self._lake.root))
+
+    def read(
+        self,
+        dataset: str,
+        symbols: Any = None,
+        *,
+        start: Any = None,
+        end: Any = None,
+        known_at: Any = None,
+        columns: list[str] | None = None,
+        history: bool = False,
+        market: str | None = None,
+        region: str | None = None,
+    ) -> pd.DataFrame:
+        """``md.Lake.read`` with ``known_at`` at most the clamp and only public rows."""
+        from ..lake.plan import resolve
+
+        ds = resolve(dataset)
+        extra = _anchor_columns(ds.name, columns)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            frame = self._lake.read(
+                ds.name,
+                symbols,
+                start=start,
+                end=end,
+                known_at=_min_time(known_at, self.at),
+                columns=None if columns is None else [*columns, *extra],
+                history=history,
+                market=market,
+                region=region,
+            )
+        frame = public_by(frame, ds.name, self.at)
+        if extra:
+            frame = frame.drop(columns=extra)
+        _assert_known(frame, self.at)
+        return frame
+
+    def present(self) -> list[tuple[Any, list[str], str | None]]:
+        """The datasets whose tables the lake has (some may hold nothing known at the
+        clamp), each with its columns and time column."""
+        out = []
+        for table in self._lake.tables.present():
+            manifest = table.manifest
+            if manifest is not None:
+                out.append((table.ds, manifest.names(), manifest.time))
+        return out
+
+    def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
+        """``md.Lake.coverage`` as it stood at the clamp, as far as the lake's state tells:
+        what was first fetched later is ``never``; windows synced later end at the clamp's
+        date; fetch times after the clamp are unknown (NaT)."""
+        table: pd.DataFrame = self._lake.coverage(datasets=datasets, symbols=symbols).copy()
+        day = pd.Timestamp(self.at.date())
+        first = table["first_fetched_at"]
+        later = first.isna() | (first > self.at)
+        table.loc[later, ["first", "last", "first_fetched_at", "last_fetched_at"]] = pd.NaT
+        table.loc[later, "gaps"] = pd.Series([[] for _ in range(int(later.sum()))], dtype=object)
+        table.loc[later, "status"] = "never"
+        table.loc[later, "rows"] = 0
+        table.loc[later, "error"] = pd.NA
+        since = ~later & (table["last_fetched_at"] > self.at)
+        # Synced by the clamp and again later: by the clamp it had been synced.
+        table.loc[since, "status"] = "synced"
+        table.loc[since, "error"] = pd.NA
+        table.loc[since, "rows"] = pd.NA
+        table.loc[since, "last_fetched_at"] = pd.NaT
+        table.loc[since, "last"] = table.loc[since, "last"].where(
+            table.loc[since, "last"] <= day, day
+        )
+        return table
+
+
+def _anchor_columns(dataset: str, columns: Iterable[str] | None) -> list[str]:
+    """Columns a read needs beyond ``columns`` to tell when its rows became public."""
+    if columns is None:
+        return []
+    ds = REGISTRY[dataset]
+    wanted = [ds.anchor, ds.deadline.event if ds.deadline else None]
+    return [c for c in dict.fromkeys(wanted) if c and c not in columns]
+
+
+def _assert_known(frame: pd.DataFrame, at: pd.Timestamp) -> None:
+    """The clamp's invariant, checked on every answer: nothing fetched after ``at``."""
+    if "_fetched_at" in frame.columns and len(frame) and bool((frame["_fetched_at"] > at).any()):
+        raise MdframesError(f"internal error: a row fetched after the clamp {iso(at)}")
