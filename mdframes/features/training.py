@@ -87,6 +87,34 @@ class TrainingSet:
             f"label {self.y.name}: {int(self.y.notna().sum()):,} rows known>"
         )
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: shape, span, label, provenance and the features' names."""
+        from .. import _html
+
+        dates = self.X.index.get_level_values(0)
+        symbols = self.X.index.get_level_values(1)
+        span = f"{dates.min():%Y-%m-%d} .. {dates.max():%Y-%m-%d}" if len(dates) else "no dates"
+        known = int(self.y.notna().sum())
+        digest = str(self.info.get("content_hash") or "")
+        pairs: list[tuple[str, object]] = [
+            ("rows", len(self.X)),
+            ("dates", span),
+            ("symbols", symbols.nunique()),
+            ("features", self.X.shape[1]),
+            ("label", f"{self.y.name}: {known:,} rows known"),
+            ("freq", self.info.get("freq")),
+            ("known at", self.info.get("known_at")),
+            ("source", self.info.get("source")),
+            ("content hash", digest[:16] + "…" if len(digest) > 16 else digest),
+            ("created", self.info.get("created_at")),
+        ]
+        names = [str(c) for c in self.X.columns]
+        listed = ", ".join(names[:40]) + (f" … (+{len(names) - 40})" if len(names) > 40 else "")
+        feats = f"<div style='font-size:12px'>features: {_html.text(listed)}</div>"
+        return _html.box(
+            "TrainingSet", _html.figures([p for p in pairs if p[1] is not None]), feats
+        )
+
     def labelled(self) -> TrainingSet:
         """The rows whose label is known, as a training set with the same ``info`` (which
         describes, and hashes, the whole set it came from).

@@ -82,6 +82,12 @@ class Lake:
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"  # the root without credentials
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the root and a table of what the lake holds."""
+        from .display import lake_html
+
+        return lake_html(self)
+
     @property
     def storage_options(self) -> dict[str, str] | None:
         """deltalake's object-store keys for this lake's tables (None on a local disk), for
@@ -307,9 +313,10 @@ class Lake:
         --------
         >>> lake.info()  # doctest: +SKIP
         """
+        from .display import info_frame
         from .maintenance import info
 
-        return info(self.storage, self._all())
+        return info_frame(info(self.storage, self._all()))
 
     @reaching
     def coverage(
@@ -353,8 +360,9 @@ class Lake:
         1  insider_trading  NEWCO  not_found        NaT        NaT   [] ...
         """
         from .coverage import coverage
+        from .display import coverage_frame
 
-        return coverage(self.tables, datasets, symbols)
+        return coverage_frame(coverage(self.tables, datasets, symbols))
 
     @reaching
     def files(self, dataset: str) -> list[str]:

@@ -95,3 +95,50 @@ class SyncReport:
         if self.throttled:
             lines.append(f"  429 answers: {self.throttled}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the key figures, then one row per dataset (done, pending,
+        failed with the error texts)."""
+        from .. import _html
+
+        status = "failed" if self.failed else ("pending" if self.pending else "done")
+        pairs: list[tuple[str, object]] = [
+            ("requests", self.requests),
+            ("new records", self.rows_added),
+            ("new versions", self.versions_added),
+        ]
+        if self.pending:
+            pairs.append(("requests left (at least)", self.requests_left_estimate))
+        if self.stopped:
+            pairs.append(("stopped", self.stopped))
+        if self.resumed:
+            pairs.append(("units resumed", self.resumed))
+        if self.throttled:
+            pairs.append(("429 answers", self.throttled))
+        names = list(dict.fromkeys([*self.done, *self.pending, *self.failed]))
+        rows = []
+        for name in names:
+            failed = self.failed.get(name, {})
+            errors = "; ".join(f"{s or name}: {text}" for s, text in list(failed.items())[:5])
+            if len(failed) > 5:
+                errors += f" (+{len(failed) - 5} more)"
+            rows.append(
+                [
+                    _html.cell(_html.text(name)),
+                    _html.cell(_units(self.done, name), _html.COLOURS["done"]),
+                    _html.cell(_units(self.pending, name), _html.COLOURS["pending"]),
+                    _html.cell(f"{len(failed):,}" if failed else "–", _html.COLOURS["failed"]),
+                    _html.cell(_html.text(errors) if errors else ""),
+                ]
+            )
+        per_dataset = _html.table(["dataset", "done", "pending", "failed", "errors"], rows)
+        return _html.box(
+            f"SyncReport {self.sync_id}".strip(), _html.figures(pairs), per_dataset, status=status
+        )
+
+
+def _units(units: dict[str, list[str]], name: str) -> str:
+    """Symbols of one dataset (a cross-section, ``[]``, is one unit); "–" when absent."""
+    if name not in units:
+        return "–"
+    return f"{max(len(units[name]), 1):,}"
