@@ -174,36 +174,62 @@ def _as_float(values: pd.Series) -> np.ndarray:
     return values.to_numpy(dtype="float64", na_value=np.nan)
 
 
-def _row_value(feature: Feature, rows: pd.DataFrame, day: int) -> float:
-    """The feature on day ``day`` (days since 1970-01-01) from ``rows``: one symbol's rows
-    known then, with ``_day`` (public day) and ``_rank`` (the order "latest" follows)."""
-    rows = rows[rows["_day"].to_numpy() <= day]
-    if feature.value is None:
-        vals = np.ones(len(rows))
+class _Cut:
+    """One symbol's rows known at a row's knowledge, in rank order (public time, then event
+    date, then frame order), cut to those public by the end of day ``day``; the columns a
+    feature reads are evaluated on the cut rows only, once per distinct column or function."""
+
+    def __init__(self, ranked: pd.DataFrame, n: int, day: int) -> None:
+        self.rows = ranked.iloc[:n]
+        self.days = self.rows["_day"].to_numpy()
+        self.day = day
+        self._columns: dict[Any, np.ndarray] = {}
+
+    def on(self, day: int) -> _Cut:
+        """The same rows on another day with the same public rows (their columns shared)."""
+        other = _Cut.__new__(_Cut)
+        other.rows, other.days, other.day, other._columns = self.rows, self.days, day, self._columns
+        return other
+
+    def numbers(self, spec: Any) -> np.ndarray:
+        key = spec if isinstance(spec, str) else id(spec)
+        if key not in self._columns:
+            self._columns[key] = _as_float(_column(self.rows, spec))
+        return self._columns[key]
+
+    def flags(self, spec: Any) -> np.ndarray:
+        key = ("where", spec if isinstance(spec, str) else id(spec))
+        if key not in self._columns:
+            column = _column(self.rows, spec)
+            self._columns[key] = column.astype("boolean").to_numpy(dtype=bool, na_value=False)
+        return self._columns[key]
+
+
+def _row_value(feature: Feature, cut: _Cut) -> float:
+    """The feature on the cut's day from its rows, by CONTRACT §11's definitions."""
+    n_rows, day, days = len(cut.rows), cut.day, cut.days
+    if not n_rows:
+        vals = np.empty(0)
+    elif feature.value is None:
+        vals = np.ones(n_rows)
     else:
-        vals = _as_float(_column(rows, feature.value)) if len(rows) else np.empty(0)
+        vals = cut.numbers(feature.value)
     ok = ~np.isnan(vals)
-    if feature.sign is not None and len(rows):
-        sign = _as_float(_column(rows, feature.sign))
+    if feature.sign is not None and n_rows:
+        sign = cut.numbers(feature.sign)
         vals = vals * sign
         ok &= ~np.isnan(sign)
-    if feature.where is not None and len(rows):
-        flags = _column(rows, feature.where)
-        ok &= flags.astype("boolean").to_numpy(dtype=bool, na_value=False)
-    days = rows["_day"].to_numpy()
-    rank = rows["_rank"].to_numpy()
+    if feature.where is not None and n_rows:
+        ok &= cut.flags(feature.where)
     n = feature.days
 
     def latest(mask: np.ndarray) -> float:
-        if not mask.any():
-            return np.nan
-        picks = np.flatnonzero(mask)
-        return float(vals[picks[np.argmax(rank[picks])]])
+        picks = np.flatnonzero(mask)  # rows are in rank order: the last is the latest
+        return float(vals[picks[-1]]) if len(picks) else np.nan
 
     if feature.agg == "change":
         assert n is not None
-        now, then = latest(ok), latest(ok & (days <= day - n))
-        return now - then
+        return latest(ok) - latest(ok & (days <= day - n))
     window = ok if n is None else ok & (days > day - n)
     if feature.agg == "last":
         return latest(window)
@@ -215,10 +241,11 @@ def _row_value(feature: Feature, rows: pd.DataFrame, day: int) -> float:
 
 
 def _ranked(frame: pd.DataFrame, dataset: str) -> pd.DataFrame:
-    """``frame`` with ``_day`` (public day) and ``_rank`` (public time, then event date, then
-    frame order: the later row of equal times is the latest)."""
+    """``frame``'s rows public at some time, in rank order (public time, then event date,
+    then frame order: the later row of equal times is the latest), with ``_day`` (public
+    day)."""
     frame = frame.reset_index(drop=True)
-    frame.attrs = {**frame.attrs, "dataset": dataset}
+    frame.attrs = {"dataset": dataset}  # no copy of a read's attrs per cut
     times = public_times(frame)
     if isinstance(times.dtype, pd.DatetimeTZDtype):
         times = times.dt.tz_convert("UTC").dt.tz_localize(None)
@@ -232,10 +259,12 @@ def _ranked(frame: pd.DataFrame, dataset: str) -> pd.DataFrame:
             ev = ev.dt.tz_convert("UTC").dt.tz_localize(None)
         keys.append(ev.to_numpy(dtype="datetime64[ns]").view(np.int64))
     keys.append(ns.view(np.int64))
-    rank = np.empty(len(frame), dtype=np.int64)
-    rank[np.lexsort(keys)] = np.arange(len(frame))
-    out = frame.assign(_day=ns.view(np.int64) // _NS_PER_DAY, _rank=rank)
-    return out[keep]
+    order = np.lexsort(keys)
+    order = order[keep[order]]
+    out = frame.iloc[order].reset_index(drop=True)
+    out["_day"] = ns.view(np.int64)[order] // _NS_PER_DAY
+    out.attrs = {"dataset": dataset}
+    return out
 
 
 def _fetched(frame: pd.DataFrame) -> np.ndarray:
@@ -298,6 +327,9 @@ def _look_ahead(
     row = known_at == ROW
     cut_known = None if known_at in (None, ROW) else pd.Timestamp(known_at)
     failed = set(ts.X.attrs.get("failed", {}))
+    recorded = {
+        name: ts.X[name].to_numpy(dtype="float64", na_value=np.nan)[picks] for name in names
+    }
     by_dataset: dict[str, list[Feature]] = {}
     for f in features:
         if f.name in names:
@@ -327,10 +359,12 @@ def _look_ahead(
                 errors="skip",
             )
         frame = frame.reset_index(drop=True)
+        frame.attrs = {"dataset": frame.attrs.get("dataset", dataset)}
         sym = frame["symbol"].astype("string").str.strip().str.upper().to_numpy(dtype=object)
         per_symbol = {s: frame[sym == s] for s in readable}
         floors = {s: _first_sync_end(h) for s, h in per_symbol.items()} if row else {}
         ranked_cache: dict[tuple[str, int], pd.DataFrame] = {}
+        cuts: dict[tuple[str, int, int], _Cut] = {}
         for k, (date, symbol) in enumerate(zip(dates, symbols, strict=True)):
             day = int(date.value // _NS_PER_DAY)
             rows = per_symbol.get(symbol)
@@ -343,12 +377,19 @@ def _look_ahead(
             if rows is not None and key not in ranked_cache:
                 known = _as_known(rows, dataset, cutoff) if row else rows
                 ranked_cache[key] = _ranked(known, dataset)
+            cut = None
+            if rows is not None:
+                ranked = ranked_cache[key]
+                n = int(np.searchsorted(ranked["_day"].to_numpy(), day, side="right"))
+                # Rows of a symbol whose dates see the same public rows share their columns.
+                if (*key, n) not in cuts:
+                    cuts[(*key, n)] = _Cut(ranked, n, day)
+                cut = cuts[(*key, n)].on(day)
             for f in mine:
                 value = np.nan
-                if rows is not None and symbol not in failed and _covered(f, coverage, symbol, day):
-                    value = _row_value(f, ranked_cache[key], day)
-                got = ts.X.iloc[picks[k]][f.name]
-                got_f = np.nan if pd.isna(got) else float(got)
+                if cut is not None and symbol not in failed and _covered(f, coverage, symbol, day):
+                    value = _row_value(f, cut)
+                got_f = float(recorded[f.name][k])
                 same = (np.isnan(value) and np.isnan(got_f)) or (
                     not np.isnan(value)
                     and not np.isnan(got_f)
