@@ -81,6 +81,11 @@ def _isolated_env(
     monkeypatch.delenv("MDFRAMES_BASE_URL", raising=False)
     monkeypatch.setenv("MDFRAMES_CACHE", str(tmp_path_factory.mktemp("cache") / "cache.sqlite"))
     md.set_default_client(None)
+    # An in-process CLI run writes to pytest's capture, which is no terminal; such tests read
+    # the terminal's table. What a real pipe gets is tested in subprocesses (tests/test_pipes.py).
+    from mdframes.cli import common
+
+    monkeypatch.setattr(common, "stdout_is_terminal", lambda: True)
 
 
 @pytest.fixture(scope="session")

@@ -76,7 +76,7 @@ def test_load_help_lists_datasets_and_options_from_the_registry(
         assert f"--{name.replace('_', '-')}" in out
     # Every dataset option is a registry parameter; the rest are the fixed ones.
     flags = {a.dest for a in _subparser("load")._actions if a.option_strings}
-    assert flags - params == {"help", "errors", "out", "no_cache", "no_validate"}
+    assert flags - params == {"help", "errors", "out", "format", "no_cache", "no_validate"}
 
 
 def test_load_names_are_the_registry_names() -> None:
@@ -558,7 +558,8 @@ def test_module_entry_point_loads_and_fails_cleanly(
         timeout=60,
     )
     assert ok.returncode == 0, ok.stderr
-    assert "markets: 20 rows" in ok.stdout
+    lines = ok.stdout.splitlines()  # a pipe gets the whole frame as CSV
+    assert lines[0] == "name,region" and len(lines) == 21
     bad = subprocess.run(
         [sys.executable, "-m", "mdframes.cli", "load", "sentiment", "NOTFOUND"],
         env=env,
@@ -676,7 +677,7 @@ def test_piped_into_head_prints_the_first_line_quietly(
         ["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0  # head's; without pipefail
-    assert proc.stdout.startswith("sentiment: ")
+    assert proc.stdout == "symbol,name,date,score\n"  # a pipe gets the CSV (text mode: \n)
     assert proc.stderr == ""
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -22,11 +24,16 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "PROG",
     "OUTPUT_SUFFIXES",
+    "FORMATS",
+    "STDOUT",
+    "Output",
     "UsageError",
     "CommandError",
     "add_command",
     "add_output_options",
+    "add_out_option",
     "check_out",
+    "stdout_is_terminal",
     "cli_words",
     "split_symbols",
     "emit",
@@ -35,6 +42,9 @@ __all__ = [
 
 PROG = "mdframes"
 OUTPUT_SUFFIXES = (".csv", ".xlsx", ".parquet")
+# What a frame written to standard output can be (--format), and --out's name for it.
+FORMATS = ("csv", "json", "jsonl")
+STDOUT = "-"
 
 
 class UsageError(InvalidParameterError):
@@ -102,14 +112,27 @@ def add_command(
     return p
 
 
-def add_output_options(p: argparse.ArgumentParser) -> None:
-    """``--out FILE``, ``--no-cache`` and ``--no-validate``, as every dataset command has."""
+def add_out_option(p: argparse.ArgumentParser) -> None:
+    """``--out FILE|-`` and ``--format csv|json|jsonl``: where a printed frame goes."""
     p.add_argument(
         "--out",
-        metavar="FILE",
-        help="write to FILE; the format follows the suffix (.csv, .xlsx, .parquet). "
-        "Without it a table is printed",
+        metavar="FILE|-",
+        help="write to FILE; the format follows the suffix (.csv, .xlsx, .parquet). '-': the "
+        "whole frame to standard output. Without it a terminal shows a table, a pipe gets "
+        "the whole frame",
     )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="the format of a frame written to standard output (default: csv, the CSV "
+        "export's rules; json: an array of records; jsonl: one record per line)",
+    )
+
+
+def add_output_options(p: argparse.ArgumentParser) -> None:
+    """``--out FILE|-``, ``--format``, ``--no-cache`` and ``--no-validate``, as every dataset
+    command has."""
+    add_out_option(p)
     p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
     p.add_argument(
         "--no-validate",
@@ -138,6 +161,13 @@ _PYTHON_TO_CLI: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str
     (re.compile(r"(?:md\.)?search\(text\)"), f"`{PROG} search TEXT`"),
     (re.compile(r"""errors=["']skip["']"""), "--errors skip"),
     (re.compile(r"(?<![?&])\bwait=True\b"), "--wait"),
+    # A snapshot's whole history has no command-line form: say where it is, and the option.
+    (
+        re.compile(r"(lake\.read\([^)]*history=True\))"),
+        r"\1 in Python (the command line reads one version: --known-at)",
+    ),
+    (re.compile(r"(?<![?&])\b(known_at|as_of)=(?=\S)"), lambda m: f"--{m[1].replace('_', '-')} "),
+    (re.compile(r"(?<![?&])\b(since|until)=(?=\S)"), r"--\1 "),
     # The command line has no Client(...): the environment is its only way in.
     (re.compile(r"\bpass (?:base_url|api_key)= or "), ""),
     # Never inside a URL's query (``...?region=us-east-1``): only the library's own words.
@@ -161,23 +191,75 @@ def cli_words(text: str) -> str:
     'run `mdframes sync news GOOGL --lake PATH` or pass --errors skip'
     >>> cli_words("run it again then, or pass wait=True to wait for it")
     'run it again then, or pass --wait to wait for it'
+    >>> cli_words("sentiment: known_at=2026-01-01 is earlier than every stored version")
+    'sentiment: --known-at 2026-01-01 is earlier than every stored version'
     """
     for pattern, words in _PYTHON_TO_CLI:
         text = pattern.sub(words, text)
     return text
 
 
-def check_out(out: str | None) -> Path | None:
-    """``--out`` as a path; an unknown suffix is refused before any request is made."""
-    if out is None:
-        return None
+def stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal (a person reading) rather than a pipe or file."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # no stdout, or a closed one
+        return False
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where a command's frame goes, decided once from ``--out`` and ``--format``.
+
+    ``path`` is a file (its suffix names the format), or ``None`` for standard output, where
+    ``format`` is the format; with neither ``--out -`` nor ``--format``, a terminal gets the
+    readable preview and a pipe the whole frame as CSV.
+    """
+
+    path: Path | None = None
+    format: str | None = None
+
+    def whole(self) -> str | None:
+        """The format the whole frame is written to stdout in, or ``None`` (a file, or the
+        terminal's preview)."""
+        if self.path is not None:
+            return None
+        if self.format is None and stdout_is_terminal():
+            return None
+        return self.format or "csv"
+
+
+def check_out(out: str | None, format: str | None = None) -> Output:
+    """``--out`` and ``--format`` as an :class:`Output`; an unknown suffix, or ``--format``
+    with a file, is refused before any request is made.
+
+    Examples
+    --------
+    >>> check_out("-", "jsonl")
+    Output(path=None, format='jsonl')
+    >>> check_out("insider.xlsx").path
+    PosixPath('insider.xlsx')
+    """
+    if format is not None and format not in FORMATS:
+        raise UsageError(
+            f"--format {format!r}: use one of {', '.join(FORMATS)}", parameter="format"
+        )
+    if out is None or out == STDOUT:
+        return Output(None, format)
     path = Path(out)
     if path.suffix.lower() not in OUTPUT_SUFFIXES:
         raise UsageError(
-            f"cannot tell the format of {out!r}: use a {', '.join(OUTPUT_SUFFIXES)} suffix",
+            f"cannot tell the format of {out!r}: use a {', '.join(OUTPUT_SUFFIXES)} suffix, "
+            f"or --out {STDOUT} for standard output",
             parameter="out",
         )
-    return path
+    if format is not None:
+        raise UsageError(
+            f"--format {format} is for standard output; a file's format follows its suffix "
+            f"({path.name})",
+            parameter="format",
+        )
+    return Output(path)
 
 
 def split_symbols(values: Sequence[str]) -> list[str]:
@@ -217,25 +299,37 @@ def render(df: pd.DataFrame, *, max_rows: int = 20, width: int | None = None) ->
     return "\n".join(lines)
 
 
-def emit(df: pd.DataFrame, out: Path | None) -> None:
-    """Print ``df`` as a table, or write it to ``out`` in the format of its suffix."""
-    if out is None:
-        print(render(df))
-        return
+def emit(df: pd.DataFrame, out: Output | Path | None, *, max_rows: int = 20) -> None:
+    """Write ``df`` where ``out`` says: a file in the format of its suffix, the whole frame to
+    standard output (a pipe, ``--out -`` or ``--format``), or a table for a terminal."""
     from .. import export
 
+    if not isinstance(out, Output):
+        out = Output(out)
+    whole = out.whole()
+    if whole is not None:
+        stream = sys.stdout
+        if whole == "csv":
+            export.write_csv(df, stream)
+        else:
+            export.write_json(df, stream, lines=whole == "jsonl")
+        return
+    if out.path is None:
+        print(render(df, max_rows=max_rows))
+        return
+    path = out.path
     writer: dict[str, Callable[[pd.DataFrame, Path], Path]] = {
         ".csv": export.to_csv,
         ".xlsx": export.to_excel,
         ".parquet": export.to_parquet,
     }
     try:
-        writer[out.suffix.lower()](df, out)
+        writer[path.suffix.lower()](df, path)
     except BrokenPipeError:  # --out /dev/stdout | head: the reader left, see cli.main
         raise
     except OSError as exc:
-        raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
+        raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
     except ImportError as exc:
-        extra = "excel" if out.suffix.lower() == ".xlsx" else "parquet"
+        extra = "excel" if path.suffix.lower() == ".xlsx" else "parquet"
         raise CommandError(f"{exc}; install it with: pip install 'mdframes[{extra}]'") from None
-    print(f"wrote {len(df)} rows x {df.shape[1]} columns to {out}")
+    print(f"wrote {len(df)} rows x {df.shape[1]} columns to {path}")

@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
         allowed = ", ".join(f"--{o.replace('_', '-')}" for o in own) or "none"
         raise UsageError(f"{flags} does not apply to {ds.name} (its options: {allowed})")
     given = {own[o]: value for o, value in given.items()}
-    out = check_out(args.out)
+    out = check_out(args.out, args.format)
     symbols = split_symbols(getattr(args, "symbols", ()))
     if ds.param(_SYMBOL_PARAM) is not None:  # a v1 dataset about one ticker
         if len(symbols) != 1:

@@ -8,7 +8,16 @@ import sys
 from typing import Any
 
 from ..errors import redact
-from .common import PROG, CommandError, UsageError, add_command, split_symbols
+from .common import (
+    PROG,
+    CommandError,
+    UsageError,
+    add_command,
+    add_out_option,
+    check_out,
+    emit,
+    split_symbols,
+)
 
 __all__ = ["register_demo", "register", "SANDBOX_KEY"]
 
@@ -43,6 +52,7 @@ def register(subcommands: Any) -> None:
     )
     p.add_argument("text", nargs="+", metavar="TEXT", help="a symbol or words of a name")
     p.add_argument("--limit", type=int, default=10, help="most rows shown (default: 10)")
+    add_out_option(p)
     p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
 
     p = add_command(
@@ -89,12 +99,19 @@ def _search(args: argparse.Namespace) -> int:
 
     if args.limit < 1:
         raise UsageError(f"--limit {args.limit} must be 1 or more", parameter="limit")
+    out = check_out(args.out, args.format)
     with Client(cache=not args.no_cache) as client:
         found = search(" ".join(args.text), limit=args.limit, client=client)
+    if out.path is None and out.whole() is None:  # a terminal: the matches, nothing else
+        if found.empty:
+            print(f"no symbol matches {' '.join(args.text)!r}")
+            return 1
+        print(found.to_string(index=False))
+        return 0
+    emit(found, out)
     if found.empty:
-        print(f"no symbol matches {' '.join(args.text)!r}")
+        print(f"{PROG} search: no symbol matches {' '.join(args.text)!r}", file=sys.stderr)
         return 1
-    print(found.to_string(index=False))
     return 0
 
 

@@ -40,7 +40,7 @@ def register(subcommands: Any) -> None:
     ...                            "--end", "2026-02-01"]).end
     '2026-02-01'
     """
-    from ..cli.common import add_command, add_output_options
+    from ..cli.common import add_command, add_out_option
 
     p = add_command(
         subcommands,
@@ -56,12 +56,13 @@ def register(subcommands: Any) -> None:
         run=run,
     )
     add_panel_arguments(p)
-    add_output_options(p)
+    add_out_option(p)
 
 
 def add_panel_arguments(p: argparse.ArgumentParser) -> None:
     """The panel's arguments, shared by ``mdframes features`` and ``mdframes training-set``:
-    SYMBOL..., --start, --end, --features, --lake, --known-at, --errors."""
+    SYMBOL..., --start, --end, --features, --lake, --known-at, --errors, --no-cache (read
+    back by :func:`panel_request` and :func:`panel_source`)."""
     p.add_argument(
         "symbols", nargs="+", metavar="SYMBOL", help="symbols (space or comma separated)"
     )
@@ -87,6 +88,23 @@ def add_panel_arguments(p: argparse.ArgumentParser) -> None:
         help="a symbol the service does not know: stop (raise, the default) or keep its rows "
         "with empty features (skip)",
     )
+    p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
+
+
+def panel_request(args: argparse.Namespace) -> tuple[list[str], list[str] | None]:
+    """The symbols and feature names of :func:`add_panel_arguments`' arguments, checked
+    before anything is loaded (an unknown feature name, an empty symbol)."""
+    from ..cli.common import UsageError, split_symbols
+    from .definitions import resolve_features
+
+    symbols = split_symbols(args.symbols)
+    names = None
+    if args.features is not None:
+        names = [n.strip() for n in args.features.split(",")]
+        if not all(names):
+            raise UsageError("empty name in --features", parameter="features")
+    resolve_features(names)
+    return symbols, names
 
 
 @contextlib.contextmanager
@@ -113,18 +131,11 @@ def panel_source(args: argparse.Namespace) -> Iterator[Source]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mdframes features`` from parsed arguments; returns the exit code."""
-    from ..cli.common import UsageError, check_out, emit, split_symbols
-    from .definitions import resolve_features
+    from ..cli.common import check_out, emit
     from .panels import panel
 
-    out = check_out(args.out)
-    symbols = split_symbols(args.symbols)
-    names = None
-    if args.features is not None:
-        names = [n.strip() for n in args.features.split(",")]
-        if not all(names):
-            raise UsageError("empty name in --features", parameter="features")
-    resolve_features(names)  # unknown names fail before anything is loaded
+    out = check_out(args.out, args.format)
+    symbols, names = panel_request(args)
     with panel_source(args) as source:
         df = panel(
             symbols,

@@ -70,16 +70,14 @@ def register(subcommands: Any) -> None:
         help="business days from the row's date to the start of the return (default 1)",
     )
     p.add_argument("--out", required=True, metavar="FILE", help="the Parquet file to write")
-    p.add_argument("--no-cache", action="store_true", help="bypass the HTTP cache")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mdframes training-set`` from parsed arguments; returns the exit code."""
     from pathlib import Path
 
-    from ..cli.common import CommandError, UsageError, split_symbols
-    from .cli import panel_source
-    from .definitions import resolve_features
+    from ..cli.common import CommandError, UsageError
+    from .cli import panel_request, panel_source
     from .labels import forward_return
     from .training import training_set
 
@@ -89,13 +87,7 @@ def run(args: argparse.Namespace) -> int:
             f"--out {args.out!r}: a training set is written as Parquet (.parquet)",
             parameter="out",
         )
-    symbols = split_symbols(args.symbols)
-    names = None
-    if args.features is not None:
-        names = [n.strip() for n in args.features.split(",")]
-        if not all(names):
-            raise UsageError("empty name in --features", parameter="features")
-    resolve_features(names)  # unknown names fail before anything is loaded
+    symbols, names = panel_request(args)
     match = _LABEL.fullmatch(args.label.strip())
     if match is None:
         raise UsageError(

@@ -66,7 +66,7 @@ def register(subcommands: Any) -> None:
     >>> build_parser().parse_args(["lake", "info"]).action
     'info'
     """
-    from ..cli.common import add_command
+    from ..cli.common import add_command, add_out_option
 
     p = add_command(
         subcommands,
@@ -111,7 +111,7 @@ def register(subcommands: Any) -> None:
     p.add_argument("--as-of", dest="as_of", help="read: rows public at this time")
     p.add_argument("--since", help="changes: revisions fetched after this time")
     p.add_argument("--until", help="changes: revisions fetched at or before this time")
-    p.add_argument("--out", metavar="FILE", help="write .csv, .xlsx or .parquet")
+    add_out_option(p)
     _lake_option(p)
 
 
@@ -244,7 +244,7 @@ def _cmd_lake(args: argparse.Namespace) -> int:
     from ..errors import InvalidParameterError
 
     action, words = args.action, list(args.args)
-    out = check_out(args.out)
+    out = check_out(args.out, args.format)
     wants = {"files": "DATASET", "sql": "QUERY", "read": "DATASET", "changes": "DATASET"}
     if action in wants and not words:
         raise InvalidParameterError(f"lake {action} needs a {wants[action]}", parameter="args")
@@ -264,10 +264,7 @@ def _cmd_lake(args: argparse.Namespace) -> int:
         names, listed = split_words(words)
         table = lake.coverage(names or None, listed or None)
         table["gaps"] = table["gaps"].map(_gaps_text).astype("string")
-        if out is None:
-            print(render(table, max_rows=200))
-        else:
-            emit(table, out)
+        emit(table, out, max_rows=200)
         return 0
     if action == "check":
         found = lake.check()
@@ -289,7 +286,7 @@ def _cmd_lake(args: argparse.Namespace) -> int:
         print("\n".join(lake.files(words[0])))
         return 0
     if action == "sql":
-        emit(lake.sql(words[0]), out)
+        emit(lake.sql(words[0]), out, max_rows=200)
         return 0
     dataset, *rest = words
     symbols = [s for w in rest for s in w.split(",") if s] or None
