@@ -127,6 +127,26 @@ def test_rebuild_refuses_what_it_cannot_rebuild(world: dict[str, Any]) -> None:
         md.features.rebuild(42, source=md.Lake(world["root"]))
 
 
+def test_the_content_hash_of_a_fixed_set_is_the_same_on_every_pandas() -> None:
+    """The canonical form does not depend on the pandas version: CI runs this file on pandas
+    2.2 and on the newest pandas, and both must give this one value (checked by hand on
+    pandas 2.2.3 and 3.1.1, for the symbols as pandas' string and as objects)."""
+    dates = pd.to_datetime(["2026-01-05", "2026-01-06"])
+    for symbols in (
+        pd.Index(["AAPL", "KO"], dtype="string"),
+        pd.Index(["AAPL", "KO"], dtype=object),
+    ):
+        index = pd.MultiIndex.from_product([dates, symbols.rename("symbol")],
+                                           names=["date", "symbol"])  # fmt: skip
+        X = pd.DataFrame({"a": [1.5, np.nan, -2.0, 0.25],
+                          "n": pd.array([1, None, 3, 0], dtype="Int64")}, index=index)  # fmt: skip
+        y = pd.Series([0.01, np.nan, -0.02, 0.0], index=index, name="fwd_return_5")
+        t1 = pd.Series(pd.to_datetime(["2026-01-13"] * 2 + ["2026-01-14"] * 2), index=index,
+                       name="t1")  # fmt: skip
+        digest = TrainingSet(X, y, t1, {}).content_hash()
+        assert digest == "a2f62c1a2bddc62d1ab454f8816b1024a0283f1dbb3ad4184db7ebf363aace58"
+
+
 def test_a_vacuumed_version_is_named(world: dict[str, Any]) -> None:
     """Last: a compaction that keeps no old version removes the recorded versions' files."""
     lake = md.Lake(world["root"])
