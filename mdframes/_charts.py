@@ -16,29 +16,21 @@ from .registry import SCREENER_DATASETS
 
 __all__ = ["Chart", "CHARTS", "KINDS"]
 
-# What each kind draws (both backends):
-#   fan        forecast mid line and its lower..upper band per symbol (and type)
-#   bands      a score per symbol over the sentiment bands
-#   ratio      put/call ratio per symbol with the 0.7/1.2 levels, price on a second axis
-#   insider    transactions per symbol: buying above zero, selling below
-#   congress   each trade's amount range per symbol, purchases and sales
-#   apps       app scores per platform's biggest app over the rating bands, per symbol
-#   events     one marker per record at its time, y = `value` (or the running count)
-#   metrics    one panel per `value` column, a line per symbol
-#   totals     `value` summed per symbol per week, a line per symbol
-#   ranking    a cross-section: `value` per symbol (aggregated), the top symbols as bars
-KINDS = (
-    "fan",
-    "bands",
-    "ratio",
-    "insider",
-    "congress",
-    "apps",
-    "events",
-    "metrics",
-    "totals",
-    "ranking",
-)
+# What each kind draws (both backends); the docs' gallery quotes these.
+KINDS: dict[str, str] = {
+    "fan": "the forecast mid line and its lower..upper band, per symbol (and type)",
+    "bands": "the score per symbol over the five sentiment bands",
+    "ratio": "the put/call ratio with the 0.7 and 1.2 levels and the price on a second axis "
+    "(interactive: a panel per symbol)",
+    "insider": "one panel per symbol: buying above zero, selling below (matplotlib: summed "
+    "per month; interactive: each transaction)",
+    "congress": "one panel per symbol: each trade's amount range, purchases and sales",
+    "apps": "one panel per symbol: each platform's biggest app over the rating bands",
+    "events": "one marker per record at its date, a colour per symbol",
+    "metrics": "one panel per measure, a line per symbol",
+    "totals": "the sum per symbol per week, a line per symbol",
+    "ranking": "a bar per symbol (or per value of a column), the largest first, at most 25",
+}
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import pytest  # noqa: E402
 import mdframes as md  # noqa: E402
 from mdframes import _plotly, registry  # noqa: E402
 from mdframes import plot as mdplot  # noqa: E402
-from mdframes._charts import CHARTS  # noqa: E402
+from mdframes._charts import CHARTS, KINDS  # noqa: E402
 
 pytest.importorskip("plotly", reason="the interactive charts need plotly (the plot extra)")
 
@@ -73,7 +73,7 @@ def test_every_per_symbol_dataset_and_screener_has_a_chart() -> None:
     # A new dataset in the registry without an entry in mdframes/_charts.py fails here.
     assert set(CHARTS) == chartable()
     kinds = {spec.kind for spec in CHARTS.values()}
-    assert kinds <= set(mdplot._MATPLOTLIB) and kinds <= set(_plotly._KINDS)
+    assert kinds <= set(KINDS) == set(mdplot._MATPLOTLIB) == set(_plotly._KINDS)
 
 
 # --- what each chart must hold, computed from the frame (not from the chart code) ----------
