@@ -31,6 +31,7 @@ from .definitions import resolve_features
 from .engine import Events, Grid, day_numbers, result_dtype
 from .engine import compute as compute_feature
 from .knowledge import VersionEvents, compute_row
+from .reach import reaches
 from .sources import ROW, Source, fetch, history_start, record_key, resolve_source
 from .spec import Feature, check_errors, check_offset
 
@@ -168,12 +169,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
             {f.name: pd.Series(dtype=result_dtype(f, False)) for f in wanted}, index=index
         )
         return ChunkResult(empty, dict.fromkeys(empty.columns), {}, 0, {}, {}, {})
-    lookbacks: dict[str, int | None] = {}
-    for f in wanted:
-        current = lookbacks.get(f.dataset, 0)
-        lookbacks[f.dataset] = (
-            None if current is None or f.lookback is None else max(current, f.lookback)
-        )
+    lookbacks = reaches(wanted)
     frames, failed = fetch(
         lookbacks,
         symbols,

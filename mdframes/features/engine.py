@@ -29,7 +29,7 @@ from ..pit import public_times
 from ..registry import REGISTRY
 from .spec import Feature
 
-__all__ = ["Events", "Grid", "compute", "day_numbers"]
+__all__ = ["Events", "Grid", "compute", "counted_rows", "day_numbers", "evaluate"]
 
 # Day numbers of datetime64[ns] lie within +-106,752; OFF makes them (and a window before
 # them) non-negative, SPAN separates symbols.
@@ -203,37 +203,55 @@ class Events:
         return vals[self.take], counted, is_int
 
     def _evaluate(self, feature: Feature, role: str) -> pd.Series:
-        spec = getattr(feature, role)
-        frame = self.frame
-        if isinstance(spec, str):
-            if spec not in frame.columns:
-                raise InvalidParameterError(
-                    f"feature {feature.name!r}: the {self.dataset} frame has no column {spec!r} "
-                    f"({role}); its columns: {', '.join(map(str, frame.columns))}",
-                    parameter=role,
-                )
-            return frame[spec]
-        try:
-            result = spec(frame)
-        except InvalidParameterError:
-            raise
-        except Exception as exc:  # a user's function: say which feature and role failed
+        return evaluate(self.frame, self.dataset, feature, role)
+
+
+def counted_rows(frame: pd.DataFrame, dataset: str, feature: Feature) -> np.ndarray:
+    """Which rows of ``frame`` (in its order) carry a value of ``feature``: its value and
+    sign not null, its ``where`` true."""
+    n = len(frame)
+    valid = np.ones(n, dtype=bool)
+    if feature.value is not None:
+        valid &= _numbers(evaluate(frame, dataset, feature, "value"), feature, "value")[1]
+    if feature.sign is not None:
+        valid &= _numbers(evaluate(frame, dataset, feature, "sign"), feature, "sign")[1]
+    if feature.where is not None:
+        valid &= _flags(evaluate(frame, dataset, feature, "where"), feature)
+    return valid
+
+
+def evaluate(frame: pd.DataFrame, dataset: str, feature: Feature, role: str) -> pd.Series:
+    """The column or function result of ``feature``'s ``role`` on ``frame``."""
+    spec = getattr(feature, role)
+    if isinstance(spec, str):
+        if spec not in frame.columns:
             raise InvalidParameterError(
-                f"feature {feature.name!r}: its {role} function failed on the {self.dataset} "
-                f"frame: {type(exc).__name__}: {exc}",
-                parameter=role,
-            ) from exc
-        if isinstance(result, pd.Series):
-            return result if result.index.equals(frame.index) else result.reindex(frame.index)
-        if np.ndim(result) == 0:
-            return pd.Series([result] * len(frame), index=frame.index)
-        if len(result) != len(frame):
-            raise InvalidParameterError(
-                f"feature {feature.name!r}: its {role} function returned {len(result)} values "
-                f"for {len(frame)} rows",
+                f"feature {feature.name!r}: the {dataset} frame has no column {spec!r} "
+                f"({role}); its columns: {', '.join(map(str, frame.columns))}",
                 parameter=role,
             )
-        return pd.Series(result, index=frame.index)
+        return frame[spec]
+    try:
+        result = spec(frame)
+    except InvalidParameterError:
+        raise
+    except Exception as exc:  # a user's function: say which feature and role failed
+        raise InvalidParameterError(
+            f"feature {feature.name!r}: its {role} function failed on the {dataset} "
+            f"frame: {type(exc).__name__}: {exc}",
+            parameter=role,
+        ) from exc
+    if isinstance(result, pd.Series):
+        return result if result.index.equals(frame.index) else result.reindex(frame.index)
+    if np.ndim(result) == 0:
+        return pd.Series([result] * len(frame), index=frame.index)
+    if len(result) != len(frame):
+        raise InvalidParameterError(
+            f"feature {feature.name!r}: its {role} function returned {len(result)} values "
+            f"for {len(frame)} rows",
+            parameter=role,
+        )
+    return pd.Series(result, index=frame.index)
 
 
 def _sort_order(codes: np.ndarray, times: np.ndarray, tie: np.ndarray | None) -> np.ndarray:

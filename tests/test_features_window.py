@@ -1,0 +1,141 @@
+"""A panel costs its window (issue 27, item 4): it reads a dataset from its first date minus
+the longest window only, and for features without a window (``*_last``, changes) each
+symbol's latest value before that, however old, not the rest of the history. A short panel
+equals the same dates cut from a long one: from a real lake (latest versions and a
+``known_at``), and from frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mdframes as md
+from mdframes.features import Feature
+from mdframes.sandbox import Sandbox
+
+from .conftest import KEY
+
+SYMBOLS = ["AAPL", "KO", "GME", "MSFT"]
+DATASETS = ["sentiment", "put_call_ratio", "news", "professionalnet"]
+FIRST, SHORT, END = "2025-10-01", "2026-08-03", "2026-09-30"
+FEATURES: list[Any] = [
+    "sentiment_mean_7d",
+    "sentiment_change_30d",
+    "put_call_ratio_last",
+    "news_count_7d",
+    "employee_count_last",
+    # Its last value lies ten months before the short panel's first date.
+    Feature(
+        "old_ratio_last",
+        "put_call_ratio",
+        value="ratio",
+        window=None,
+        agg="last",
+        where=lambda df: df["date"] < pd.Timestamp("2025-11-01"),
+    ),
+    Feature("sentiment_last_5d", "sentiment", value="score", window=5, agg="last"),
+]
+
+
+class Counting:
+    """The lake as a panel sees it (``read`` only), counting the rows each read returns."""
+
+    def __init__(self, lake: md.Lake) -> None:
+        self.lake, self.rows = lake, 0
+
+    def read(self, dataset: str, symbols: Any = None, **kw: Any) -> pd.DataFrame:
+        frame = self.lake.read(dataset, symbols, **kw)
+        self.rows += len(frame)
+        return frame
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[md.Lake]:
+    root = tmp_path_factory.mktemp("window") / "lake"
+    with Sandbox(today="2026-09-26") as world:
+        client = md.Client(api_key=KEY, base_url=world.url, cache=False, progress=False)
+        client.sandbox = world
+        lake = md.Lake(root, client=client)
+        lake.sync(DATASETS, SYMBOLS, start="2025-06-02", progress=False)
+        world.advance(days=4)  # revisions stored as versions, read as the latest
+        lake.sync(DATASETS, SYMBOLS, progress=False)
+        client.close()
+    yield md.Lake(root)
+
+
+def _cut(panel: pd.DataFrame, first: str) -> pd.DataFrame:
+    dates = panel.index.get_level_values("date")
+    return panel[dates >= pd.Timestamp(first)]
+
+
+def _same(short: pd.DataFrame, long: pd.DataFrame) -> None:
+    expected = _cut(long, SHORT)
+    pd.testing.assert_frame_equal(short, expected, check_flags=False)
+    assert short.attrs["features"] == long.attrs["features"]
+    assert short.attrs["failed"] == long.attrs["failed"]
+    assert short.attrs.get("known_at") == long.attrs.get("known_at")
+    for name, entry in short.attrs["coverage"].items():
+        values = expected[name].notna().to_numpy()
+        dates = expected.index.get_level_values("date")[values]
+        first = dates.min().date().isoformat() if len(dates) else None
+        assert entry["first"] == first, name
+        assert entry["non_null"] == pytest.approx(values.mean()), name
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+@pytest.mark.parametrize("known_at", [None, "2026-09-27"])
+def test_a_short_panel_from_a_lake_is_the_long_one_cut(lake: md.Lake, known_at: Any) -> None:
+    long = md.features.panel(SYMBOLS, FIRST, END, FEATURES, source=lake, known_at=known_at)
+    short = md.features.panel(SYMBOLS, SHORT, END, FEATURES, source=lake, known_at=known_at)
+    _same(short, long)
+    old = short["old_ratio_last"].to_numpy(dtype="float64")
+    assert np.isfinite(old).all()  # found ten months back, for every symbol
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_a_short_panel_reads_its_window_not_the_history(lake: md.Lake) -> None:
+    features = [f for f in FEATURES if not isinstance(f, Feature) or f.name != "old_ratio_last"]
+    long, short = Counting(lake), Counting(lake)
+    md.features.panel(SYMBOLS, FIRST, END, features, source=long)
+    md.features.panel(SYMBOLS, SHORT, END, features, source=short)
+    # Two months and their windows (a month before), plus a value per symbol: under a third
+    # of what a year of panel dates reads (every row from the history's start, before).
+    assert 0 < short.rows < long.rows / 3
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_a_short_panel_from_frames_is_the_long_one_cut(lake: md.Lake) -> None:
+    frames = {name: lake.read(name, SYMBOLS) for name in DATASETS}
+    long = md.features.panel(SYMBOLS, FIRST, END, FEATURES, source=frames)
+    short = md.features.panel(SYMBOLS, SHORT, END, FEATURES, source=frames)
+    _same(short, long)
+    from_lake = md.features.panel(SYMBOLS, SHORT, END, FEATURES, source=lake)
+    pd.testing.assert_frame_equal(short, from_lake)
+
+
+def test_the_cut_keeps_each_symbols_latest_value(tmp_path: Path) -> None:
+    # Rows public before the windows: only each symbol's latest carrying a value stays
+    # (a null ratio is skipped; equal times: the frame's later row).
+    from mdframes.features.reach import day_of, latest_before
+
+    frame = pd.DataFrame(
+        {
+            "symbol": pd.array(["A", "A", "A", "B", "B", "A"], dtype="string"),
+            "date": pd.to_datetime(
+                ["2026-01-02", "2026-01-05", "2026-01-05", "2026-01-09", "2026-01-03", "2026-02-02"]
+            ),
+            "ratio": [1.0, 2.0, np.nan, 3.0, 4.0, 5.0],
+        }
+    )
+    feature = Feature("r", "put_call_ratio", value="ratio", window=None, agg="last")
+    cut = day_of(pd.Timestamp("2026-02-01").date())
+    since = day_of(pd.Timestamp("2026-01-07").date())
+    keep, settled = latest_before(frame, "put_call_ratio", ["A", "B"], cut, (feature,), since)
+    assert keep.tolist() == [False, True, False, True, False, True]
+    assert settled == {"B"}  # A's latest value became public before 2026-01-07
