@@ -49,6 +49,7 @@ _PRICE_MATCH = 0.9  # a feature equal to a later price on this share of its rows
 _LISTED = 50  # offending rows listed per check
 _RTOL = 1e-9
 _NS_PER_DAY = 86_400 * 10**9
+_ROW_RULES: set[int] = set()  # filled on first use (the catalog imports this package)
 
 
 @dataclass
@@ -174,40 +175,74 @@ def _as_float(values: pd.Series) -> np.ndarray:
     return values.to_numpy(dtype="float64", na_value=np.nan)
 
 
+def _row_rules() -> set[int]:
+    """The catalog's row rules (functions of one row's fields: insider groups, congress
+    amount bounds, ...): their value on a row does not depend on the other rows."""
+    from .definitions import CATALOG
+
+    return {id(x) for f in CATALOG for x in (f.value, f.sign, f.where) if callable(x)}
+
+
+class _Symbol:
+    """One symbol's rows of a dataset as read (``_pos``: their place), and the columns and
+    row rules evaluated on them once."""
+
+    def __init__(self, rows: pd.DataFrame) -> None:
+        self.rows = rows
+        self._columns: dict[Any, np.ndarray] = {}
+
+    def column(self, spec: Any, flags: bool) -> np.ndarray:
+        key = (flags, spec if isinstance(spec, str) else id(spec))
+        if key not in self._columns:
+            self._columns[key] = _evaluate(self.rows, spec, flags)
+        return self._columns[key]
+
+
+def _evaluate(rows: pd.DataFrame, spec: Any, flags: bool) -> np.ndarray:
+    column = _column(rows, spec)
+    if flags:
+        return column.astype("boolean").to_numpy(dtype=bool, na_value=False)
+    return _as_float(column)
+
+
 class _Cut:
     """One symbol's rows known at a row's knowledge, in rank order (public time, then event
-    date, then frame order), cut to those public by the end of day ``day``; the columns a
-    feature reads are evaluated on the cut rows only, once per distinct column or function."""
+    date, then frame order), cut to those public by the end of day ``day``. A column or a
+    catalog row rule is taken from the symbol's rows (the same numbers row by row); any other
+    function of the frame runs on the cut rows only, so that one reading later rows is
+    caught."""
 
-    def __init__(self, ranked: pd.DataFrame, n: int, day: int) -> None:
-        self.rows = ranked.iloc[:n]
-        self.days = self.rows["_day"].to_numpy()
-        self.day = day
+    def __init__(self, symbol: _Symbol, ranked: _Ranked, n: int, day: int) -> None:
+        self.symbol, self.ranked, self.n, self.day = symbol, ranked, n, day
+        self.pos = ranked.pos[:n]
+        self.days = ranked.days[:n]
         self._columns: dict[Any, np.ndarray] = {}
 
     def on(self, day: int) -> _Cut:
         """The same rows on another day with the same public rows (their columns shared)."""
         other = _Cut.__new__(_Cut)
-        other.rows, other.days, other.day, other._columns = self.rows, self.days, day, self._columns
+        other.__dict__.update(self.__dict__)
+        other.day = day
         return other
 
-    def numbers(self, spec: Any) -> np.ndarray:
-        key = spec if isinstance(spec, str) else id(spec)
+    def _get(self, spec: Any, flags: bool) -> np.ndarray:
+        if isinstance(spec, str) or id(spec) in _ROW_RULES:
+            return self.symbol.column(spec, flags)[self.pos]
+        key = (flags, id(spec))
         if key not in self._columns:
-            self._columns[key] = _as_float(_column(self.rows, spec))
+            self._columns[key] = _evaluate(self.ranked.rows(self.n), spec, flags)
         return self._columns[key]
 
+    def numbers(self, spec: Any) -> np.ndarray:
+        return self._get(spec, False)
+
     def flags(self, spec: Any) -> np.ndarray:
-        key = ("where", spec if isinstance(spec, str) else id(spec))
-        if key not in self._columns:
-            column = _column(self.rows, spec)
-            self._columns[key] = column.astype("boolean").to_numpy(dtype=bool, na_value=False)
-        return self._columns[key]
+        return self._get(spec, True)
 
 
 def _row_value(feature: Feature, cut: _Cut) -> float:
     """The feature on the cut's day from its rows, by CONTRACT §11's definitions."""
-    n_rows, day, days = len(cut.rows), cut.day, cut.days
+    n_rows, day, days = cut.n, cut.day, cut.days
     if not n_rows:
         vals = np.empty(0)
     elif feature.value is None:
@@ -240,10 +275,26 @@ def _row_value(feature: Feature, cut: _Cut) -> float:
     return float(vals[window].mean()) if window.any() else np.nan  # mean
 
 
-def _ranked(frame: pd.DataFrame, dataset: str) -> pd.DataFrame:
-    """``frame``'s rows public at some time, in rank order (public time, then event date,
-    then frame order: the later row of equal times is the latest), with ``_day`` (public
-    day)."""
+@dataclass
+class _Ranked:
+    """Rows of one symbol public at some time, in rank order (public time, then event date,
+    then frame order: the later row of equal times is the latest): ``order`` into
+    ``frame``, their ``_pos`` (place among the symbol's rows) and public ``days``."""
+
+    frame: pd.DataFrame
+    order: np.ndarray
+    pos: np.ndarray
+    days: np.ndarray
+
+    def rows(self, n: int) -> pd.DataFrame:
+        """The first ``n`` rows in rank order, as the dataset's frame."""
+        out = self.frame.iloc[self.order[:n]].drop(columns=["_pos"]).reset_index(drop=True)
+        out.attrs = dict(self.frame.attrs)
+        return out
+
+
+def _ranked(frame: pd.DataFrame, dataset: str) -> _Ranked:
+    """``frame``'s rows public at some time, in rank order."""
     frame = frame.reset_index(drop=True)
     frame.attrs = {"dataset": dataset}  # no copy of a read's attrs per cut
     times = public_times(frame)
@@ -261,10 +312,8 @@ def _ranked(frame: pd.DataFrame, dataset: str) -> pd.DataFrame:
     keys.append(ns.view(np.int64))
     order = np.lexsort(keys)
     order = order[keep[order]]
-    out = frame.iloc[order].reset_index(drop=True)
-    out["_day"] = ns.view(np.int64)[order] // _NS_PER_DAY
-    out.attrs = {"dataset": dataset}
-    return out
+    pos = frame["_pos"].to_numpy()[order]
+    return _Ranked(frame, order, pos, ns.view(np.int64)[order] // _NS_PER_DAY)
 
 
 def _fetched(frame: pd.DataFrame) -> np.ndarray:
@@ -361,9 +410,17 @@ def _look_ahead(
         frame = frame.reset_index(drop=True)
         frame.attrs = {"dataset": frame.attrs.get("dataset", dataset)}
         sym = frame["symbol"].astype("string").str.strip().str.upper().to_numpy(dtype=object)
-        per_symbol = {s: frame[sym == s] for s in readable}
+        groups = pd.Series(np.arange(len(frame))).groupby(sym).indices if len(frame) else {}
+        per_symbol = {}
+        for s in readable:
+            where = np.asarray(groups.get(s, []), dtype=np.int64)
+            part = frame.take(where).reset_index(drop=True)
+            part["_pos"] = np.arange(len(part))
+            part.attrs = {"dataset": dataset}
+            per_symbol[s] = part
+        evaluated = {s: _Symbol(part) for s, part in per_symbol.items()}
         floors = {s: _first_sync_end(h) for s, h in per_symbol.items()} if row else {}
-        ranked_cache: dict[tuple[str, int], pd.DataFrame] = {}
+        ranked_cache: dict[tuple[str, int], _Ranked] = {}
         cuts: dict[tuple[str, int, int], _Cut] = {}
         for k, (date, symbol) in enumerate(zip(dates, symbols, strict=True)):
             day = int(date.value // _NS_PER_DAY)
@@ -380,10 +437,10 @@ def _look_ahead(
             cut = None
             if rows is not None:
                 ranked = ranked_cache[key]
-                n = int(np.searchsorted(ranked["_day"].to_numpy(), day, side="right"))
+                n = int(np.searchsorted(ranked.days, day, side="right"))
                 # Rows of a symbol whose dates see the same public rows share their columns.
                 if (*key, n) not in cuts:
-                    cuts[(*key, n)] = _Cut(ranked, n, day)
+                    cuts[(*key, n)] = _Cut(evaluated[symbol], ranked, n, day)
                 cut = cuts[(*key, n)].on(day)
             for f in mine:
                 value = np.nan
@@ -808,6 +865,8 @@ def audit(
             "cv must be a scikit-learn splitter or a list of (train, test) positions",
             parameter="cv",
         )
+    if not _ROW_RULES:
+        _ROW_RULES.update(_row_rules())
     cut = _open_source(ts, source)
     features = features_of(ts)
     outcomes = {
