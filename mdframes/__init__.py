@@ -70,6 +70,7 @@ __version__ = _version()
 
 # Submodules that pull in optional or heavy dependencies load on first attribute access.
 _SUBMODULES = {
+    "aio",  # md.aio: a coroutine for every loader
     "sandbox",
     "schemas",
     "plot",

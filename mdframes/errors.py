@@ -470,6 +470,19 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
 
 
 @contextlib.contextmanager
+def held_warnings() -> Iterator[list[tuple[str, type[Warning]]]]:
+    """Hold the warnings of the block (and of the threads it submits with the context
+    copied) in the list it yields, as ``(message, category)``, for the caller to raise
+    where it wants (``md.aio`` raises them in the event loop's thread, at the ``await``)."""
+    held: list[tuple[str, type[Warning]]] = []
+    token = _HELD.set(held)
+    try:
+        yield held
+    finally:
+        _HELD.reset(token)
+
+
+@contextlib.contextmanager
 def warnings_from_threads() -> Iterator[None]:
     """Hold the warnings of work started within (submitted with ``contextvars.copy_context``,
     so that its threads see the same list), and raise them in this thread when it ends: they

@@ -42,6 +42,7 @@ from .fetch import fetch
 from .frame import build_frame, columnize
 from .params import Request, plan
 from .progress import progress_bar
+from .ratelimit import Cancelled
 from .records import Records
 from .registry import Dataset, get
 
@@ -53,7 +54,8 @@ PROGRESS_THRESHOLD = 10
 _INTERRUPT_GRACE = 0.5
 
 # Errors about the account or the service as a whole: skipping a symbol cannot help.
-_FATAL = (AuthenticationError, RateLimitError, ConfigurationError)
+# A cancelled load (Ctrl-C, a cancelled md.aio task) stops whatever `errors` says.
+_FATAL = (AuthenticationError, RateLimitError, ConfigurationError, Cancelled)
 
 
 def load(

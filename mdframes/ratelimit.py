@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from .cancel import current as current_scope
 from .errors import MdframesError, RateLimitError
 
 __all__ = [
@@ -97,8 +98,23 @@ def seconds_until(reset: datetime | None) -> float | None:
     return None if reset is None else reset.timestamp() - time.time()
 
 
+# How often a wait looks at a cancelled load's scope besides the client's own event.
+_SCOPE_POLL = 0.05
+
+
 def pause(seconds: float, cancel: threading.Event | None) -> None:
-    """Sleep ``seconds``, or until ``cancel`` is set (then raise :class:`Cancelled`)."""
+    """Sleep ``seconds``, or until ``cancel`` is set or the load running in this context is
+    cancelled (then raise :class:`Cancelled`)."""
+    scope = current_scope()
+    if scope is not None:
+        deadline = time.monotonic() + max(seconds, 0.0)
+        while True:
+            if scope.cancelled or (cancel is not None and cancel.is_set()):
+                raise Cancelled("the load was cancelled")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            scope.event.wait(min(left, _SCOPE_POLL))
     if cancel is None:
         if seconds > 0:
             time.sleep(seconds)

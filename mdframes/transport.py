@@ -41,6 +41,7 @@ from urllib3.exceptions import (
 from urllib3.poolmanager import ProxyManager
 from urllib3.util.retry import Retry
 
+from .cancel import current as current_scope
 from .config import is_loopback
 from .errors import NetworkError, redact
 from .ratelimit import Cancelled, RateGate, pause, reset_from_headers, seconds_until
@@ -91,8 +92,10 @@ class Link:
         self._lock = threading.Lock()
 
     def check(self) -> None:
-        """Raise :class:`Cancelled` once the client is interrupted."""
-        if self.cancel.is_set():
+        """Raise :class:`Cancelled` once the client is interrupted, or the load running in
+        this context is cancelled (:mod:`mdframes.cancel`)."""
+        scope = current_scope()
+        if self.cancel.is_set() or (scope is not None and scope.cancelled):
             raise Cancelled("the load was interrupted; no request is sent after it")
 
     def track(self, connection: HTTPConnection) -> None:
@@ -123,6 +126,9 @@ def _tracked(base: type[HTTPConnection], link: Link) -> type[HTTPConnection]:
             if link.before_send is not None:
                 link.before_send()
             link.check()  # the last moment before bytes leave: nothing is sent after Ctrl-C
+            scope = current_scope()
+            if scope is not None:  # a cancelled load cuts this socket (done: adapter.send)
+                scope.sending(self)
             super().request(*args, **kwargs)
 
     return TrackedConnection
@@ -252,6 +258,9 @@ class ServiceAdapter(HTTPAdapter):
         finally:
             self._local.retries = None
             self._local.request = None
+            scope = current_scope()
+            if scope is not None:
+                scope.done()
 
     def _observe_retried(self, raw: Any) -> None:
         """A response urllib3 is about to retry on (429, 5xx), shown to ``after_send``."""

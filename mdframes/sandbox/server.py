@@ -353,8 +353,6 @@ class Sandbox:
 
     # -- one request -------------------------------------------------------------------------
     def _handle(self, method: str, target: str, headers: Any) -> Outcome:
-        if self.latency:
-            time.sleep(self.latency)
         parts = urlsplit(target)
         raw_path = parts.path
         path = unquote(raw_path)
@@ -367,6 +365,10 @@ class Sandbox:
             self.requests.append(entry)
             if len(self.requests) > self.max_log:
                 del self.requests[: len(self.requests) - self.max_log]
+        # Logged on arrival, answered after the latency: a request being answered is in the
+        # log with status 0 until then.
+        if self.latency:
+            time.sleep(self.latency)
         outcome = self._respond(method, version, raw_path, target, query, key, headers)
         entry.status = 0 if outcome.drop else outcome.status
         return outcome
