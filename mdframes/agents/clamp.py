@@ -126,6 +126,12 @@ def public_by(frame: pd.DataFrame, dataset: str, at: pd.Timestamp) -> pd.DataFra
     anchor = REGISTRY[dataset].anchor
     if anchor is None or frame.empty:
         return frame
+    times = frame[anchor] if anchor in frame.columns.tolist() else None
+    if times is not None and pd.api.types.is_datetime64_any_dtype(times.dtype):
+        aware = isinstance(times.dtype, pd.DatetimeTZDtype)
+        values = times.array  # the array, not the Series: no attrs copied per operation
+        if not values.isna().any() and values.max() <= (at if aware else at.tz_localize(None)):
+            return frame  # every row public already: point_in_time would keep them all
     frame.attrs["dataset"] = dataset
     kept = point_in_time(frame, at)
     kept.attrs.pop("imputed_anchors", None)
@@ -243,5 +249,9 @@ def _anchor_columns(dataset: str, columns: Iterable[str] | None) -> list[str]:
 
 def _assert_known(frame: pd.DataFrame, at: pd.Timestamp) -> None:
     """The clamp's invariant, checked on every answer: nothing fetched after ``at``."""
-    if "_fetched_at" in frame.columns and len(frame) and bool((frame["_fetched_at"] > at).any()):
+    if (
+        len(frame)
+        and "_fetched_at" in frame.columns.tolist()
+        and frame["_fetched_at"].array.max() > at
+    ):
         raise MdframesError(f"internal error: a row fetched after the clamp {iso(at)}")

@@ -9,7 +9,9 @@ Descriptions of tools and arguments come from the registry and the feature catal
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import os
 import warnings
 from collections.abc import Callable, Mapping
@@ -50,6 +52,13 @@ class Answer:
     def shown(self) -> pd.DataFrame:
         return self.frame.iloc[: self.limit]
 
+    def plain(self) -> tuple[list[str], list[list[Any]]]:
+        """The shown rows' columns and JSON-ready values, column by column (computed once)."""
+        cached = self.__dict__.get("_plain")
+        if cached is None:
+            cached = self.__dict__["_plain"] = _plain(self.shown)
+        return cached
+
     def all_notes(self) -> list[str]:
         left = len(self.frame) - len(self.shown)
         more = (
@@ -63,9 +72,7 @@ class Answer:
 
     def columns_and_rows(self) -> tuple[list[str], list[dict[str, Any]]]:
         """The shown rows as JSON values: times as ISO text, missing values as null."""
-        shown = _plain(self.shown)
-        columns = [str(c) for c in shown.columns]
-        values = [shown[c].tolist() for c in shown.columns]
+        columns, values = self.plain()
         rows = [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
         return columns, rows
 
@@ -76,8 +83,12 @@ class Answer:
             "nothing fetched or published after that time is in this answer"
         )
         lines = [head, *(f"# {n}" for n in self.all_notes())]
-        body = _plain(self.shown).to_csv(index=False, lineterminator="\n")
-        return "\n".join(lines) + "\n" + body
+        columns, values = self.plain()
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(zip(*values, strict=True))
+        return "\n".join(lines) + "\n" + buffer.getvalue()
 
     def structured(self) -> dict[str, Any]:
         columns, rows = self.columns_and_rows()
@@ -91,26 +102,37 @@ class Answer:
         }
 
 
-def _plain(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with JSON-ready values: times as ISO text (dates without a time of day as
-    ``YYYY-MM-DD``), numbers as Python numbers, missing values as None."""
-    out = {}
-    for name in frame.columns:
-        col = frame[name]
-        if isinstance(col.dtype, pd.DatetimeTZDtype):
-            text = col.dt.tz_convert("UTC").dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-            out[name] = text.astype(object).where(col.notna(), None)
-        elif pd.api.types.is_datetime64_dtype(col.dtype):
-            fmt = (
-                "%Y-%m-%d"
-                if bool((col.dropna() == col.dropna().dt.normalize()).all())
-                else ("%Y-%m-%dT%H:%M:%S")
-            )
-            out[name] = col.dt.strftime(fmt).astype(object).where(col.notna(), None)
-        else:
-            values = col.astype(object).where(col.notna(), None)
-            out[name] = [_scalar(v) for v in values]
-    return pd.DataFrame(out, columns=list(frame.columns), index=range(len(frame)), dtype=object)
+def _plain(frame: pd.DataFrame) -> tuple[list[str], list[list[Any]]]:
+    """``frame``'s columns and JSON-ready values, column by column: times as ISO text (dates
+    without a time of day as ``YYYY-MM-DD``), numbers as Python numbers, missing as None."""
+    names, out = [], []
+    for name, col in frame.items():
+        names.append(str(name))
+        missing = np.asarray(pd.isna(col.array), dtype=bool)
+        dtype = col.dtype
+        if isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype):
+            aware = isinstance(dtype, pd.DatetimeTZDtype)
+            stamps = col.array
+            values = (stamps.tz_convert("UTC").tz_localize(None) if aware else stamps).to_numpy()
+            days = values.astype("datetime64[D]")
+            whole = not aware and bool((values[~missing] == days[~missing]).all())
+            text = np.datetime_as_string(days if whole else values.astype("datetime64[us]"))
+            if aware:
+                text = np.char.add(text, "Z")
+            column: Any = text.astype(object)
+            column[missing] = None
+        elif pd.api.types.is_float_dtype(dtype):
+            floats = col.to_numpy(dtype="float64", na_value=np.nan)
+            column = floats.astype(object)
+            column[~np.isfinite(floats)] = None
+        elif pd.api.types.is_object_dtype(dtype):  # lists, mixed values
+            objects = col.to_numpy(dtype=object)
+            column = [None if m else _scalar(v) for v, m in zip(objects, missing, strict=True)]
+        else:  # text, categories, integers, booleans: Python values as they are
+            column = col.astype(object).to_numpy(copy=True)
+            column[missing] = None
+        out.append(list(column))
+    return names, out
 
 
 def _scalar(value: Any) -> Any:
