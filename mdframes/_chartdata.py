@@ -199,10 +199,15 @@ def ranking(df: pd.DataFrame, spec: Chart, top: int = TOP) -> pd.DataFrame:
     out = pd.DataFrame({"symbol": values.index.astype(str), "y": values.to_numpy(dtype=float)})
     out["name"] = out["symbol"].map(names).astype("string").fillna("").to_numpy()
     out = out.sort_values("y", ascending=False, kind="stable").reset_index(drop=True)
-    out.attrs["bars"] = len(out)
-    out.attrs["measure"] = measure or "rows"
-    out.attrs["left_out"] = 0
-    return out.head(top)
+    bars = len(out)
+    signed = bool((out["y"] < 0).any() and (out["y"] > 0).any())
+    if bars > top and signed:
+        # A signed measure (sentiment, an expected change): both ends, not only the top.
+        out = pd.concat([out.head(top - top // 2), out.tail(top // 2)], ignore_index=True)
+    else:
+        out = out.head(top)
+    out.attrs.update(bars=bars, measure=measure or "rows", left_out=0, ends=signed and bars > top)
+    return out
 
 
 def ranking_words(rows: pd.DataFrame, spec: Chart) -> tuple[str, str]:
@@ -211,9 +216,13 @@ def ranking_words(rows: pd.DataFrame, spec: Chart) -> tuple[str, str]:
     noun = "symbols" if spec.by == "symbol" else spec.by.replace("_", " ") + "s"
     shown, total = len(rows), rows.attrs["bars"]
     scope = f"top {shown} of {total} {noun}" if shown < total else f"{total} {noun}"
+    if rows.attrs.get("ends"):
+        low = shown // 2
+        scope = f"the {shown - low} highest and {low} lowest of {total} {noun}"
+    # Two lines: the scope after the title cut it off on a narrow figure.
     if measure == "rows":
-        return "records", f"{spec.title} ({scope})"
-    return spec.label, f"{spec.title} ({scope}, {spec.agg} of {measure})"
+        return "records", f"{spec.title}\n{scope}"
+    return spec.label, f"{spec.title}\n{scope}, {spec.agg} of {measure}"
 
 
 def left_out_note(rows: pd.DataFrame, spec: Chart) -> str:

@@ -686,7 +686,8 @@ def _mpl_ranking(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: An
 _MATPLOTLIB: dict[str, Any] = {
     "fan": _one_panel(forecast_fan),
     "bands": _one_panel(sentiment),
-    "ratio": _one_panel(put_call),
+    # Daily ratios of several symbols over each other are unreadable: a panel per symbol.
+    "ratio": _facets(put_call),
     "insider": _facets(insider_activity),
     "congress": _facets(congress_trades),
     "apps": _facets(app_ratings),

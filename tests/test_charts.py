@@ -150,6 +150,10 @@ def test_plotly_chart_holds_the_frame(frames, name: str, several: bool) -> None:
             top = grouped.last().max() if spec.agg == "last" else grouped.agg(spec.agg).max()
         assert bars.x[0] == pytest.approx(float(top))
         assert list(bars.x) == sorted(bars.x, reverse=True)
+        values = list(bars.x)
+        if min(values) < 0 < max(values) and by.nunique() > 25:  # signed: both ends shown
+            lowest = grouped.agg(spec.agg).min() if measure else None
+            assert lowest is None or values[-1] == pytest.approx(float(lowest))
         return
     assert sorted(points) == symbols  # every symbol is drawn, as traces or facets
     if spec.kind == "metrics":
@@ -222,12 +226,18 @@ def test_matplotlib_chart_holds_the_frame(frames, name: str, several: bool, tmp_
         bars = [p for p in fig.axes[0].patches if p.get_gid() == "data:ranking"]
         assert len(bars) == min(25, df[spec.by].astype("string").fillna("(none)").nunique())
         return
-    if spec.kind in ("insider", "congress", "apps"):  # one panel per symbol
-        titles = [ax.get_title() for ax in fig.axes]
-        assert len(fig.axes) == len(symbols)
+    if spec.kind in ("insider", "congress", "apps", "ratio"):  # one panel per symbol
+        panels = [ax for ax in fig.axes if ax.get_title()]  # a twin price axis has none
+        titles = [ax.get_title() for ax in panels]
+        assert len(panels) == len(symbols)
         assert all(t.startswith(s) for t, s in zip(titles, symbols, strict=True))
+        if spec.kind == "ratio":
+            want = expected_points(name, df)
+            for panel, s in zip(panels, symbols, strict=True):
+                (line,) = [ln for ln in panel.get_lines() if ln.get_label() == f"{s} ratio"]
+                assert len(line.get_xdata()) == want[s]
         return
-    if spec.kind in ("fan", "bands", "ratio"):  # the named charts: a labelled line per symbol
+    if spec.kind in ("fan", "bands"):  # the named charts: a labelled line per symbol
         ax = fig.axes[0]
         lines = {
             line.get_label(): len(line.get_xdata())
