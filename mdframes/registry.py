@@ -274,6 +274,12 @@ class Dataset:
         return "{symbol}" in self.path
 
     @property
+    def whole_cross_section(self) -> bool:
+        """True when one answer at the highest ``limit`` is the whole cross section (a
+        screener or a recent list): a lake sync asks for that many."""
+        return self.param("limit") is not None and self.scope in ("screener", "recent")
+
+    @property
     def loader(self) -> str:
         """The public loader's dotted name under ``mdframes`` (``load_insider_trading``,
         ``v1.load_sentiments``, ``load_screener``)."""

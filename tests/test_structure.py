@@ -472,3 +472,77 @@ def test_the_sync_driver_and_dataset_runs_set_their_fields_in_init(tmp_path: Pat
     probe.write_text("class A:\n    def __init__(self):\n        self.a = 1\n    def run(self):\n"
                      "        self.a += 1\n        self.b = 2\n")  # fmt: skip
     assert _fields_set_outside_init(probe) == {"A": {"b"}}
+
+
+# --- decisions on a dataset's mode made once (lake/modes.py), facts in the registry ----------
+
+# What names a dataset (or its mode) in a comparison: ``ds.name``, ``table.ds.lake``,
+# ``mode_of(ds).name``, ``self.place.mode.name``, a variable ``d`` or ``dataset``; and the registry
+# fields that decide a mode (``lake``, ``path``, ``scope``).
+_DATASET_HOLDERS = re.compile(r"(^|\.)(ds|d|dataset|entry|mode)$|(^|\.)mode_of\(")
+_DECIDING_FIELDS = {"name", "lake", "path", "scope"}
+# Where the decisions live: the mode objects and the registry's declared facts.
+MODE_HOMES = {"mdframes.lake.modes", "mdframes.registry"}
+
+
+def _names_a_dataset(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr in _DECIDING_FIELDS:
+        return bool(_DATASET_HOLDERS.search(ast.unparse(node.value)))
+    return isinstance(node, ast.Name) and node.id in ("d", "dataset", "ds_name")
+
+
+def _literal_text(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_literal_text(e) for e in node.elts)
+    return False
+
+
+def _mode_decisions(path: Path) -> list[str]:
+    """``line: code`` of each place that branches on a dataset's name or storage mode (a
+    comparison of its name, ``lake``, ``path`` or ``scope`` with text) or reads a ``cross``
+    flag."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(map(_names_a_dataset, sides)) and any(map(_literal_text, sides)):
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Attribute) and node.attr == "cross":
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.arg) and node.arg == "cross":
+            found.append(f"{node.lineno}: parameter cross")
+    return found
+
+
+def test_mode_decisions_are_made_once_in_the_mode_objects() -> None:
+    """No module of the lake or of the features branches on a dataset's name or on its
+    storage mode (window, snapshot, cross section): it asks the dataset's mode object
+    (``lake/modes.py``) or reads a fact its registry entry declares (CONTRACT §10.1; the
+    design note's "a decision about a mode is made once into an object")."""
+    found = {
+        name: hits
+        for name, path in MODULES.items()
+        if name.startswith(("mdframes.lake", "mdframes.features")) and name not in MODE_HOMES
+        if (hits := _mode_decisions(path))
+    }
+    assert found == {}
+
+
+def test_the_mode_decision_check_finds_each_kind(tmp_path: Path) -> None:
+    # The check itself must be able to fail: each way the lake branched before issue 25.
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f(ds, table, self, d, cross):\n"
+        "    a = ds.name == 'tickers'\n"
+        "    b = mode_of(ds).name == 'window'\n"
+        "    c = self.place.mode.cross\n"
+        "    e = table.ds.lake != 'snapshot'\n"
+        "    g = '{symbol}' in d.path\n"
+        "    h = ds.scope in ('screener', 'recent')\n"
+        "    i = {'app_ratings' if d == 'app_ratings_daily' else d for d in names}\n"
+        "    ok = frame.index.name == 'date' or os.name == 'posix' or f.name in names\n"
+    )
+    found = [hit.split(":")[0] for hit in _mode_decisions(probe)]
+    assert sorted(found, key=int) == ["1", "2", "3", "4", "5", "6", "7", "8"]

@@ -173,7 +173,7 @@ def _dataset_name(dataset: Any, feature: str) -> str:
     usable = sorted(
         n
         for n, d in REGISTRY.items()
-        if d.scope == "symbol" and d.version == "v2" and d.anchor is not None
+        if d.per_symbol and d.version == "v2" and d.anchor is not None
     )
     if not isinstance(dataset, str):
         raise InvalidParameterError(

@@ -22,7 +22,7 @@ from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panels import panel
 from .replay import features_from_info, features_of, first_difference, pinned
-from .sources import LakeLike, Source, resolve_source
+from .sources import LakeLike, Source, base_name, resolve_source
 from .spec import Feature, check_errors, check_offset
 from .splits import PurgedSplitter, splitter
 from .trainfile import content_hash, feature_definition, read_parts, write_training_set
@@ -436,8 +436,8 @@ def _grid(index: pd.MultiIndex) -> tuple[pd.DatetimeIndex, list[str]]:
 
 
 def _lake_names(datasets: list[str]) -> list[str]:
-    # The daily app-ratings view is derived from the apps view a lake stores.
-    return sorted({"app_ratings" if d == "app_ratings_daily" else d for d in datasets})
+    # A view (daily app ratings) is derived from the dataset a lake stores.
+    return sorted({base_name(d) for d in datasets})
 
 
 def _known_at_text(known_at: Any) -> str | None:

@@ -21,6 +21,7 @@ from ..errors import InvalidParameterError
 from ..identity import Identity
 from ..params import to_utc
 from ..registry import Dataset
+from .modes import mode_of
 
 __all__ = ["COLUMNS", "check_changes", "changes", "key_columns"]
 
@@ -49,17 +50,11 @@ def check_changes(
     >>> check_changes(REGISTRY["sentiment"], "2026-10-05")[0]
     Timestamp('2026-10-05 23:59:59.999999+0000', tz='UTC')
     """
-    if ds.lake == "snapshot":
-        raise InvalidParameterError(
-            f"{ds.name} is stored as whole snapshots, not versions of records: read its "
-            f"history with lake.read({ds.name!r}, history=True)",
-            parameter="dataset",
-            dataset=ds.name,
-        )
-    if ds.lake != "window" or not ds.record_id:
+    if not ds.lake:
         raise InvalidParameterError(
             f"{ds.name} is not kept by the lake", parameter="dataset", dataset=ds.name
         )
+    mode_of(ds).check_changes(ds)
     lo = None if since is None else to_utc(since, "since", dataset=ds.name)
     hi = None if until is None else to_utc(until, "until", dataset=ds.name)
     if lo is not None and hi is not None and hi < lo:

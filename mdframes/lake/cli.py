@@ -206,7 +206,7 @@ def _cmd_sync(args: argparse.Namespace) -> int:
     if not datasets:
         _dataset(args.words[0])  # raises with a "did you mean"
     if not symbols and not (args.market or args.region):
-        needs = [d for d in datasets if not _cross(d)]
+        needs = [d for d in datasets if _per_symbol(d)]
         if needs:
             raise InvalidParameterError(
                 f"{', '.join(needs)} need SYMBOLs, --market or --region", parameter="symbols"
@@ -231,11 +231,10 @@ def _gaps_text(gaps: list[tuple[Any, Any]]) -> str:
     return "; ".join(f"{a:%Y-%m-%d}..{b:%Y-%m-%d}" for a, b in gaps)
 
 
-def _cross(name: str) -> bool:
-    from .modes import mode_of
+def _per_symbol(name: str) -> bool:
     from .plan import resolve
 
-    return mode_of(resolve(name)).cross
+    return resolve(name).per_symbol
 
 
 @_guarded

@@ -40,7 +40,7 @@ from ..errors import InvalidParameterError
 from ..kinds import DATE_DTYPE
 from ..registry import REGISTRY, Dataset
 from .modes import mode_of
-from .plan import normalise_symbols, resolve_datasets, unit_ids
+from .plan import normalise_symbols, resolve_datasets
 from .state import (
     OpenRun,
     RootState,
@@ -131,7 +131,7 @@ def _left_in(ds: Dataset, run: OpenRun, units: dict[str, Any]) -> set[str]:
         return set()
     symbols = spec.get("symbols") or run.universe
     try:
-        todo = unit_ids(ds, symbols, spec.get("market"), spec.get("region"))
+        todo = mode_of(ds).unit_ids(ds, symbols, spec.get("market"), spec.get("region"))
     except InvalidParameterError:  # per symbol, and the run's universe is not known yet
         return set()
     return {u for u in todo if not finished_in(units.get(u), run.id)}

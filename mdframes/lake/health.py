@@ -241,9 +241,7 @@ class Health:
 
     def unit_symbol(self, unit: str) -> str | None:
         """The symbol a unit of the state is about (None: a cross-section)."""
-        if self.place.mode.name == "window":
-            return unit
-        return unit.split(" ", 1)[0] or None
+        return self.place.mode.unit_symbol(unit)
 
     def symbols_of(self, stats: pa.Table | None, i: int, state: dict[str, Any]) -> set[str]:
         """The symbols a file may hold, from the log's statistics (empty: all)."""

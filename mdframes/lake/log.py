@@ -127,7 +127,7 @@ class TableLog:
             if self._snap is not None and self._snap.version == version:
                 return self._snap
             actions = pa.table(table.get_add_actions(flatten=True))
-        actions = _in_stored_order(actions, self.place.mode.cross)
+        actions = _in_stored_order(actions, self.place.mode.file_keys)
         files = [self.place.file_uri(p) for p in actions["path"].to_pylist()]
         rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
         self._snap = Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
@@ -229,7 +229,7 @@ class TableLog:
         if snap is None or len(snap.files) < 2:
             return True
         stats = snap.stats
-        key = "_scope" if self.place.mode.cross else "symbol"
+        key = self.place.mode.file_keys[0]
         if stats is None or f"min.{key}" not in stats.column_names:
             return False
         lows, highs = stats[f"min.{key}"].to_pylist(), stats[f"max.{key}"].to_pylist()
@@ -238,10 +238,10 @@ class TableLog:
         return all(highs[i] < lows[i + 1] for i in range(len(lows) - 1))
 
 
-def _in_stored_order(actions: pa.Table, cross: bool) -> pa.Table:
+def _in_stored_order(actions: pa.Table, file_keys: tuple[str, ...]) -> pa.Table:
     """Files ordered by their first rows (the log's statistics): files of separate symbol
     ranges then read back already in stored order, and a read needs no sort."""
-    keys = [f"min.{k}" for k in (["_scope"] if cross else []) + ["symbol"]]
+    keys = [f"min.{k}" for k in file_keys]
     keys = [k for k in keys if k in actions.column_names]
     if not keys or actions.num_rows < 2:
         return actions

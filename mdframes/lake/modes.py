@@ -3,25 +3,49 @@
 A windowed dataset (insider trades, congress trades, sentiment, ...) keeps one row per version
 of each record; a snapshot dataset (forecasts, screeners, recent, discovery) keeps whole
 answers, one per sync that saw something change, per symbol and filter or, for a cross section,
-per filter. :func:`mode_of` picks the mode object from the registry entry once; the sync, the
-reads, SQL and ``info`` ask it instead of branching on the entry themselves.
+per filter. :func:`mode_of` picks the mode object from the registry entry once; the plan, the
+sync, the reads, SQL, ``info``, ``changes`` and the health checks ask it instead of branching
+on the entry (its name, ``lake`` or ``path``) themselves. ``tests/test_structure.py`` holds
+every other module to that.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import InvalidParameterError
 from ..registry import Dataset
 from .layout import Manifest
 from .order import arrange
-from .versions import diff_snapshots, diff_window, latest, snapshot_index, unit_of, window_index
+from .plan import Unit, window_units
+from .versions import (
+    diff_snapshots,
+    diff_window,
+    latest_snapshots,
+    latest_versions,
+    one_per_content,
+    one_per_record,
+    snapshot_index,
+    unit_of,
+    window_index,
+)
 
-__all__ = ["Mode", "WindowMode", "SnapshotMode", "mode_of", "Arrived", "symbol_filter"]
+__all__ = [
+    "Mode",
+    "WindowMode",
+    "SnapshotMode",
+    "CrossMode",
+    "mode_of",
+    "Arrived",
+    "symbol_filter",
+]
 
 WINDOW_META = ("_fetched_at", "_sync_id", "_version", "_n")
 SNAPSHOT_META = ("_fetched_at", "_sync_id", "_version", "_scope")
@@ -55,9 +79,74 @@ class Mode:
     meta: tuple[str, ...] = ()
     latest_needs: tuple[str, ...] = ()  # meta columns that choosing the latest versions reads
     cross: bool = False
+    # The leading stored-order keys: data files are ordered by their lowest values and told
+    # apart by the ranges of the first one.
+    file_keys: tuple[str, ...] = ("symbol",)
+    read_needs: tuple[str, ...] = ()  # meta columns every read of the mode reads
 
     def unit_id(self, symbol: str | None, scope: str) -> str:
         raise NotImplementedError
+
+    def unit_symbol(self, unit_id: str) -> str | None:
+        """The symbol a unit of the state is about (None: a cross section)."""
+        return unit_id.split(" ", 1)[0] or None
+
+    def units(
+        self,
+        ds: Dataset,
+        symbols: Sequence[str] | None,
+        state: dict[str, Any],
+        request: Any,
+        today: dt.date,
+    ) -> list[Unit]:
+        """The units of work a sync ``request`` (start, end, market, region) makes of
+        ``ds`` given its ``state``."""
+        raise NotImplementedError
+
+    def unit_ids(
+        self, ds: Dataset, symbols: Sequence[str] | None, market: str | None, region: str | None
+    ) -> list[str]:
+        """The ids of the units a request of ``ds`` is made of (its windows or snapshots)."""
+        request = SimpleNamespace(market=market, region=region, start=None, end=None)
+        return [u.id for u in self.units(ds, symbols, {"units": {}}, request, dt.date.min)]
+
+    def unit_meta(self, scope: str, n: int) -> dict[str, list[Any]]:
+        """The meta columns of ``n`` arrived rows of one unit, besides ``_fetched_at``."""
+        return {}
+
+    def read_meta(self, revised: bool, history: bool) -> list[str]:
+        """The meta columns a read needs, only where they serve: versions to choose the
+        latest (when some row in reach has a second one) or to show, the sync id to show."""
+        meta = ["_fetched_at", *self.read_needs]
+        meta += list(self.latest_needs) if revised else []
+        meta += ["_version", "_sync_id"] if history else []
+        return [m for m in self.meta if m in meta]
+
+    def scope_where(
+        self, market: str | None, region: str | None, pick: Callable[[], str]
+    ) -> list[Any]:
+        """The read's filter on the snapshot filter (``pick``: the one to read when neither
+        ``market`` nor ``region`` is given)."""
+        if market or region:
+            raise InvalidParameterError(
+                "market=/region= select a cross-section snapshot; read per-symbol data by symbols",
+                parameter="market",
+            )
+        return []
+
+    def check_changes(self, ds: Dataset) -> None:
+        """Raise unless ``changes()`` can list revisions of ``ds``'s records."""
+        raise InvalidParameterError(
+            f"{ds.name} is stored as whole snapshots, not versions of records: read its "
+            f"history with lake.read({ds.name!r}, history=True)",
+            parameter="dataset",
+            dataset=ds.name,
+        )
+
+    def one_per_fetch(self, table: pa.Table, manifest: Manifest) -> pa.Table:
+        """One row per record and fetch time: copies another writer appended never double
+        a record (reads, SQL views, ``info`` and ``changes`` of a table not trusted)."""
+        return one_per_content(table, manifest)
 
     def stored_filter(self, arrived: Sequence[Arrived]) -> Any:
         """The stored rows a batch must be compared with."""
@@ -76,7 +165,8 @@ class Mode:
         raise NotImplementedError
 
     def latest(self, table: pa.Table, manifest: Manifest) -> pa.Table:
-        return latest(table, manifest, self.cross)
+        """Each record's latest version (a filter: the order stays)."""
+        raise NotImplementedError
 
     def sort_keys(self, manifest: Manifest) -> list[tuple[str, str]]:
         """The one order of the dataset's rows, stored and read, the loaders' order (CONTRACT
@@ -126,6 +216,40 @@ class WindowMode(Mode):
     def unit_id(self, symbol: str | None, scope: str) -> str:
         return str(symbol)
 
+    def unit_symbol(self, unit_id: str) -> str | None:
+        return unit_id
+
+    def units(
+        self,
+        ds: Dataset,
+        symbols: Sequence[str] | None,
+        state: dict[str, Any],
+        request: Any,
+        today: dt.date,
+    ) -> list[Unit]:
+        return window_units(
+            ds, symbols or [], state, request.start, request.end, today, self.unit_id
+        )
+
+    def unit_ids(
+        self, ds: Dataset, symbols: Sequence[str] | None, market: str | None, region: str | None
+    ) -> list[str]:
+        if not symbols:
+            raise InvalidParameterError(f"{ds.name} needs symbols", parameter="symbols")
+        return [self.unit_id(s, "") for s in symbols]
+
+    def check_changes(self, ds: Dataset) -> None:
+        if not ds.record_id:
+            raise InvalidParameterError(
+                f"{ds.name} is not kept by the lake", parameter="dataset", dataset=ds.name
+            )
+
+    def one_per_fetch(self, table: pa.Table, manifest: Manifest) -> pa.Table:
+        return one_per_record(table, manifest)
+
+    def latest(self, table: pa.Table, manifest: Manifest) -> pa.Table:
+        return latest_versions(table, manifest)
+
     def index(self, stored: pa.Table | None, manifest: Manifest) -> Any:
         return window_index(stored, manifest)
 
@@ -151,20 +275,43 @@ class WindowMode(Mode):
 
 
 class SnapshotMode(Mode):
+    """Whole answers per symbol and filter (forecasts: one per symbol and type)."""
+
     name = "snapshot"
     meta = SNAPSHOT_META
     latest_needs = ("_version", "_scope")
-
-    def __init__(self, cross: bool) -> None:
-        self.cross = cross
+    unit_columns: tuple[str, ...] = ("symbol", "_scope")  # what tells the units apart
 
     def unit_id(self, symbol: str | None, scope: str) -> str:
-        return unit_of(None if self.cross else symbol, scope)
+        return unit_of(symbol, scope)
+
+    def units(
+        self,
+        ds: Dataset,
+        symbols: Sequence[str] | None,
+        state: dict[str, Any],
+        request: Any,
+        today: dt.date,
+    ) -> list[Unit]:
+        if not symbols:
+            raise InvalidParameterError(
+                f"{ds.name} is per symbol: give symbols, market= or region=", parameter="symbols"
+            )
+        variants = ds.lake_variants()  # forecast: one snapshot per type
+        return [
+            Unit(ds, s, scope, dict(v), n, id=self.unit_id(s, scope))
+            for s in symbols
+            for v, n in variants
+            for scope in [" ".join(v.values())]
+        ]
+
+    def unit_meta(self, scope: str, n: int) -> dict[str, list[Any]]:
+        return {"_scope": [scope] * n}
 
     def index(self, stored: pa.Table | None, manifest: Manifest) -> Any:
         if stored is None:
             return {}
-        return snapshot_index(stored, manifest, self.cross)
+        return snapshot_index(stored, manifest, self.unit_columns)
 
     def diff(
         self, table: pa.Table, arrived: Sequence[Arrived], manifest: Manifest, index: Any
@@ -177,20 +324,63 @@ class SnapshotMode(Mode):
         kept = kept.append_column("_version", pa.array(version[keep], type=pa.int32()))
         return kept, added, revised
 
+    def latest(self, table: pa.Table, manifest: Manifest) -> pa.Table:
+        return latest_snapshots(table, self.unit_columns)
+
     def latest_sql(self, manifest: Manifest, quote: Callable[[str], str]) -> str:
-        partition = "_scope" if self.cross else "symbol, _scope"
+        partition = ", ".join(self.unit_columns)
         return f"_version = max(_version) over (partition by {partition})"
 
     def latest_count(self, table: pa.Table) -> int:
-        unit = ["_scope"] if self.cross else ["symbol", "_scope"]
+        unit = list(self.unit_columns)
         grouped = table.group_by(unit).aggregate([("_version", "max")])
         joined = table.join(grouped, unit)
         return int(pc.sum(pc.equal(joined["_version"], joined["_version_max"])).as_py() or 0)
 
 
+class CrossMode(SnapshotMode):
+    """Whole cross sections (screeners, recent, discovery), one per filter; the service's
+    summary of each is kept in the state by the sync id."""
+
+    cross = True
+    unit_columns = ("_scope",)
+    file_keys = ("_scope", "symbol")
+    read_needs = ("_sync_id", "_scope")  # the filter to read, the sync's summary
+
+    def unit_id(self, symbol: str | None, scope: str) -> str:
+        return unit_of(None, scope)
+
+    def units(
+        self,
+        ds: Dataset,
+        symbols: Sequence[str] | None,
+        state: dict[str, Any],
+        request: Any,
+        today: dt.date,
+    ) -> list[Unit]:
+        market, region = request.market, request.region
+        params: dict[str, Any] = {}
+        if ds.whole_cross_section:
+            params["limit"] = ds.limit_bounds[1]  # all the service gives in one answer
+        scope = ""
+        if ds.param("market") is not None and (market or region):
+            params.update(market=market, region=region)
+            scope = f"market={market}" if market else f"region={region}"
+        elif ds.needs_market_or_region:
+            raise InvalidParameterError(
+                f"{ds.name} needs market= or region=", parameter="market", dataset=ds.name
+            )
+        return [Unit(ds, None, scope, params, id=self.unit_id(None, scope))]
+
+    def scope_where(
+        self, market: str | None, region: str | None, pick: Callable[[], str]
+    ) -> list[Any]:
+        return [pc.field("_scope") == pick()]
+
+
 _WINDOW = WindowMode()
-_PER_SYMBOL = SnapshotMode(cross=False)
-_CROSS = SnapshotMode(cross=True)
+_PER_SYMBOL = SnapshotMode()
+_CROSS = CrossMode()
 
 
 def mode_of(ds: Dataset) -> Mode:
@@ -203,5 +393,5 @@ def mode_of(ds: Dataset) -> Mode:
     if ds.lake == "window":
         return _WINDOW
     if ds.lake == "snapshot":
-        return _CROSS if "{symbol}" not in ds.path else _PER_SYMBOL
+        return _PER_SYMBOL if ds.per_symbol else _CROSS
     raise ValueError(f"{ds.name} is not a lake dataset")

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidParameterError
 from ..registry import REGISTRY, Dataset
-from .modes import mode_of
 
 __all__ = [
     "SyncRequest",
@@ -21,8 +20,6 @@ __all__ = [
     "resolve_datasets",
     "dataset_names",
     "window_units",
-    "snapshot_units",
-    "unit_ids",
     "plan_text",
 ]
 
@@ -164,14 +161,13 @@ def _check_scope(
         )
     if market and region:
         raise InvalidParameterError("give market= or region=, not both", parameter="market")
-    needs = [d.name for d in resolved if "{symbol}" in d.path]
+    needs = [d.name for d in resolved if d.per_symbol]
     if needs and syms is None and not (market or region):
         raise InvalidParameterError(
             f"{', '.join(needs)} need symbols, market= or region=", parameter="symbols"
         )
     for ds in resolved:
-        cross = ds.lake == "snapshot" and mode_of(ds).cross
-        if cross and ds.needs_market_or_region and not (market or region):
+        if ds.needs_market_or_region and not (market or region):
             raise InvalidParameterError(
                 f"{ds.name} needs market= or region=", parameter="market", dataset=ds.name
             )
@@ -190,11 +186,7 @@ class Unit:
     end: str | None = None
     pages: int = 0  # requests a paged window took (the next sync's estimate)
     window: tuple[str | None, str] | None = None  # windows: the dates this unit asks for
-
-    @property
-    def id(self) -> str:
-        """The unit's key in the dataset state."""
-        return mode_of(self.ds).unit_id(self.symbol, self.scope)
+    id: str = ""  # the unit's key in the dataset state, the mode's (Mode.unit_id)
 
 
 def _iso(day: dt.date | None) -> str | None:
@@ -212,13 +204,16 @@ def window_units(
     start: dt.date | None,
     end: dt.date | None,
     today: dt.date,
+    unit_id: Callable[[str | None, str], str],
 ) -> list[Unit]:
     """Incremental windows: a first sync asks ``start..end``; later ones ask from the last
-    synced end minus the dataset's lookback, widened backwards by an earlier ``start``."""
+    synced end minus the dataset's lookback, widened backwards by an earlier ``start``
+    (``unit_id``: the mode's key of a unit in the state)."""
     units = []
     target_end = end or today
     for symbol in symbols:
-        held = state["units"].get(symbol)
+        key = unit_id(symbol, "")
+        held = state["units"].get(key)
         if held is None:
             fetch_start, new_start = start, start
         else:
@@ -240,45 +235,8 @@ def window_units(
             estimate = max(1, int(held.get("pages", 1)))
         window = (_iso(fetch_start), target_end.isoformat())
         span = (_iso(new_start), new_end.isoformat())
-        units.append(Unit(ds, symbol, "", params, estimate, *span, window=window))
+        units.append(Unit(ds, symbol, "", params, estimate, *span, window=window, id=key))
     return units
-
-
-def snapshot_units(
-    ds: Dataset, symbols: Sequence[str] | None, market: str | None, region: str | None
-) -> list[Unit]:
-    """One unit per symbol and forecast type, or one per cross-section filter."""
-    if not mode_of(ds).cross:
-        if not symbols:
-            raise InvalidParameterError(
-                f"{ds.name} is per symbol: give symbols, market= or region=", parameter="symbols"
-            )
-        variants = ds.lake_variants()  # forecast: one snapshot per type
-        return [Unit(ds, s, " ".join(v.values()), dict(v), n) for s in symbols for v, n in variants]
-    params: dict[str, Any] = {}
-    if ds.param("limit") is not None and ds.scope in ("screener", "recent"):
-        lo, hi = ds.limit_bounds
-        params["limit"] = hi  # the whole cross section the service will give in one answer
-    scope = ""
-    if ds.param("market") is not None and (market or region):
-        params.update(market=market, region=region)
-        scope = f"market={market}" if market else f"region={region}"
-    elif ds.needs_market_or_region:
-        raise InvalidParameterError(
-            f"{ds.name} needs market= or region=", parameter="market", dataset=ds.name
-        )
-    return [Unit(ds, None, scope, params)]
-
-
-def unit_ids(
-    ds: Dataset, symbols: Sequence[str] | None, market: str | None, region: str | None
-) -> list[str]:
-    """The ids of the units a request of ``ds`` is made of (its windows or snapshots)."""
-    if mode_of(ds).name == "window":
-        if not symbols:
-            raise InvalidParameterError(f"{ds.name} needs symbols", parameter="symbols")
-        return [mode_of(ds).unit_id(s, "") for s in symbols]
-    return [u.id for u in snapshot_units(ds, symbols, market, region)]
 
 
 def plan_text(

@@ -15,7 +15,6 @@ from .plan import normalise_symbols, resolve
 from .scan import plain_text
 from .table import DatasetTable, Snapshot, damaged
 from .tables import Tables
-from .versions import one_per_fetch
 
 __all__ = ["read", "scope_of", "opened"]
 
@@ -153,17 +152,16 @@ def _read(
     syms = None if symbols is None else normalise_symbols(symbols, ds.name)
     if syms is not None and "symbol" not in names:
         raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
-    cross = store.mode.cross
     filter_ = _where(store, snap, start, end, known, market, region)
     # else another program committed: copies are dropped (an earlier version is trusted
     # when the latest is: the lake vouches for its log up to the latest)
     trusted = store.trusted(snap if version is None else store.snapshot())
     revised = history or not trusted or store.revised(snap, syms)
-    needed = _needed(wanted, manifest, _meta(store, revised, history))
+    needed = _needed(wanted, manifest, store.mode.read_meta(revised, history))
     # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
     table = store.scan(snap, filter=filter_, columns=needed, symbols=syms, coded=True)
     if not trusted:
-        table = one_per_fetch(table, manifest)
+        table = store.mode.one_per_fetch(table, manifest)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
     if not history and revised:
@@ -176,7 +174,7 @@ def _read(
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     frame = to_frame(plain_text(table.select(keep)), manifest)
     frame.attrs["dataset"] = ds.name
-    if cross and table.num_rows and not history:
+    if table.num_rows and not history:
         _attach_summary(frame, store, table)
     if as_of is not None:
         from ..pit import point_in_time
@@ -215,13 +213,9 @@ def _where(
     if known is not None:
         stamp = pa.scalar(known.to_pydatetime(), pa.timestamp("us", "UTC"))
         where.append(pc.field("_fetched_at") <= stamp)
-    if store.mode.cross:
-        where.append(pc.field("_scope") == _pick_scope(store, snap, market, region))
-    elif market or region:
-        raise InvalidParameterError(
-            "market=/region= select a cross-section snapshot; read per-symbol data by symbols",
-            parameter="market",
-        )
+    where += store.mode.scope_where(
+        market, region, lambda: _pick_scope(store, snap, market, region)
+    )
     filter_ = None
     for cond in where:
         filter_ = cond if filter_ is None else filter_ & cond
@@ -252,19 +246,6 @@ def _time_bounds(name: str, manifest: Any, start: Any, end: Any) -> list[Any]:
     return out
 
 
-def _meta(store: DatasetTable, revised: bool, history: bool) -> list[str]:
-    """Meta columns a read needs, only where they serve: versions to choose the latest (when
-    some row in reach has a second one) or to show, the sync id to show or to find a
-    summary. Each one left out is a column not decoded."""
-    cross = store.mode.cross
-    meta = ["_fetched_at"]
-    meta += list(store.mode.latest_needs) if revised else []
-    meta += ["_version"] if history else []
-    meta += ["_sync_id"] if history or cross else []
-    meta += ["_scope"] if cross else []
-    return [m for m in store.meta if m in meta]
-
-
 def _warn_before_every_version(store: DatasetTable, snap: Snapshot | None, known: Any) -> None:
     first = store.first_fetched(snap)
     if first is None or known < first:
@@ -277,8 +258,9 @@ def _warn_before_every_version(store: DatasetTable, snap: Snapshot | None, known
 
 
 def _attach_summary(frame: pd.DataFrame, store: DatasetTable, table: pa.Table) -> None:
-    """A cross-section's summary (what the service said of the whole snapshot), as synced."""
-    if "_sync_id" not in table.column_names:
+    """A cross-section's summary (what the service said of the whole snapshot), as synced
+    (a read of a cross section reads the sync id and filter; other reads do not)."""
+    if not {"_sync_id", "_scope"} <= set(table.column_names):
         return
     summaries = store.state().get("summaries", {})
     summary = summaries.get(table["_sync_id"][0].as_py(), {}).get(table["_scope"][0].as_py())

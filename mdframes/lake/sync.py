@@ -41,7 +41,7 @@ from .frames import extend_manifest, to_table
 from .maintenance import auto_compact
 from .modes import Arrived
 from .pacer import Pacer, SyncStopped, sync_client
-from .plan import SyncRequest, Unit, plan_text, snapshot_units, window_units
+from .plan import SyncRequest, Unit, plan_text
 from .report import SyncReport
 from .state import KEEP_SYNCS, OpenRun, RootState, finished_in, record_done, record_failed
 from .storage import Storage, checkpoint
@@ -91,11 +91,7 @@ def plan_dataset(
     run_id: str,
 ) -> tuple[list[Unit], list[Unit]]:
     """A dataset's units of this request: (to do, already finished in this run)."""
-    ds = table.ds
-    if table.mode.name == "window":
-        units = window_units(ds, symbols or [], state, request.start, request.end, today)
-    else:
-        units = snapshot_units(ds, symbols, request.market, request.region)
+    units = table.mode.units(table.ds, symbols, state, request, today)
     held = state["units"]
     finished = [u for u in units if finished_in(held.get(u.id), run_id)]
     return [u for u in units if u not in finished], finished
@@ -201,9 +197,7 @@ class DatasetRun:
         parts, labels = [], []
         for unit, frame, fetched_at in arrived:
             n = len(frame)
-            meta: dict[str, Any] = {"_fetched_at": [fetched_at] * n}
-            if self.mode.name == "snapshot":
-                meta["_scope"] = [unit.scope] * n
+            meta = {"_fetched_at": [fetched_at] * n, **self.mode.unit_meta(unit.scope, n)}
             part = to_table(frame, manifest, meta)
             parts.append(part)
             labels.append(Arrived(unit.id, unit.symbol, unit.scope, part))
@@ -373,8 +367,8 @@ class Sync:
 
     def _universe(self) -> list[str] | None:
         request = self.request
-        unit = snapshot_units(REGISTRY["tickers"], None, request.market, request.region)[0]
-        table = self.tables.get(unit.ds)
+        table = self.tables.get(REGISTRY["tickers"])
+        (unit,) = table.mode.units(table.ds, None, {"units": {}}, request, request.end_default)
         frames: dict[str, pd.DataFrame] = {}
         self.run_all([DatasetRun(self.ctx, table, table.state(), [unit], frames)], None)
         frame = frames.get(unit.id)

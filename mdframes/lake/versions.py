@@ -29,8 +29,10 @@ __all__ = [
     "snapshot_index",
     "diff_snapshots",
     "unit_of",
-    "latest",
-    "one_per_fetch",
+    "latest_versions",
+    "latest_snapshots",
+    "one_per_record",
+    "one_per_content",
 ]
 
 
@@ -106,18 +108,21 @@ class Snapshot:
     keys: set[tuple[int, int]]
 
 
-def snapshot_index(stored: pa.Table, manifest: Manifest, cross: bool) -> dict[str, Snapshot]:
-    """The latest stored snapshot of each unit."""
+def snapshot_index(
+    stored: pa.Table, manifest: Manifest, unit: Sequence[str]
+) -> dict[str, Snapshot]:
+    """The latest stored snapshot of each unit (``unit``: the columns that tell units
+    apart, see :attr:`mdframes.lake.modes.SnapshotMode.unit_columns`)."""
     if stored.num_rows == 0:
         return {}
     frame = _identity(stored, manifest)
     frame["v"] = stored["_version"].to_numpy().astype(np.int64)
-    frame["unit"] = _unit_ids(stored, cross)
+    frame["unit"] = _unit_ids(stored, unit)
     last = frame.groupby("unit")["v"].transform("max")
     frame = frame[frame["v"] == last]
     out = {}
-    for unit, rows in frame.groupby("unit", sort=False):
-        out[str(unit)] = Snapshot(
+    for unit_id, rows in frame.groupby("unit", sort=False):
+        out[str(unit_id)] = Snapshot(
             int(rows["v"].iloc[0]),
             np.sort(rows["h"].to_numpy()),
             set(zip(rows["ka"].tolist(), rows["kb"].tolist(), strict=True)),
@@ -125,11 +130,10 @@ def snapshot_index(stored: pa.Table, manifest: Manifest, cross: bool) -> dict[st
     return out
 
 
-def _unit_ids(table: pa.Table, cross: bool) -> list[str]:
+def _unit_ids(table: pa.Table, unit: Sequence[str]) -> list[str]:
     scopes = table["_scope"].to_pylist()
-    if cross:
-        return [unit_of(None, sc) for sc in scopes]
-    return [unit_of(s, sc) for s, sc in zip(table["symbol"].to_pylist(), scopes, strict=True)]
+    symbols = table["symbol"].to_pylist() if "symbol" in unit else [None] * len(scopes)
+    return [unit_of(s, sc) for s, sc in zip(symbols, scopes, strict=True)]
 
 
 def diff_snapshots(
@@ -165,18 +169,19 @@ def diff_snapshots(
 # --- reads -------------------------------------------------------------------------------------
 
 
-def latest(table: pa.Table, manifest: Manifest, cross: bool) -> pa.Table:
-    """Each record's latest version (windowed) or each unit's latest snapshot (``cross``:
-    one snapshot per filter rather than per symbol and filter)."""
+def latest_versions(table: pa.Table, manifest: Manifest) -> pa.Table:
+    """Each record's latest version (windowed datasets), rows in their stored order."""
+    if table.num_rows == 0 or pc.max(table["_version"]).as_py() == 1:
+        return table  # no record has a second version: nothing to choose
+    return _latest_versions(table, manifest)
+
+
+def latest_snapshots(table: pa.Table, unit: Sequence[str]) -> pa.Table:
+    """Each unit's latest snapshot (``unit``: the columns that tell units apart)."""
     if table.num_rows == 0:
         return table
-    versions = table["_version"]
-    if manifest.mode == "window":
-        if pc.max(versions).as_py() == 1:
-            return table  # no record has a second version: nothing to choose
-        return _latest_versions(table, manifest)
-    units = pd.Series(_unit_ids(table, cross))
-    v = pd.Series(versions.to_numpy().astype(np.int64))
+    units = pd.Series(_unit_ids(table, unit))
+    v = pd.Series(table["_version"].to_numpy().astype(np.int64))
     keep = (v == v.groupby(units).transform("max")).to_numpy()
     return table.filter(pa.array(keep))
 
@@ -297,20 +302,29 @@ def _without(table: pa.Table, dropped: np.ndarray) -> pa.Table:
     return pa.concat_tables(pieces) if pieces else table.slice(0, 0)
 
 
-def one_per_fetch(table: pa.Table, manifest: Manifest) -> pa.Table:
-    """One row per record and fetch time, the first in stored order: copies of rows another
-    writer appended never double a record. Windowed: the record's key and ``_n``; snapshot
-    rows: all their values within their snapshot (filter and fetch time)."""
+def one_per_record(table: pa.Table, manifest: Manifest) -> pa.Table:
+    """One row per record (identity and ``_n``) and fetch time, the first in stored order:
+    copies of rows another writer appended never double a record (windowed datasets)."""
     if table.num_rows < 2 or "_fetched_at" not in table.column_names:
         return table
-    fetched = table["_fetched_at"].cast(pa.int64()).to_numpy(zero_copy_only=False)
-    if manifest.mode == "window" and "_n" in table.column_names:
-        ka, kb = key_hashes(table, manifest.identity)
-        n = table["_n"].to_numpy(zero_copy_only=False)
-        frame = pd.DataFrame({"ka": ka, "kb": kb, "n": n, "t": fetched})
-    else:
-        names = [c for c in manifest.names() if c in table.column_names]
-        names += [m for m in ("_scope",) if m in table.column_names]
-        frame = pd.DataFrame({"h": row_hashes(table, names), "t": fetched})
-    copies = frame.duplicated(keep="first").to_numpy()
+    if "_n" not in table.column_names:
+        return one_per_content(table, manifest)
+    ka, kb = key_hashes(table, manifest.identity)
+    n = table["_n"].to_numpy(zero_copy_only=False)
+    return _first_of(table, pd.DataFrame({"ka": ka, "kb": kb, "n": n}))
+
+
+def one_per_content(table: pa.Table, manifest: Manifest) -> pa.Table:
+    """One row per content and fetch time within its snapshot (filter), the first in stored
+    order (snapshot datasets: a snapshot holds whole answers, rows told apart by value)."""
+    if table.num_rows < 2 or "_fetched_at" not in table.column_names:
+        return table
+    names = [c for c in manifest.names() if c in table.column_names]
+    names += [m for m in ("_scope",) if m in table.column_names]
+    return _first_of(table, pd.DataFrame({"h": row_hashes(table, names)}))
+
+
+def _first_of(table: pa.Table, keys: pd.DataFrame) -> pa.Table:
+    keys["t"] = table["_fetched_at"].cast(pa.int64()).to_numpy(zero_copy_only=False)
+    copies = keys.duplicated(keep="first").to_numpy()
     return table.filter(pa.array(~copies)) if copies.any() else table
