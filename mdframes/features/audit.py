@@ -339,7 +339,7 @@ def _as_known(history: pd.DataFrame, dataset: str, cutoff: int) -> pd.DataFrame:
     seen = history[fetched <= cutoff]
     if not len(seen):
         return seen
-    key = ["symbol", "date"] if dataset == "app_ratings_daily" else record_key(dataset)
+    key = record_key(dataset)  # a view's own identity (daily app ratings: symbol, date)
     ids = Identity.parse(key).ids(seen)
     if "_n" in seen.columns:
         extra = pd.factorize(seen["_n"])[0]

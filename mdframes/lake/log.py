@@ -154,7 +154,7 @@ class TableLog:
                 f"version {version} of the table cannot be read back: its commit is no "
                 f"longer in the log ({place.storage.scrub(exc)})",
             ) from None
-        actions = _in_stored_order(actions, place.mode.cross)
+        actions = _in_stored_order(actions, place.mode.file_keys)
         files = [place.file_uri(p) for p in actions["path"].to_pylist()]
         rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
         return Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
