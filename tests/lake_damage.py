@@ -241,16 +241,30 @@ def foreign(site: Site, action: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _counted(lake: md.Lake) -> tuple[pd.DataFrame, pd.DataFrame, list[int]]:
+    """What info(), changes() and the SQL views say of the dataset (counts, not files)."""
+    info = lake.info().set_index("dataset").loc[[NAME], ["rows", "versions", "symbols"]]
+    sql = f"select (select count(*) from {NAME}), (select count(*) from {NAME}_history)"
+    return info, lake.changes(NAME), [int(n) for n in lake.sql(sql).iloc[0]]
+
+
 def foreign_append(site: Site) -> None:
     history = _synced(site)
     latest = site.lake.read(NAME)
+    counted = _counted(site.lake)
+    assert counted[2] == [len(latest), len(history)]
     done = foreign(site, "append")
     assert done.returncode == 0, done.stderr
-    # A copy of every row: reads keep one version per record and fetch time.
+    # A copy of every row: reads, info(), changes() and the SQL views keep one version per
+    # record and fetch time.
     reader = md.Lake(site.lake.root)
     pd.testing.assert_frame_equal(reader.read(NAME), latest)
     pd.testing.assert_frame_equal(reader.read(NAME, history=True), history)
     pd.testing.assert_frame_equal(reader.read(NAME, SYMBOLS[1]), _of(latest, SYMBOLS[1]))
+    after = _counted(reader)
+    pd.testing.assert_frame_equal(after[0], counted[0])
+    pd.testing.assert_frame_equal(after[1], counted[1])
+    assert after[2] == counted[2]
     problems = _problems(site.lake)
     assert any("WRITE" in p and "another program" in p and "delta-rs" in p for p in problems)
     report = site.lake.sync(NAME, SYMBOLS, progress=False)  # an append does not stop a sync

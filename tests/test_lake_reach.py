@@ -306,6 +306,68 @@ def test_a_read_overtaken_by_a_vacuum_reads_the_new_version(
     pd.testing.assert_frame_equal(got, expected)
 
 
+@pytest.mark.parametrize("where", ["disk", "s3"])
+@pytest.mark.parametrize("call", ["sql", "info"])
+def test_sql_and_info_overtaken_by_a_vacuum_run_on_the_new_version(
+    where: str,
+    call: str,
+    tmp_path: Path,
+    client: md.Client,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As a read: ``sql()`` after its views pinned a version, ``info()`` after it picked one,
+    another Lake object compacts with ``retain_hours=0``; each runs once more on the new
+    version and answers what it would have answered."""
+    import mdframes.lake.sql as lake_sql
+
+    if where == "s3":
+        request.getfixturevalue("s3_env")
+        s3: S3 = request.getfixturevalue("s3_server")
+        root: Any = s3.uri(s3.bucket())
+    else:
+        root = tmp_path / "lake"
+    writer = md.Lake(root, client=client)
+    for batch in (["AAPL", "MSFT"], ["NVDA", "AAPL"]):  # two commits, two files at least
+        assert writer.sync("sentiment", batch, progress=False).complete
+    query = "select symbol, count(*) n from sentiment_history group by 1 order by 1"
+    expected = writer.sql(query) if call == "sql" else writer.info()
+    picked_files = writer.files("sentiment")
+    reader = md.Lake(root, client=client)
+    compacted: list[dict[str, tuple[int, int]]] = []
+
+    def compact_once() -> None:
+        if not compacted:
+            compacted.append(writer.compact(retain_hours=0))
+
+    if call == "sql":
+        original_connect = lake_sql.connect
+
+        def connected_then_compacted(*args: Any) -> Any:
+            con = original_connect(*args)
+            compact_once()
+            return con
+
+        monkeypatch.setattr(lake_sql, "connect", connected_then_compacted)
+        got = reader.sql(query)
+    else:
+        table = reader.tables.get(md.registry.get("sentiment"))
+        original_scan = table.scan
+
+        def compacted_then_scanned(*args: Any, **kwargs: Any) -> Any:
+            compact_once()
+            return original_scan(*args, **kwargs)
+
+        monkeypatch.setattr(table, "scan", compacted_then_scanned)
+        got = reader.info()
+    assert compacted == [{"sentiment": (len(picked_files), 1)}]
+    assert not set(picked_files) & set(writer.files("sentiment"))  # every picked file is gone
+    if call == "info":  # the files and bytes of the version counted: the new one
+        columns = ["dataset", "rows", "versions", "symbols", "first", "last", "last_sync"]
+        got, expected = got[columns], expected[columns]
+    pd.testing.assert_frame_equal(got, expected)
+
+
 def test_a_listed_file_that_is_gone_is_still_damage(tmp_path: Path, client: md.Client) -> None:
     """The retry is for files the table no longer lists: a listed file deleted by hand is
     reported as before."""

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from .repair import LOST_COLUMNS
 from .storage import Storage
-from .table import DatasetTable
+from .table import DatasetTable, once_more_if_overtaken
 
 __all__ = [
     "compact",
@@ -106,7 +106,12 @@ def _sync_times(storage: Storage) -> dict[str, str]:
 
 
 def info(storage: Storage, tables: list[DatasetTable]) -> pd.DataFrame:
-    """One row per dataset: records, stored rows, symbols, time range, last sync, files."""
+    """One row per dataset: records, stored rows, symbols, time range, last sync, files;
+    counted once more on the new versions when a compaction overtook it."""
+    return once_more_if_overtaken(tables, lambda: _info(storage, tables))
+
+
+def _info(storage: Storage, tables: list[DatasetTable]) -> pd.DataFrame:
     rows = []
     started = _sync_times(storage)
     for table in tables:
@@ -115,7 +120,9 @@ def info(storage: Storage, tables: list[DatasetTable]) -> pd.DataFrame:
         if manifest is None:  # nothing stored, only a state: check() tells of it
             continue
         cols = [c for c in ("symbol", manifest.time) if c and c in manifest.names()]
-        stored = table.scan(snap, columns=cols + list(table.meta))
+        # Rows another program appended are told from the lake's by every column.
+        needed = cols + list(table.meta) if table.trusted(snap) else None
+        stored = table.without_copies(snap, table.scan(snap, columns=needed))
         first = last = None
         if manifest.time and stored.num_rows:
             bounds = pc.min_max(stored[manifest.time]).as_py()

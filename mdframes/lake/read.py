@@ -9,11 +9,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InvalidParameterError, KnowledgeTimeWarning, LakeDamagedError, warn
+from ..errors import InvalidParameterError, KnowledgeTimeWarning, warn
 from .frames import to_frame
 from .plan import normalise_symbols, resolve
 from .scan import plain_text
-from .table import DatasetTable, Snapshot, damaged
+from .table import DatasetTable, Snapshot, damaged, once_more_if_overtaken
 from .tables import Tables
 
 __all__ = ["read", "scope_of", "opened"]
@@ -78,46 +78,10 @@ def read(
     symbols: str | Iterable[str] | None = None,
     **options: Any,
 ) -> pd.DataFrame:
-    """See :meth:`mdframes.Lake.read`. A read overtaken by a compaction (a vacuum removed
-    files of the version it picked before it read them) reads once more, on the new version:
-    a file the table no longer lists is not damage."""
-    try:
-        return _read(tables, dataset, symbols, **options)
-    except LakeDamagedError as exc:
-        store = tables.get(resolve(dataset))
-        if options.get("version") is not None:
-            raise _version_gone(store, options["version"], exc) from None
-        if not _overtaken(store, exc):
-            raise
-    return _read(tables, dataset, symbols, **options)
-
-
-def _version_gone(store: DatasetTable, version: int, exc: LakeDamagedError) -> LakeDamagedError:
-    """A read of an earlier version that could not read one of its files: when the table no
-    longer lists the file, a vacuum removed it (not damage); say which version and why."""
-    name = exc.file or ""
-    latest = store.snapshot()
-    if not name.endswith(".parquet") or latest is None:
-        return exc
-    if name in {store.place.name(u) for u in latest.files}:
-        return exc  # a file the current version lists too: real damage
-    return LakeDamagedError(
-        f"{store.ds.name}: version {version} of the table is gone: its file {name} was "
-        "removed by a vacuum (lake.compact(retain_hours=...) removes the files that no "
-        f"version of the last retain_hours needs); the table is now at version {latest.version}",
-        dataset=store.ds.name,
-        file=name,
-    )
-
-
-def _overtaken(store: DatasetTable, exc: LakeDamagedError) -> bool:
-    """Whether the data file a read could not read has left the table since (Delta names
-    data files ``*.parquet``; the lake's own files and the log are never vacuumed)."""
-    name = exc.file or ""
-    if not name.endswith(".parquet"):
-        return False
-    latest = store.snapshot()
-    return latest is not None and name not in {store.place.name(u) for u in latest.files}
+    """See :meth:`mdframes.Lake.read`. A read overtaken by a compaction reads once more,
+    on the new version (:func:`~mdframes.lake.table.once_more_if_overtaken`)."""
+    table = tables.get(resolve(dataset))
+    return once_more_if_overtaken([table], lambda: _read(tables, dataset, symbols, **options))
 
 
 def _read(
@@ -160,8 +124,7 @@ def _read(
     needed = _needed(wanted, manifest, store.mode.read_meta(revised, history))
     # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
     table = store.scan(snap, filter=filter_, columns=needed, symbols=syms, coded=True)
-    if not trusted:
-        table = store.mode.one_per_fetch(table, manifest)
+    table = store.without_copies(snap, table)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
     if not history and revised:

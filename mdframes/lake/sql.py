@@ -11,7 +11,7 @@ import pyarrow as pa
 from .faults import damaged
 from .frames import types_mapper
 from .layout import view_name
-from .table import DatasetTable
+from .table import DatasetTable, Snapshot, once_more_if_overtaken
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -39,9 +39,12 @@ def views_sql(table: DatasetTable, source: str) -> list[str]:
     ]
 
 
-def connect(tables: list[DatasetTable]) -> duckdb.DuckDBPyConnection:
+def connect(
+    tables: list[DatasetTable], pinned: dict[str, Snapshot] | None = None
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with every dataset's views, each over one pinned table
-    version's file list (never a folder glob; no extension is downloaded)."""
+    version's file list (never a folder glob; no extension is downloaded); ``pinned`` is
+    given the version of each dataset."""
     from .._deps import require
 
     duckdb = require("duckdb", "lake", "lake.sql")
@@ -50,7 +53,14 @@ def connect(tables: list[DatasetTable]) -> duckdb.DuckDBPyConnection:
         snap = table.snapshot()
         if snap is None or not snap.files:
             continue
-        if table.storage.local:
+        if pinned is not None:
+            pinned[table.folder] = snap
+        if not table.trusted(snap):
+            # Another program committed: the views read the rows with its copies dropped.
+            hidden = f"__rows_{view_name(table.ds.name)}"
+            con.register(hidden, table.without_copies(snap, table.scan(snap)))
+            source = _ident(hidden)
+        elif table.storage.local:
             paths = ", ".join(_literal(f) for f in snap.files)
             source = f"read_parquet([{paths}], union_by_name = true)"
         else:
@@ -72,10 +82,13 @@ def connect(tables: list[DatasetTable]) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _damaged(tables: list[DatasetTable], exc: BaseException) -> BaseException:
-    """A DuckDB read error as the lake's: the damaged file named, or the error itself."""
+def _damaged(
+    tables: list[DatasetTable], pinned: dict[str, Snapshot], exc: BaseException
+) -> BaseException:
+    """A DuckDB read error as the lake's: the damaged file of the versions the views read
+    named, or the error itself."""
     for table in tables:
-        snap = table.snapshot()
+        snap = pinned.get(table.folder)
         for uri in [] if snap is None else snap.files:
             problem = table.probe(uri)
             if problem:
@@ -85,13 +98,19 @@ def _damaged(tables: list[DatasetTable], exc: BaseException) -> BaseException:
 
 def run(tables: list[DatasetTable], query: str, params: Any = None) -> pd.DataFrame:
     """The query's result as a DataFrame in the library's dtypes (text as ``string``,
-    integers as ``Int64``, dates as ``datetime64``)."""
+    integers as ``Int64``, dates as ``datetime64``); run once more on the new versions when
+    a compaction overtook it."""
+    return once_more_if_overtaken(tables, lambda: _run(tables, query, params))
+
+
+def _run(tables: list[DatasetTable], query: str, params: Any) -> pd.DataFrame:
     import duckdb
 
+    pinned: dict[str, Snapshot] = {}
     try:
-        con = connect(tables)
+        con = connect(tables, pinned)
     except (duckdb.IOException, duckdb.InvalidInputException) as exc:
-        raise _damaged(tables, exc) from None
+        raise _damaged(tables, pinned, exc) from None
     try:
         try:
             rel = con.sql(query, params=params) if params is not None else con.sql(query)
@@ -100,7 +119,7 @@ def run(tables: list[DatasetTable], query: str, params: Any = None) -> pd.DataFr
             # Through Arrow: DuckDB 1.x names it arrow(), 2.x to_arrow_table().
             table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
         except (duckdb.IOException, duckdb.InvalidInputException) as exc:
-            raise _damaged(tables, exc) from None
+            raise _damaged(tables, pinned, exc) from None
         # Calendar dates as the loaders give them: naive datetime64[ns].
         for i, field in enumerate(table.schema):
             if pa.types.is_date(field.type):

@@ -14,10 +14,12 @@ log, so stray copies and files a compaction retired are never read.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
+from ..errors import LakeDamagedError
 from ..registry import Dataset
 from .commit import APP_ID, ROW_GROUP, TABLE_CONFIG, Writer, writer_properties
 from .faults import damaged, write_failed
@@ -41,7 +43,22 @@ __all__ = [
     "deltalake_module",
     "write_failed",
     "writer_properties",
+    "once_more_if_overtaken",
 ]
+
+T = TypeVar("T")
+
+
+def once_more_if_overtaken(tables: Sequence[DatasetTable], run: Callable[[], T]) -> T:
+    """``run()``, once more when a compaction overtook it (a vacuum with ``retain_hours=0``
+    removed files of the version it picked before it read them): a file the table no
+    longer lists is not damage. Reads, SQL and ``info`` go through here."""
+    try:
+        return run()
+    except LakeDamagedError as exc:
+        if not any(t.overtaken(exc) for t in tables):
+            raise
+    return run()
 
 
 class DatasetTable:
@@ -130,8 +147,28 @@ class DatasetTable:
             self._vouched = (snap.version, self.health.vouched(snap))
         return self._vouched[1]
 
+    def without_copies(self, snap: Snapshot | None, rows: pa.Table) -> pa.Table:
+        """``rows`` of ``snap`` with one version per record and fetch time when another
+        program committed to the table (copies it appended never double a record); as they
+        are otherwise. Reads, ``info``, ``changes`` and the SQL views all go through here.
+        ``rows`` holds ``_fetched_at`` and the record identity with ``_n`` (windowed) or
+        every column (snapshots)."""
+        if self.trusted(snap) or self.manifest is None:
+            return rows
+        return self.mode.one_per_fetch(rows, self.manifest)
+
     def in_stored_order(self, snap: Snapshot | None) -> bool:
         return self.log.in_stored_order(snap)
+
+    def overtaken(self, exc: LakeDamagedError) -> bool:
+        """Whether the data file ``exc`` names is this table's and has left it since (Delta
+        names data files ``*.parquet``; the lake's own files and the log are never
+        vacuumed)."""
+        name = exc.file or ""
+        if not (name.startswith(f"{self.folder}/") and name.endswith(".parquet")):
+            return False
+        latest = self.snapshot()
+        return latest is not None and name not in {self.place.name(u) for u in latest.files}
 
     def stored_schema(self) -> pa.Schema:
         return self.records.stored_schema()
