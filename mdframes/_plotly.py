@@ -571,7 +571,7 @@ def _ranking(df: pd.DataFrame, spec: Chart, top: int = data.TOP, **_: Any) -> An
     )
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(title_text=label, tickprefix="$" if "USD" in label else None)
-    first, _, scope = title.partition("\n")
+    first, _sep, scope = title.partition("\n")
     title = f"{html.escape(first)}<br><sup>{html.escape(scope)}</sup>"
     return _finish(fig, title, time=False, height=200 + 22 * len(rows))
 
