@@ -175,6 +175,17 @@ def test_every_tool_answers_as_the_lake_of_day_one(
     _no_row_after(answer, CLAMP)
 
 
+def test_a_clamp_before_the_first_sync_names_no_later_time(planted: Planted) -> None:
+    early = pd.Timestamp("2026-08-15T10:00", tz="UTC")
+    tools = Tools(md.Lake(planted.root), Clock(early))
+    for name, args in CALLS:
+        answer = _answer(tools, name, args)
+        text = str(answer)
+        # Every fetch of the lake was at 12:00 or 12:30 on a later day: no answer says so.
+        assert "12:00" not in text and "12:30" not in text and "synced at" not in text, text
+        assert answer.get("total_rows", 0) == 0 or name == "search", answer
+
+
 def test_past_the_clamp_is_cut_and_said(planted: Planted) -> None:
     tools = Tools(md.Lake(planted.root), Clock(CLAMP))
     read = tools.call("read", {"dataset": "sentiment", "symbols": "AMZN", "end": "2027-01-01"})

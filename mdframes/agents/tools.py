@@ -403,8 +403,7 @@ class Tools:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             answer = run(ClampedLake(self._lake, at), args)
-        seen = dict.fromkeys(self.clean(str(w.message)) for w in caught)
-        answer.notes += [f"warning: {text}" for text in seen if "FutureWarning" not in text]
+        answer.notes += _warnings(caught, self.clean)
         return answer
 
     # -- datasets --
@@ -596,6 +595,21 @@ class Tools:
             raise ToolError(str(exc)) from None
         frame = changes(history, ds.record_id, since=since, until=lake.at)
         return Answer("changes", lake.at, frame, limit, notes)
+
+
+def _warnings(caught: list[Any], clean: Callable[[str], str]) -> list[str]:
+    """The warnings of a call as notes. A warning that a knowledge time is earlier than
+    every stored version names when the dataset was first synced, a time after the clamp:
+    it becomes a note without that time."""
+    from ..errors import KnowledgeTimeWarning
+
+    notes = []
+    for w in caught:
+        if issubclass(w.category, KnowledgeTimeWarning):
+            notes.append("a dataset this answer reads held nothing yet at the clamp")
+        elif not issubclass(w.category, (FutureWarning, DeprecationWarning)):
+            notes.append(f"warning: {clean(str(w.message))}")
+    return list(dict.fromkeys(notes))
 
 
 _DATASET_COLUMNS: Final = [
