@@ -185,12 +185,14 @@ def ranking(df: pd.DataFrame, spec: Chart, top: int = TOP) -> pd.DataFrame:
     measure = next((v for v in spec.value if v in df.columns), None)
     agg = spec.agg if measure is not None else "count"
     rows = df.assign(**{by: df[by].astype("string").fillna("(none)")})
+    missing = 0
     if agg == "count":
         values = rows.groupby(by, sort=False).size().astype(float)
     else:
         numbers = rows.assign(_v=pd.to_numeric(rows[measure], errors="coerce").astype(float))
         grouped = numbers.dropna(subset=["_v"]).groupby(by, sort=False)["_v"]
         values = grouped.last() if agg == "last" else grouped.agg(agg)
+        missing = int(rows[by].nunique() - len(values))
     names = (
         rows.drop_duplicates(by).set_index(by)["name"]
         if by == "symbol" and "name" in rows.columns
@@ -206,7 +208,9 @@ def ranking(df: pd.DataFrame, spec: Chart, top: int = TOP) -> pd.DataFrame:
         out = pd.concat([out.head(top - top // 2), out.tail(top // 2)], ignore_index=True)
     else:
         out = out.head(top)
-    out.attrs.update(bars=bars, measure=measure or "rows", left_out=0, ends=signed and bars > top)
+    out.attrs.update(
+        bars=bars, measure=measure or "rows", left_out=missing, ends=signed and bars > top
+    )
     return out
 
 
@@ -222,7 +226,15 @@ def ranking_words(rows: pd.DataFrame, spec: Chart) -> tuple[str, str]:
     # Two lines: the scope after the title cut it off on a narrow figure.
     if measure == "rows":
         return "records", f"{spec.title}\n{scope}"
-    return spec.label, f"{spec.title}\n{scope}, {spec.agg} of {measure}"
+    missing = rows.attrs.get("left_out", 0)
+    without = f"; {missing} {noun} without {measure} not shown" if missing else ""
+    return spec.label, f"{spec.title}\n{scope}, {spec.agg} of {measure}{without}"
+
+
+def ranking_dots(rows: pd.DataFrame, spec: Chart) -> bool:
+    """Dots, not bars: a mean or latest value (a score near 4.6 for every symbol) is read by
+    where it lies, on an axis that need not start at zero; sums and counts are bars."""
+    return spec.agg in ("mean", "last") and rows.attrs["measure"] != "rows"
 
 
 def left_out_note(rows: pd.DataFrame, spec: Chart) -> str:

@@ -555,12 +555,18 @@ def _ranking(df: pd.DataFrame, spec: Chart, top: int = data.TOP, **_: Any) -> An
     rows = data.ranking(df, spec, top)
     go = _go()
     label, title = data.ranking_words(rows, spec)
+    colours = ["#d73027" if v < 0 else "#4575b4" for v in rows["y"]]
+    dots = data.ranking_dots(rows, spec)
+    shape: dict[str, Any] = (
+        {"mode": "markers", "marker": {"color": colours, "size": 9}}
+        if dots
+        else {"orientation": "h", "marker": {"color": colours}}
+    )
     fig = go.Figure(
-        go.Bar(
+        (go.Scatter if dots else go.Bar)(
             x=rows["y"],
             y=rows["symbol"],
-            orientation="h",
-            marker={"color": ["#d73027" if v < 0 else "#4575b4" for v in rows["y"]]},
+            **shape,
             customdata=np.array([[_text(n)] for n in rows["name"]], dtype=object),
             hovertemplate="<b>%{y}</b> %{customdata[0]}<br>"
             + html.escape(label)

@@ -666,12 +666,19 @@ def _mpl_ranking(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: An
         _, ax = kit.pyplot().subplots(figsize=(10, 1.6 + 0.3 * len(rows)), layout="constrained")
     positions = np.arange(len(rows))
     colours = ["#d73027" if v < 0 else "#4575b4" for v in rows["y"]]
-    bars = ax.barh(positions, rows["y"], color=colours, height=0.7)
-    for bar in bars:
-        bar.set_gid("data:ranking")
+    if data.ranking_dots(rows, spec):
+        ax.grid(axis="y", color="#dddddd", linewidth=0.6)
+        dots = ax.scatter(rows["y"], positions, color=colours, s=30, zorder=3)
+        dots.set_gid("data:ranking")
+        if rows["y"].min() < 0 < rows["y"].max():
+            ax.axvline(0.0, color="black", linewidth=0.5)
+    else:
+        bars = ax.barh(positions, rows["y"], color=colours, height=0.7)
+        for bar in bars:
+            bar.set_gid("data:ranking")
+        ax.axvline(0.0, color="black", linewidth=0.5)
     ax.set_yticks(positions, labels=list(rows["symbol"]))
     ax.set_ylim(len(rows) - 0.5, -0.5)  # the largest on top
-    ax.axvline(0.0, color="black", linewidth=0.5)
     label, title = data.ranking_words(rows, spec)
     ax.set_xlabel(label)
     if "USD" in label:

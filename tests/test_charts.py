@@ -141,8 +141,9 @@ def test_plotly_chart_holds_the_frame(frames, name: str, several: bool) -> None:
     if spec.kind == "ranking":
         by = df[spec.by].astype("string").fillna("(none)")
         (bars,) = fig.data
-        assert len(bars.y) == min(25, by.nunique())
         measure = next((v for v in spec.value if v in df.columns), None)
+        known = by if measure is None else by[pd.to_numeric(df[measure], errors="coerce").notna()]
+        assert len(bars.y) == min(25, known.nunique())
         if measure is None:
             top = by.value_counts().iloc[0]
         else:
@@ -223,8 +224,16 @@ def test_matplotlib_chart_holds_the_frame(frames, name: str, several: bool, tmp_
     fig.savefig(tmp_path / "chart.png", dpi=40)
     symbols = sorted(df["symbol"].astype(str).unique())
     if spec.kind == "ranking":
-        bars = [p for p in fig.axes[0].patches if p.get_gid() == "data:ranking"]
-        assert len(bars) == min(25, df[spec.by].astype("string").fillna("(none)").nunique())
+        ax = fig.axes[0]
+        bars = [p for p in ax.patches if p.get_gid() == "data:ranking"]
+        dots = [len(c.get_offsets()) for c in ax.collections if c.get_gid() == "data:ranking"]
+        groups = df[spec.by].astype("string").fillna("(none)")
+        measure = next((v for v in spec.value if v in df.columns), None)
+        if measure is not None:  # groups with no value are said in the title, not drawn
+            groups = groups[pd.to_numeric(df[measure], errors="coerce").notna()]
+            missing = df[spec.by].nunique() - groups.nunique()
+            assert (f"{missing} " in ax.get_title()) if missing else "without" not in ax.get_title()
+        assert len(bars) + sum(dots) == min(25, groups.nunique())
         return
     if spec.kind in ("insider", "congress", "apps", "ratio"):  # one panel per symbol
         panels = [ax for ax in fig.axes if ax.get_title()]  # a twin price axis has none
