@@ -539,7 +539,13 @@ def chart(
 
         return _plotly.draw(df, spec, top=top, **options)
     kit.pyplot()
-    return _MATPLOTLIB[spec.kind](df, spec, ax, top=top, **options)
+    fig = _MATPLOTLIB[spec.kind](df, spec, ax, top=top, **options)
+    if spec.kind == "congress":
+        # congress_trades leaves out trades with no known amount: say how many.
+        note = data.left_out_note(data.congress(df, spec), spec)
+        if note:
+            fig.suptitle(note, fontsize=8, color="#57606a")
+    return fig
 
 
 def _one_panel(function: Any) -> Any:
@@ -656,7 +662,13 @@ def _mpl_metrics(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: An
         kit.date_axis(panel)
     for panel in axes[1:]:
         panel.set_title("")
-    kit.finish(axes[0], kit.title(kit.symbols_of(df), spec.title))
+    notes = [
+        f"{column.replace('_', ' ')}: {data.left_out_note(rows, spec)}"
+        for column, rows in panels.items()
+        if rows.attrs["left_out"]
+    ]
+    title = kit.title(kit.symbols_of(df), spec.title)
+    kit.finish(axes[0], title + ("\n(" + "; ".join(notes) + ")" if notes else ""))
     return fig
 
 
