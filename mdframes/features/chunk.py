@@ -185,6 +185,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     for back in {0, *(f.days for f in wanted if f.days is not None)}:
         grid.keys(back)  # filled before the threads share the grid
     end_day = int(day_numbers(dates[-1:].to_numpy())[0])
+    first_day = int(day_numbers(dates[:1].to_numpy())[0])
 
     relied: dict[str, tuple[int | None, int]] = {}
 
@@ -198,7 +199,10 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
             frame = versions.frame.iloc[np.sort(versions.take)]  # the visible versions
             events = Events(frame, name, symbols, end_day)
             return {f.name: compute_feature(f, events, grid) for f in mine}
-        events = Events(frames[name], name, symbols, end_day)
+        reach = lookbacks[name]
+        # Rows public before the longest window enter only as latest values (reach.py).
+        cut = None if reach.whole else first_day - reach.days
+        events = Events(frames[name], name, symbols, end_day, cut, reach.latest)
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
     # Datasets are independent, and numpy releases the GIL in its sorts, searches and

@@ -29,7 +29,7 @@ from ..pit import public_times
 from ..registry import REGISTRY
 from .spec import Feature
 
-__all__ = ["Events", "Grid", "compute", "counted_rows", "day_numbers", "evaluate"]
+__all__ = ["Events", "Grid", "compute", "counted_rows", "day_numbers", "evaluate", "last_per_code"]
 
 # Day numbers of datetime64[ns] lie within +-106,752; OFF makes them (and a window before
 # them) non-negative, SPAN separates symbols.
@@ -121,7 +121,15 @@ class Grid:
 class Events:
     """One dataset's rows that can enter the panel, sorted by (symbol, public time)."""
 
-    def __init__(self, frame: pd.DataFrame, dataset: str, symbols: list[str], end_day: int):
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        dataset: str,
+        symbols: list[str],
+        end_day: int,
+        cut_day: int | None = None,
+        latest: tuple[Feature, ...] = (),
+    ):
         frame = frame.reset_index(drop=True)
         frame.attrs = {**frame.attrs, "dataset": dataset}
         self.frame, self.dataset = frame, dataset
@@ -130,8 +138,17 @@ class Events:
         # and point_in_time can never disagree on when a row became public.
         times = utc_naive(public_times(frame))
         days = day_numbers(times)
-        keep = np.flatnonzero((codes >= 0) & ~np.isnat(times) & (days <= end_day))
-        self.take = keep[_sort_order(codes[keep], times[keep].view(np.int64), self._tie(keep))]
+        enters = (codes >= 0) & ~np.isnat(times) & (days <= end_day)
+        if cut_day is not None:
+            enters = self._cut(enters, codes, times, days, cut_day, latest)
+        keep = np.flatnonzero(enters)
+        order = _sort_order(codes[keep], times[keep].view(np.int64), self._tie(keep))
+        # A short panel over a long history: a function of the frame (a value, sign or
+        # where) runs on the rows that enter only, as on a lake read of the window.
+        self._entering = keep if cut_day is not None and 2 * len(keep) < len(frame) else None
+        self._order = order
+        self._part: pd.DataFrame | None = None
+        self.take = keep[order]
         self.codes = codes[self.take]
         self.days = days[self.take]
         self.keys = self.codes * SPAN + (self.days + OFF)
@@ -140,6 +157,29 @@ class Events:
         self._ends: dict[int, np.ndarray] = {}
         self._first: np.ndarray | None = None
         self._dense: tuple[int, int, np.ndarray] | None = None
+
+    def _cut(
+        self,
+        enters: np.ndarray,
+        codes: np.ndarray,
+        times: np.ndarray,
+        days: np.ndarray,
+        cut_day: int,
+        latest: tuple[Feature, ...],
+    ) -> np.ndarray:
+        """Rows public before day ``cut_day`` (where the longest window starts) enter only
+        as each symbol's latest carrying the value of a ``latest`` feature: the panel then
+        sorts and searches its window's rows, not the whole history."""
+        early = enters & (days < cut_day)
+        if not early.any():
+            return enters
+        enters = enters & ~early
+        stamp = times.view(np.int64)
+        tie = self._tie(np.arange(len(codes)))
+        for feature in latest:
+            rows = np.flatnonzero(early & counted_rows(self.frame, self.dataset, feature))
+            enters[last_per_code(rows, codes, stamp, tie)] = True
+        return enters
 
     def first(self, grid: Grid) -> np.ndarray:
         """For each cell (g, D): the position of symbol g's first row."""
@@ -187,23 +227,31 @@ class Events:
     def values(self, feature: Feature) -> tuple[np.ndarray, np.ndarray | None, bool]:
         """The feature's per-row numbers in sorted order, which rows count (``None``: all),
         and whether the numbers are integers."""
-        n = len(self.frame)
+        frame, take = self.frame, self.take
+        entering = getattr(self, "_entering", None)  # VersionEvents shares this method
+        if entering is not None and any(
+            callable(getattr(feature, role)) for role in ("value", "sign", "where")
+        ):
+            if self._part is None:
+                self._part = frame.iloc[entering].reset_index(drop=True)
+                self._part.attrs = frame.attrs
+            frame, take = self._part, self._order
+        n = len(frame)
         if feature.value is None:
             vals, valid, is_int = np.ones(n, dtype=np.int64), np.ones(n, dtype=bool), True
         else:
-            vals, valid, is_int = _numbers(self._evaluate(feature, "value"), feature, "value")
+            value = evaluate(frame, self.dataset, feature, "value")
+            vals, valid, is_int = _numbers(value, feature, "value")
         if feature.sign is not None:
-            sign, ok, sign_int = _numbers(self._evaluate(feature, "sign"), feature, "sign")
+            sign_of = evaluate(frame, self.dataset, feature, "sign")
+            sign, ok, sign_int = _numbers(sign_of, feature, "sign")
             is_int = is_int and sign_int
             vals = vals * sign if is_int else vals.astype("float64") * sign
             valid = valid & ok
         if feature.where is not None:
-            valid = valid & _flags(self._evaluate(feature, "where"), feature)
-        counted = None if valid.all() else valid[self.take]  # None: every row counts
-        return vals[self.take], counted, is_int
-
-    def _evaluate(self, feature: Feature, role: str) -> pd.Series:
-        return evaluate(self.frame, self.dataset, feature, role)
+            valid = valid & _flags(evaluate(frame, self.dataset, feature, "where"), feature)
+        counted = None if valid.all() else valid[take]  # None: every row counts
+        return vals[take], counted, is_int
 
 
 def counted_rows(frame: pd.DataFrame, dataset: str, feature: Feature) -> np.ndarray:
@@ -218,6 +266,23 @@ def counted_rows(frame: pd.DataFrame, dataset: str, feature: Feature) -> np.ndar
     if feature.where is not None:
         valid &= _flags(evaluate(frame, dataset, feature, "where"), feature)
     return valid
+
+
+def last_per_code(
+    rows: np.ndarray, codes: np.ndarray, stamp: np.ndarray, tie: np.ndarray | None
+) -> np.ndarray:
+    """Of ``rows`` (ascending positions), per code the one latest by (time, tie, position),
+    as the engine orders them, without sorting: a group-by maximum narrowing the candidates."""
+    if not len(rows):
+        return rows
+    c = codes[rows]
+    for key in (stamp, tie):
+        if key is None:
+            continue
+        k = key[rows]
+        top = pd.Series(k).groupby(c, sort=False).transform("max").to_numpy()
+        rows, c = rows[k == top], c[k == top]
+    return rows[~pd.Series(c).duplicated(keep="last").to_numpy()]
 
 
 def evaluate(frame: pd.DataFrame, dataset: str, feature: Feature, role: str) -> pd.Series:

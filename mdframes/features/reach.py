@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..pit import public_times
 from ..registry import REGISTRY
-from .engine import counted_rows, day_numbers, symbol_codes, utc_naive
+from .engine import counted_rows, day_numbers, last_per_code, symbol_codes, utc_naive
 from .spec import Feature
 
 __all__ = ["Reach", "reaches", "latest_before", "day_of"]
@@ -92,7 +92,7 @@ def latest_before(
     settled: set[int] | None = None
     for f in latest:
         ok = (codes >= 0) & counted_rows(sub.reset_index(drop=True), dataset, f)
-        chosen = _last_per_code(np.flatnonzero(ok), codes, stamp, tie)
+        chosen = last_per_code(np.flatnonzero(ok), codes, stamp, tie)
         keep[rows[chosen]] = True
         if settle_from is not None:
             late = set(codes[chosen[days[rows[chosen]] >= settle_from]].tolist())
@@ -100,21 +100,3 @@ def latest_before(
     names = set() if not settled else {symbols[c] for c in settled}
     assert len(keep) == n
     return keep, names
-
-
-def _last_per_code(
-    rows: np.ndarray, codes: np.ndarray, stamp: np.ndarray, tie: np.ndarray | None
-) -> np.ndarray:
-    """Of ``rows`` (ascending), per code the one latest by (time, tie, position), without
-    sorting them: a group-by maximum per key, narrowing the candidates."""
-    if not len(rows):
-        return rows
-    c = codes[rows]
-    for key in (stamp, tie):
-        if key is None:
-            continue
-        k = key[rows]
-        top = pd.Series(k).groupby(c, sort=False).transform("max").to_numpy()
-        rows, c = rows[k == top], c[k == top]
-    last = ~pd.Series(c).duplicated(keep="last").to_numpy()
-    return rows[last]

@@ -291,12 +291,10 @@ class Source:
         windows' rows, and per symbol the latest value of each ``reach.latest`` feature
         before them, not the rest of the history; and the symbols that failed.
 
-        Here: the whole history read, then cut to those rows (a lake seeks them instead)."""
-        frame, failed = self.read(
-            name, symbols, load_start(name, start, None), end, known_at=known_at, errors=errors
-        )
-        keep, _ = latest_before(frame, name, symbols, _cut_day(start, reach), reach.latest)
-        return (frame if keep.all() else _rows(frame, keep)), failed
+        Here: the whole history (the engine takes only those rows of it); a lake seeks them
+        instead."""
+        first = load_start(name, start, None)
+        return self.read(name, symbols, first, end, known_at=known_at, errors=errors)
 
     def part(self, symbols: list[str]) -> Source:
         """The source a worker computing the chunk of ``symbols`` is sent (picklable)."""
