@@ -183,21 +183,6 @@ def _row_rules() -> set[int]:
     return {id(x) for f in CATALOG for x in (f.value, f.sign, f.where) if callable(x)}
 
 
-class _Symbol:
-    """One symbol's rows of a dataset as read (``_pos``: their place), and the columns and
-    row rules evaluated on them once."""
-
-    def __init__(self, rows: pd.DataFrame) -> None:
-        self.rows = rows
-        self._columns: dict[Any, np.ndarray] = {}
-
-    def column(self, spec: Any, flags: bool) -> np.ndarray:
-        key = (flags, spec if isinstance(spec, str) else id(spec))
-        if key not in self._columns:
-            self._columns[key] = _evaluate(self.rows, spec, flags)
-        return self._columns[key]
-
-
 def _evaluate(rows: pd.DataFrame, spec: Any, flags: bool) -> np.ndarray:
     column = _column(rows, spec)
     if flags:
@@ -205,17 +190,99 @@ def _evaluate(rows: pd.DataFrame, spec: Any, flags: bool) -> np.ndarray:
     return _as_float(column)
 
 
-class _Cut:
-    """One symbol's rows known at a row's knowledge, in rank order (public time, then event
-    date, then frame order), cut to those public by the end of day ``day``. A column or a
-    catalog row rule is taken from the symbol's rows (the same numbers row by row); any other
-    function of the frame runs on the cut rows only, so that one reading later rows is
-    caught."""
+class _Dataset:
+    """One dataset's rows as read for the sampled symbols, with what every row has on its own:
+    its public day (``mdframes.pit``'s rule), its rank key (public time, then event date, then
+    frame order: the later row of equal times is the latest), and, for per-row knowledge, its
+    fetch time and record. Nothing here looks at another row."""
 
-    def __init__(self, symbol: _Symbol, ranked: _Ranked, n: int, day: int) -> None:
-        self.symbol, self.ranked, self.n, self.day = symbol, ranked, n, day
-        self.pos = ranked.pos[:n]
-        self.days = ranked.days[:n]
+    def __init__(self, frame: pd.DataFrame, dataset: str, symbols: list[str], row: bool):
+        frame = frame.reset_index(drop=True)
+        frame.attrs = {"dataset": dataset}  # no copy of a read's attrs per cut
+        self.frame, self.dataset = frame, dataset
+        text = frame["symbol"].astype("string").str.strip().str.upper()
+        where = {s: i for i, s in enumerate(symbols)}
+        codes = np.array([where.get(t, -1) for t in text.to_numpy(dtype=object, na_value="")])
+        times = public_times(frame)
+        if isinstance(times.dtype, pd.DatetimeTZDtype):
+            times = times.dt.tz_convert("UTC").dt.tz_localize(None)
+        ns = times.to_numpy(dtype="datetime64[ns]")
+        public = ~np.isnat(ns) & (codes >= 0)
+        keys = [np.arange(len(frame))]
+        event = REGISTRY[dataset].event
+        if event is not None and event in frame.columns:
+            ev = frame[event]
+            if isinstance(ev.dtype, pd.DatetimeTZDtype):
+                ev = ev.dt.tz_convert("UTC").dt.tz_localize(None)
+            keys.append(ev.to_numpy(dtype="datetime64[ns]").view(np.int64))
+        keys += [ns.view(np.int64), codes]
+        order = np.lexsort(keys)
+        order = order[public[order]]  # by symbol, then rank
+        self.days = ns.view(np.int64) // _NS_PER_DAY
+        bounds = np.searchsorted(codes[order], np.arange(len(symbols) + 1))
+        self.ranked = {s: order[bounds[i] : bounds[i + 1]] for i, s in enumerate(symbols)}
+        self.rows_of = {s: np.flatnonzero(codes == i) for i, s in enumerate(symbols)}
+        self._columns: dict[Any, np.ndarray] = {}
+        if row:
+            self.fetched = _fetched(frame)
+            key = record_key(dataset)  # a view's own identity (daily app ratings: symbol, date)
+            ids = Identity.parse(key).ids(frame)
+            extra: np.ndarray
+            if "_n" in frame.columns:
+                extra = pd.factorize(frame["_n"])[0]
+            elif "_sync_id" in frame.columns:
+                # Records sharing an identity within one sync: told apart by their place.
+                sync = pd.factorize(frame["_sync_id"])[0]
+                extra = pd.Series(np.arange(len(frame))).groupby([ids, sync]).cumcount().to_numpy()
+            else:
+                extra = np.zeros(len(frame), dtype=np.int64)
+            self.ids = ids * (int(extra.max(initial=0)) + 1) + extra
+
+    def column(self, spec: Any, flags: bool) -> np.ndarray:
+        """A column or a catalog row rule, for every row (evaluated once)."""
+        key = (flags, spec if isinstance(spec, str) else id(spec))
+        if key not in self._columns:
+            self._columns[key] = _evaluate(self.frame, spec, flags)
+        return self._columns[key]
+
+    def first_sync_end(self, symbol: str) -> int | None:
+        """When the sync that stored the symbol's earliest version ended (its latest fetch)."""
+        rows = self.rows_of[symbol]
+        if not len(rows):
+            return None
+        fetched = self.fetched[rows]
+        first = rows[int(np.argmin(fetched))]
+        if "_sync_id" not in self.frame.columns:
+            return int(self.fetched[first])
+        sync = self.frame["_sync_id"].to_numpy(dtype=object)
+        same = rows[sync[rows] == sync[first]]
+        return int(self.fetched[same].max())
+
+    def known(self, symbol: str, cutoff: int | None) -> np.ndarray:
+        """The symbol's rows in rank order; with a ``cutoff`` (ns), of every stored version
+        only each record's latest fetched by then."""
+        ranked = self.ranked[symbol]
+        if cutoff is None:
+            return ranked
+        rows = self.rows_of[symbol]
+        seen = rows[self.fetched[rows] <= cutoff]
+        order = np.lexsort((seen, self.fetched[seen], self.ids[seen]))
+        ids = self.ids[seen][order]
+        last = np.r_[ids[1:] != ids[:-1], True]
+        return ranked[np.isin(ranked, seen[order][last])]
+
+
+class _Cut:
+    """One symbol's rows known at a row's knowledge, in rank order, cut to those public by
+    the end of day ``day``. A column or a catalog row rule is taken row by row from the
+    dataset's rows; any other function of the frame runs on the cut rows only, so that one
+    reading later rows is caught."""
+
+    def __init__(self, data: _Dataset, rows: np.ndarray, day: int) -> None:
+        self.data, self.day = data, day
+        self.rows = rows[: int(np.searchsorted(data.days[rows], day, side="right"))]
+        self.n = len(self.rows)
+        self.days = data.days[self.rows]
         self._columns: dict[Any, np.ndarray] = {}
 
     def on(self, day: int) -> _Cut:
@@ -227,10 +294,12 @@ class _Cut:
 
     def _get(self, spec: Any, flags: bool) -> np.ndarray:
         if isinstance(spec, str) or id(spec) in _ROW_RULES:
-            return self.symbol.column(spec, flags)[self.pos]
+            return self.data.column(spec, flags)[self.rows]
         key = (flags, id(spec))
         if key not in self._columns:
-            self._columns[key] = _evaluate(self.ranked.rows(self.n), spec, flags)
+            rows = self.data.frame.iloc[self.rows].reset_index(drop=True)
+            rows.attrs = dict(self.data.frame.attrs)
+            self._columns[key] = _evaluate(rows, spec, flags)
         return self._columns[key]
 
     def numbers(self, spec: Any) -> np.ndarray:
@@ -275,47 +344,6 @@ def _row_value(feature: Feature, cut: _Cut) -> float:
     return float(vals[window].mean()) if window.any() else np.nan  # mean
 
 
-@dataclass
-class _Ranked:
-    """Rows of one symbol public at some time, in rank order (public time, then event date,
-    then frame order: the later row of equal times is the latest): ``order`` into
-    ``frame``, their ``_pos`` (place among the symbol's rows) and public ``days``."""
-
-    frame: pd.DataFrame
-    order: np.ndarray
-    pos: np.ndarray
-    days: np.ndarray
-
-    def rows(self, n: int) -> pd.DataFrame:
-        """The first ``n`` rows in rank order, as the dataset's frame."""
-        out = self.frame.iloc[self.order[:n]].drop(columns=["_pos"]).reset_index(drop=True)
-        out.attrs = dict(self.frame.attrs)
-        return out
-
-
-def _ranked(frame: pd.DataFrame, dataset: str) -> _Ranked:
-    """``frame``'s rows public at some time, in rank order."""
-    frame = frame.reset_index(drop=True)
-    frame.attrs = {"dataset": dataset}  # no copy of a read's attrs per cut
-    times = public_times(frame)
-    if isinstance(times.dtype, pd.DatetimeTZDtype):
-        times = times.dt.tz_convert("UTC").dt.tz_localize(None)
-    ns = times.to_numpy(dtype="datetime64[ns]")
-    keep = ~np.isnat(ns)
-    event = REGISTRY[dataset].event
-    keys = [np.arange(len(frame))]
-    if event is not None and event in frame.columns:
-        ev = frame[event]
-        if isinstance(ev.dtype, pd.DatetimeTZDtype):
-            ev = ev.dt.tz_convert("UTC").dt.tz_localize(None)
-        keys.append(ev.to_numpy(dtype="datetime64[ns]").view(np.int64))
-    keys.append(ns.view(np.int64))
-    order = np.lexsort(keys)
-    order = order[keep[order]]
-    pos = frame["_pos"].to_numpy()[order]
-    return _Ranked(frame, order, pos, ns.view(np.int64)[order] // _NS_PER_DAY)
-
-
 def _fetched(frame: pd.DataFrame) -> np.ndarray:
     stamps = pd.to_datetime(frame["_fetched_at"], utc=True)
     return stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[ns]").view(np.int64)
@@ -333,29 +361,13 @@ def _first_sync_end(history: pd.DataFrame) -> int | None:
     return int(fetched[same].max())
 
 
-def _as_known(history: pd.DataFrame, dataset: str, cutoff: int) -> pd.DataFrame:
-    """Of every stored version, each record's latest fetched at or before ``cutoff`` (ns)."""
-    fetched = _fetched(history)
-    seen = history[fetched <= cutoff]
-    if not len(seen):
-        return seen
-    key = record_key(dataset)  # a view's own identity (daily app ratings: symbol, date)
-    ids = Identity.parse(key).ids(seen)
-    if "_n" in seen.columns:
-        extra = pd.factorize(seen["_n"])[0]
-        ids = ids * (int(extra.max(initial=0)) + 1) + extra
-    elif "_sync_id" in seen.columns:
-        # Records sharing an identity within one sync: told apart by their place in it.
-        sync = pd.factorize(seen["_sync_id"])[0]
-        place = pd.Series(np.arange(len(seen))).groupby([ids, sync]).cumcount().to_numpy()
-        ids = ids * (int(place.max(initial=0)) + 1) + place
-    order = np.lexsort((np.arange(len(seen)), fetched[fetched <= cutoff], ids))
-    last = np.r_[ids[order][1:] != ids[order][:-1], True]
-    return seen.iloc[np.sort(order[last])]
-
-
 def _look_ahead(
-    ts: Any, source: Source | None, features: list[Feature], sample: int, seed: int
+    ts: Any,
+    attrs: dict[str, Any],
+    source: Source | None,
+    features: list[Feature],
+    sample: int,
+    seed: int,
 ) -> _Outcome:
     if source is None:
         return _skip(
@@ -375,7 +387,7 @@ def _look_ahead(
     known_at = ts.info.get("known_at")
     row = known_at == ROW
     cut_known = None if known_at in (None, ROW) else pd.Timestamp(known_at)
-    failed = set(ts.X.attrs.get("failed", {}))
+    failed = set(attrs.get("failed", {}))
     recorded = {
         name: ts.X[name].to_numpy(dtype="float64", na_value=np.nan)[picks] for name in names
     }
@@ -407,40 +419,27 @@ def _look_ahead(
                 known_at=ROW if row else cut_known,
                 errors="skip",
             )
-        frame = frame.reset_index(drop=True)
-        frame.attrs = {"dataset": frame.attrs.get("dataset", dataset)}
-        sym = frame["symbol"].astype("string").str.strip().str.upper().to_numpy(dtype=object)
-        groups = pd.Series(np.arange(len(frame))).groupby(sym).indices if len(frame) else {}
-        per_symbol = {}
-        for s in readable:
-            where = np.asarray(groups.get(s, []), dtype=np.int64)
-            part = frame.take(where).reset_index(drop=True)
-            part["_pos"] = np.arange(len(part))
-            part.attrs = {"dataset": dataset}
-            per_symbol[s] = part
-        evaluated = {s: _Symbol(part) for s, part in per_symbol.items()}
-        floors = {s: _first_sync_end(h) for s, h in per_symbol.items()} if row else {}
-        ranked_cache: dict[tuple[str, int], _Ranked] = {}
-        cuts: dict[tuple[str, int, int], _Cut] = {}
+        data = _Dataset(frame, dataset, readable, row)
+        floors = {s: data.first_sync_end(s) for s in readable} if row else {}
+        known_cache: dict[tuple[str, int | None], np.ndarray] = {}
+        cuts: dict[tuple[str, int | None, int], _Cut] = {}
         for k, (date, symbol) in enumerate(zip(dates, symbols, strict=True)):
             day = int(date.value // _NS_PER_DAY)
-            rows = per_symbol.get(symbol)
-            cutoff = 0
-            if rows is not None and row:
-                end_of_day = int((date + pd.Timedelta(days=1)).value) - 1
-                floor = floors.get(symbol)
-                cutoff = max(end_of_day, floor if floor is not None else end_of_day)
-            key = (symbol, cutoff)
-            if rows is not None and key not in ranked_cache:
-                known = _as_known(rows, dataset, cutoff) if row else rows
-                ranked_cache[key] = _ranked(known, dataset)
             cut = None
-            if rows is not None:
-                ranked = ranked_cache[key]
-                n = int(np.searchsorted(ranked.days, day, side="right"))
+            if symbol in data.ranked:
+                cutoff = None
+                if row:
+                    end_of_day = int((date + pd.Timedelta(days=1)).value) - 1
+                    floor = floors.get(symbol)
+                    cutoff = max(end_of_day, floor if floor is not None else end_of_day)
+                key = (symbol, cutoff)
+                if key not in known_cache:
+                    known_cache[key] = data.known(symbol, cutoff)
+                rows = known_cache[key]
+                n = int(np.searchsorted(data.days[rows], day, side="right"))
                 # Rows of a symbol whose dates see the same public rows share their columns.
                 if (*key, n) not in cuts:
-                    cuts[(*key, n)] = _Cut(evaluated[symbol], ranked, n, day)
+                    cuts[(*key, n)] = _Cut(data, rows, day)
                 cut = cuts[(*key, n)].on(day)
             for f in mine:
                 value = np.nan
@@ -682,7 +681,7 @@ def _embargoes(
     return np.asarray(out, dtype=np.int64)
 
 
-def _cv_overlap(ts: Any, cv: Any) -> _Outcome:
+def _cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> _Outcome:
     if not len(ts.X):
         return _skip("no rows")
     starts = ts.X.index.get_level_values(0).to_numpy(dtype="datetime64[D]").astype(np.int64)
@@ -691,7 +690,7 @@ def _cv_overlap(ts: Any, cv: Any) -> _Outcome:
     freq = ts.info.get("freq", "B")
     failures: list[dict[str, Any]] = []
     parts, bad = [], 0
-    for name, splitter, folds in _folds(cv, ts):
+    for name, splitter, folds in splits:
         counts = []
         for k, (train, test) in enumerate(folds):
             embargo = _embargoes(splitter, np.asarray(test), starts, ends, freq)
@@ -715,17 +714,16 @@ def _cv_overlap(ts: Any, cv: Any) -> _Outcome:
 # --- coverage and knowledge ---------------------------------------------------------------------
 
 
-def _coverage(ts: Any, cv: Any) -> _Outcome:
+def _coverage(
+    ts: Any, attrs: dict[str, Any], splits: list[tuple[str, Any, list[Any]]], given: bool
+) -> _Outcome:
     if not len(ts.X):
         return _skip("no rows")
     isna = ts.X.isna()
     empty = [c for c in ts.X.columns if isna[c].all()]
     fold_na: dict[str, list[str]] = {}
-    try:
-        folds = _folds(cv, ts) if cv is not None else _folds(None, ts)[:1]
-    except InvalidParameterError:
-        folds = []
-    for name, _, pairs in folds:
+    # Every splitter given; of the defaults, the walk-forward one (the others train on all).
+    for name, _, pairs in splits if given else splits[:1]:
         for k, (train, _test) in enumerate(pairs):
             if not len(train):
                 continue
@@ -733,7 +731,7 @@ def _coverage(ts: Any, cv: Any) -> _Outcome:
             for column in na.index[na.to_numpy()]:
                 if column not in empty:
                     fold_na.setdefault(str(column), []).append(f"{name} {k}")
-    stats = ts.X.attrs.get("coverage", {})
+    stats = attrs.get("coverage", {})
     uncovered = {n: int(v.get("uncovered", 0)) for n, v in stats.items() if v.get("uncovered")}
     parts = []
     if empty:
@@ -757,10 +755,10 @@ def _coverage(ts: Any, cv: Any) -> _Outcome:
     return _Outcome("fail" if empty else "pass", detail, len(empty), failures)
 
 
-def _knowledge(ts: Any, source: Source | None) -> _Outcome:
+def _knowledge(ts: Any, attrs: dict[str, Any], source: Source | None) -> _Outcome:
     if ts.info.get("known_at") != ROW:
         return _skip("the set was not made with known_at='row'")
-    recorded = ts.X.attrs.get("knowledge")
+    recorded = attrs.get("knowledge")
     if not isinstance(recorded, dict):
         return _Outcome("fail", "known_at='row' but the set records no knowledge", 1, [])
     n_rows = len(ts.X)
@@ -869,12 +867,18 @@ def audit(
         _ROW_RULES.update(_row_rules())
     cut = _open_source(ts, source)
     features = features_of(ts)
+    # The checks read X without its attrs (pandas copies them with every column taken).
+    attrs: dict[str, Any] = {str(k): v for k, v in ts.X.attrs.items()}
+    X = ts.X.copy(deep=False)
+    X.attrs = {}
+    view = TrainingSet(X, ts.y, ts.t1, ts.info, ts.features)
+    splits = _folds(cv, view) if len(view.X) else []
     outcomes = {
-        "look_ahead": _look_ahead(ts, cut, features, int(sample), int(seed)),
-        "label_leak": _label_leak(ts, cut),
-        "cv_overlap": _cv_overlap(ts, cv),
-        "coverage": _coverage(ts, cv),
-        "knowledge": _knowledge(ts, cut),
+        "look_ahead": _look_ahead(view, attrs, cut, features, int(sample), int(seed)),
+        "label_leak": _label_leak(view, cut),
+        "cv_overlap": _cv_overlap(view, splits) if len(view.X) else _skip("no rows"),
+        "coverage": _coverage(view, attrs, splits, cv is not None),
+        "knowledge": _knowledge(view, attrs, cut),
     }
     checks = pd.DataFrame(
         [(name, o.status, o.detail, o.rows) for name, o in outcomes.items()],
