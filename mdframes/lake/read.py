@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InvalidParameterError, KnowledgeTimeWarning, warn
+from ..errors import InvalidParameterError, KnowledgeTimeWarning, LakeDamagedError, warn
 from .frames import to_frame
 from .plan import normalise_symbols, resolve
 from .scan import plain_text
@@ -81,7 +81,31 @@ def read(
     """See :meth:`mdframes.Lake.read`. A read overtaken by a compaction reads once more,
     on the new version (:func:`~mdframes.lake.table.once_more_if_overtaken`)."""
     table = tables.get(resolve(dataset))
+    version = options.get("version")
+    if version is not None:  # an earlier version: its files are its own, never overtaken
+        try:
+            return _read(tables, dataset, symbols, **options)
+        except LakeDamagedError as exc:
+            raise _version_gone(table, version, exc) from None
     return once_more_if_overtaken([table], lambda: _read(tables, dataset, symbols, **options))
+
+
+def _version_gone(store: DatasetTable, version: int, exc: LakeDamagedError) -> LakeDamagedError:
+    """A read of an earlier version that could not read one of its files: when the table no
+    longer lists the file, a vacuum removed it (not damage); say which version and why."""
+    name = exc.file or ""
+    latest = store.snapshot()
+    if not name.endswith(".parquet") or latest is None:
+        return exc
+    if name in {store.place.name(u) for u in latest.files}:
+        return exc  # a file the current version lists too: real damage
+    return LakeDamagedError(
+        f"{store.ds.name}: version {version} of the table is gone: its file {name} was "
+        "removed by a vacuum (lake.compact(retain_hours=...) removes the files that no "
+        f"version of the last retain_hours needs); the table is now at version {latest.version}",
+        dataset=store.ds.name,
+        file=name,
+    )
 
 
 def _read(
@@ -119,12 +143,13 @@ def _read(
     filter_ = _where(store, snap, start, end, known, market, region)
     # else another program committed: copies are dropped (an earlier version is trusted
     # when the latest is: the lake vouches for its log up to the latest)
-    trusted = store.trusted(snap if version is None else store.snapshot())
+    vouching = snap if version is None else store.snapshot()
+    trusted = store.trusted(vouching)
     revised = history or not trusted or store.revised(snap, syms)
     needed = _needed(wanted, manifest, store.mode.read_meta(revised, history))
     # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
     table = store.scan(snap, filter=filter_, columns=needed, symbols=syms, coded=True)
-    table = store.without_copies(snap, table)
+    table = store.without_copies(vouching, table)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
     if not history and revised:
