@@ -125,7 +125,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("read", {"dataset": "put_call_ratio", "symbols": ["AAPL"], "end": "2026-09-05"}),
     ("read", {"dataset": "news", "columns": ["symbol", "headline"], "limit": 3}),
     ("read", {"dataset": "forecast", "symbols": "MSFT", "limit": 5}),
-    ("read", {"dataset": "tickers", "limit": 5}),
+    ("read", {"dataset": "tickers", "limit": 5, "end": "2026-09-30"}),
     ("read", {"dataset": "sentiment", "start": "2026-09-02"}),
     ("features", {"symbols": SYMBOLS}),
     ("features", {"symbols": ["AMZN", "AAPL"], "date": "2026-09-30"}),
@@ -382,8 +382,39 @@ def test_the_server_over_stdio(planted: Planted, tmp_path: Path) -> None:
     assert not any(KEY in text for text in seen)
 
 
+def _random_calls(count: int, seed: int) -> list[tuple[str, dict[str, Any]]]:
+    """Tool calls drawn like the generated ones above, from a seeded generator: the same few
+    every run, for the server in its own process (a process per example would be slow)."""
+    import random
+
+    rng = random.Random(seed)
+    days = [str(D1 + dt.timedelta(days=d)) for d in (-20, -3, 0, 1, 2, 45)]
+    out: list[tuple[str, dict[str, Any]]] = []
+    for _ in range(count):
+        symbols = rng.sample([*SYMBOLS, "ZZZZ"], rng.randint(1, 3))
+        name = rng.choice(["read", "features", "changes"])
+        if name == "read":
+            args: dict[str, Any] = {"dataset": rng.choice([*DATASETS, "put_call_ratio"])}
+            args |= {"symbols": symbols, "end": rng.choice(days), "limit": rng.randint(1, 50)}
+        elif name == "features":
+            args = {"symbols": symbols, "date": rng.choice(days)}
+        else:
+            args = {"dataset": "sentiment", "symbols": symbols, "since": rng.choice(days)}
+        out.append((name, args))
+    return out
+
+
 def test_the_server_with_a_fixed_clamp(planted: Planted) -> None:
+    calls = _random_calls(6, seed=30)
+    day1 = Tools(md.Lake(planted.day1), Clock(CLAMP))
+
     async def script(session: Any) -> Any:
+        for name, args in calls:
+            result = await session.call_tool(name, args)
+            expected = _answer(day1, name, args)
+            got = {"error": _text(result)} if result.is_error else result.structured_content
+            assert got == expected, (name, args)
+            _no_row_after(got, CLAMP)
         return await session.call_tool("read", {"dataset": "put_call_ratio", "end": "2026-12-31"})
 
     result = _session(_server(planted, "--as-of", "2026-09-01T18:00"), script)

@@ -453,6 +453,8 @@ class Tools:
                 frame = self._empty_read(lake, ds, args)
                 return Answer("read", lake.at, frame, limit, notes)
             raise ToolError(f"start {start} is after end {end}")
+        if ds.time_column is None and ("start" in args or "end" in args):
+            notes.append(f"{ds.name} has no time column: start and end do not apply")
         frame = self._read_frame(lake, ds, args, start, end)
         if frame.empty:
             notes.append("no rows of this question were known at the clamp")
@@ -462,7 +464,7 @@ class Tools:
         self, lake: ClampedLake, ds: Dataset, args: dict[str, Any], start: Any, end: Any
     ) -> pd.DataFrame:
         symbols = _symbols(args.get("symbols"))
-        if ds.lake == "window" and ds.time_column is None:
+        if ds.time_column is None:  # nothing to window on (the ticker list)
             start = end = None
         try:
             return lake.read(
