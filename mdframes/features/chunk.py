@@ -191,8 +191,10 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
 
     def one_dataset(name: str) -> dict[str, Any]:
         mine = [f for f in wanted if f.dataset == name]
+        # The dataset's inputs leave the dict: freed as soon as its features are done.
+        inputs = frames.pop(name)
         if row:
-            versions = VersionEvents(frames[name], name, symbols, grid, record_key(name))
+            versions = VersionEvents(inputs, name, symbols, grid, record_key(name))
             relied[name] = versions.knowledge(dates)
             if not versions.as_of_anchor:
                 return {f.name: compute_row(f, versions, grid) for f in mine}
@@ -202,7 +204,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         reach = lookbacks[name]
         # Rows public before the longest window enter only as latest values (reach.py).
         cut = None if reach.whole else first_day - reach.days
-        events = Events(frames[name], name, symbols, end_day, cut, reach.latest)
+        events = Events(inputs, name, symbols, end_day, cut, reach.latest)
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
     # Datasets are independent, and numpy releases the GIL in its sorts, searches and
@@ -220,9 +222,10 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
             for run in runs:
                 columns.update(run.result())
     else:
-        for name in frames:
+        for name in list(frames):
             columns.update(one_dataset(name))
-    out = pd.DataFrame({f.name: columns[f.name] for f in wanted}, index=index)
+    # The columns become the frame's blocks as they are (no copy into one 2-D block).
+    out = pd.DataFrame({f.name: columns.pop(f.name) for f in wanted}, index=index, copy=False)
 
     # Coverage: NA where the dataset has no history for the row's window.
     row_dates = np.repeat(dates.to_numpy(), len(symbols))
@@ -232,13 +235,12 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
             out.loc[row_dates < np.datetime64(covered, "ns"), f.name] = pd.NA
     # Failed symbols keep their rows, NA in the features of the datasets that failed them.
     failed_text: dict[str, str] = {}
-    row_symbols = np.tile(np.asarray(symbols, dtype=object), len(dates))
     for name, by_symbol in failed.items():
         if not by_symbol:
             continue
         for symbol, text in by_symbol.items():
             failed_text.setdefault(symbol, text)
-        hit = np.isin(row_symbols, list(by_symbol))
+        hit = np.tile(np.isin(np.asarray(symbols, dtype=object), list(by_symbol)), len(dates))
         for f in wanted:
             if f.dataset == name:
                 out.loc[hit, f.name] = pd.NA
