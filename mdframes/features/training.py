@@ -184,14 +184,7 @@ class TrainingSet:
             freq=self.info.get("freq", "B"),
         )
 
-    def splits(
-        self,
-        method: str = "walk_forward",
-        n_splits: int = 5,
-        n_test_splits: int = 2,
-        embargo: int = 0,
-        train_window: int | None = None,
-    ) -> list[tuple[np.ndarray, np.ndarray]]:
+    def splits(self, *args: Any, **options: Any) -> list[tuple[np.ndarray, np.ndarray]]:
         """The folds of :meth:`cv` on this set as a list: ``list(ts.cv(...).split(ts.X,
         ts.y))``, positions into ``X``/``y`` of rows whose label is known.
 
@@ -213,7 +206,7 @@ class TrainingSet:
         Parameters
         ----------
         method, n_splits, n_test_splits, embargo, train_window
-            As :meth:`cv`.
+            As :meth:`cv` (the same positions and names).
 
         Returns
         -------
@@ -230,8 +223,8 @@ class TrainingSet:
         >>> from sklearn.model_selection import cross_val_score          # doctest: +SKIP
         >>> cross_val_score(model, ts.X, ts.y, cv=ts.splits("kfold", 5, embargo=5))  # doctest: +SKIP
         """
-        cv = self.cv(method, n_splits, n_test_splits, embargo, train_window)
-        return list(cv.split(self.X, self.y))
+        # The arguments are cv()'s, written once there.
+        return list(self.cv(*args, **options).split(self.X, self.y))
 
     def content_hash(self) -> str:
         """The SHA-256 of X, y and t1 in the canonical form (docs: *From features to a
