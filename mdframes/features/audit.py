@@ -46,6 +46,7 @@ CHECK_COLUMNS: Final = ["check", "status", "detail", "rows"]
 FAILURE_COLUMNS: Final = ["check", "date", "symbol", "feature", "expected", "got"]
 _CORRELATED = 0.99  # |corr(feature, y)| above this is a copy of the label
 _PRICE_MATCH = 0.9  # a feature equal to a later price on this share of its rows copies it
+_PRICE_ROWS = 20_000  # labelled rows compared with later prices (a sample when more)
 _LISTED = 50  # offending rows listed per check
 _RTOL = 1e-9
 _NS_PER_DAY = 86_400 * 10**9
@@ -197,12 +198,16 @@ class _Dataset:
     fetch time and record. Nothing here looks at another row."""
 
     def __init__(self, frame: pd.DataFrame, dataset: str, symbols: list[str], row: bool):
-        frame = frame.reset_index(drop=True)
+        # Only the sampled symbols' rows (a dict source gives every symbol's).
+        raw, uniques = pd.factorize(frame["symbol"], use_na_sentinel=True)
+        where = {s: i for i, s in enumerate(symbols)}
+        lut = np.asarray([*(where.get(str(u).strip().upper(), -1) for u in uniques), -1])
+        every = lut[raw]
+        mine = np.flatnonzero(every >= 0)
+        frame = frame.take(mine).reset_index(drop=True)
         frame.attrs = {"dataset": dataset}  # no copy of a read's attrs per cut
         self.frame, self.dataset = frame, dataset
-        text = frame["symbol"].astype("string").str.strip().str.upper()
-        where = {s: i for i, s in enumerate(symbols)}
-        codes = np.array([where.get(t, -1) for t in text.to_numpy(dtype=object, na_value="")])
+        codes = every[mine]
         times = public_times(frame)
         if isinstance(times.dtype, pd.DatetimeTZDtype):
             times = times.dt.tz_convert("UTC").dt.tz_localize(None)
@@ -221,7 +226,9 @@ class _Dataset:
         self.days = ns.view(np.int64) // _NS_PER_DAY
         bounds = np.searchsorted(codes[order], np.arange(len(symbols) + 1))
         self.ranked = {s: order[bounds[i] : bounds[i + 1]] for i, s in enumerate(symbols)}
-        self.rows_of = {s: np.flatnonzero(codes == i) for i, s in enumerate(symbols)}
+        by_code = np.argsort(codes, kind="stable")
+        edges = np.searchsorted(codes[by_code], np.arange(len(symbols) + 1))
+        self.rows_of = {s: by_code[edges[i] : edges[i + 1]] for i, s in enumerate(symbols)}
         self._columns: dict[Any, np.ndarray] = {}
         if row:
             self.fetched = _fetched(frame)
@@ -506,7 +513,11 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
         return _skip("no row has a label")
     failures: list[dict[str, Any]] = []
     found: list[str] = []
-    prices = _later_prices(ts, source)
+    # Later prices on a sample of the labelled rows: a copy of one shows on any sample.
+    labelled = np.flatnonzero(known)
+    if len(labelled) > _PRICE_ROWS:
+        labelled = np.sort(np.random.default_rng(0).choice(labelled, _PRICE_ROWS, replace=False))
+    prices = _later_prices(ts, source, labelled)
     for name in ts.X.columns:
         x = ts.X[name].to_numpy(dtype="float64", na_value=np.nan)
         both = known & ~np.isnan(x)
@@ -523,10 +534,13 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
                     why = f"correlation {corr:+.4f} with the label"
         expected = y
         if why is None and prices is not None:
-            share, k, future = _price_copy(x, prices)
+            share, k, future = _price_copy(x[labelled], prices)
             if share > _PRICE_MATCH:
                 why = f"equal to the price {k} period(s) after its date on {share:.0%} of rows"
-                expected = future
+                expected = np.full(len(x), np.nan)
+                expected[labelled] = future
+                both = np.zeros(len(x), dtype=bool)
+                both[labelled] = ~np.isnan(future) & ~np.isnan(x[labelled])
         if why is None:
             continue
         found.append(f"{name} ({why})")
@@ -549,9 +563,9 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
     )
 
 
-def _later_prices(ts: Any, source: Source | None) -> list[np.ndarray] | None:
-    """Per period k = 1..lag+horizon after each row's date: the price on that date (NaN where
-    none), rows in the set's order; ``None`` when the source has no prices."""
+def _later_prices(ts: Any, source: Source | None, rows: np.ndarray) -> list[np.ndarray] | None:
+    """Per period k = 1..lag+horizon after the date of each of ``rows`` (positions): the
+    price on that date (NaN where none); ``None`` when the source has no prices."""
     from .labels import long_prices, periods_after
 
     if source is None or not len(ts.X):
@@ -574,9 +588,9 @@ def _later_prices(ts: Any, source: Source | None) -> list[np.ndarray] | None:
         index=pd.MultiIndex.from_arrays([prices["symbol"].astype(str), prices["day"]]),
     )
     lookup = lookup[~lookup.index.duplicated(keep="last")]
-    row_dates = ts.X.index.get_level_values(0)
+    row_dates = ts.X.index.get_level_values(0)[rows]
     position = dates.get_indexer(row_dates)
-    row_symbols = ts.X.index.get_level_values(1).astype(str)
+    row_symbols = ts.X.index.get_level_values(1)[rows].astype(str)
     cal_days = calendar.to_numpy(dtype="datetime64[D]").astype(np.int64)
     out = []
     for k in range(1, reach + 1):
