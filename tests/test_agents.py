@@ -99,6 +99,18 @@ def test_the_planted_future_is_there_and_the_clamp_hides_it(planted: Planted) ->
         pd.testing.assert_frame_equal(clamped.read(name), day1.read(name))
 
 
+def test_coverage_as_it_stood_at_the_clamp(planted: Planted) -> None:
+    full = ClampedLake(md.Lake(planted.root), CLAMP).coverage(["put_call_ratio"], SYMBOLS)
+    day1 = ClampedLake(md.Lake(planted.day1), CLAMP).coverage(["put_call_ratio"], SYMBOLS)
+    # AAPL's ratios were synced on day 1 (a window asked up to D2); AMZN's and MSFT's on day 2.
+    assert full["status"].astype(str).tolist() == ["synced", "never", "never"]
+    assert day1["status"].astype(str).tolist() == ["synced", "never", "never"]
+    assert full["gaps"].tolist() == day1["gaps"].tolist() == [[], [], []]
+    for table in (full, day1):
+        assert table["last"].tolist()[0] == pd.Timestamp(D1)  # never past the clamp's date
+        assert table["last_fetched_at"].isna().tolist()[1:] == [True, True]
+
+
 def test_public_by_keeps_rows_public_at_the_clamp() -> None:
     frame = pd.DataFrame(
         {
