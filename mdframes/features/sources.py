@@ -53,6 +53,8 @@ __all__ = [
 ]
 
 ROW: Final = "row"
+Span = tuple[dt.date | None, dt.date]  # first (None: all history) and last date to read
+Read = tuple[pd.DataFrame, dict[str, str]]  # a dataset's frame and its failed symbols
 
 
 @runtime_checkable
@@ -261,6 +263,9 @@ class Source:
     """
 
     kind: str = ""
+    # A lake seeks a window's latest values backwards in steps; other sources give the
+    # whole history (requests are not cut into steps; frames are there already).
+    seeks: bool = False
 
     def read(
         self,
@@ -271,9 +276,15 @@ class Source:
         *,
         known_at: Any,
         errors: str,
-    ) -> tuple[pd.DataFrame, dict[str, str]]:
+    ) -> Read:
         """The frame of ``name`` for ``symbols`` from ``start`` (``None``: all history) to
         ``end``, and the symbols that failed (symbol -> error text)."""
+        if start is not None and start > end:  # wholly before the history: nothing to ask
+            return _nothing(name, known_at), {}
+        return self._read(name, symbols, (start, end), known_at, errors)
+
+    def _read(self, name: str, symbols: list[str], span: Span, known_at: Any, errors: str) -> Read:
+        """:meth:`read` of a ``span`` that is not wholly before the history."""
         raise NotImplementedError
 
     def read_reaching(
@@ -286,15 +297,48 @@ class Source:
         *,
         known_at: Any,
         errors: str,
-    ) -> tuple[pd.DataFrame, dict[str, str]]:
+    ) -> Read:
         """The frame of ``name`` a panel from ``start`` to ``end`` needs (:class:`Reach`): its
         windows' rows, and per symbol the latest value of each ``reach.latest`` feature
         before them, not the rest of the history; and the symbols that failed.
 
-        Here: the whole history (the engine takes only those rows of it); a lake seeks them
-        instead."""
-        first = load_start(name, start, None)
-        return self.read(name, symbols, first, end, known_at=known_at, errors=errors)
+        A source that :attr:`seeks` reads the windows, then backwards in doubling steps
+        only for the symbols still without their latest values: a month, two, four... (rows
+        dated before a step can be public up to the dataset's slack later, so a value settles
+        a symbol only when it became public after that). Any other gives the whole history,
+        of which the engine takes only those rows."""
+        if not self.seeks:
+            first = load_start(name, start, None)
+            return self.read(name, symbols, first, end, known_at=known_at, errors=errors)
+        first = history_start(name)
+        window_start = load_start(name, start, reach.days)
+        frame, failed = self.read(
+            name, symbols, window_start, end, known_at=known_at, errors=errors
+        )
+        if window_start is None or (first is not None and window_start <= first):
+            return frame, failed
+        cut, slack = _cut_day(start, reach), _slack_days(name)
+        parts: list[pd.DataFrame] = []
+        pending, hi, step = list(symbols), window_start - dt.timedelta(days=1), _FIRST_STEP
+        while pending:
+            lo: dt.date | None = hi - dt.timedelta(days=step - 1)
+            last_step = step > _LAST_STEP or (first is not None and lo is not None and lo <= first)
+            if last_step:
+                lo = first  # the rest of the history at once
+            part, _ = self.read(name, pending, lo, hi, known_at=known_at, errors=errors)
+            settle = None if lo is None else day_of(lo) + slack
+            keep, settled = latest_before(part, name, pending, cut, reach.latest, settle)
+            parts.append(_rows(part, keep))
+            if last_step or lo is None:
+                break
+            pending = [s for s in pending if s not in settled]
+            hi, step = lo - dt.timedelta(days=1), step * 2
+        found = [p for p in reversed(parts) if len(p)]  # oldest first, as one read orders
+        if not found:
+            return frame, failed
+        out = pd.concat([*found, frame], ignore_index=True)
+        out.attrs = dict(frame.attrs)
+        return out, failed
 
     def part(self, symbols: list[str]) -> Source:
         """The source a worker computing the chunk of ``symbols`` is sent (picklable)."""
@@ -320,6 +364,12 @@ class Source:
     ) -> pd.DataFrame:
         """The price dataset's rows (:data:`~mdframes.features.labels.PRICE_DATASET`) of
         ``symbols`` from ``first`` to ``last``, latest versions."""
+        if not symbols:
+            return pd.DataFrame({"date": [], "symbol": [], "price": []})
+        return self._prices(symbols, first, last, errors)
+
+    def _prices(self, symbols: list[str], first: dt.date, last: dt.date, errors: str) -> Any:
+        """:meth:`prices` of at least one symbol."""
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -336,20 +386,10 @@ class ServiceSource(Source):
     def __init__(self, client: Any = None) -> None:
         self.client = client
 
-    def read(
-        self,
-        name: str,
-        symbols: list[str],
-        start: dt.date | None,
-        end: dt.date,
-        *,
-        known_at: Any,
-        errors: str,
-    ) -> tuple[pd.DataFrame, dict[str, str]]:
+    def _read(self, name: str, symbols: list[str], span: Span, known_at: Any, errors: str) -> Read:
         from ..loaders import load
 
-        if start is not None and start > end:  # wholly before the history: nothing to ask
-            return _nothing(name, known_at), {}
+        start, end = span
         with warnings.catch_warnings():
             # The panel says once which symbols it skipped, over all its datasets.
             warnings.filterwarnings("ignore", category=SkippedSymbolsWarning)
@@ -385,14 +425,10 @@ class ServiceSource(Source):
         # A client holds the API key, which never travels to another process.
         raise TypeError("the service source (its client and key) is never sent to a worker")
 
-    def prices(
-        self, symbols: list[str], first: dt.date, last: dt.date, errors: str
-    ) -> pd.DataFrame:
+    def _prices(self, symbols: list[str], first: dt.date, last: dt.date, errors: str) -> Any:
         from ..loaders import load
         from .labels import PRICE_DATASET
 
-        if not symbols:
-            return pd.DataFrame({"date": [], "symbol": [], "price": []})
         kw: dict[str, Any] = {} if errors == "raise" else {"errors": errors}
         return load(PRICE_DATASET, symbols, start=first, end=last, client=self.client, **kw)
 
@@ -411,16 +447,7 @@ class FramesSource(Source):
     def __init__(self, frames: Mapping[str, Any]) -> None:
         self.frames = frames
 
-    def read(
-        self,
-        name: str,
-        symbols: list[str],
-        start: dt.date | None,
-        end: dt.date,
-        *,
-        known_at: Any,
-        errors: str,
-    ) -> tuple[pd.DataFrame, dict[str, str]]:
+    def _read(self, name: str, symbols: list[str], span: Span, known_at: Any, errors: str) -> Read:
         return _from_mapping(self.frames, name), {}
 
     def part(self, symbols: list[str]) -> Source:
@@ -451,9 +478,7 @@ class FramesSource(Source):
     def check_prices(self) -> None:
         self._price_frame()
 
-    def prices(
-        self, symbols: list[str], first: dt.date, last: dt.date, errors: str
-    ) -> pd.DataFrame:
+    def _prices(self, symbols: list[str], first: dt.date, last: dt.date, errors: str) -> Any:
         return self._price_frame()
 
 
@@ -462,6 +487,7 @@ class LakeSource(Source):
     has: no ``coverage`` means everything it is asked, no ``version`` no versions)."""
 
     kind = "lake"
+    seeks = True
 
     def __init__(self, lake: Any) -> None:
         self.lake = lake
@@ -470,19 +496,10 @@ class LakeSource(Source):
         # A worker opens the lake itself from its root (never its client: no key travels).
         return (_reopened, (lake_spec(self.lake),))
 
-    def read(
-        self,
-        name: str,
-        symbols: list[str],
-        start: dt.date | None,
-        end: dt.date,
-        *,
-        known_at: Any,
-        errors: str,
-    ) -> tuple[pd.DataFrame, dict[str, str]]:
-        if (start is not None and start > end) or not symbols:
+    def _read(self, name: str, symbols: list[str], span: Span, known_at: Any, errors: str) -> Read:
+        if not symbols:
             return _nothing(name, known_at), {}
-        base = base_name(name)
+        base, (start, end) = base_name(name), span
         if isinstance(known_at, str) and known_at == ROW:
             frame = self.lake.read(base, symbols, start=start, end=end, history=True)
             frame = _check_frame(base, frame, "the lake")
@@ -490,51 +507,6 @@ class LakeSource(Source):
         frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at)
         frame = _check_frame(base, frame, "the lake")
         return (daily_from_apps(frame) if base != name else frame), {}
-
-    def read_reaching(
-        self,
-        name: str,
-        symbols: list[str],
-        start: dt.date,
-        end: dt.date,
-        reach: Reach,
-        *,
-        known_at: Any,
-        errors: str,
-    ) -> tuple[pd.DataFrame, dict[str, str]]:
-        # The windows' rows, then backwards in doubling steps, each read only for the
-        # symbols still without their latest values: a month, two, four... (rows dated
-        # before a step can be public up to the dataset's slack later, so a value settles a
-        # symbol only when it became public after that).
-        first = history_start(name)
-        window_start = load_start(name, start, reach.days)
-        frame, failed = self.read(
-            name, symbols, window_start, end, known_at=known_at, errors=errors
-        )
-        if window_start is None or (first is not None and window_start <= first):
-            return frame, failed
-        cut, slack = _cut_day(start, reach), _slack_days(name)
-        parts: list[pd.DataFrame] = []
-        pending, hi, step = list(symbols), window_start - dt.timedelta(days=1), _FIRST_STEP
-        while pending:
-            lo: dt.date | None = hi - dt.timedelta(days=step - 1)
-            last_step = step > _LAST_STEP or (first is not None and lo is not None and lo <= first)
-            if last_step:
-                lo = first  # the rest of the history at once
-            part, _ = self.read(name, pending, lo, hi, known_at=known_at, errors=errors)
-            settle = None if lo is None else day_of(lo) + slack
-            keep, settled = latest_before(part, name, pending, cut, reach.latest, settle)
-            parts.append(_rows(part, keep))
-            if last_step or lo is None:
-                break
-            pending = [s for s in pending if s not in settled]
-            hi, step = lo - dt.timedelta(days=1), step * 2
-        found = [p for p in reversed(parts) if len(p)]  # oldest first, as one read orders
-        if not found:
-            return frame, failed
-        out = pd.concat([*found, frame], ignore_index=True)
-        out.attrs = dict(frame.attrs)
-        return out, failed
 
     def check_executor(self, executor: Any) -> None:
         from concurrent.futures import ProcessPoolExecutor
@@ -560,15 +532,10 @@ class LakeSource(Source):
     def versions(self, datasets: Iterable[str]) -> dict[str, int | None]:
         return table_versions(self.lake, datasets)
 
-    def prices(
-        self, symbols: list[str], first: dt.date, last: dt.date, errors: str
-    ) -> pd.DataFrame:
+    def _prices(self, symbols: list[str], first: dt.date, last: dt.date, errors: str) -> Any:
         from .labels import PRICE_DATASET
 
-        if not symbols:
-            return pd.DataFrame({"date": [], "symbol": [], "price": []})
-        frame: pd.DataFrame = self.lake.read(PRICE_DATASET, symbols, start=first, end=last)
-        return frame
+        return self.lake.read(PRICE_DATASET, symbols, start=first, end=last)
 
     def describe(self) -> str:
         from ..lake.location import redact_root
