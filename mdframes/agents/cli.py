@@ -61,6 +61,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--as-of: {exc}") from None
     lake = Lake(args.lake)
     if not lake.storage.exists():
-        raise UsageError(f"no lake at {lake.root!r}: sync one first (mdframes sync ...)")
+        from ..lake.location import redact_root
+
+        where = redact_root(str(lake.root))
+        raise UsageError(f"no lake at {where!r}: sync one first (mdframes sync ...)")
     serve(Tools(lake, clock))
     return 0

@@ -29,6 +29,7 @@ __all__ = ["Answer", "ToolError", "Tools", "TOOL_NAMES", "DEFAULT_LIMIT", "MAX_L
 
 DEFAULT_LIMIT: Final = 200
 MAX_LIMIT: Final = 5000
+SEARCH_LIMIT: Final = 20  # symbols: the best matches; similar spellings past them are noise
 TOOL_NAMES: Final = ("datasets", "read", "features", "search", "changes")
 
 
@@ -156,6 +157,7 @@ class Arg:
     kind: str  # "string", "strings" (one or a list), "date", "time", "int", "list"
     description: str
     required: bool = False
+    default: int = DEFAULT_LIMIT  # of an "int"
 
     def schema(self) -> dict[str, Any]:
         text = {"type": "string", "description": self.description}
@@ -166,7 +168,7 @@ class Arg:
                 "type": "integer",
                 "minimum": 1,
                 "maximum": MAX_LIMIT,
-                "default": DEFAULT_LIMIT,
+                "default": self.default,
                 "description": self.description,
             }
         many = {"type": "array", "items": {"type": "string"}}
@@ -341,7 +343,15 @@ def tool_specs() -> dict[str, tuple[str, list[Arg]]]:
         "search": (
             "Find symbols (by symbol or company name) and datasets (by name or meaning) "
             "the lake knew at the clamp. " + _CLAMP,
-            [Arg("text", "string", "A symbol, part of a name, or a topic.", required=True), _LIMIT],
+            [
+                Arg("text", "string", "A symbol, part of a name, or a topic.", required=True),
+                Arg(
+                    "limit",
+                    "int",
+                    f"Most symbols (1 to {MAX_LIMIT}, default {SEARCH_LIMIT}).",
+                    default=SEARCH_LIMIT,
+                ),
+            ],
         ),
         "changes": (
             "What the service revised in place: one row per changed field of a record "
@@ -543,7 +553,7 @@ class Tools:
         key = fold(args["text"])
         if not key:
             raise ToolError("text is empty")
-        limit = args.get("limit", DEFAULT_LIMIT)
+        limit = args.get("limit", SEARCH_LIMIT)
         found = ranked_tickers(Tickers(self._tickers(lake)), key, limit)
         rows = [
             {"kind": "symbol", "name": r.symbol, "about": r.name, "match": str(r.match)}
