@@ -59,6 +59,27 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[md.Lake]:
 def executor() -> Iterator[Any]:
     distributed = pytest.importorskip("distributed", reason="in the lake-engines extra")
     with (
+        # The local S3 server's credentials (conftest's s3_env), in the workers' environment
+        # from their start: a team's cluster has its own the same way. No real account is
+        # reached: every lake here names the local endpoint.
+        pytest.MonkeyPatch.context() as env,
+    ):
+        for name, value in S3_ENV.items():
+            env.setenv(name, value)
+        for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+            env.delenv(name, raising=False)
+        yield from _cluster(distributed)
+
+
+S3_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_REGION": "us-east-1",
+}
+
+
+def _cluster(distributed: Any) -> Iterator[Any]:
+    with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         ) as cluster,
@@ -131,3 +152,26 @@ def test_write_panel_to_an_object_store(lake: md.Lake, panel_uri: str) -> None:
     pd.testing.assert_frame_equal(got, want)
     pd.testing.assert_frame_equal(md.features.read_panel(uri), want.set_index(["date", "symbol"]))
     assert "testing" not in uri  # no credential in what is returned
+
+
+@pytest.fixture(scope="module")
+def s3_lake(lake: md.Lake, s3_server: S3, executor: Any) -> md.Lake:
+    """The module's lake copied file by file into a bucket of the local S3 server (a Delta
+    table's log names its files relatively), as a team's cluster would read it."""
+    client = s3_server.client()
+    bucket = s3_server.bucket()
+    root = Path(lake.root)
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        client.upload_file(str(path), bucket, f"lake/{path.relative_to(root).as_posix()}")
+    return md.Lake(s3_server.uri(bucket))
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_dask_reads_a_lake_on_an_object_store(
+    lake: md.Lake, s3_lake: md.Lake, executor: Any
+) -> None:
+    args = (SYMBOLS, "2026-03-02", "2026-10-13", FEATURES)
+    serial = md.features.panel(*args, source=lake)
+    parallel = md.features.panel(*args, source=s3_lake, executor=executor)
+    pd.testing.assert_frame_equal(parallel, serial)
+    assert parallel.attrs == serial.attrs
