@@ -281,6 +281,7 @@ def congress_history(
     pool = members(chamber)[: setup.randint(4, 12)]
     blank_owner = "SELF" if chamber == "house" else "UNKNOWN"
     out: list[dict[str, Any]] = []
+    taken: set[tuple[Any, ...]] = set()
     stream = _stream(f"congress/{chamber}", symbol, today, (24, 36), count, anchor, lag=1)
     first = served_from(today, count)
     for day, seed in stream:
@@ -317,15 +318,25 @@ def congress_history(
             trade["disclosureDate"] = None
         if changes:
             trade["_r"] = tuple(sorted(changes))
-        if out and _same_trade(out[-1], trade):  # one identity, one record: another member
+        # One identity, one record (as the service sends them), before and after its
+        # revisions, among every trade of the day (ties included): else another member.
+        for _ in pool:
+            if not _identities(trade) & taken:
+                break
             trade["politician"] = pool[(pool.index(trade["politician"]) + 1) % len(pool)]
+        taken |= _identities(trade)
         out.append(trade)
     return newest_first(out, "date", today, count, REGISTRY["congress_trades"])
 
 
-def _same_trade(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    keys = ("date", "politician", "transactionType", "amountRaw", "amount")
-    return all(a[k] == b[k] for k in keys)
+def _identities(trade: dict[str, Any]) -> set[tuple[Any, ...]]:
+    """The trade's record identity (the registry's: date, member, type, ``amountRaw`` or
+    else ``amount``) as first disclosed and as revised."""
+    revised = {**trade, **{name: value for _, name, value in trade.get("_r", ())}}
+    return {
+        (t["date"], t["politician"], t["transactionType"], t["amountRaw"] or t["amount"])
+        for t in (trade, revised)
+    }
 
 
 def filed_amount(trade: dict[str, Any]) -> str:
