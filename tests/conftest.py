@@ -72,6 +72,26 @@ def check_contract(name: str, client: md.Client) -> None:
     schemas.validate(df.copy(), name)
 
 
+def lake_client(server: Sandbox) -> md.Client:
+    """A client of ``server`` for lake tests: no cache, quick retries, and the lake's clock
+    following the sandbox's day."""
+    client = md.Client(api_key=KEY, base_url=server.url, cache=False, backoff_factor=0.01)
+    client.sandbox = server  # type: ignore[attr-defined]
+    return client
+
+
+def sync_env(server: Sandbox, crash: str | None = None) -> dict[str, str]:
+    """The environment of an ``mdframes sync`` process against ``server``, killed at the
+    named checkpoint ``crash`` (see ``mdframes.lake.storage.CRASH_ENV``) or not at all."""
+    from mdframes.lake.storage import CRASH_ENV
+
+    env = dict(os.environ, MDFRAMES_BASE_URL=server.url, MDFRAMES_API_KEY=KEY)
+    env.pop(CRASH_ENV, None)
+    if crash:
+        env[CRASH_ENV] = crash
+    return env
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory

@@ -16,7 +16,7 @@ from mdframes.lake.layout import MANIFEST
 from mdframes.registry import REGISTRY
 from mdframes.sandbox import KNOWN_SYMBOLS, Sandbox
 
-from .conftest import KEY
+from .conftest import lake_client
 
 SYMBOLS = ["AAPL", "0700", "MSFT"]  # 0700: an identifier that must stay text
 # Windowed datasets of every shape: plain, capped and paged, list cells, congress, apps view.
@@ -39,15 +39,9 @@ def world() -> Iterator[Sandbox]:
         yield server
 
 
-def _client(server: Sandbox) -> md.Client:
-    client = md.Client(api_key=KEY, base_url=server.url, cache=False, backoff_factor=0.01)
-    client.sandbox = server  # the lake's clock follows the sandbox's day
-    return client
-
-
 @pytest.fixture
 def client(world: Sandbox) -> Iterator[md.Client]:
-    with _client(world) as c:
+    with lake_client(world) as c:
         yield c
 
 
@@ -388,7 +382,7 @@ def test_requests_from_a_loaders_own_threads_are_charged_to_the_unit(client: md.
 
 
 def test_rate_limit_stops_cleanly_without_wait(tmp_path: Path) -> None:
-    with Sandbox(rate_limit=5, rate_window=60) as server, _client(server) as client:
+    with Sandbox(rate_limit=5, rate_window=60) as server, lake_client(server) as client:
         lake = md.Lake(tmp_path / "lake", client=client)
         report = lake.sync("sentiment", ["AAPL", "MSFT", "NVDA", "AMZN", "TSLA", "IBM", "KO"])
         assert report.requests == 5 and report.throttled == 0
@@ -400,7 +394,7 @@ def test_rate_limit_stops_cleanly_without_wait(tmp_path: Path) -> None:
 
 
 def test_wait_honours_the_rate_limit_across_windows(tmp_path: Path) -> None:
-    with Sandbox(rate_limit=3, rate_window=1) as server, _client(server) as client:
+    with Sandbox(rate_limit=3, rate_window=1) as server, lake_client(server) as client:
         lake = md.Lake(tmp_path / "lake", client=client)
         symbols = ["AAPL", "MSFT", "NVDA", "AMZN", "TSLA", "IBM", "KO"]
         report = lake.sync("sentiment", symbols, wait=True, progress=False)

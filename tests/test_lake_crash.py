@@ -22,10 +22,9 @@ import pytest
 
 import mdframes as md
 from mdframes.lake.layout import STATE
-from mdframes.lake.storage import CRASH_ENV
 from mdframes.sandbox import Sandbox
 
-from .conftest import KEY
+from .conftest import KEY, sync_env
 
 pytestmark = pytest.mark.skipif(
     not hasattr(signal, "SIGKILL"), reason="SIGKILL exists on POSIX systems only"
@@ -39,14 +38,6 @@ SYMBOLS = ["AAPL", "MSFT", "NVDA", "0700"]
 def server() -> Iterator[Sandbox]:
     with Sandbox(extra_symbols=["0700"]) as s:
         yield s
-
-
-def _env(server: Sandbox, crash: str | None = None) -> dict[str, str]:
-    env = dict(os.environ, MDFRAMES_BASE_URL=server.url, MDFRAMES_API_KEY=KEY)
-    env.pop(CRASH_ENV, None)
-    if crash:
-        env[CRASH_ENV] = crash
-    return env
 
 
 def _sync(lake: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -94,7 +85,7 @@ def _visible_files_are_whole(root: Path) -> None:
 @pytest.fixture(scope="module")
 def reference(server: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
     root = tmp_path_factory.mktemp("reference")
-    assert _run(root, _env(server)) == 0
+    assert _run(root, sync_env(server)) == 0
     return _stored(root)
 
 
@@ -106,9 +97,9 @@ def test_sigkill_at_a_checkpoint_then_resume(
     server: Sandbox, reference: dict[str, pd.DataFrame], tmp_path: Path, point: str
 ) -> None:
     root = tmp_path / "lake"
-    assert _run(root, _env(server, point)) == -signal.SIGKILL
+    assert _run(root, sync_env(server, point)) == -signal.SIGKILL
     _visible_files_are_whole(root)
-    assert _run(root, _env(server)) == 0
+    assert _run(root, sync_env(server)) == 0
     assert not list(root.rglob("*.tmp"))  # the crashed writer's temporary file is gone
     for name, frame in _stored(root).items():
         pd.testing.assert_frame_equal(frame, reference[name])
@@ -121,7 +112,7 @@ def test_sigkill_mid_fetch_then_resume(
     server.latency = 0.05  # slow answers, so the kill lands while requests are in flight
     try:
         server.clear_log()
-        proc = _sync(root, _env(server))
+        proc = _sync(root, sync_env(server))
         deadline = time.monotonic() + 120
         while server.count() < 6 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.01)
@@ -131,7 +122,7 @@ def test_sigkill_mid_fetch_then_resume(
         server.latency = 0.0
     assert proc.returncode == -signal.SIGKILL
     _visible_files_are_whole(root)
-    assert _run(root, _env(server)) == 0
+    assert _run(root, sync_env(server)) == 0
     for name, frame in _stored(root).items():
         pd.testing.assert_frame_equal(frame, reference[name])
 
@@ -141,14 +132,14 @@ def test_a_temporary_left_in_a_dataset_folder_is_removed_by_the_next_sync(
 ) -> None:
     root = tmp_path / "lake"
     # Killed with a dataset's state written under its temporary name, not yet renamed.
-    assert _run(root, _env(server, "temporary-_state.json:2")) == -signal.SIGKILL
+    assert _run(root, sync_env(server, "temporary-_state.json:2")) == -signal.SIGKILL
     (left,) = [p for p in root.rglob("._state.json.*.tmp") if p.parent != root]
     _visible_files_are_whole(root)
     client = md.Client(api_key=KEY, base_url=server.url, cache=False)
     other = md.Lake(root, client=client).sync("sentiment", ["AAPL"], progress=False)
     assert other.complete and not left.exists()  # another request's sync cleaned it
     assert not list(root.rglob("*.tmp"))
-    assert _run(root, _env(server)) == 0
+    assert _run(root, sync_env(server)) == 0
     for name, frame in _stored(root).items():
         pd.testing.assert_frame_equal(frame, reference[name])
 
@@ -181,7 +172,7 @@ def test_ctrl_c_stops_the_sync_and_the_next_one_finishes(
     server.latency = 0.05
     try:
         server.clear_log()
-        proc = _sync(root, _env(server))
+        proc = _sync(root, sync_env(server))
         deadline = time.monotonic() + 120
         # Interrupted once some unit is committed (the state on disk says so), never before:
         # the resumed run then has something it need not ask again.
@@ -198,7 +189,7 @@ def test_ctrl_c_stops_the_sync_and_the_next_one_finishes(
     assert proc.returncode == 130 and b"interrupted" in err
     assert not (root / ".lock").exists() or (root / ".lock").read_text() == ""  # released
     server.clear_log()
-    assert _run(root, _env(server)) == 0
+    assert _run(root, sync_env(server)) == 0
     # The interrupted run kept what had arrived and is resumed: those units are not asked again.
     assert server.count() < len(SYMBOLS) * 5  # insider 1 + congress 2 + forecast 2 per symbol
     for name, frame in _stored(root).items():
@@ -243,15 +234,15 @@ def test_sigkill_while_a_sync_compacts_then_resume(
     reference, root = tmp_path / "reference", tmp_path / "lake"
     shutil.copytree(built, reference)
     shutil.copytree(built, root)
-    assert _sync_one_more(reference, _env(server)) == 0
+    assert _sync_one_more(reference, sync_env(server)) == 0
     assert len(md.Lake(reference).files("sentiment")) == 1  # the sync compacted
 
-    assert _sync_one_more(root, _env(server, point)) == -signal.SIGKILL
+    assert _sync_one_more(root, sync_env(server, point)) == -signal.SIGKILL
     lake = md.Lake(root)
     files = lake.files("sentiment")
     duckdb.read_parquet(files).aggregate("count(*)").fetchall()  # the visible files read whole
     assert lake.check()["ok"].all()
-    assert _sync_one_more(root, _env(server)) == 0  # resumed: compacts what is left
+    assert _sync_one_more(root, sync_env(server)) == 0  # resumed: compacts what is left
     assert len(md.Lake(root).files("sentiment")) == 1
     assert not list(root.rglob("*.tmp"))
     want = md.Lake(reference).read("sentiment", history=True).drop(columns=["_sync_id"])

@@ -24,7 +24,7 @@ import mdframes as md
 from mdframes.lake.commit import APP_ID
 from mdframes.sandbox import Sandbox
 
-from .conftest import KEY
+from .conftest import KEY, lake_client
 
 SYMBOLS = ["AAPL", "0700", "MSFT"]
 
@@ -37,8 +37,7 @@ def world() -> Iterator[Sandbox]:
 
 @pytest.fixture
 def client(world: Sandbox) -> Iterator[md.Client]:
-    with md.Client(api_key=KEY, base_url=world.url, cache=False, backoff_factor=0.01) as c:
-        c.sandbox = world
+    with lake_client(world) as c:
         yield c
 
 

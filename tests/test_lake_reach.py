@@ -25,7 +25,7 @@ from mdframes.lake.lease import open_lease
 from mdframes.lake.location import parse_root
 from mdframes.sandbox import Sandbox
 
-from .conftest import KEY, S3
+from .conftest import KEY, S3, lake_client
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET, KEY_ID = "Reach5ecretValue", "AKIAREACHTEST"
@@ -43,8 +43,7 @@ def world() -> Iterator[Sandbox]:
 
 @pytest.fixture
 def client(world: Sandbox) -> Iterator[md.Client]:
-    with md.Client(api_key=KEY, base_url=world.url, cache=False, backoff_factor=0.01) as c:
-        c.sandbox = world
+    with lake_client(world) as c:
         yield c
 
 
@@ -258,6 +257,23 @@ def test_a_busy_lake_on_s3_says_when_the_lease_ends_at_the_latest(
 # --- a read overtaken by a vacuum ---------------------------------------------------------------
 
 
+def _two_commits(
+    where: str, tmp_path: Path, client: md.Client, request: pytest.FixtureRequest
+) -> Any:
+    """The root of a lake on disk or on the S3 server whose sentiment table holds two
+    commits, two files at least."""
+    if where == "s3":
+        request.getfixturevalue("s3_env")
+        s3: S3 = request.getfixturevalue("s3_server")
+        root: Any = s3.uri(s3.bucket())
+    else:
+        root = tmp_path / "lake"
+    writer = md.Lake(root, client=client)
+    for batch in (["AAPL", "MSFT"], ["NVDA", "AAPL"]):
+        assert writer.sync("sentiment", batch, progress=False).complete
+    return root
+
+
 @pytest.mark.parametrize("where", ["disk", "s3"])
 @pytest.mark.parametrize("symbols", [["AAPL"], None])
 def test_a_read_overtaken_by_a_vacuum_reads_the_new_version(
@@ -273,15 +289,8 @@ def test_a_read_overtaken_by_a_vacuum_reads_the_new_version(
     retries once on the new version and returns what it would have returned."""
     import mdframes.lake.read as lake_read
 
-    if where == "s3":
-        request.getfixturevalue("s3_env")
-        s3: S3 = request.getfixturevalue("s3_server")
-        root: Any = s3.uri(s3.bucket())
-    else:
-        root = tmp_path / "lake"
+    root = _two_commits(where, tmp_path, client, request)
     writer = md.Lake(root, client=client)
-    for batch in (["AAPL", "MSFT"], ["NVDA", "AAPL"]):  # two commits, two files at least
-        assert writer.sync("sentiment", batch, progress=False).complete
     expected = writer.read("sentiment", symbols)
     picked_files = writer.files("sentiment")
     assert len(picked_files) >= 2
@@ -321,15 +330,8 @@ def test_sql_and_info_overtaken_by_a_vacuum_run_on_the_new_version(
     version and answers what it would have answered."""
     import mdframes.lake.sql as lake_sql
 
-    if where == "s3":
-        request.getfixturevalue("s3_env")
-        s3: S3 = request.getfixturevalue("s3_server")
-        root: Any = s3.uri(s3.bucket())
-    else:
-        root = tmp_path / "lake"
+    root = _two_commits(where, tmp_path, client, request)
     writer = md.Lake(root, client=client)
-    for batch in (["AAPL", "MSFT"], ["NVDA", "AAPL"]):  # two commits, two files at least
-        assert writer.sync("sentiment", batch, progress=False).complete
     query = "select symbol, count(*) n from sentiment_history group by 1 order by 1"
     expected = writer.sql(query) if call == "sql" else writer.info()
     picked_files = writer.files("sentiment")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import os
 import signal
 import subprocess
 import sys
@@ -18,10 +17,9 @@ from pathlib import Path
 import pytest
 
 import mdframes as md
-from mdframes.lake.storage import CRASH_ENV
 from mdframes.sandbox import Sandbox
 
-from .conftest import KEY
+from .conftest import lake_client, sync_env
 
 BACKFILL = ["congress_trades", "insider_trading"]  # 2 requests (both chambers) + 1 per symbol
 PATHS = ("/v2/congress/", "/v2/insider-trading/")
@@ -33,14 +31,8 @@ def world() -> Iterator[Sandbox]:
         yield server
 
 
-def _client(server: Sandbox) -> md.Client:
-    client = md.Client(api_key=KEY, base_url=server.url, cache=False, backoff_factor=0.01)
-    client.sandbox = server  # the lake's clock follows the sandbox's day
-    return client
-
-
 def _universe(server: Sandbox, n: int) -> list[str]:
-    with _client(server) as client:
+    with lake_client(server) as client:
         listed = md.load_tickers(market="S&P 500", client=client)
     return sorted(listed["symbol"].astype(str))[:n]
 
@@ -54,7 +46,7 @@ def test_a_budgeted_backfill_between_daily_syncs_finishes_in_ceil_needed_by_budg
 ) -> None:
     symbols = _universe(world, 40)
     budget = 30  # even: a congress unit (two requests) never straddles two runs
-    with _client(world) as client:
+    with lake_client(world) as client:
         reference = md.Lake(tmp_path / "reference", client=client)
         world.clear_log()
         assert reference.sync(BACKFILL, symbols, start="2020-01-01", progress=False).complete
@@ -96,7 +88,7 @@ def test_a_budgeted_backfill_between_daily_syncs_finishes_in_ceil_needed_by_budg
 def test_an_unfinished_run_survives_other_requests_and_keeps_its_universe(
     world: Sandbox, tmp_path: Path
 ) -> None:
-    with _client(world) as client:
+    with lake_client(world) as client:
         lake = md.Lake(tmp_path / "lake", client=client)
         first = lake.sync("sentiment", market="S&P 500", budget=5, progress=False)
         assert first.pending and first.requests == 5  # the universe and 4 symbols
@@ -112,7 +104,7 @@ def test_an_unfinished_run_survives_other_requests_and_keeps_its_universe(
 def test_a_run_that_left_failures_retries_them_once_then_closes(
     world: Sandbox, tmp_path: Path
 ) -> None:
-    with _client(world) as client:
+    with lake_client(world) as client:
         lake = md.Lake(tmp_path / "lake", client=client)
         assert set(lake.sync("sentiment", ["AAPL", "NEWCO"], progress=False).failed["sentiment"])
         world.clear_log()
@@ -123,14 +115,6 @@ def test_a_run_that_left_failures_retries_them_once_then_closes(
         # request from refreshing the others.
         fresh = lake.sync("sentiment", ["AAPL", "NEWCO"], progress=False)
         assert fresh.resumed == 0 and world.count() == 2
-
-
-def _env(server: Sandbox, crash: str | None = None) -> dict[str, str]:
-    env = dict(os.environ, MDFRAMES_BASE_URL=server.url, MDFRAMES_API_KEY=KEY)
-    env.pop(CRASH_ENV, None)
-    if crash:
-        env[CRASH_ENV] = crash
-    return env
 
 
 def _cli_sync(root: Path, env: dict[str, str], *words: str) -> int:
@@ -150,7 +134,7 @@ def test_a_killed_run_resumed_after_another_sync_asks_nothing_it_committed(
     symbols = ["AAPL", "MSFT", "NVDA"]
     words = [*datasets, *symbols, "--start", "2024-01-01"]
     # Killed right after the second dataset's state was written: two datasets committed.
-    assert _cli_sync(root, _env(world, "state-written:2"), *words) == -signal.SIGKILL
+    assert _cli_sync(root, sync_env(world, "state-written:2"), *words) == -signal.SIGKILL
     runs = json.loads((root / "_lake.json").read_text())["runs"]
     (run,) = runs.values()
     committed = {
@@ -163,10 +147,10 @@ def test_a_killed_run_resumed_after_another_sync_asks_nothing_it_committed(
         )
     }
     assert len(committed) == 2
-    with _client(world) as client:  # another request in between
+    with lake_client(world) as client:  # another request in between
         assert md.Lake(root, client=client).sync("forecast", ["AAPL"], progress=False).complete
     world.clear_log()
-    assert _cli_sync(root, _env(world), *words) == 0
+    assert _cli_sync(root, sync_env(world), *words) == 0
     paths = {
         "insider_trading": "/v2/insider-trading/",
         "congress_trades": "/v2/congress/",
