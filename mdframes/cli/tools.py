@@ -47,7 +47,7 @@ def register(subcommands: Any) -> None:
         help="find a symbol by symbol or company name",
         description="Find symbols in the service's ticker list by symbol or company name "
         "(case and accents ignored), best match first.",
-        epilog="examples:\n  mdframes search apple\n  mdframes search 'general mot' --limit 5",
+        epilog="examples:\n  mdframes search apple\n  mdframes search 'bank of' --limit 5",
         run=_search,
     )
     p.add_argument("text", nargs="+", metavar="TEXT", help="a symbol or words of a name")

@@ -20,7 +20,7 @@ from functools import lru_cache
 from .._typing import DateLike
 from ..registry import MARKETS
 from .synth import KNOWN_SYMBOLS, SUFFIX_MARKETS, profile, seed_of
-from .world import as_day
+from .world import DEFAULT_TODAY, as_day
 
 __all__ = [
     "MARKET_REGION",
@@ -255,11 +255,15 @@ def select(
     return tuple(out)
 
 
-def universe_symbols(today: DateLike) -> tuple[str, ...]:
-    """Every symbol listed on ``today``, in universe order (what ``/v2/tickers`` lists).
+def universe_symbols(today: DateLike | None = None) -> tuple[str, ...]:
+    """Every symbol listed on ``today`` (default: the sandbox's first day,
+    :data:`~mdframes.sandbox.DEFAULT_TODAY`), in universe order (what ``/v2/tickers`` lists).
 
     >>> "AAPL" in universe_symbols(dt.date(2026, 11, 20))
     True
+    >>> universe_symbols() == universe_symbols("2026-11-20")
+    True
     """
     rows = universe()
-    return tuple(rows[i][0] for i in select(as_day(today)))
+    day = DEFAULT_TODAY if today is None else as_day(today)
+    return tuple(rows[i][0] for i in select(day))
