@@ -244,7 +244,7 @@ def part_e(lake: md.Lake, repeat: int) -> None:
     from mdframes.lake.lease import open_lease
     from mdframes.registry import REGISTRY
 
-    table = lake._table(REGISTRY[BIG])
+    table = lake.tables.get(REGISTRY[BIG])
     rows = table.scan(table.snapshot(), columns=table.stored_schema().names).slice(0, 500)
     rows = rows.set_column(
         rows.schema.get_field_index("_sync_id"), "_sync_id", pa.repeat(pa.scalar("bench"), 500)

@@ -172,7 +172,7 @@ def test_a_commit_under_a_lost_lease_fails_and_changes_nothing(
     from mdframes.lake.lease import open_lease
 
     lake.sync("sentiment", ["AAPL"], progress=False)
-    a = md.Lake(lake.root, client=client)._table(md.registry.REGISTRY["sentiment"])
+    a = md.Lake(lake.root, client=client).tables.get(md.registry.REGISTRY["sentiment"])
     a.begin_writes()  # A's sync starts here
     b = md.Lake(lake.root, client=client)
     b.sync("sentiment", ["MSFT"], progress=False)  # B holds the lease now and commits
@@ -524,7 +524,7 @@ def test_batches_hold_disjoint_symbol_ranges_so_reads_need_no_sort(
     monkeypatch.setattr(maintenance_module, "AUTO_COMPACT_FILES", 10**6)
     symbols = sorted(universe_symbols(DEFAULT_TODAY))[:60]
     assert lake.sync("sentiment", symbols[::-1], progress=False).complete
-    table = lake._table(REGISTRY["sentiment"])
+    table = lake.tables.get(REGISTRY["sentiment"])
     snap = table.snapshot()
     assert snap is not None and len(snap.files) > 5 and table.in_stored_order(snap)
     sorts: list[int] = []
@@ -556,7 +556,7 @@ def test_reads_of_revised_and_unrevised_row_groups_give_the_latest_versions(
             world.advance(days=1)
             lake.sync("sentiment", symbols, progress=False)
     lake.compact()
-    table = lake._table(REGISTRY["sentiment"])
+    table = lake.tables.get(REGISTRY["sentiment"])
     snap = table.snapshot()
     assert snap is not None
     highest = [v for g in table.records._groups(snap) for v in g.versions]
@@ -602,7 +602,7 @@ def test_reads_keep_a_bounded_number_of_data_files_open(
     monkeypatch.setattr(maintenance_module, "AUTO_COMPACT_FILES", 10**6)  # many files kept
     symbols = sorted(universe_symbols(DEFAULT_TODAY))[:24]
     assert lake.sync("sentiment", symbols, progress=False).complete
-    table = lake._table(REGISTRY["sentiment"])
+    table = lake.tables.get(REGISTRY["sentiment"])
     snap = table.snapshot()
     assert snap is not None and len(snap.files) > 3
     before = len(os.listdir("/proc/self/fd"))

@@ -379,7 +379,7 @@ def test_a_commit_under_a_lost_lease_on_s3_fails_and_changes_nothing(s3_server: 
     ):
         lake = md.Lake(root, client=client)
         lake.sync("sentiment", ["AAPL"], progress=False)
-        a = md.Lake(root, client=client)._table(REGISTRY["sentiment"])
+        a = md.Lake(root, client=client).tables.get(REGISTRY["sentiment"])
         a.begin_writes()  # writer A's sync starts: it reads the table's transaction number
         rows = a.scan(a.snapshot())
         lease_a = open_lease(lake.storage, owner="writer A", ttl=2, heartbeat=1)

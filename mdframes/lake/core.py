@@ -13,13 +13,11 @@ import pandas as pd
 from .._typing import DateLike, TimeLike
 from ..client import Client, resolve_client
 from ..errors import InvalidParameterError
-from ..registry import Dataset
 from .faults import reaching
 from .plan import build_request, resolve
 from .read import read
 from .report import SyncReport
 from .storage import Storage
-from .table import DatasetTable
 from .tables import Tables
 
 __all__ = ["Lake", "default_root"]
@@ -86,7 +84,7 @@ class Lake:
         """A notebook's view: the root and a table of what the lake holds."""
         from .display import lake_html
 
-        return lake_html(self)
+        return lake_html(self.root, self.storage.local, self.info)
 
     @property
     def storage_options(self) -> dict[str, str] | None:
@@ -95,12 +93,6 @@ class Lake:
         storage_options=lake.storage_options)``. Holds credentials when the root or the
         environment gave them: never print it."""
         return None if self.storage.local else self.storage.delta_options()
-
-    def _table(self, ds: Dataset) -> DatasetTable:
-        return self.tables.get(ds)
-
-    def _all(self, *, format1: bool = False) -> list[DatasetTable]:
-        return self.tables.present(format1=format1)
 
     def clock(self) -> dt.datetime:
         """The lake's current time (see ``clock=``)."""
@@ -184,7 +176,7 @@ class Lake:
             )
         client = resolve_client(self.client)
         client.check_configuration()  # before the lease is taken
-        for table in map(self._table, request.datasets):
+        for table in map(self.tables.get, request.datasets):
             table.manifest  # noqa: B018 - a damaged dtype record fails before the lease
         try:
             return run_sync(self.tables, self.clock, client, request, progress)
@@ -301,7 +293,7 @@ class Lake:
 
         if not isinstance(query, str) or not query.strip():
             raise InvalidParameterError("query is a non-empty SQL string", parameter="query")
-        return run(self._all(), query, params)
+        return run(self.tables.present(), query, params)
 
     @reaching
     def info(self) -> pd.DataFrame:
@@ -316,7 +308,7 @@ class Lake:
         from .display import info_frame
         from .maintenance import info
 
-        return info_frame(info(self.storage, self._all()))
+        return info_frame(info(self.storage, self.tables.present()))
 
     @reaching
     def coverage(
@@ -376,7 +368,7 @@ class Lake:
         """
         from .read import opened
 
-        snap = opened(self._table(resolve(dataset)))
+        snap = opened(self.tables.get(resolve(dataset)))
         return [] if snap is None else list(snap.files)
 
     @reaching
@@ -390,7 +382,7 @@ class Lake:
         >>> lake.version("insider_trading")    # doctest: +SKIP
         3
         """
-        snap = self._table(resolve(dataset)).snapshot()
+        snap = self.tables.get(resolve(dataset)).snapshot()
         return None if snap is None else snap.version
 
     def path(self, dataset: str) -> str:
@@ -402,7 +394,7 @@ class Lake:
         >>> import polars as pl                                   # doctest: +SKIP
         >>> pl.scan_delta(lake.path("insider_trading"))           # doctest: +SKIP
         """
-        return self._table(resolve(dataset)).uri
+        return self.tables.get(resolve(dataset)).uri
 
     @reaching
     def compact(
@@ -437,7 +429,7 @@ class Lake:
         with open_lease(self.storage.location, owner="compaction").hold() as lease:
             self.tables.clean_temporaries()
             upgrade_lake(self.tables, lease)
-            for table in self._all():
+            for table in self.tables.present():
                 if wanted is None or table.ds.name == wanted:
                     out[table.ds.name] = compact(table, lease, retain_hours)
         return out
@@ -455,7 +447,7 @@ class Lake:
         """
         from .maintenance import check
 
-        return check(self._all(format1=True))
+        return check(self.tables.present(format1=True))
 
     @reaching
     def repair(self, dataset: str | None = None) -> pd.DataFrame:
@@ -473,7 +465,7 @@ class Lake:
         from .maintenance import repair
 
         wanted = None if dataset is None else resolve(dataset).name
-        tables = [t for t in self._all() if wanted is None or t.ds.name == wanted]
+        tables = [t for t in self.tables.present() if wanted is None or t.ds.name == wanted]
         with open_lease(self.storage.location, owner="repair").hold() as lease:
             return repair(tables, lease)
 

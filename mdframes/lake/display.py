@@ -8,14 +8,12 @@ any frame does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
 from .. import _html
-
-if TYPE_CHECKING:
-    from .core import Lake
 
 __all__ = ["info_frame", "coverage_frame", "lake_html"]
 
@@ -63,12 +61,13 @@ def coverage_frame(df: pd.DataFrame) -> pd.DataFrame:
     return _attach(df, lambda d: _html.frame_html(d, coverage_caption(d), "status"))
 
 
-def lake_html(lake: Lake) -> str:
-    """The lake's root (never a credential) and what :meth:`Lake.info` says it holds."""
-    where = "local folder" if lake.storage.local else "object store"
-    head = _html.figures([("root", lake.root), ("storage", where)])
+def lake_html(root: str, local: bool, info_of: Callable[[], pd.DataFrame]) -> str:
+    """A lake's root (never a credential), where it is and what its ``info()`` (``info_of``)
+    says it holds; the facade's own methods are passed in, so nothing here imports it."""
+    where = "local folder" if local else "object store"
+    head = _html.figures([("root", root), ("storage", where)])
     try:
-        info = lake.info()
+        info = info_of()
     except Exception as exc:  # a notebook's view never raises: it says what went wrong
         body = (
             f"<div style='color:#cf222e'>{_html.text(type(exc).__name__)}: {_html.text(exc)}</div>"
