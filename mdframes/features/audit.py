@@ -488,16 +488,11 @@ def _look_ahead(
 def _covered(feature: Feature, coverage: Coverage | None, symbol: str, day: int) -> bool:
     """Whether the row's window is inside the dataset's history and, with a lake, its
     coverage (else the cell is NA by definition, CONTRACT §11, §11.1)."""
-    from ..params import to_date
+    from .chunk import covered_from
 
-    ds = REGISTRY[feature.dataset]
-    first = ds.history_start or REGISTRY[ds.base].history_start
-    if first is not None:
-        start = to_date(first, "history_start")
-        span = feature.days if feature.agg in ("sum", "count") else None
-        covered_from = start + dt.timedelta(days=(span or 1) - 1)
-        if day < (covered_from - dt.date(1970, 1, 1)).days:
-            return False
+    first = covered_from(feature)
+    if first is not None and day < (first - dt.date(1970, 1, 1)).days:
+        return False
     if coverage is None:
         return True
     return bool(coverage.covered(feature, [symbol], np.array([day], dtype=np.int64))[0, 0])

@@ -37,6 +37,7 @@ from .spec import Feature, check_errors, check_offset
 
 __all__ = [
     "compute",
+    "covered_from",
     "prepare",
     "with_coverage",
     "finish_attrs",
@@ -150,7 +151,7 @@ def index_of(dates: pd.DatetimeIndex, symbols: list[str]) -> pd.MultiIndex:
     )
 
 
-def _covered_from(feature: Feature) -> dt.date | None:
+def covered_from(feature: Feature) -> dt.date | None:
     """The first date the feature's dataset fully covers (sums and counts need their whole
     window inside the dataset's history)."""
     first = history_start(feature.dataset)
@@ -230,7 +231,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     # Coverage: NA where the dataset has no history for the row's window.
     row_dates = np.repeat(dates.to_numpy(), len(symbols))
     for f in wanted:
-        covered = _covered_from(f)
+        covered = covered_from(f)
         if covered is not None:
             out.loc[row_dates < np.datetime64(covered, "ns"), f.name] = pd.NA
     # Failed symbols keep their rows, NA in the features of the datasets that failed them.
