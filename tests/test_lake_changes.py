@@ -197,3 +197,20 @@ def test_changes_over_a_history_frame_alone() -> None:
     ]
     assert ch["date"].tolist() == [pd.Timestamp("2026-09-30")] * 3
     assert changes(history, ("symbol", "date"), since="2026-10-02").shape[0] == 2
+
+
+def test_rows_another_program_appended_are_no_changes(lake: md.Lake, world: Sandbox) -> None:
+    """Copies of every row appended through the plain ``deltalake`` package (as in
+    tests/lake_damage.py) change nothing ``changes()`` reports before ``repair()``."""
+    from deltalake import DeltaTable, write_deltalake
+
+    symbols = list(KNOWN_SYMBOLS[:8])
+    lake.sync("government_contracts", symbols, progress=False)
+    world.advance(30)
+    lake.sync("government_contracts", symbols, progress=False)
+    before = lake.changes("government_contracts", symbols)
+    assert len(before)
+    table = DeltaTable(lake.path("government_contracts"))
+    write_deltalake(table, table.to_pyarrow_table(), mode="append")
+    after = md.Lake(lake.root).changes("government_contracts", symbols)
+    pd.testing.assert_frame_equal(after, before)
