@@ -22,7 +22,7 @@ OUTPUT_SCHEMA: dict[str, Any] = {
     "properties": {
         "clamp": {"type": "string", "description": "The time the answer is as of (UTC)."},
         "columns": {"type": "array", "items": {"type": "string"}},
-        "rows": {"type": "array", "items": {"type": "object"}},
+        "rows": {"type": "array", "description": "One object per row: column -> value."},
         "total_rows": {"type": "integer"},
         "shown_rows": {"type": "integer"},
         "notes": {"type": "array", "items": {"type": "string"}},
