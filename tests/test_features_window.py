@@ -8,7 +8,6 @@ equals the same dates cut from a long one: from a real lake (latest versions and
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,18 +40,6 @@ FEATURES: list[Any] = [
     ),
     Feature("sentiment_last_5d", "sentiment", value="score", window=5, agg="last"),
 ]
-
-
-class Counting:
-    """The lake as a panel sees it (``read`` only), counting the rows each read returns."""
-
-    def __init__(self, lake: md.Lake) -> None:
-        self.lake, self.rows = lake, 0
-
-    def read(self, dataset: str, symbols: Any = None, **kw: Any) -> pd.DataFrame:
-        frame = self.lake.read(dataset, symbols, **kw)
-        self.rows += len(frame)
-        return frame
 
 
 @pytest.fixture(scope="module")
@@ -98,15 +85,23 @@ def test_a_short_panel_from_a_lake_is_the_long_one_cut(lake: md.Lake, known_at: 
     assert np.isfinite(old).all()  # found ten months back, for every symbol
 
 
-@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
-def test_a_short_panel_reads_its_window_not_the_history(lake: md.Lake) -> None:
-    features = [f for f in FEATURES if not isinstance(f, Feature) or f.name != "old_ratio_last"]
-    long, short = Counting(lake), Counting(lake)
-    md.features.panel(SYMBOLS, FIRST, END, features, source=long)
-    md.features.panel(SYMBOLS, SHORT, END, features, source=short)
-    # Two months and their windows (a month before), plus a value per symbol: under a third
-    # of what a year of panel dates reads (every row from the history's start, before).
-    assert 0 < short.rows < long.rows / 3
+def test_a_short_panel_computes_on_its_window_only(lake: md.Lake) -> None:
+    # Of a year of sentiment, a two-month panel's engine sorts the rows public from its
+    # first date minus the change's 30 days, and one latest row per symbol before that.
+    from mdframes.features.definitions import resolve_features
+    from mdframes.features.engine import Events, day_numbers
+    from mdframes.features.reach import reaches
+
+    frame = lake.read("sentiment", SYMBOLS)
+    wanted = resolve_features(["sentiment_mean_7d", "sentiment_change_30d"])
+    reach = reaches(wanted)["sentiment"]
+    first = int(day_numbers(np.array([np.datetime64(SHORT, "ns")]))[0])
+    end = int(day_numbers(np.array([np.datetime64(END, "ns")]))[0])
+    events = Events(frame, "sentiment", SYMBOLS, end, first - reach.days, reach.latest)
+    days = day_numbers(frame["date"].to_numpy(dtype="datetime64[ns]"))
+    window = int(((days >= first - reach.days) & (days <= end)).sum())
+    assert reach.days == 30 and len(events.take) == window + len(SYMBOLS)
+    assert len(events.take) < len(frame) / 3
 
 
 @pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
@@ -119,10 +114,10 @@ def test_a_short_panel_from_frames_is_the_long_one_cut(lake: md.Lake) -> None:
     pd.testing.assert_frame_equal(short, from_lake)
 
 
-def test_the_cut_keeps_each_symbols_latest_value(tmp_path: Path) -> None:
-    # Rows public before the windows: only each symbol's latest carrying a value stays
+def test_the_cut_keeps_each_symbols_latest_value() -> None:
+    # Rows public before the windows: only each symbol's latest carrying a value enters
     # (a null ratio is skipped; equal times: the frame's later row).
-    from mdframes.features.reach import day_of, latest_before
+    from mdframes.features.engine import Events, day_numbers
 
     frame = pd.DataFrame(
         {
@@ -130,12 +125,15 @@ def test_the_cut_keeps_each_symbols_latest_value(tmp_path: Path) -> None:
             "date": pd.to_datetime(
                 ["2026-01-02", "2026-01-05", "2026-01-05", "2026-01-09", "2026-01-03", "2026-02-02"]
             ),
-            "ratio": [1.0, 2.0, np.nan, 3.0, 4.0, 5.0],
+            "ratio": [1.0, 2.0, 2.5, 3.0, 4.0, 5.0],
         }
     )
+    frame.loc[2, "ratio"] = np.nan
     feature = Feature("r", "put_call_ratio", value="ratio", window=None, agg="last")
-    cut = day_of(pd.Timestamp("2026-02-01").date())
-    since = day_of(pd.Timestamp("2026-01-07").date())
-    keep, settled = latest_before(frame, "put_call_ratio", ["A", "B"], cut, (feature,), since)
-    assert keep.tolist() == [False, True, False, True, False, True]
-    assert settled == {"B"}  # A's latest value became public before 2026-01-07
+    cut, end = day_numbers(np.array(["2026-02-01", "2026-02-27"], dtype="datetime64[ns]"))
+    events = Events(frame, "put_call_ratio", ["A", "B"], int(end), int(cut), (feature,))
+    assert sorted(events.take.tolist()) == [1, 3, 5]
+    both = frame.iloc[[0, 1]].assign(ratio=[7.0, 8.0], date=pd.Timestamp("2026-01-05"))
+    events = Events(pd.concat([frame, both]), "put_call_ratio", ["A", "B"], int(end), int(cut),
+                    (feature,))  # fmt: skip
+    assert sorted(events.take.tolist()) == [3, 5, 7]  # the later of two equal times

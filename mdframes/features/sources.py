@@ -31,7 +31,7 @@ from ..errors import (
     warn,
 )
 from ..registry import REGISTRY
-from .reach import Reach, day_of, latest_before
+from .reach import Reach
 
 __all__ = [
     "LakeLike",
@@ -263,9 +263,6 @@ class Source:
     """
 
     kind: str = ""
-    # A lake seeks a window's latest values backwards in steps; other sources give the
-    # whole history (requests are not cut into steps; frames are there already).
-    seeks: bool = False
 
     def read(
         self,
@@ -286,59 +283,6 @@ class Source:
     def _read(self, name: str, symbols: list[str], span: Span, known_at: Any, errors: str) -> Read:
         """:meth:`read` of a ``span`` that is not wholly before the history."""
         raise NotImplementedError
-
-    def read_reaching(
-        self,
-        name: str,
-        symbols: list[str],
-        start: dt.date,
-        end: dt.date,
-        reach: Reach,
-        *,
-        known_at: Any,
-        errors: str,
-    ) -> Read:
-        """The frame of ``name`` a panel from ``start`` to ``end`` needs (:class:`Reach`): its
-        windows' rows, and per symbol the latest value of each ``reach.latest`` feature
-        before them, not the rest of the history; and the symbols that failed.
-
-        A source that :attr:`seeks` reads the windows, then backwards in doubling steps
-        only for the symbols still without their latest values: a month, two, four... (rows
-        dated before a step can be public up to the dataset's slack later, so a value settles
-        a symbol only when it became public after that). Any other gives the whole history,
-        of which the engine takes only those rows."""
-        if not self.seeks:
-            first = load_start(name, start, None)
-            return self.read(name, symbols, first, end, known_at=known_at, errors=errors)
-        first = history_start(name)
-        window_start = load_start(name, start, reach.days)
-        frame, failed = self.read(
-            name, symbols, window_start, end, known_at=known_at, errors=errors
-        )
-        if window_start is None or (first is not None and window_start <= first):
-            return frame, failed
-        cut, slack = _cut_day(start, reach), _slack_days(name)
-        parts: list[pd.DataFrame] = []
-        pending, hi, step = list(symbols), window_start - dt.timedelta(days=1), _FIRST_STEP
-        while pending:
-            lo: dt.date | None = hi - dt.timedelta(days=step - 1)
-            last_step = step > _LAST_STEP or (first is not None and lo is not None and lo <= first)
-            if last_step:
-                lo = first  # the rest of the history at once
-            part, _ = self.read(name, pending, lo, hi, known_at=known_at, errors=errors)
-            settle = None if lo is None else day_of(lo) + slack
-            keep, settled = latest_before(part, name, pending, cut, reach.latest, settle)
-            parts.append(_rows(part, keep))
-            if last_step or lo is None:
-                break
-            pending = [s for s in pending if s not in settled]
-            hi, step = lo - dt.timedelta(days=1), step * 2
-        found = [p for p in reversed(parts) if len(p)]  # oldest first, as one read orders
-        if not found:
-            return frame, failed
-        out = pd.concat([*found, frame], ignore_index=True)
-        out.attrs = dict(frame.attrs)
-        return out, failed
 
     def part(self, symbols: list[str]) -> Source:
         """The source a worker computing the chunk of ``symbols`` is sent (picklable)."""
@@ -487,7 +431,6 @@ class LakeSource(Source):
     has: no ``coverage`` means everything it is asked, no ``version`` no versions)."""
 
     kind = "lake"
-    seeks = True
 
     def __init__(self, lake: Any) -> None:
         self.lake = lake
@@ -544,23 +487,6 @@ class LakeSource(Source):
         return redact_root(str(getattr(self.lake, "root", type(self.lake).__name__)))
 
 
-# A lake's backward steps for the latest values: the first reads a month, each doubles it;
-# past ten years the rest of the history is read at once.
-_FIRST_STEP = 32
-_LAST_STEP = 3660
-
-
-def _cut_day(start: dt.date, reach: Reach) -> int:
-    """The day the panel's windows start: rows public before it count only as latest values."""
-    return day_of(start) - reach.days
-
-
-def _rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
-    out = frame.iloc[np.flatnonzero(keep)].reset_index(drop=True)
-    out.attrs = dict(frame.attrs)
-    return out
-
-
 def _reopened(spec: Any) -> LakeSource:
     return LakeSource(open_lake(spec))
 
@@ -577,29 +503,25 @@ def fetch(
     coverage: Any = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, dict[str, str]]]:
     """One frame per dataset of ``lookbacks`` (dataset -> longest lookback in days, or
-    ``None`` for all history; or a :class:`~.reach.Reach`: its windows and each symbol's
-    latest values before them, not the rest of the history), from ``source``; and, per
+    ``None`` for all history; or a :class:`~.reach.Reach`), from ``source``; and, per
     dataset, the symbols that failed (symbol -> error text; only the service fails per
     symbol here). Symbols that ``coverage`` says the source never holds are not read."""
     out: dict[str, pd.DataFrame] = {}
     failed: dict[str, dict[str, str]] = {}
     unknown_then: list[str] = []
-    for name, lookback in lookbacks.items():
+    for name, reach in lookbacks.items():
+        # A Reach's features without a window read all history: the engine keeps, of the
+        # rows before the windows, each symbol's latest value. (A lake's files are sorted
+        # by symbol, so a range of dates decodes the same row groups as the whole history:
+        # a separate backward read for those values would decode them twice.)
+        lookback = reach.lookback if isinstance(reach, Reach) else reach
+        first = load_start(name, start, lookback)
         mine = symbols if coverage is None else coverage.readable(name, symbols)
-        seek = isinstance(lookback, Reach) and bool(lookback.latest) and not lookback.whole
-        if isinstance(lookback, Reach):
-            lookback = lookback if seek and known_at != ROW else lookback.lookback
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", KnowledgeTimeWarning)
-            if isinstance(lookback, Reach):
-                out[name], failed[name] = source.read_reaching(
-                    name, mine, start, end, lookback, known_at=known_at, errors=errors
-                )
-            else:
-                first = load_start(name, start, lookback)
-                out[name], failed[name] = source.read(
-                    name, mine, first, end, known_at=known_at, errors=errors
-                )
+            out[name], failed[name] = source.read(
+                name, mine, first, end, known_at=known_at, errors=errors
+            )
         for w in caught:  # said once below, for every dataset at once
             if issubclass(w.category, KnowledgeTimeWarning):
                 unknown_then.append(name)
