@@ -224,3 +224,23 @@ def test_the_audit_command_exits_1_on_a_failed_check(
     missing = subprocess.run([*command, str(tmp_path / "nope.parquet")], capture_output=True,
                              text=True)  # fmt: skip
     assert missing.returncode != 0 and "no such file" in missing.stderr
+
+
+def test_a_set_known_at_a_time_passes(lake_root: Path) -> None:
+    """known_at=T: every row recomputed from the versions fetched by T (the third sync)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ts = md.features.training_set(SYMBOLS, START, END, FEATURES, source=md.Lake(lake_root),
+                                      known_at="2026-09-15")  # fmt: skip
+    report = md.features.audit(ts, source=md.Lake(lake_root), sample=60)
+    assert report.ok, report
+    assert _statuses(report)["knowledge"] == "skipped"
+    assert "2026-09-15" in report.checks.set_index("check").loc["look_ahead", "detail"]
+    # A set made from the latest versions that claims known_at=T has seen later versions.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        latest = md.features.training_set(SYMBOLS, START, END, FEATURES,
+                                          source=md.Lake(lake_root))  # fmt: skip
+    claims = TrainingSet(latest.X, latest.y, latest.t1,
+                         {**latest.info, "known_at": ts.info["known_at"]})  # fmt: skip
+    _only_failed(md.features.audit(claims, source=md.Lake(lake_root), sample=200), "look_ahead")
