@@ -78,7 +78,6 @@ class Mode:
     name: str = ""
     meta: tuple[str, ...] = ()
     latest_needs: tuple[str, ...] = ()  # meta columns that choosing the latest versions reads
-    cross: bool = False
     # The leading stored-order keys: data files are ordered by their lowest values and told
     # apart by the ranges of the first one.
     file_keys: tuple[str, ...] = ("symbol",)
@@ -150,8 +149,6 @@ class Mode:
 
     def stored_filter(self, arrived: Sequence[Arrived]) -> Any:
         """The stored rows a batch must be compared with."""
-        if self.cross:
-            return pc.field("_scope").isin(sorted({a.scope for a in arrived}))
         return symbol_filter(sorted({str(a.symbol) for a in arrived}))
 
     def index(self, stored: pa.Table | None, manifest: Manifest) -> Any:
@@ -174,11 +171,12 @@ class Mode:
         ``_n`` (records sharing an identity in one answer) and ``_version``. Text, categories
         included, orders by its value; nulls last."""
         names = manifest.names()
-        keys: list[str] = ["_scope"] if self.cross else []
+        lead = [k for k in self.file_keys if k in self.meta]  # a cross section's filter
+        keys = list(lead)
         for name in ["symbol", manifest.time or "", *manifest.identity.names]:
             if name and name in names and name not in keys:
                 keys.append(name)
-        if len(keys) == int(self.cross):
+        if len(keys) == len(lead):
             keys += [n for n in names if manifest.column(n).kind in _SORTABLE][:3]  # type: ignore[union-attr]
         keys += [m for m in ("_n", "_version") if m in self.meta]
         return [(k, "ascending") for k in keys]
@@ -342,13 +340,15 @@ class CrossMode(SnapshotMode):
     """Whole cross sections (screeners, recent, discovery), one per filter; the service's
     summary of each is kept in the state by the sync id."""
 
-    cross = True
     unit_columns = ("_scope",)
     file_keys = ("_scope", "symbol")
     read_needs = ("_sync_id", "_scope")  # the filter to read, the sync's summary
 
     def unit_id(self, symbol: str | None, scope: str) -> str:
         return unit_of(None, scope)
+
+    def stored_filter(self, arrived: Sequence[Arrived]) -> Any:
+        return pc.field("_scope").isin(sorted({a.scope for a in arrived}))
 
     def units(
         self,
@@ -387,8 +387,8 @@ def mode_of(ds: Dataset) -> Mode:
     """The storage mode of a registry entry, chosen once.
 
     >>> from mdframes.registry import REGISTRY
-    >>> mode_of(REGISTRY["tickers"]).name, mode_of(REGISTRY["tickers"]).cross
-    ('snapshot', True)
+    >>> mode_of(REGISTRY["tickers"]).name, type(mode_of(REGISTRY["tickers"])).__name__
+    ('snapshot', 'CrossMode')
     """
     if ds.lake == "window":
         return _WINDOW
