@@ -197,6 +197,10 @@ def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
     ``string`` alike), numbers as little-endian bytes, missing values as a mask.
     """
     digest = hashlib.sha256(_HASH_HEADER)
+    # A view without attrs: pandas deep-copies a frame's attrs (a panel's coverage) into
+    # every column taken from it, which would cost more than hashing the column.
+    X = X.copy(deep=False)
+    X.attrs = {}
     index = X.index
     levels = (
         [index.get_level_values(i) for i in range(index.nlevels)]
@@ -205,8 +209,15 @@ def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
     )
     _put_int(digest, len(X))
     _put_int(digest, len(levels))
-    for level in levels:
-        _put_column(digest, level.name, level)
+    for i, level in enumerate(levels):
+        coded = None
+        if isinstance(index, pd.MultiIndex) and _canonical_dtype(level.dtype) == "text":
+            # A level's own codes: its texts are not hashed row by row (one per distinct).
+            codes = np.asarray(index.codes[i], dtype=np.int64)
+            used = np.unique(codes[codes >= 0])
+            coded = (np.searchsorted(used, codes), index.levels[i][used])
+            coded[0][codes < 0] = -1
+        _put_column(digest, level.name, level, coded)
     _put_int(digest, X.shape[1])
     for name in X.columns:
         _put_column(digest, name, X[name])
@@ -241,9 +252,10 @@ def _canonical_dtype(dtype: Any) -> str:
     )
 
 
-def _put_column(digest: Any, name: Any, values: Any) -> None:
+def _put_column(digest: Any, name: Any, values: Any, coded: Any = None) -> None:
     """One named column: its name, its canonical dtype, its missing-value mask, then its
-    values (missing ones as 0 or the empty text)."""
+    values (missing ones as 0 or the empty text). ``coded``: text's codes and distinct
+    values, where the caller has them."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         values = pd.Index(values).astype(values.dtype.categories.dtype)
     kind = _canonical_dtype(values.dtype)
@@ -254,7 +266,7 @@ def _put_column(digest: Any, name: Any, values: Any) -> None:
     if kind == "text":
         # Distinct texts sorted, then each row's position among them: equal columns give
         # equal bytes whatever their dictionary or level order, in one hashing pass.
-        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        codes, uniques = coded if coded is not None else pd.factorize(values, use_na_sentinel=True)
         texts = np.asarray(uniques, dtype=object)
         if not all(isinstance(v, str) for v in texts):
             raise InvalidParameterError(

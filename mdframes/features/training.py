@@ -406,7 +406,9 @@ def _warn_mostly_missing(X: pd.DataFrame, y: pd.Series) -> None:
     known = y.notna().to_numpy()
     if not known.any():
         return
-    share = X.loc[known].isna().mean()
+    plain = X.copy(deep=False)
+    plain.attrs = {}  # pandas would deep-copy the panel's attrs into every column taken
+    share = {name: float(np.mean(plain[name].isna().to_numpy()[known])) for name in X.columns}
     mostly = [f"{name} ({share[name]:.0%})" for name in X.columns if share[name] > _MOSTLY_NA]
     if mostly:
         warn(
