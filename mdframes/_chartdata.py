@@ -14,6 +14,45 @@ import pandas as pd
 from ._charts import Chart
 from .errors import InvalidParameterError
 
+# The spec's interpretation bands: (low, high, label, colour).
+SENTIMENT_BANDS: tuple[tuple[float, float, str, str], ...] = (
+    (0.5, 1.0, "strong bullish", "#1a9850"),
+    (0.2, 0.5, "moderate bullish", "#91cf60"),
+    (-0.2, 0.2, "neutral", "#bdbdbd"),
+    (-0.5, -0.2, "moderate bearish", "#fc8d59"),
+    (-1.0, -0.5, "strong bearish", "#d73027"),
+)
+# Above 1.2 heavy put activity; below 0.7 heavy call activity.
+PUT_CALL_LEVELS: tuple[tuple[float, str], ...] = (
+    (0.7, "heavy calls below 0.7"),
+    (1.2, "heavy puts above 1.2"),
+)
+APP_RATING_BANDS: tuple[tuple[float, float, str, str], ...] = (
+    (4.5, 5.0, "excellent", "#1a9850"),
+    (4.0, 4.5, "good", "#91cf60"),
+    (3.5, 4.0, "average", "#bdbdbd"),
+    (3.0, 3.5, "below average", "#fc8d59"),
+    (1.0, 3.0, "poor", "#d73027"),
+)
+
+
+def biggest_apps(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each platform's most-rated app (by its latest ratings count)."""
+    app = df.groupby(["platform", "app_id"], dropna=False, observed=True).ngroup()
+    if "ratings_count" in df.columns:
+        count = df["ratings_count"].astype("Float64").fillna(-1.0)
+    else:
+        count = pd.Series(0.0, index=df.index)
+    latest = (
+        pd.DataFrame({"platform": df["platform"], "app": app, "date": df["date"], "n": count})
+        .sort_values("date")
+        .groupby("app")
+        .tail(1)
+    )
+    chosen = latest.sort_values("n", ascending=False, kind="stable").drop_duplicates("platform")
+    return df[app.isin(chosen["app"])]
+
+
 # Ranking charts show this many symbols unless told otherwise (more bars are unreadable).
 TOP = 25
 
@@ -126,8 +165,6 @@ def congress(df: pd.DataFrame, spec: Chart) -> pd.DataFrame:
 def apps(df: pd.DataFrame, spec: Chart, per_app: bool = False) -> pd.DataFrame:
     """One row per app observation of the drawn apps (each platform's biggest app per
     symbol, or every app), with ``series``: the line it belongs to."""
-    from .plot import _biggest_apps
-
     if "platform" not in df.columns and "ios_score" in df.columns:
         from .helpers import app_ratings_long
 
@@ -136,7 +173,7 @@ def apps(df: pd.DataFrame, spec: Chart, per_app: bool = False) -> pd.DataFrame:
     if "app_id" not in df.columns:
         df = df.assign(app_id=pd.Series(pd.NA, index=df.index, dtype="string"))
     if not per_app:
-        parts = [_biggest_apps(rows) for _, rows in _by_symbol(df)]
+        parts = [biggest_apps(rows) for _, rows in _by_symbol(df)]
         df = pd.concat(parts) if parts else df
     name = df["app_name"] if "app_name" in df.columns else df["app_id"]
     name = name.astype("string").fillna(df["app_id"].astype("string")).fillna("app")

@@ -237,10 +237,9 @@ def _fan(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
 
 
 def _bands_kind(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
-    from .plot import SENTIMENT_BANDS
 
     fig = _figure()
-    _bands(fig, SENTIMENT_BANDS)
+    _bands(fig, data.SENTIMENT_BANDS)
     frame = df.assign(x=pd.to_datetime(df["date"]), y=df["score"].astype(float))
     for i, symbol in enumerate(data.symbols(df)):
         rows = frame[frame["symbol"] == symbol] if symbol else frame
@@ -265,7 +264,6 @@ def _bands_kind(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
 def _ratio(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     """One panel per symbol: a day's ratio swings too much for several lines to be read
     over each other, and each price needs its own scale."""
-    from .plot import PUT_CALL_LEVELS
 
     has_price = bool("price" in df.columns and df["price"].notna().any())
     symbols = data.symbols(df)
@@ -309,7 +307,7 @@ def _ratio(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
                 secondary_y=True,
             )
             fig.update_yaxes(title_text="price", showgrid=False, row=r, col=1, secondary_y=True)
-        for level, label in PUT_CALL_LEVELS:
+        for level, label in data.PUT_CALL_LEVELS:
             words = (
                 {
                     "annotation_text": label,
@@ -425,13 +423,12 @@ def _congress(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
 
 
 def _apps(df: pd.DataFrame, spec: Chart, per_app: bool = False, **_: Any) -> Any:
-    from .plot import APP_RATING_BANDS
 
     rows = data.apps(df, spec, per_app=per_app)
     symbols = _facet_rows(df)
     fig = _figure(len(symbols), tuple(symbols) if len(symbols) > 1 else ())
     for r, symbol in enumerate(symbols, start=1):
-        _bands(fig, APP_RATING_BANDS, row=r)
+        _bands(fig, data.APP_RATING_BANDS, row=r)
         part = rows[rows["symbol"] == symbol]
         for series in pd.unique(part["series"]):
             g = part[part["series"] == series]
@@ -461,9 +458,7 @@ def _events(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     rows = data.events(df, spec)
     fig = _figure()
     if spec.bands == "sentiment":
-        from .plot import SENTIMENT_BANDS
-
-        _bands(fig, SENTIMENT_BANDS)
+        _bands(fig, data.SENTIMENT_BANDS)
         fig.update_yaxes(range=[-1, 1])
     for i, symbol in enumerate(data.symbols(df)):
         part = rows[rows["symbol"] == symbol]

@@ -22,6 +22,7 @@ import pandas as pd
 
 from . import _chartdata as data
 from . import _plotkit as kit
+from ._chartdata import APP_RATING_BANDS, PUT_CALL_LEVELS, SENTIMENT_BANDS
 from ._charts import CHARTS, Chart
 from .errors import InvalidParameterError
 
@@ -39,26 +40,6 @@ __all__ = [
     "APP_RATING_BANDS",
 ]
 
-# The spec's interpretation bands: (low, high, label, colour).
-SENTIMENT_BANDS: tuple[tuple[float, float, str, str], ...] = (
-    (0.5, 1.0, "strong bullish", "#1a9850"),
-    (0.2, 0.5, "moderate bullish", "#91cf60"),
-    (-0.2, 0.2, "neutral", "#bdbdbd"),
-    (-0.5, -0.2, "moderate bearish", "#fc8d59"),
-    (-1.0, -0.5, "strong bearish", "#d73027"),
-)
-# Above 1.2 heavy put activity; below 0.7 heavy call activity.
-PUT_CALL_LEVELS: tuple[tuple[float, str], ...] = (
-    (0.7, "heavy calls below 0.7"),
-    (1.2, "heavy puts above 1.2"),
-)
-APP_RATING_BANDS: tuple[tuple[float, float, str, str], ...] = (
-    (4.5, 5.0, "excellent", "#1a9850"),
-    (4.0, 4.5, "good", "#91cf60"),
-    (3.5, 4.0, "average", "#bdbdbd"),
-    (3.0, 3.5, "below average", "#fc8d59"),
-    (1.0, 3.0, "poor", "#d73027"),
-)
 _GROUP_COLOURS = {"acquisition": "#1a9850", "disposition": "#d73027", "neutral": "#969696"}
 _TRADE_COLOURS = {"Purchase": "#1a9850", "Sale": "#d73027"}
 _PRICE_COLOUR = "#404040"
@@ -409,23 +390,6 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     return ax
 
 
-def _biggest_apps(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows of each platform's most-rated app (by its latest ratings count)."""
-    app = df.groupby(["platform", "app_id"], dropna=False, observed=True).ngroup()
-    if "ratings_count" in df.columns:
-        count = df["ratings_count"].astype("Float64").fillna(-1.0)
-    else:
-        count = pd.Series(0.0, index=df.index)
-    latest = (
-        pd.DataFrame({"platform": df["platform"], "app": app, "date": df["date"], "n": count})
-        .sort_values("date")
-        .groupby("app")
-        .tail(1)
-    )
-    chosen = latest.sort_values("n", ascending=False, kind="stable").drop_duplicates("platform")
-    return df[app.isin(chosen["app"])]
-
-
 def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
     """App score over time over the spec's rating-quality bands: one line per platform's
     biggest app (most ratings), or per app with ``per_app=True``. One symbol per chart.
@@ -451,7 +415,7 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
     symbol = kit.one_symbol(df, "app_ratings")
     if "app_id" not in df.columns:
         df = df.assign(app_id=pd.Series(pd.NA, index=df.index, dtype="string"))
-    rows = df if per_app else _biggest_apps(df)
+    rows = df if per_app else data.biggest_apps(df)
     ax = kit.axes(ax)
     kit.bands(ax, APP_RATING_BANDS)
     for (platform, app_id), app in rows.groupby(
