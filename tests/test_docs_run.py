@@ -11,7 +11,9 @@ at it. ``MDFRAMES_CACHE`` and ``XDG_DATA_HOME`` (the default lake) are the page'
 The command lines run in the shell the getting-started page sets up: its two ``export`` lines
 (``MDFRAMES_BASE_URL`` at the sandbox, its public key) hold for every page.
 
-What is not run: a ``mdframes sandbox`` line (the session's sandbox is that), and a block
+The example lines of every command's ``--help`` run the same way, as one more page.
+
+What is not run: a ``mdframes sandbox`` or ``agent-server`` line (the session's sandbox is that), and a block
 right after a marker line ``<!-- docs: no-run (the reason) -->``: a signature shown as code,
 a real key or cluster, a server that runs until Ctrl-C, installing the package. Used
 sparingly, each with its reason.
@@ -74,7 +76,32 @@ def _commands(body: str) -> Iterator[tuple[int, str]]:
             yield start + 1, command.strip()
 
 
-PAGES = sorted(p.name for p in DOCS.glob("*.md"))
+HELP = "mdframes --help examples"
+PAGES = [*sorted(p.name for p in DOCS.glob("*.md")), HELP]
+# Commands that serve until stopped: their examples are not run.
+SERVERS = ("sandbox", "agent-server")
+
+
+def help_steps(port: int) -> list[dict[str, object]]:
+    """The example lines of every command's ``--help``, command by command as ``mdframes
+    --help`` lists them, run like a page's bash block (from the first line starting with
+    ``mdframes`` after "examples:" to the next blank line)."""
+    import argparse
+
+    from mdframes.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    out: list[dict[str, object]] = []
+    for name, command in sub.choices.items():
+        if name in SERVERS:
+            continue
+        text = (command.epilog or "").split("example", 1)[-1].split(":", 1)[-1]
+        block = text.strip("\n").split("\n\n", 1)[0]
+        for offset, line in _commands(block.replace(DOC_PORT, str(port))):
+            if line.startswith("mdframes "):
+                out.append({"kind": "bash", "code": line, "line": offset, "page": f"{name} --help"})
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -149,11 +176,11 @@ def runs(sandbox_port: int, tmp_path_factory: pytest.TempPathFactory) -> dict[st
             out[page] = (proc.returncode, stdout, stderr)
 
     for page in PAGES:
-        todo = steps(DOCS / page, sandbox_port)
+        todo = help_steps(sandbox_port) if page == HELP else steps(DOCS / page, sandbox_port)
         if not todo:
             out[page] = f"{page} has no code to run"
             continue
-        folder = tmp_path_factory.mktemp(page.removesuffix(".md"))
+        folder = tmp_path_factory.mktemp(page.removesuffix(".md").replace(" ", "-"))
         plan = folder.parent / f"{folder.name}.steps.json"
         plan.write_text(json.dumps(todo), encoding="utf-8")
         proc = subprocess.Popen(

@@ -24,9 +24,11 @@ examples:
   mdframes features AAPL MSFT --start 2026-01-01 --end 2026-06-30 --out features.parquet
   mdframes features NVDA --start 2026-01-01 --end 2026-03-31 \\
       --features insider_net_value_90d,news_count_7d
-  mdframes features AAPL --start 2026-01-01 --end 2026-06-30 --lake ./lake --out f.csv
-  mdframes features AAPL MSFT --start 2026-01-01 --end 2026-06-30 --lake ./lake \\
-      --known-at row --errors skip --out f.parquet
+  mdframes sync sentiment put_call_ratio news AAPL MSFT --start 2025-12-01 --lake ./lake
+  mdframes features AAPL --start 2026-01-01 --end 2026-06-30 --lake ./lake \\
+      --features sentiment_mean_7d,put_call_ratio_last --out f.csv
+  mdframes features AAPL MSFT NOPE --start 2026-01-01 --end 2026-06-30 --lake ./lake \\
+      --features news_count_7d --known-at row --errors skip --out f.parquet
 """
 
 

@@ -19,6 +19,7 @@ EPILOG = """\
 examples:
   mdframes training-set AAPL MSFT --start 2026-01-05 --end 2026-06-30 \\
       --label fwd_return_5 --out train.parquet
+  mdframes sync put_call_ratio news NVDA AMD --start 2025-12-01 --lake ./lake
   mdframes training-set NVDA AMD --start 2026-01-05 --end 2026-06-30 --lake ./lake \\
       --known-at row --features put_call_ratio_last,news_count_7d --out train.parquet
 

@@ -17,8 +17,9 @@ __all__ = ["register", "split_words"]
 
 SYNC_EPILOG = """\
 examples:
-  mdframes sync insider_trading congress_trades AAPL MSFT --start 2025-01-01
-  mdframes sync sentiment put_call_ratio --market "S&P 500" --budget 900
+  mdframes sync insider_trading congress_trades government_contracts AAPL MSFT NVDA \\
+      --start 2025-01-01
+  mdframes sync sentiment put_call_ratio --market "DOW 30" --budget 900
   mdframes sync screener/sentiment tickers --region US
   mdframes sync forecast AAPL --wait
 
