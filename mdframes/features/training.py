@@ -203,10 +203,8 @@ class TrainingSet:
         rows dated after a test block and within ``embargo`` periods of ``freq`` after the
         block's latest ``t1`` are dropped too (AFML 7.4.2).
 
-        Parameters
-        ----------
-        method, n_splits, n_test_splits, embargo, train_window
-            As :meth:`cv` (the same positions and names).
+        The arguments are :meth:`cv`'s (``method``, ``n_splits``, ``n_test_splits``,
+        ``embargo``, ``train_window``), in the same positions and with the same names.
 
         Returns
         -------
