@@ -83,3 +83,23 @@ def test_each_commit_records_its_version_in_the_state_and_its_transaction(site: 
 
     pd.testing.assert_frame_equal(md.Lake(lake.root).read(NAME, history=True), before)
     assert lake.check()["ok"].all()
+
+
+def test_a_vacuum_that_deletes_files_is_no_foreign_write(site: Site) -> None:
+    """delta-rs logs VACUUM START and VACUUM END commits when a vacuum really deletes files
+    (retain_hours=0 here; any compaction of a lake older than its retention): they change no
+    version's data, so check() stays ok and later syncs and compactions go on."""
+    from deltalake import DeltaTable
+
+    lake = site.lake
+    assert lake.sync(NAME, SYMBOLS[:1], progress=False).complete
+    assert lake.sync(NAME, SYMBOLS, progress=False).complete
+    lake.compact(retain_hours=0)
+    operations = [c["operation"] for c in DeltaTable(lake.path(NAME)).history()]
+    assert "VACUUM END" in operations  # the state this test is about
+    assert lake.check()["ok"].all(), lake.check()["problems"].tolist()
+    before = lake.read(NAME, history=True)
+    assert lake.sync(NAME, SYMBOLS, progress=False).complete
+    lake.compact(retain_hours=0)
+    assert lake.check()["ok"].all(), lake.check()["problems"].tolist()
+    assert len(lake.read(NAME, history=True)) >= len(before)

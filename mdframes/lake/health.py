@@ -118,7 +118,7 @@ class Health:
             out.lost_versions = (out.latest + 1, committed)
             out.problems.append((commit_file(folder, out.latest + 1), _versions_gone(out)))
         if out.latest is not None:
-            out.foreign = [c for c in self.log.commits(reviewed, out.latest) if not c.ours]
+            out.foreign = [c for c in self.log.commits(reviewed, out.latest) if c.foreign]
             for c in out.foreign:
                 out.problems.append((commit_file(folder, c.version), _foreign(c)))
         out.files = self.listed_problems(out.snap)
@@ -203,7 +203,7 @@ class Health:
             raise damaged(name, f"{place.folder}/{STATE}", "missing: the record of what was synced")
         self.vouched(snap)
         reviewed = int(state.get("reviewed", -1))
-        foreign = [c for c in self.log.commits(reviewed, latest) if not c.ours]
+        foreign = [c for c in self.log.commits(reviewed, latest) if c.foreign]
         for c in foreign:
             if c.removed or strict:
                 raise LakeDamagedError(

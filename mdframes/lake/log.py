@@ -68,6 +68,14 @@ class LogCommit:
     data_removed: bool = False  # some removal took rows out (a delete, an overwrite)
     timestamp: int | None = None  # milliseconds since the epoch
 
+    @property
+    def foreign(self) -> bool:
+        """Another program's change to the table. A vacuum's commits (delta-rs logs VACUUM
+        START and END around the files it deletes) list no file of any version, whoever ran
+        it: no version's data changes, so they are housekeeping, not a foreign write."""
+        housekeeping = self.operation.startswith("VACUUM") and not (self.added or self.removed)
+        return not (self.ours or housekeeping)
+
     def describe(self) -> str:
         return f"version {self.version} ({self.operation or 'unknown operation'}, {self.engine})"
 
