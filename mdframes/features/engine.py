@@ -133,14 +133,30 @@ class Events:
         frame = frame.reset_index(drop=True)
         frame.attrs = {**frame.attrs, "dataset": dataset}
         self.frame, self.dataset = frame, dataset
-        codes = symbol_codes(frame["symbol"], symbols)
         # Anchors, null anchors and their legal deadlines: mdframes.pit decides, so the panel
         # and point_in_time can never disagree on when a row became public.
         times = utc_naive(public_times(frame))
         days = day_numbers(times)
-        enters = (codes >= 0) & ~np.isnat(times) & (days <= end_day)
+        enters = ~np.isnat(times) & (days <= end_day)
+        # Symbols are coded for the rows that can enter only: of a short panel over a long
+        # history, the window's rows and the candidates for the latest values.
+        candidates = enters
+        early: list[np.ndarray] = []
         if cut_day is not None:
-            enters = self._cut(enters, codes, times, days, cut_day, latest)
+            before = enters & (days < cut_day)
+            if before.any():
+                enters = enters & ~before
+                early = [before & counted_rows(frame, dataset, f) for f in latest]
+                candidates = enters.copy()
+                for rows in early:
+                    candidates |= rows
+        codes = self._codes(frame, symbols, candidates)
+        if early:
+            stamp = times.view(np.int64)
+            tie = self._tie(np.arange(len(frame)))
+            for rows in early:
+                enters[last_per_code(np.flatnonzero(rows & (codes >= 0)), codes, stamp, tie)] = True
+        enters &= codes >= 0
         keep = np.flatnonzero(enters)
         order = _sort_order(codes[keep], times[keep].view(np.int64), self._tie(keep))
         # A short panel over a long history: a function of the frame (a value, sign or
@@ -158,28 +174,16 @@ class Events:
         self._first: np.ndarray | None = None
         self._dense: tuple[int, int, np.ndarray] | None = None
 
-    def _cut(
-        self,
-        enters: np.ndarray,
-        codes: np.ndarray,
-        times: np.ndarray,
-        days: np.ndarray,
-        cut_day: int,
-        latest: tuple[Feature, ...],
-    ) -> np.ndarray:
-        """Rows public before day ``cut_day`` (where the longest window starts) enter only
-        as each symbol's latest carrying the value of a ``latest`` feature: the panel then
-        sorts and searches its window's rows, not the whole history."""
-        early = enters & (days < cut_day)
-        if not early.any():
-            return enters
-        enters = enters & ~early
-        stamp = times.view(np.int64)
-        tie = self._tie(np.arange(len(codes)))
-        for feature in latest:
-            rows = np.flatnonzero(early & counted_rows(self.frame, self.dataset, feature))
-            enters[last_per_code(rows, codes, stamp, tie)] = True
-        return enters
+    @staticmethod
+    def _codes(frame: pd.DataFrame, symbols: list[str], rows: np.ndarray) -> np.ndarray:
+        """Each row's position in ``symbols`` (-1: another symbol), coded where ``rows``."""
+        column = frame["symbol"]
+        if rows.all():
+            return symbol_codes(column, symbols)
+        codes = np.full(len(frame), -1, dtype=np.int64)
+        where = np.flatnonzero(rows)
+        codes[where] = symbol_codes(column.take(where), symbols)
+        return codes
 
     def first(self, grid: Grid) -> np.ndarray:
         """For each cell (g, D): the position of symbol g's first row."""
