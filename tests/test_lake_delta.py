@@ -459,6 +459,32 @@ def test_the_packed_sort_orders_rows_as_arrow_does(seed: int) -> None:
     assert arrange(table, keys).equals(expected)
 
 
+def test_keys_too_wide_to_pack_sort_text_read_as_its_dictionary() -> None:
+    """Keys that do not fit one integer (two wide integers) with text still coded as its
+    dictionary, as a read of many symbols leaves it: Table.sort_by's order of the decoded
+    rows (Arrow's own sort refuses dictionary columns)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mdframes.lake.order import arrange
+
+    rng = np.random.default_rng(7)
+    n = 500
+    words = pa.array([None if x == 3 else f"S{x}" for x in rng.integers(0, 6, n)])
+    table = pa.table(
+        {
+            "symbol": words.dictionary_encode(),
+            "a": pa.array(rng.integers(0, 1 << 40, n) * (rng.random(n) < 0.5)),
+            "b": pa.array(rng.integers(0, 1 << 40, n)),
+            "row": pa.array(np.arange(n)),
+        }
+    )
+    decoded = table.set_column(0, "symbol", words)
+    keys = ["symbol", "a", "b"]
+    expected = decoded.sort_by([(k, "ascending") for k in keys])
+    assert arrange(table, keys).column("row").equals(expected.column("row"))
+
+
 # --- readers during compactions in another process -------------------------------------------------
 
 

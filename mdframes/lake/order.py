@@ -20,10 +20,13 @@ def arrange(table: pa.Table, keys: list[str]) -> pa.Table:
         return table
     packed = _packed(table, keys)
     if packed is None:
-        ordered = [(k, "ascending") for k in keys]
-        if _is_sorted(table, ordered):
+        # Each key's ranks, sorted together (stable). Not Arrow's sort: it refuses text read
+        # as its dictionary (a read's text stays coded until rows are ordered).
+        ranks = [_rank(_whole(table[k])) for k in reversed(keys)]
+        order = np.lexsort(ranks)
+        if bool(np.all(order[1:] > order[:-1])):
             return table
-        return table.take(pc.sort_indices(table, sort_keys=ordered))  # as Table.sort_by
+        return table.take(pa.array(order))
     if bool(np.all(packed[1:] >= packed[:-1])):
         return table
     # A stable sort of the packed keys: a merge of the runs the files were written in
@@ -42,7 +45,7 @@ def _packed(table: pa.Table, keys: list[str]) -> np.ndarray | None:
     part = np.empty(n, dtype=np.int64)
     bits = 0
     for name in keys:
-        col = table[name].combine_chunks() if table[name].num_chunks != 1 else table[name].chunk(0)
+        col = _whole(table[name])
         if pa.types.is_floating(col.type) and bits + (n - 1).bit_length() > 62:
             return None  # its distinct values could need as many bits as the rows
         values = _rank(col)
@@ -58,6 +61,10 @@ def _packed(table: pa.Table, keys: list[str]) -> np.ndarray | None:
             np.bitwise_or(packed, part, out=packed)
         bits += width
     return packed
+
+
+def _whole(column: pa.ChunkedArray) -> pa.Array:
+    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
 
 def _rank(col: pa.Array) -> np.ndarray:
@@ -123,31 +130,3 @@ def _dense(values: pa.Array) -> np.ndarray:
     rank[order] = np.cumsum(step)
     rank[m] = rank[order[-1]] + 1 if m else 0
     return rank
-
-
-def _is_sorted(table: pa.Table, keys: list[tuple[str, str]]) -> bool:
-    """Whether rows already come in ``keys`` order (a compacted file does): a linear check
-    saves a sort of millions of rows."""
-    n = table.num_rows
-    if n < 2:
-        return True
-    head = table.slice(0, n - 1)
-    tail = table.slice(1)
-    ok = None  # rows i, i+1 ordered by the keys seen so far
-    equal = None
-    for name, _ in keys:
-        a, b = head[name], tail[name]
-        if pa.types.is_list(a.type) or pa.types.is_null(a.type):
-            return False
-        less = pc.fill_null(pc.less(a, b), False)
-        same = pc.fill_null(pc.equal(a, b), False)
-        # Nulls sort last: null after a value is ordered, two nulls are equal.
-        less = pc.or_(less, pc.and_(pc.is_valid(a), pc.is_null(b)))
-        same = pc.or_(same, pc.and_(pc.is_null(a), pc.is_null(b)))
-        if ok is None:
-            ok, equal = less, same
-        else:
-            ok = pc.or_(ok, pc.and_(equal, less))
-            equal = pc.and_(equal, same)
-    total = pc.or_(ok, equal)  # type: ignore[arg-type]
-    return bool(np.all(total.to_numpy(zero_copy_only=False)))
