@@ -97,7 +97,8 @@ class ChunkResult:
     """What one chunk gives back: its rows (or none when written where computed), per feature
     the first date with a value, the non-null count and the rows left NA for lack of the
     lake's coverage, the failed symbols, and per dataset (``known_at="row"``) the earliest
-    first sync of its symbols (ns, UTC) and the rows dated before their symbol's first sync."""
+    first sync of its symbols (ns, UTC) and the rows dated before their symbol's first sync.
+    ``table``: the rows as a worker sends them back (Arrow columns, no index)."""
 
     frame: pd.DataFrame | None
     first: dict[str, pd.Timestamp | None]
@@ -106,6 +107,7 @@ class ChunkResult:
     failed: dict[str, str]
     relied: dict[str, tuple[int | None, int]]
     uncovered: dict[str, int] = field(default_factory=dict)
+    table: Any = None
 
 
 def prepare(

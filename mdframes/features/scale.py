@@ -75,7 +75,9 @@ def _chunks(symbols: list[str], size: int) -> list[list[str]]:
 def run_chunk(request: Request) -> ChunkResult:
     """One chunk of a panel (run on a worker): the request of its symbols
     (:meth:`Request.part`), whose source a worker opens itself (a lake from its root) or
-    holds (the chunk's rows of the given frames).
+    holds (the chunk's rows of the given frames). The rows come back as Arrow columns
+    (``ChunkResult.table``, no index: the driver knows it), which cross a process boundary
+    as their buffers, where a pickled frame would pickle every symbol of its index.
 
     Examples
     --------
@@ -84,10 +86,57 @@ def run_chunk(request: Request) -> ChunkResult:
     >>> request = prepare("AAPL", "2026-01-03", "2026-01-04", "news_count_7d", freq="B",
     ...                   source={"news": pd.DataFrame({"symbol": [], "date": []})},
     ...                   known_at=None, errors="raise", client=None)  # a weekend: no dates
-    >>> run_chunk(request.part(["AAPL"])).frame.shape
+    >>> run_chunk(request.part(["AAPL"])).table.shape
     (0, 1)
     """
-    return compute(request, request.symbols)
+    result = compute(request, request.symbols)
+    assert result.frame is not None
+    result.table = _to_arrow(result.frame)
+    result.frame = None
+    return result
+
+
+def _to_arrow(frame: pd.DataFrame) -> Any:
+    """The feature columns as Arrow arrays over the same buffers (``Int64``: its values and
+    its mask as validity; ``float64``: NaN stays NaN)."""
+    import pyarrow as pa
+
+    arrays = []
+    for name in frame.columns:
+        values = frame[name].array
+        if isinstance(values, pd.arrays.IntegerArray):
+            arrays.append(pa.array(values))  # its values and its mask as validity
+        else:
+            arrays.append(pa.array(np.asarray(values, dtype="float64")))
+    return pa.Table.from_arrays(arrays, names=[str(c) for c in frame.columns])
+
+
+def _column(pieces: list[Any], widths: list[int], n_dates: int) -> Any:
+    """One feature's panel column from its chunks' Arrow columns: chunk c holds (date j, its
+    symbol i) at ``j * len(c) + i``; the panel at ``j * n + offset + i``, so each chunk's
+    block is copied into its columns of a (dates, symbols) array."""
+    import pyarrow as pa
+
+    n = sum(widths)
+    integer = pa.types.is_integer(pieces[0].type)
+    values = np.empty((n_dates, n), dtype="int64" if integer else "float64")
+    missing = np.zeros((n_dates, n), dtype=bool) if integer else None
+    offset = 0
+    for piece, width in zip(pieces, widths, strict=True):
+        piece = piece.combine_chunks() if isinstance(piece, pa.ChunkedArray) else piece
+        block = slice(offset, offset + width)
+        if integer:
+            assert missing is not None
+            values[:, block] = piece.fill_null(0).to_numpy().reshape(n_dates, width)
+            if piece.null_count:
+                nulls = piece.is_null().to_numpy(zero_copy_only=False)
+                missing[:, block] = nulls.reshape(n_dates, width)
+        else:
+            values[:, block] = piece.to_numpy(zero_copy_only=False).reshape(n_dates, width)
+        offset += width
+    if missing is None:
+        return values.reshape(-1)
+    return pd.arrays.IntegerArray(values.reshape(-1), missing.reshape(-1))
 
 
 def _fs(target: str) -> tuple[Any, str]:
@@ -119,7 +168,7 @@ def _write(target: str, name: str, result: ChunkResult) -> ChunkResult:
 def write_chunk(target: str, name: str, request: Request) -> ChunkResult:
     """One chunk of :func:`run_chunk`, written to ``target/name`` (Parquet) where it was
     computed; returns its result without the rows."""
-    return _write(target, name, run_chunk(request))
+    return _write(target, name, compute(request, request.symbols))
 
 
 def _gather(futures: list[Future[ChunkResult]]) -> list[ChunkResult]:
@@ -138,20 +187,16 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
     parts = _chunks(request.symbols, size)
     futures = [executor.submit(run_chunk, request.part(part)) for part in parts]
     results = _gather(futures)
-    # Chunk c holds (date j, its symbol i) at j * len(c) + i; the panel at j * n + offset + i.
-    n_dates = len(request.dates)
-    positions, offset = [], 0
-    for part in parts:
-        j, i = np.divmod(np.arange(n_dates * len(part)), len(part))
-        positions.append(j * n + offset + i)
-        offset += len(part)
-    order = np.argsort(np.concatenate(positions), kind="stable")
-    frames = [r.frame for r in results]
-    whole = pd.concat(frames).iloc[order]
-    whole.index = index_of(request.dates, request.symbols)
+    widths = [len(part) for part in parts]
+    names = [f.name for f in request.features]
+    columns = {
+        name: _column([r.table.column(name) for r in results], widths, len(request.dates))
+        for name in names
+    }
     for r in results:
-        r.frame = None
-    return whole, results
+        r.table = None
+    index = index_of(request.dates, request.symbols)
+    return pd.DataFrame(columns, index=index, copy=False), results
 
 
 def run_writes(
