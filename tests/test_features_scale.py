@@ -1,7 +1,7 @@
 """Feature panels on a real two-worker Dask cluster (``Client.get_executor()``).
 
 Needs the ``lake-engines`` extra (dask with distributed); ``.ci/run`` installs it in the
-engine step and runs this file. The cluster's workers are separate processes: each opens the
+engine step and runs the tests marked ``engines``. The cluster's workers are separate processes: each opens the
 lake from its root and reads its own chunk of symbols.
 """
 
@@ -20,6 +20,8 @@ from mdframes.features import Feature
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY, S3
+
+pytestmark = pytest.mark.engines
 
 SYMBOLS = ["AAPL", "KO", "GME", "JPM", "XOM", "MSFT", "NVDA"]
 DATASETS = ["sentiment", "put_call_ratio", "government_contracts", "news"]

@@ -3,7 +3,7 @@ file lists (``lake.files``), with equal rows and identifiers kept as text, befor
 compaction; and a lake lives on S3 as well as on disk.
 
 These need the ``lake-engines`` extra (Polars, Dask with distributed, PySpark, moto's S3
-server); ``.ci/run`` installs it in a step of its own and runs this file.
+server); ``.ci/run`` installs it in a step of its own and runs the tests marked ``engines``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import mdframes as md
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY, S3
+
+pytestmark = pytest.mark.engines
 
 SYMBOLS = ["AAPL", "0700", "MSFT"]
 NAME = "government_contracts"
