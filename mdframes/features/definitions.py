@@ -21,6 +21,17 @@ from .spec import Feature
 __all__ = ["CATALOG", "catalog", "by_name", "resolve_features"]
 
 
+def _reads(*columns: str) -> Any:
+    """Declares the columns a catalog function reads (:func:`~.reach.read_columns`): a panel
+    reads only those of a lake."""
+
+    def mark(fn: Any) -> Any:
+        fn.columns = columns
+        return fn
+
+    return mark
+
+
 def _lookup(values: pd.Series, mapping: Mapping[str, int]) -> pd.Series:
     """Text to small integers by exact value (case and spaces ignored); others NA."""
     # Text work on the distinct values only: a column holds a handful of them.
@@ -45,6 +56,7 @@ def _per_distinct(df: pd.DataFrame, columns: list[str], rule: Any) -> pd.DataFra
     return rule(distinct).iloc[inverse.ravel()].set_axis(df.index)
 
 
+@_reads("transaction_type")
 def insider_direction(df: pd.DataFrame) -> pd.Series:
     """+1 acquisition, -1 disposition, 0 neutral (by :func:`mdframes.insider_groups`); NA
     for types outside the spec's groups."""
@@ -52,6 +64,7 @@ def insider_direction(df: pd.DataFrame) -> pd.Series:
     return _lookup(groups, {"acquisition": 1, "disposition": -1, "neutral": 0})
 
 
+@_reads("amount", "amount_raw", "amount_flag")
 def congress_midpoint(df: pd.DataFrame) -> pd.Series:
     """(min + max) / 2 of :func:`mdframes.congress_amount_bounds`; min when max is NA; NA
     when the amount has no bounds."""
@@ -61,21 +74,25 @@ def congress_midpoint(df: pd.DataFrame) -> pd.Series:
     return pd.Series((lo + np.where(np.isnan(hi), lo, hi)) / 2, index=df.index)
 
 
+@_reads("transaction_type")
 def congress_direction(df: pd.DataFrame) -> pd.Series:
     """+1 ``Purchase``, -1 ``Sale``."""
     return _lookup(df["transaction_type"], {"purchase": 1, "sale": -1})
 
 
+@_reads("action")
 def analyst_direction(df: pd.DataFrame) -> pd.Series:
     """+1 ``Upgrade``, -1 ``Downgrade``, 0 any other action."""
     return _lookup(df["action"], {"upgrade": 1, "downgrade": -1}).fillna(0)
 
 
+@_reads("transaction_type")
 def is_purchase(df: pd.DataFrame) -> pd.Series:
     """Insider ``Purchase`` transactions."""
     return df["transaction_type"] == "Purchase"
 
 
+@_reads("income", "expenses")
 def lobbying_amount(df: pd.DataFrame) -> pd.Series:
     """``income`` + ``expenses``, NA counted as 0."""
     income = df["income"].to_numpy(dtype="float64", na_value=np.nan)

@@ -6,15 +6,19 @@ longest window among its features, a change's lag included). Features without a 
 (``*_last``, changes) also need, per symbol, the latest row carrying their value before that
 point, of any age: one row per symbol and feature, not the whole history. The engine keeps
 those rows only (:class:`~.engine.Events` ``cut_day``/``latest``).
+
+A panel reads only the columns its features and the point-in-time rules use
+(:func:`read_columns`): a lake then decodes neither headlines nor URLs for a count of news.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ..registry import REGISTRY
 from .spec import Feature
 
-__all__ = ["Reach", "reaches"]
+__all__ = ["Reach", "reaches", "read_columns"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class Reach:
     days: int
     latest: tuple[Feature, ...] = ()
     whole: bool = False  # a sum, count or mean over all history: every row counts
+    columns: tuple[str, ...] | None = None  # what the features read; None: every column
 
     @property
     def lookback(self) -> int | None:
@@ -42,4 +47,28 @@ def reaches(features: list[Feature]) -> dict[str, Reach]:
         latest = (*now.latest, f) if seeks else now.latest
         whole = now.whole or (unlimited and not seeks)
         out[f.dataset] = Reach(max(now.days, f.days or 0), latest, whole)
+    for name, reach in out.items():
+        columns = read_columns(name, [f for f in features if f.dataset == name])
+        out[name] = replace(reach, columns=None if columns is None else tuple(columns))
     return out
+
+
+def read_columns(dataset: str, features: list[Feature]) -> list[str] | None:
+    """The columns of ``dataset`` that ``features`` and the point-in-time rules read: the
+    symbol, the anchor, the event and deadline columns, and each feature's value, sign and
+    where (a function's as it declares them in its ``columns`` attribute). ``None``: every
+    column (a function that does not say what it reads). Names the dataset does not have
+    are left out (the engine says which feature asked for them)."""
+    ds = REGISTRY[dataset]
+    wanted = ["symbol", ds.anchor, ds.event, ds.deadline.event if ds.deadline else None]
+    for f in features:
+        for spec in (f.value, f.sign, f.where):
+            if isinstance(spec, str):
+                wanted.append(spec)
+            elif callable(spec):
+                declared = getattr(spec, "columns", None)
+                if declared is None:
+                    return None
+                wanted += list(declared)
+    known = set(ds.columns)
+    return [c for c in dict.fromkeys(wanted) if c is not None and c in known]

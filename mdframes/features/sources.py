@@ -273,14 +273,24 @@ class Source:
         *,
         known_at: Any,
         errors: str,
+        columns: Sequence[str] | None = None,
     ) -> Read:
         """The frame of ``name`` for ``symbols`` from ``start`` (``None``: all history) to
-        ``end``, and the symbols that failed (symbol -> error text)."""
+        ``end``, and the symbols that failed (symbol -> error text). ``columns``: those a
+        panel needs (a source that reads columns apart reads only them; ``None``: all)."""
         if start is not None and start > end:  # wholly before the history: nothing to ask
             return _nothing(name, known_at), {}
-        return self._read(name, symbols, (start, end), known_at, errors)
+        return self._read(name, symbols, (start, end), known_at, errors, columns)
 
-    def _read(self, name: str, symbols: list[str], span: Span, known_at: Any, errors: str) -> Read:
+    def _read(
+        self,
+        name: str,
+        symbols: list[str],
+        span: Span,
+        known_at: Any,
+        errors: str,
+        columns: Sequence[str] | None = None,
+    ) -> Read:
         """:meth:`read` of a ``span`` that is not wholly before the history."""
         raise NotImplementedError
 
@@ -330,7 +340,15 @@ class ServiceSource(Source):
     def __init__(self, client: Any = None) -> None:
         self.client = client
 
-    def _read(self, name: str, symbols: list[str], span: Span, known_at: Any, errors: str) -> Read:
+    def _read(
+        self,
+        name: str,
+        symbols: list[str],
+        span: Span,
+        known_at: Any,
+        errors: str,
+        columns: Sequence[str] | None = None,
+    ) -> Read:
         from ..loaders import load
 
         start, end = span
@@ -391,7 +409,15 @@ class FramesSource(Source):
     def __init__(self, frames: Mapping[str, Any]) -> None:
         self.frames = frames
 
-    def _read(self, name: str, symbols: list[str], span: Span, known_at: Any, errors: str) -> Read:
+    def _read(
+        self,
+        name: str,
+        symbols: list[str],
+        span: Span,
+        known_at: Any,
+        errors: str,
+        columns: Sequence[str] | None = None,
+    ) -> Read:
         return _from_mapping(self.frames, name), {}
 
     def part(self, symbols: list[str]) -> Source:
@@ -434,12 +460,21 @@ class LakeSource(Source):
 
     def __init__(self, lake: Any) -> None:
         self.lake = lake
+        self.columns = _takes_columns(lake)
 
     def __reduce__(self) -> Any:
         # A worker opens the lake itself from its root (never its client: no key travels).
         return (_reopened, (lake_spec(self.lake),))
 
-    def _read(self, name: str, symbols: list[str], span: Span, known_at: Any, errors: str) -> Read:
+    def _read(
+        self,
+        name: str,
+        symbols: list[str],
+        span: Span,
+        known_at: Any,
+        errors: str,
+        columns: Sequence[str] | None = None,
+    ) -> Read:
         if not symbols:
             return _nothing(name, known_at), {}
         base, (start, end) = base_name(name), span
@@ -447,7 +482,10 @@ class LakeSource(Source):
             frame = self.lake.read(base, symbols, start=start, end=end, history=True)
             frame = _check_frame(base, frame, "the lake")
             return (daily_versions(frame) if base != name else frame), {}
-        frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at)
+        # Only the columns the features read, where the lake reads columns apart (a view
+        # is made from its base dataset's columns: all of them).
+        some = {"columns": list(columns)} if columns and base == name and self.columns else {}
+        frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at, **some)
         frame = _check_frame(base, frame, "the lake")
         return (daily_from_apps(frame) if base != name else frame), {}
 
@@ -487,6 +525,17 @@ class LakeSource(Source):
         return redact_root(str(getattr(self.lake, "root", type(self.lake).__name__)))
 
 
+def _takes_columns(lake: Any) -> bool:
+    """Whether ``lake.read`` takes ``columns=`` (``md.Lake`` does; a stand-in may not)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(lake.read).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "columns" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
 def _reopened(spec: Any) -> LakeSource:
     return LakeSource(open_lake(spec))
 
@@ -519,8 +568,9 @@ def fetch(
         mine = symbols if coverage is None else coverage.readable(name, symbols)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", KnowledgeTimeWarning)
+            columns = reach.columns if isinstance(reach, Reach) else None
             out[name], failed[name] = source.read(
-                name, mine, first, end, known_at=known_at, errors=errors
+                name, mine, first, end, known_at=known_at, errors=errors, columns=columns
             )
         for w in caught:  # said once below, for every dataset at once
             if issubclass(w.category, KnowledgeTimeWarning):
