@@ -31,6 +31,7 @@ error          string                   the last failure's one-line text (else N
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -205,6 +206,11 @@ def _fetch_times(entry: dict[str, Any]) -> tuple[dt.datetime | None, dt.datetime
 def _utc(text: Any) -> dt.datetime | None:
     if not isinstance(text, str):
         return None
+    return _parsed_utc(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_utc(text: str) -> dt.datetime:
     stamp = dt.datetime.fromisoformat(text)
     if stamp.tzinfo is None:
         return stamp.replace(tzinfo=dt.timezone.utc)
@@ -227,16 +233,26 @@ def _span(
 ) -> tuple[pd.Timestamp | None, pd.Timestamp | None, list[tuple[pd.Timestamp, pd.Timestamp]]]:
     """first, last and the gaps between the merged ``spans`` (a None start: the beginning
     of the history, the registry's ``history_start`` where it says one)."""
+    # The symbols of one sync share their spans: each distinct set is merged once (a
+    # panel asks the coverage of thousands of symbols before it reads anything).
+    first, last, gaps = _merged_span(tuple((a, b) for a, b in spans), history_start)
+    return first, last, list(gaps)
+
+
+@functools.lru_cache(maxsize=256)
+def _merged_span(
+    spans: tuple[tuple[str | None, str | None], ...], history_start: str | None
+) -> tuple[pd.Timestamp | None, pd.Timestamp | None, tuple[tuple[pd.Timestamp, pd.Timestamp], ...]]:
     merged = merge_windows([[a or history_start, b] for a, b in spans])
     if not merged:
-        return None, None, []
+        return None, None, ()
     first = None if merged[0][0] is None else pd.Timestamp(merged[0][0])
     last = pd.Timestamp(str(merged[-1][1]))
     one = pd.Timedelta(days=1)
-    gaps = [
+    gaps = tuple(
         (pd.Timestamp(str(merged[i][1])) + one, pd.Timestamp(str(merged[i + 1][0])) - one)
         for i in range(len(merged) - 1)
-    ]
+    )
     return first, last, gaps
 
 
