@@ -227,7 +227,10 @@ class StandInLake:
         if symbols is not None:
             df = df[df["symbol"].isin(list(symbols))]
         if columns is not None:
-            df = df[[*columns, *(c for c in df.columns if c.startswith("_"))]]
+            # A real lake gives a column it knows but no row set as nulls; the planted
+            # frames leave such columns out.
+            kept = [c for c in columns if c in df.columns]
+            df = df[[*kept, *(c for c in df.columns if c.startswith("_"))]]
         out = df.reset_index(drop=True)
         out.attrs["dataset"] = dataset
         return out
