@@ -185,52 +185,90 @@ def _row_rules() -> set[int]:
 
 
 def _evaluate(rows: pd.DataFrame, spec: Any, flags: bool) -> np.ndarray:
-    column = _column(rows, spec)
+    return _values(_column(rows, spec), flags)
+
+
+def _values(column: pd.Series, flags: bool) -> np.ndarray:
     if flags:
         return column.astype("boolean").to_numpy(dtype=bool, na_value=False)
     return _as_float(column)
 
 
+def _factorized(column: pd.Series) -> tuple[np.ndarray, Any]:
+    """``pd.factorize`` of a symbol column. An Arrow-backed one is factorized over its runs
+    of equal values (a frame comes grouped by symbol: a few hundred runs to hash, not a
+    string per row); a missing value is a run of its own, coded -1."""
+    values = column.array
+    arrow = isinstance(column.dtype, pd.ArrowDtype) or (
+        isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow"
+    )
+    if not arrow or len(column) < 2 or not hasattr(values, "__arrow_array__"):
+        return pd.factorize(column, use_na_sentinel=True)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    array = pa.chunked_array(values.__arrow_array__())
+    changed = pc.fill_null(pc.not_equal(array[1:], array[:-1]), True)
+    heads = np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1]
+    codes, uniques = pd.factorize(column.iloc[heads], use_na_sentinel=True)
+    return np.repeat(codes, np.diff(np.r_[heads, len(column)])), uniques
+
+
 class _Dataset:
-    """One dataset's rows as read for the sampled symbols, with what every row has on its own:
-    its public day (``mdframes.pit``'s rule), its rank key (public time, then event date, then
-    frame order: the later row of equal times is the latest), and, for per-row knowledge, its
-    fetch time and record. Nothing here looks at another row."""
+    """One dataset's rows of the sampled symbols, with what every row has on its own: its
+    public day (``mdframes.pit``'s rule), its rank key (public time, then event date, then
+    frame order: the later row of equal times is the latest), and, for per-row knowledge,
+    its fetch time and record. Nothing here looks at another row.
+
+    The rows are positions ``mine`` into the frame as read (a dict source gives every
+    symbol's); a column is taken for them only when a feature asks for it."""
 
     def __init__(self, frame: pd.DataFrame, dataset: str, symbols: list[str], row: bool):
-        # Only the sampled symbols' rows (a dict source gives every symbol's).
-        raw, uniques = pd.factorize(frame["symbol"], use_na_sentinel=True)
+        raw, uniques = _factorized(frame["symbol"])
         where = {s: i for i, s in enumerate(symbols)}
         lut = np.asarray([*(where.get(str(u).strip().upper(), -1) for u in uniques), -1])
         every = lut[raw]
         mine = np.flatnonzero(every >= 0)
-        frame = frame.take(mine).reset_index(drop=True)
-        frame.attrs = {"dataset": dataset}  # no copy of a read's attrs per cut
-        self.frame, self.dataset = frame, dataset
+        self.whole = len(mine) == len(frame)
+        source = frame.copy(deep=False)
+        source.index = pd.RangeIndex(len(frame))
+        source.attrs = {"dataset": dataset}  # no copy of a read's attrs per cut
+        self.source, self.mine, self.dataset = source, mine, dataset
+        self._frame: pd.DataFrame | None = None
         codes = every[mine]
-        times = public_times(frame)
+        times = public_times(source)
         if isinstance(times.dtype, pd.DatetimeTZDtype):
             times = times.dt.tz_convert("UTC").dt.tz_localize(None)
-        ns = times.to_numpy(dtype="datetime64[ns]")
-        public = ~np.isnat(ns) & (codes >= 0)
-        keys = [np.arange(len(frame))]
+        ns = times.to_numpy(dtype="datetime64[ns]").view(np.int64)
+        ns = ns if self.whole else ns[mine]
+        self.days = ns // _NS_PER_DAY
         event = REGISTRY[dataset].event
-        if event is not None and event in frame.columns:
-            ev = frame[event]
-            if isinstance(ev.dtype, pd.DatetimeTZDtype):
-                ev = ev.dt.tz_convert("UTC").dt.tz_localize(None)
-            keys.append(ev.to_numpy(dtype="datetime64[ns]").view(np.int64))
-        keys += [ns.view(np.int64), codes]
-        order = np.lexsort(keys)
-        order = order[public[order]]  # by symbol, then rank
-        self.days = ns.view(np.int64) // _NS_PER_DAY
+        ev: np.ndarray | None = None
+        if event is not None and event in source.columns:
+            stamps = source[event]
+            if isinstance(stamps.dtype, pd.DatetimeTZDtype):
+                stamps = stamps.dt.tz_convert("UTC").dt.tz_localize(None)
+            ev = stamps.to_numpy(dtype="datetime64[ns]").view(np.int64)
+            ev = ev if self.whole else ev[mine]
+        by_code = np.argsort(codes, kind="stable")
+        order = by_code[ns[by_code] != np.iinfo(np.int64).min]  # public rows (NaT: never)
+        # By symbol, then rank: frames usually come so already (one check); else a sort.
+        c, t = codes[order], ns[order]
+        back = t[1:] < t[:-1]
+        if ev is not None:
+            e = ev[order]
+            back |= (t[1:] == t[:-1]) & (e[1:] < e[:-1])
+        if (back & (c[1:] == c[:-1])).any():
+            keys = [np.arange(len(codes)), *([] if ev is None else [ev]), ns, codes]
+            order = np.lexsort(keys)
+            order = order[ns[order] != np.iinfo(np.int64).min]
         bounds = np.searchsorted(codes[order], np.arange(len(symbols) + 1))
         self.ranked = {s: order[bounds[i] : bounds[i + 1]] for i, s in enumerate(symbols)}
-        by_code = np.argsort(codes, kind="stable")
         edges = np.searchsorted(codes[by_code], np.arange(len(symbols) + 1))
         self.rows_of = {s: by_code[edges[i] : edges[i + 1]] for i, s in enumerate(symbols)}
         self._columns: dict[Any, np.ndarray] = {}
         if row:
+            frame = self.frame
             self.fetched = _fetched(frame)
             key = record_key(dataset)  # a view's own identity (daily app ratings: symbol, date)
             ids = Identity.parse(key).ids(frame)
@@ -245,11 +283,30 @@ class _Dataset:
                 extra = np.zeros(len(frame), dtype=np.int64)
             self.ids = ids * (int(extra.max(initial=0)) + 1) + extra
 
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The rows of the sampled symbols (taken once, when needed)."""
+        if self._frame is None:
+            self._frame = self.source if self.whole else self.rows_frame(np.arange(len(self.mine)))
+        return self._frame
+
+    def rows_frame(self, rows: np.ndarray) -> pd.DataFrame:
+        """A frame of ``rows`` (positions into this dataset's rows), indexed from 0."""
+        out = self.source.take(rows if self.whole else self.mine[rows])
+        out.index = pd.RangeIndex(len(out))
+        out.attrs = {"dataset": self.dataset}
+        return out
+
     def column(self, spec: Any, flags: bool) -> np.ndarray:
         """A column or a catalog row rule, for every row (evaluated once)."""
         key = (flags, spec if isinstance(spec, str) else id(spec))
         if key not in self._columns:
-            self._columns[key] = _evaluate(self.frame, spec, flags)
+            if isinstance(spec, str):  # only this column taken
+                values = self.source[spec]
+                values = values if self.whole else values.take(self.mine)
+                self._columns[key] = _values(values, flags)
+            else:
+                self._columns[key] = _evaluate(self.frame, spec, flags)
         return self._columns[key]
 
     def first_sync_end(self, symbol: str) -> int | None:
@@ -304,9 +361,7 @@ class _Cut:
             return self.data.column(spec, flags)[self.rows]
         key = (flags, id(spec))
         if key not in self._columns:
-            rows = self.data.frame.iloc[self.rows].reset_index(drop=True)
-            rows.attrs = dict(self.data.frame.attrs)
-            self._columns[key] = _evaluate(rows, spec, flags)
+            self._columns[key] = _evaluate(self.data.rows_frame(self.rows), spec, flags)
         return self._columns[key]
 
     def numbers(self, spec: Any) -> np.ndarray:
@@ -501,6 +556,30 @@ def _covered(feature: Feature, coverage: Coverage | None, symbol: str, day: int)
 # --- label_leak ---------------------------------------------------------------------------------
 
 
+def _close(a: np.ndarray, b: np.ndarray, rtol: float) -> np.ndarray:
+    """``np.isclose(a, b, rtol=rtol, atol=0)`` without its checks (NaN: not close)."""
+    with np.errstate(invalid="ignore"):
+        return (np.abs(a - b) <= rtol * np.abs(b)) | (a == b)
+
+
+def _equal(a: np.ndarray, b: np.ndarray) -> bool:
+    """Every value of ``a`` equals ``b``'s (relative 1e-12); a column that is not a copy
+    differs within its first rows, so those are looked at first."""
+    head = min(len(a), 1024)
+    if not _close(a[:head], b[:head], 1e-12).all():
+        return False
+    return bool(_close(a, b, 1e-12).all())
+
+
+def _correlation(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Pearson's correlation of ``x`` and ``y`` (no NaN); ``None`` when one is constant."""
+    xc, yc = x - x.mean(), y - y.mean()
+    sxx, syy = float(xc @ xc), float(yc @ yc)
+    if not (sxx > 0 and syy > 0):
+        return None
+    return float(xc @ yc) / np.sqrt(sxx * syy)
+
+
 def _label_leak(ts: Any, source: Source | None) -> _Outcome:
     y = ts.y.to_numpy(dtype="float64", na_value=np.nan)
     known = ~np.isnan(y)
@@ -519,18 +598,18 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
         if both.sum() < 2:
             continue
         why = None
-        if np.allclose(x[both], y[both], rtol=1e-12, atol=0.0):
+        xs, ys = x[both], y[both]
+        if _equal(xs, ys):
             why = "equal to the label"
         else:
-            xs, ys = x[both], y[both]
-            if xs.std() > 0 and ys.std() > 0:
-                corr = float(np.corrcoef(xs, ys)[0, 1])
-                if abs(corr) > _CORRELATED:
-                    why = f"correlation {corr:+.4f} with the label"
+            corr = _correlation(xs, ys)
+            if corr is not None and abs(corr) > _CORRELATED:
+                why = f"correlation {corr:+.4f} with the label"
         expected = y
         if why is None and prices is not None:
-            share, k, future = _price_copy(x[labelled], prices)
+            share, k = _price_copy(x[labelled], prices)
             if share > _PRICE_MATCH:
+                future = prices[k - 1]
                 why = f"equal to the price {k} period(s) after its date on {share:.0%} of rows"
                 expected = np.full(len(x), np.nan)
                 expected[labelled] = future
@@ -558,18 +637,26 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
     )
 
 
-def _later_prices(ts: Any, source: Source | None, rows: np.ndarray) -> list[np.ndarray] | None:
-    """Per period k = 1..lag+horizon after the date of each of ``rows`` (positions): the
-    price on that date (NaN where none); ``None`` when the source has no prices."""
+def _set_dates_symbols(ts: Any) -> tuple[pd.DatetimeIndex, list[str]]:
+    """The set's dates and symbols, each in order of first appearance (read off the index's
+    codes, not its 260,000 values)."""
+    index = ts.X.index
+    dates = pd.DatetimeIndex(index.levels[0].take(pd.unique(index.codes[0])))
+    symbols = [str(s) for s in index.levels[1].take(pd.unique(index.codes[1]))]
+    return dates, symbols
+
+
+def _later_prices(ts: Any, source: Source | None, rows: np.ndarray) -> np.ndarray | None:
+    """Row k - 1 for k = 1..lag+horizon: the price k periods after the date of each of
+    ``rows`` (positions; NaN where none); ``None`` when the source has no prices."""
     from .labels import long_prices, periods_after
 
-    if source is None or not len(ts.X):
-        return None
     label = ts.info.get("label") or {}
     reach = int(label.get("horizon", 1)) + int(label.get("lag", 0))
+    if source is None or not len(ts.X) or reach < 1:
+        return None
     freq = ts.info.get("freq", "B")
-    dates = pd.DatetimeIndex(ts.X.index.get_level_values(0).unique())
-    symbols = [str(s) for s in ts.X.index.get_level_values(1).unique()]
+    dates, symbols = _set_dates_symbols(ts)
     calendar = periods_after(dates, freq, reach)
     try:
         with warnings.catch_warnings():
@@ -578,32 +665,34 @@ def _later_prices(ts: Any, source: Source | None, rows: np.ndarray) -> list[np.n
         prices = long_prices(raw, parameter="source")
     except Exception:  # noqa: BLE001 - no prices (a dict without them): the check says so
         return None
-    lookup = pd.Series(
-        prices["price"].to_numpy(dtype="float64"),
-        index=pd.MultiIndex.from_arrays([prices["symbol"].astype(str), prices["day"]]),
-    )
-    lookup = lookup[~lookup.index.duplicated(keep="last")]
-    row_dates = ts.X.index.get_level_values(0)[rows]
-    position = dates.get_indexer(row_dates)
-    row_symbols = ts.X.index.get_level_values(1)[rows].astype(str)
+    # One price per (symbol, calendar date): long_prices keeps the last given of each day.
+    place = {s: i for i, s in enumerate(symbols)}
+    categories = prices["symbol"].cat.categories
+    of_category = np.asarray([place.get(str(c), -1) for c in categories], dtype=np.int64)
+    symbol = of_category[prices["symbol"].cat.codes.to_numpy()]
     cal_days = calendar.to_numpy(dtype="datetime64[D]").astype(np.int64)
-    out = []
-    for k in range(1, reach + 1):
-        days = cal_days[position + k]
-        keys = pd.MultiIndex.from_arrays([row_symbols, days])
-        out.append(lookup.reindex(keys).to_numpy(dtype="float64"))
-    return out
+    day = pd.Index(cal_days).get_indexer(pd.Index(prices["day"].to_numpy(dtype=np.int64)))
+    on = (symbol >= 0) & (day >= 0)
+    grid = np.full((len(symbols), len(cal_days)), np.nan)
+    grid[symbol[on], day[on]] = prices["price"].to_numpy(dtype="float64")[on]
+    index = ts.X.index
+    level_dates = dates.get_indexer(index.levels[0])
+    level_symbols = np.asarray([place.get(str(s), -1) for s in index.levels[1]], dtype=np.int64)
+    position = level_dates[index.codes[0][rows]]
+    row_symbols = level_symbols[index.codes[1][rows]]
+    return np.stack([grid[row_symbols, position + k] for k in range(1, reach + 1)])
 
 
-def _price_copy(x: np.ndarray, prices: list[np.ndarray]) -> tuple[float, int, np.ndarray]:
-    best = (0.0, 0, prices[0])
-    for k, future in enumerate(prices, start=1):
-        both = ~np.isnan(x) & ~np.isnan(future)
-        if both.sum() < 2:
-            continue
-        share = float(np.isclose(x[both], future[both], rtol=1e-9, atol=0).mean())
-        if share > best[0]:
-            best = (share, k, future)
+def _price_copy(x: np.ndarray, prices: np.ndarray) -> tuple[float, int]:
+    """The largest share of ``x`` equal to the price k periods later, and that k (0: none
+    with two values to compare)."""
+    both = ~np.isnan(x)[None, :] & ~np.isnan(prices)
+    counts = both.sum(axis=1)
+    hits = (_close(x[None, :], prices, 1e-9) & both).sum(axis=1)
+    best = (0.0, 0)
+    for k in range(len(prices)):
+        if counts[k] >= 2 and hits[k] / counts[k] > best[0]:
+            best = (float(hits[k] / counts[k]), k + 1)
     return best
 
 
@@ -696,14 +785,26 @@ def _cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> _Outcome:
     starts = ts.X.index.get_level_values(0).to_numpy(dtype="datetime64[D]").astype(np.int64)
     ends = ts.t1.to_numpy(dtype="datetime64[D]").astype(np.int64)
     ends = np.where(ends < starts, starts, ends)  # NaT t1: the row's own date
+    # Whether a row overlaps depends on its [D, t1] only: the folds are judged on the
+    # distinct intervals (a few hundred), then each training row takes its interval's verdict.
+    pair, keys = pd.factorize((starts << 32) + (ends - starts))  # day numbers: 32 bits each
+    pairs = np.asarray(keys, dtype=np.int64)
+    first = pairs >> 32
+    last = first + (pairs & 0xFFFFFFFF)
     freq = ts.info.get("freq", "B")
     failures: list[dict[str, Any]] = []
     parts, bad = [], 0
     for name, splitter, folds in splits:
         counts = []
         for k, (train, test) in enumerate(folds):
-            embargo = _embargoes(splitter, np.asarray(test), starts, ends, freq)
-            hit = fold_overlaps(starts, ends, train, test, embargo)
+            train = np.asarray(train, dtype=np.int64)
+            test = np.asarray(test, dtype=np.int64)
+            trained = np.flatnonzero(np.bincount(pair[train], minlength=len(pairs)))
+            tested = np.flatnonzero(np.bincount(pair[test], minlength=len(pairs)))
+            embargo = _embargoes(splitter, tested, first, last, freq)
+            overlapping = np.zeros(len(pairs), dtype=bool)
+            overlapping[fold_overlaps(first, last, trained, tested, embargo)] = True
+            hit = train[overlapping[pair[train]]]
             counts.append(len(hit))
             for i in hit[: max(0, _LISTED - len(failures))]:
                 date, symbol = ts.X.index[i]
