@@ -185,8 +185,6 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     )
     row = request.known_at == ROW
     grid = Grid(dates, len(symbols), max((f.days or 0) for f in wanted))
-    for back in {0, *(f.days for f in wanted if f.days is not None)}:
-        grid.keys(back)  # filled before the threads share the grid
     end_day = int(day_numbers(dates[-1:].to_numpy())[0])
     first_day = int(day_numbers(dates[:1].to_numpy())[0])
 

@@ -13,6 +13,7 @@ over dates, symbols or rows.
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, Final
 
 import numpy as np
@@ -102,16 +103,20 @@ class Grid:
         days = day_numbers(dates.to_numpy(dtype="datetime64[ns]"))
         self.max_back = max_back  # the longest window that will be asked for
         self._keys: dict[int, np.ndarray] = {}
+        self._lock = threading.Lock()
         self.n_symbols, self.n_dates = n_symbols, len(days)
         self.codes = np.repeat(np.arange(n_symbols, dtype=np.int64), len(days))
         self.days = np.tile(days, n_symbols)
         self.size = len(self.codes)
 
     def keys(self, back: int = 0) -> np.ndarray:
-        """Sort keys of (symbol, D - back): rows up to and including that day sort before."""
-        if back not in self._keys:
-            self._keys[back] = self.codes * SPAN + np.maximum(self.days - back + OFF, 0)
-        return self._keys[back]
+        """Sort keys of (symbol, D - back): rows up to and including that day sort before.
+        Made when first asked (a dataset's count table answers without them), once for the
+        threads that share the grid."""
+        with self._lock:
+            if back not in self._keys:
+                self._keys[back] = self.codes * SPAN + np.maximum(self.days - back + OFF, 0)
+            return self._keys[back]
 
     def panel_order(self, values: np.ndarray) -> np.ndarray:
         """Symbol-major ``values`` in the panel's order: by date, then symbol."""
