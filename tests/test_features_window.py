@@ -50,10 +50,23 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[md.Lake]:
         client.sandbox = world
         lake = md.Lake(root, client=client)
         lake.sync(DATASETS, SYMBOLS, start="2025-06-02", progress=False)
-        world.advance(days=4)  # revisions stored as versions, read as the latest
-        lake.sync(DATASETS, SYMBOLS, progress=False)
+        for _ in range(2):  # revisions stored as versions, read as the latest
+            world.advance(days=4)
+            lake.sync(DATASETS, SYMBOLS, progress=False)
         client.close()
     yield md.Lake(root)
+
+
+@pytest.fixture(scope="module")
+def compacted(lake: md.Lake, tmp_path_factory: pytest.TempPathFactory) -> md.Lake:
+    """The same lake copied and compacted (its files rewritten sorted, one per dataset)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("compacted") / "lake"
+    shutil.copytree(lake.root, root)
+    copy = md.Lake(root)
+    copy.compact()
+    return copy
 
 
 def _cut(panel: pd.DataFrame, first: str) -> pd.DataFrame:
@@ -76,13 +89,22 @@ def _same(short: pd.DataFrame, long: pd.DataFrame) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
-@pytest.mark.parametrize("known_at", [None, "2026-09-27"])
-def test_a_short_panel_from_a_lake_is_the_long_one_cut(lake: md.Lake, known_at: Any) -> None:
-    long = md.features.panel(SYMBOLS, FIRST, END, FEATURES, source=lake, known_at=known_at)
-    short = md.features.panel(SYMBOLS, SHORT, END, FEATURES, source=lake, known_at=known_at)
+@pytest.mark.parametrize("known_at", [None, "2026-09-27", "row"])
+@pytest.mark.parametrize("state", ["synced", "compacted"])
+def test_a_short_panel_from_a_lake_is_the_long_one_cut(
+    lake: md.Lake, compacted: md.Lake, state: str, known_at: Any
+) -> None:
+    # Three syncs with revisions, never compacted (files overlap in symbols and dates), and
+    # the same lake compacted: the short panel is the long one's rows, whatever the files.
+    source = lake if state == "synced" else compacted
+    long = md.features.panel(SYMBOLS, FIRST, END, FEATURES, source=source, known_at=known_at)
+    short = md.features.panel(SYMBOLS, SHORT, END, FEATURES, source=source, known_at=known_at)
     _same(short, long)
     old = short["old_ratio_last"].to_numpy(dtype="float64")
     assert np.isfinite(old).all()  # found ten months back, for every symbol
+    if state == "compacted":
+        same = md.features.panel(SYMBOLS, SHORT, END, FEATURES, source=lake, known_at=known_at)
+        pd.testing.assert_frame_equal(short, same)
 
 
 def test_a_short_panel_computes_on_its_window_only(lake: md.Lake) -> None:
