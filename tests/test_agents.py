@@ -127,6 +127,92 @@ def test_public_by_keeps_rows_public_at_the_clamp() -> None:
     assert len(public_by(forecast, "forecast", CLAMP)) == 1  # no anchor: public when fetched
 
 
+def test_answers_carry_every_kind_of_column_as_json_and_csv() -> None:
+    """Each column kind becomes JSON values (times as ISO text, missing as null) and the
+    CSV cells say the same, converted column by column."""
+    import csv
+    import io
+    import json
+
+    import numpy as np
+
+    from mdframes.agents import Answer
+
+    stamps = ["2026-08-31T10:00:00.123456789Z", None, "2026-09-01T00:00:00Z"]
+    frame = pd.DataFrame(
+        {
+            "fetched": pd.to_datetime(stamps, utc=True, format="ISO8601"),
+            "local": pd.to_datetime(stamps, utc=True, format="ISO8601").tz_convert("Asia/Tokyo"),
+            "day": pd.to_datetime(["2026-08-31", None, "2026-08-31"]),
+            "when": pd.to_datetime(["2026-08-31", "2026-08-31T12:30", None], format="ISO8601"),
+            "x": [1.5, np.nan, np.inf],
+            "y": pd.array([1.5, None, 2.0], dtype="Float64"),
+            "n": [1, 2, 3],
+            "m": pd.array([1, None, 3], dtype="Int64"),
+            "ok": pd.array([True, None, False], dtype="boolean"),
+            "text": pd.array(["a", None, 'b,"c"'], dtype="string"),
+            "kind": pd.Categorical(["p", None, "p"]),
+            "cells": [["x", "y"], None, {"k": 1}],
+            "mixed": ["t", np.int64(3), pd.Timedelta(seconds=1)],
+        }
+    )
+    answer = Answer("read", CLAMP, frame, 10)
+    rows = answer.structured()["rows"]
+    assert [list(r.values()) for r in rows] == [
+        # fmt: off
+        [
+            "2026-08-31T10:00:00.123456Z",
+            "2026-08-31T10:00:00.123456Z",
+            "2026-08-31",
+            "2026-08-31T00:00:00.000000",
+            1.5,
+            1.5,
+            1,
+            1,
+            True,
+            "a",
+            "p",
+            "['x', 'y']",
+            "t",
+        ],
+        [
+            None,
+            None,
+            None,
+            "2026-08-31T12:30:00.000000",
+            None,
+            None,
+            2,
+            None,
+            None,
+            None,
+            None,
+            None,
+            3,
+        ],
+        [
+            "2026-09-01T00:00:00.000000Z",
+            "2026-09-01T00:00:00.000000Z",
+            "2026-08-31",
+            None,
+            None,
+            2.0,
+            3,
+            3,
+            False,
+            'b,"c"',
+            "p",
+            "{'k': 1}",
+            "0 days 00:00:01",
+        ],
+        # fmt: on
+    ]
+    json.dumps(rows, allow_nan=False)  # every value JSON can carry
+    table = list(csv.reader(io.StringIO(answer.text().split("\n", 1)[1])))
+    assert table[0] == list(frame.columns)
+    assert table[1:] == [["" if v is None else str(v) for v in r.values()] for r in rows]
+
+
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("datasets", {}),
     ("read", {"dataset": "sentiment"}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -241,6 +242,50 @@ def test_read_filters_and_columns(lake: md.Lake) -> None:
         lake.read("sentiment", columns=["nope"])
     with pytest.raises(md.InvalidParameterError, match="holds no"):
         lake.read("lobbying")
+
+
+def test_bounds_the_statistics_show_every_row_meets_filter_as_before(
+    tmp_path: Path, client: md.Client, world: Sandbox
+) -> None:
+    """A read leaves out a bound the log's statistics show every row meets (no filter set
+    up); the statistics keep times to the millisecond, so a bound between a file's
+    statistic and its rows' true times must still filter: every read equals the filter."""
+    from mdframes.lake.plan import resolve
+    from mdframes.lake.read import _every_row_within, opened
+
+    fetched = dt.datetime.combine(world.today, dt.time(12, 0, 0, 700), dt.timezone.utc)
+    lake = md.Lake(tmp_path / "lake", client=client, clock=lambda: fetched)
+    lake.sync(["sentiment", "forum_mentions"], ["AAPL"], progress=False)
+    micro, milli = pd.Timedelta(microseconds=1), pd.Timedelta(milliseconds=1)
+    at = pd.Timestamp(fetched)
+    for name in ("sentiment", "forum_mentions"):  # a date and a timestamp time column
+        full = lake.read(name, "AAPL")
+        assert len(full) > 1 and full["_fetched_at"].eq(at).all()
+        for known in (at - 200 * micro, at - micro, at, at + micro, at + milli):
+            expected = full[full["_fetched_at"] <= known].reset_index(drop=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", md.KnowledgeTimeWarning)
+                got = lake.read(name, "AAPL", known_at=known)
+            pd.testing.assert_frame_equal(got, expected, check_index_type=False)
+        times = full["date"]
+        first, last = times.min(), times.max()
+        if name == "forum_mentions":
+            bounds = [(first - micro, None), (first + micro, None), (None, last - micro)]
+            bounds += [(None, last), (None, last + micro), (first, last + milli)]
+        else:
+            day = pd.Timedelta(days=1)
+            bounds = [(first, None), (first + day, None), (None, last), (None, last - day)]
+        for start, end in bounds:
+            keep = pd.Series(True, index=full.index)
+            keep &= True if start is None else times >= start
+            keep &= True if end is None else times <= end
+            expected = full[keep].reset_index(drop=True)
+            got = lake.read(name, "AAPL", start=start, end=end)
+            pd.testing.assert_frame_equal(got, expected, check_index_type=False)
+    # The shortcut is taken where it may be: a millisecond after the stored times.
+    snap = opened(lake.tables.get(resolve("sentiment")))
+    assert _every_row_within(snap, "_fetched_at", None, at + milli)
+    assert not _every_row_within(snap, "_fetched_at", None, at - 200 * micro)
 
 
 # --- cross sections and the universe -------------------------------------------------------------

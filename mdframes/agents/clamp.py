@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError, MdframesError
@@ -126,11 +127,9 @@ def public_by(frame: pd.DataFrame, dataset: str, at: pd.Timestamp) -> pd.DataFra
     anchor = REGISTRY[dataset].anchor
     if anchor is None or frame.empty:
         return frame
-    times = frame[anchor] if anchor in frame.columns.tolist() else None
-    if times is not None and pd.api.types.is_datetime64_any_dtype(times.dtype):
-        aware = isinstance(times.dtype, pd.DatetimeTZDtype)
-        values = times.array  # the array, not the Series: no attrs copied per operation
-        if not values.isna().any() and values.max() <= (at if aware else at.tz_localize(None)):
+    if anchor in frame.columns.tolist():
+        times = _utc_times(frame[anchor])
+        if times is not None and not np.isnat(times).any() and times.max() <= _naive(at):
             return frame  # every row public already: point_in_time would keep them all
     frame.attrs["dataset"] = dataset
     kept = point_in_time(frame, at)
@@ -250,9 +249,22 @@ def _anchor_columns(dataset: str, columns: Iterable[str] | None) -> list[str]:
 
 def _assert_known(frame: pd.DataFrame, at: pd.Timestamp) -> None:
     """The clamp's invariant, checked on every answer: nothing fetched after ``at``."""
-    if (
-        len(frame)
-        and "_fetched_at" in frame.columns.tolist()
-        and frame["_fetched_at"].array.max() > at
-    ):
-        raise MdframesError(f"internal error: a row fetched after the clamp {iso(at)}")
+    if len(frame) and "_fetched_at" in frame.columns.tolist():
+        fetched = _utc_times(frame["_fetched_at"])
+        if fetched is None or (fetched > _naive(at)).any():
+            raise MdframesError(f"internal error: a row fetched after the clamp {iso(at)}")
+
+
+def _utc_times(values: pd.Series) -> np.ndarray | None:
+    """A time column as NumPy times, naive UTC (aware ones converted), None if not times.
+    NumPy's reductions on the array cost a fraction of pandas' on the Series."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return values.to_numpy(dtype=f"datetime64[{dtype.unit}]")
+    if isinstance(dtype, np.dtype) and dtype.kind == "M":
+        return values.to_numpy()
+    return None
+
+
+def _naive(at: pd.Timestamp) -> np.datetime64:
+    return at.tz_convert("UTC").tz_localize(None).to_datetime64()

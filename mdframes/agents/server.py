@@ -67,6 +67,10 @@ def build_server(tools: Tools) -> Any:
         return out
 
     listed = listing()
+    # A result's other fields (isError, resultType...) as this version of mcp writes them.
+    envelope = types.CallToolResult(content=[]).model_dump(
+        by_alias=True, mode="json", exclude_none=True
+    )
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=listed)
@@ -82,10 +86,13 @@ def build_server(tools: Tools) -> Any:
             return error(str(exc))
         except Exception as exc:  # a bug: said as a tool error, the server stays up
             return error(tools.clean(f"internal error ({type(exc).__name__}): {exc}"))
-        return types.CallToolResult(
-            content=[types.TextContent(text=answer.text())],
-            structured_content=answer.structured(),
-        )
+        # The result in its wire form, which the server validates and dumps on the way out:
+        # a model would be dumped once more before (200 rows: a twentieth of a call).
+        return {
+            **envelope,
+            "content": [{"type": "text", "text": answer.text()}],
+            "structuredContent": answer.structured(),
+        }
 
     return Server(
         "mdframes",

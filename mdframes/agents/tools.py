@@ -54,14 +54,15 @@ class Answer:
         return self.frame.iloc[: self.limit]
 
     def plain(self) -> tuple[list[str], list[list[Any]]]:
-        """The shown rows' columns and JSON-ready values, column by column (computed once)."""
+        """The shown rows' columns and JSON-ready values, column by column: computed once,
+        for the text and the structured content alike."""
         cached = self.__dict__.get("_plain")
         if cached is None:
             cached = self.__dict__["_plain"] = _plain(self.shown)
         return cached
 
     def all_notes(self) -> list[str]:
-        left = len(self.frame) - len(self.shown)
+        left = len(self.frame) - min(self.limit, len(self.frame))
         more = (
             [
                 f"{left} more row(s) left out (limit={self.limit}); narrow the question or raise limit"
@@ -74,7 +75,7 @@ class Answer:
     def columns_and_rows(self) -> tuple[list[str], list[dict[str, Any]]]:
         """The shown rows as JSON values: times as ISO text, missing values as null."""
         columns, values = self.plain()
-        rows = [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
+        rows = [dict(zip(columns, row, strict=False)) for row in zip(*values, strict=False)]
         return columns, rows
 
     def text(self) -> str:
@@ -88,7 +89,7 @@ class Answer:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows(zip(*values, strict=True))
+        writer.writerows(zip(*values, strict=False))
         return "\n".join(lines) + "\n" + buffer.getvalue()
 
     def structured(self) -> dict[str, Any]:
@@ -106,34 +107,46 @@ class Answer:
 def _plain(frame: pd.DataFrame) -> tuple[list[str], list[list[Any]]]:
     """``frame``'s columns and JSON-ready values, column by column: times as ISO text (dates
     without a time of day as ``YYYY-MM-DD``), numbers as Python numbers, missing as None."""
-    names, out = [], []
-    for name, col in frame.items():
-        names.append(str(name))
+    return [str(name) for name in frame.columns], [_values(col) for _, col in frame.items()]
+
+
+def _values(col: pd.Series) -> list[Any]:
+    """One column's values as Python values, by its dtype's kind on NumPy arrays: the
+    pandas operations a column would go through cost more than the conversion itself."""
+    dtype = col.dtype
+    kind = getattr(dtype, "kind", "O")
+    if kind == "M":
+        out, missing = _times(col, isinstance(dtype, pd.DatetimeTZDtype))
+    elif kind == "f":
+        floats = col.to_numpy(dtype="float64", na_value=np.nan)
+        out, missing = floats.tolist(), ~np.isfinite(floats)
+    elif kind in "iub" or (kind == "O" and not isinstance(dtype, np.dtype)):
+        # integers, booleans, text, categories: Python values as they are (the stubs do
+        # not know na_value=None, which pandas takes for every dtype)
+        plain: list[Any] = col.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]
+        return plain
+    else:  # lists, mixed values, durations
         missing = np.asarray(pd.isna(col.array), dtype=bool)
-        dtype = col.dtype
-        if isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype):
-            aware = isinstance(dtype, pd.DatetimeTZDtype)
-            stamps = col.array
-            values = (stamps.tz_convert("UTC").tz_localize(None) if aware else stamps).to_numpy()
-            days = values.astype("datetime64[D]")
-            whole = not aware and bool((values[~missing] == days[~missing]).all())
-            text = np.datetime_as_string(days if whole else values.astype("datetime64[us]"))
-            if aware:
-                text = np.char.add(text, "Z")
-            column: Any = text.astype(object)
-            column[missing] = None
-        elif pd.api.types.is_float_dtype(dtype):
-            floats = col.to_numpy(dtype="float64", na_value=np.nan)
-            column = floats.astype(object)
-            column[~np.isfinite(floats)] = None
-        elif pd.api.types.is_object_dtype(dtype):  # lists, mixed values
-            objects = col.to_numpy(dtype=object)
-            column = [None if m else _scalar(v) for v, m in zip(objects, missing, strict=True)]
-        else:  # text, categories, integers, booleans: Python values as they are
-            column = col.astype(object).to_numpy(copy=True)
-            column[missing] = None
-        out.append(list(column))
-    return names, out
+        objects = col.to_numpy(dtype=object)
+        return [None if m else _scalar(v) for v, m in zip(objects, missing, strict=True)]
+    for i in np.flatnonzero(missing).tolist():
+        out[i] = None
+    return out
+
+
+def _times(col: pd.Series, aware: bool) -> tuple[list[Any], np.ndarray]:
+    """ISO text of a time column: aware ones in UTC with ``Z``; naive ones as dates when
+    every one is midnight. Each distinct time is formatted once (a fetch time repeats on
+    every row of its sync)."""
+    stamps = col.to_numpy(dtype="datetime64[us]") if aware else col.to_numpy()
+    missing = np.isnat(stamps)
+    if not aware:
+        days = stamps.astype("datetime64[D]")
+        whole = bool((stamps[~missing] == days[~missing]).all())
+        stamps = days if whole else stamps.astype("datetime64[us]")
+    distinct, where = np.unique(stamps, return_inverse=True)
+    text = np.datetime_as_string(distinct, timezone="UTC" if aware else "naive").tolist()
+    return [text[i] for i in where.ravel().tolist()], missing
 
 
 def _scalar(value: Any) -> Any:
@@ -141,11 +154,13 @@ def _scalar(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and not np.isfinite(value):
         return None
+    if value is None or isinstance(value, (str, int, float)):
+        return value
     if isinstance(value, (dt.date, pd.Timestamp)):
         return value.isoformat()
     if isinstance(value, (list, tuple, np.ndarray)):
         return str(list(value))
-    return value
+    return str(value)  # durations, mappings: as text, never a value JSON cannot carry
 
 
 # --- arguments ---------------------------------------------------------------------------------

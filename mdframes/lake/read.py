@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,12 +43,6 @@ def scope_of(market: str | None, region: str | None) -> str:
     if market:
         return f"market={market}"
     return f"region={region}" if region else ""
-
-
-def _date_bound(value: Any, name: str) -> pa.Scalar:
-    from ..params import to_date
-
-    return pa.scalar(to_date(value, name), type=pa.date32())
 
 
 def _columns(columns: Any, names: list[str], ds: str) -> list[str]:
@@ -195,10 +190,13 @@ def _where(
     market: str | None,
     region: str | None,
 ) -> Any:
-    """The read's row filter (symbols aside: the scan takes them), None for every row."""
+    """The read's row filter (symbols aside: the scan takes them), None for every row. A
+    bound that the log's statistics show every row meets is left out: it would filter
+    nothing, and filtering by an expression sets up an Acero plan (a fifth of a one-symbol
+    read; the agent server's clamp at now asks for such bounds on every call)."""
     manifest = store.manifest
-    where = _time_bounds(store.ds.name, manifest, start, end)
-    if known is not None:
+    where = _time_bounds(store.ds.name, manifest, snap, start, end)
+    if known is not None and not _every_row_within(snap, "_fetched_at", None, known):
         stamp = pa.scalar(known.to_pydatetime(), pa.timestamp("us", "UTC"))
         where.append(pc.field("_fetched_at") <= stamp)
     where += store.mode.scope_where(
@@ -210,9 +208,11 @@ def _where(
     return filter_
 
 
-def _time_bounds(name: str, manifest: Any, start: Any, end: Any) -> list[Any]:
+def _time_bounds(
+    name: str, manifest: Any, snap: Snapshot | None, start: Any, end: Any
+) -> list[Any]:
     """``start``/``end`` as filters on the dataset's time column, both inclusive."""
-    from ..params import to_utc
+    from ..params import to_date, to_utc
 
     if start is None and end is None:
         return []
@@ -226,12 +226,52 @@ def _time_bounds(name: str, manifest: Any, start: Any, end: Any) -> list[Any]:
             continue
         if kind == "timestamp":
             # A date alone: from its first instant (start) to its last (end), inclusive.
-            stamp = to_utc(value, arg, dataset=name, date_means=arg)
-            bound = pa.scalar(stamp.to_pydatetime(), pa.timestamp("us", "UTC"))
+            at: Any = to_utc(value, arg, dataset=name, date_means=arg)
+            bound = pa.scalar(at.to_pydatetime(), pa.timestamp("us", "UTC"))
         else:
-            bound = _date_bound(value, arg)
-        out.append(getattr(time_field, f"__{op}__")(bound))
+            at = to_date(value, arg)
+            bound = pa.scalar(at, type=pa.date32())
+        low, high = (at, None) if op == "ge" else (None, at)
+        if not _every_row_within(snap, manifest.time, low, high):
+            out.append(getattr(time_field, f"__{op}__")(bound))
     return out
+
+
+# Delta statistics keep times to the millisecond (cut, not rounded, by delta-rs): a stored
+# time is within this of its file's minimum and maximum.
+_STATS_SLACK = dt.timedelta(milliseconds=1)
+
+
+def _every_row_within(snap: Snapshot | None, column: str, low: Any, high: Any) -> bool:
+    """Whether the log's statistics show every row of the version with ``column`` set and
+    at or after ``low``, at or before ``high`` (None: no bound); False when they cannot
+    tell (no statistics, a file without them)."""
+    stats = None if snap is None else snap.stats
+    if snap is None or not snap.files or stats is None or stats.num_rows != len(snap.files):
+        return False
+    names = set(stats.column_names)
+    nulls = f"null_count.{column}"
+    if nulls not in names or any(n != 0 for n in stats[nulls].to_pylist()):
+        return False  # a null time (a bound drops its row), or a file without statistics
+    for bound, side in ((low, "min"), (high, "max")):
+        if bound is None:
+            continue
+        if f"{side}.{column}" not in names:
+            return False
+        edges = stats[f"{side}.{column}"].to_pylist()  # a few files: cheaper than compute
+        if None in edges:
+            return False
+        edge = min(edges) if side == "min" else max(edges)
+        if isinstance(edge, dt.datetime) and isinstance(bound, dt.datetime):
+            edge, bound = pd.Timestamp(edge), pd.Timestamp(bound)
+            if edge.tz is None or bound.tz is None:
+                return False
+            edge = edge - _STATS_SLACK if side == "min" else edge + _STATS_SLACK
+        elif isinstance(edge, dt.datetime) or isinstance(bound, dt.datetime):
+            return False  # a time against a date: cannot tell
+        if (edge < bound) if side == "min" else (edge > bound):
+            return False
+    return True
 
 
 def _warn_before_every_version(store: DatasetTable, snap: Snapshot | None, known: Any) -> None:
