@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import datetime as dt
 import os
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,13 @@ class Request:
     known_at: pd.Timestamp | str | None
     errors: str
     coverage: Any = None
+    # Names this request to an executor that hashes its tasks' arguments (Dask's submit
+    # does, with pure=True by default: pickling the coverage of every symbol again took
+    # longer than the task). A panel reads a lake that changes: no two requests are the same.
+    token: str = field(default_factory=lambda: uuid.uuid4().hex, repr=False, compare=False)
+
+    def __dask_tokenize__(self) -> str:
+        return self.token
 
     def part(self, symbols: list[str]) -> Request:
         """The request of one chunk of ``symbols``: its source and coverage only."""

@@ -153,6 +153,24 @@ class Coverage:
                     text = MISSING[status] + (f": {error}" if error and status == "failed" else "")
                     self.missing.setdefault(symbol, {})[dataset] = text
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The spans as four flat arrays: a pair of small arrays per (dataset, symbol) made
+        # thousands of buffers, each framed on its own by Dask's serialiser.
+        keys = list(self._spans)
+        spans = [self._spans[k] for k in keys]
+        sizes = np.fromiter((len(a) for a, _ in spans), np.int64, len(spans))
+        starts = np.concatenate([a for a, _ in spans]) if spans else np.empty(0, np.int64)
+        ends = np.concatenate([b for _, b in spans]) if spans else np.empty(0, np.int64)
+        return {"datasets": self.datasets, "missing": self.missing,
+                "keys": keys, "spans": (sizes, starts, ends)}  # fmt: skip
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.datasets, self.missing = state["datasets"], state["missing"]
+        sizes, starts, ends = state["spans"]
+        cuts = np.cumsum(sizes)[:-1]
+        pairs = zip(np.split(starts, cuts), np.split(ends, cuts), strict=True)
+        self._spans = dict(zip(state["keys"], pairs, strict=True)) if len(sizes) else {}
+
     def part(self, symbols: list[str]) -> Coverage:
         """The coverage of one chunk's symbols (what a worker is sent)."""
         out = Coverage.__new__(Coverage)
