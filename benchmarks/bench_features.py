@@ -28,6 +28,7 @@ revisions are stored as versions, the lake uncompacted as syncs leave it):
   ``--lake-symbols`` symbols, each worker reading its chunk from the lake; then the same with
   the lake copied to a local S3 server (moto, as the tests run it), as a team's cluster would
   read it;
+- a 3-month panel / the 24-month panel of the same 500 symbols from the lake;
 - the serial panel's peak RSS above its process's baseline / the size of the panel it returns
   (a fresh subprocess);
 - write_panel's driver peak memory with 4 chunks / the whole panel in memory (tracemalloc, each
@@ -287,6 +288,18 @@ def lake_part(args: argparse.Namespace) -> None:
         few,
         warmup=0,
     )
+    # A panel costs its window from a lake too: 3 months / 24 months of the same symbols.
+    part = symbols[:500]
+    short_start = (pd.Timestamp(END) - pd.DateOffset(months=3)).date().isoformat()
+    windows = rounds(
+        {
+            "24 months": lambda: md.features.panel(part, START, END, LAKE_FEATURES, source=lake),
+            "3 months": lambda: md.features.panel(
+                part, short_start, END, LAKE_FEATURES, source=lake
+            ),
+        },
+        args.repeat,
+    )
     uri, server = s3_copy(root, tmp)
     try:
         remote = md.Lake(uri)
@@ -305,6 +318,8 @@ def lake_part(args: argparse.Namespace) -> None:
     print(f"training set / panel     {ratio_text(small, 'training', 'scalar', 'goal <= 1.2x')}"
           f"  ({n_row} symbols, from the lake)")  # fmt: skip
     print(f"serial panel / lake read {ratio_text(reads, 'panel', 'read')}  ({n_all} symbols)")
+    print(f"3-month / 24-month, lake {ratio_text(windows, '3 months', '24 months', 'goal <= 0.3x')}"
+          f"  ({len(part)} symbols)")  # fmt: skip
     print(f"serial / Dask, local     {ratio_text(local, 'serial', 'dask', 'goal >= 1.6x')}"
           f"  ({cpus} CPUs on this machine)")  # fmt: skip
     print(f"serial / Dask, S3 (moto) {ratio_text(on_s3, 'serial', 'dask', 'goal >= 1.6x')}")
