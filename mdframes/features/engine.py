@@ -56,27 +56,35 @@ def day_numbers(times: np.ndarray) -> np.ndarray:
     return times.view(np.int64) // NS_PER_DAY
 
 
-def symbol_codes(values: pd.Series, symbols: list[str]) -> np.ndarray:
-    codes, uniques = _factorized(values)
+def symbol_codes(
+    values: pd.Series, symbols: list[str], rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Each value's position in ``symbols`` (-1: none), of the ``rows`` positions only
+    (``None``: every row)."""
+    codes, uniques = _factorized(values, rows)
     where = {s: i for i, s in enumerate(symbols)}
     # One look-up per distinct symbol, not per row.
     lut = [where.get(str(u).strip().upper(), -1) for u in uniques]
     return np.asarray([*lut, -1], dtype=np.int64)[codes]
 
 
-def _factorized(values: pd.Series) -> tuple[np.ndarray, Any]:
-    """Codes (-1: missing) and distinct values of a symbol column. A category's codes are
-    taken as they are; Arrow-backed text (a lake read's) is coded by Arrow, and by its runs
-    where rows of a symbol come together (as a read returns them): no row is hashed then."""
+def _factorized(values: pd.Series, rows: np.ndarray | None = None) -> tuple[np.ndarray, Any]:
+    """Codes (-1: missing) and distinct values of a symbol column (of ``rows`` only). A
+    category's codes are taken as they are; Arrow-backed text (a lake read's) is taken and
+    coded by Arrow, by its runs where rows of a symbol come together (as a read returns
+    them): no row is hashed then."""
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        return values.cat.codes.to_numpy(dtype=np.int64), dtype.categories
+        codes = values.cat.codes.to_numpy(dtype=np.int64)
+        return (codes if rows is None else codes[rows]), dtype.categories
     if getattr(dtype, "storage", None) == "pyarrow" or isinstance(dtype, pd.ArrowDtype):
         import pyarrow as pa
         import pyarrow.compute as pc
 
         arrow = pa.chunked_array(values.array.__arrow_array__())
         column = arrow.combine_chunks() if arrow.num_chunks != 1 else arrow.chunk(0)
+        if rows is not None:
+            column = column.take(pa.array(rows))
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             n = len(column)
             if n > 1:
@@ -92,6 +100,10 @@ def _factorized(values: pd.Series) -> tuple[np.ndarray, Any]:
             encoded = pc.dictionary_encode(column)
             codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
             return codes.astype(np.int64), encoded.dictionary.to_pylist()
+        values = pd.Series(pd.array(column, dtype=dtype)) if rows is not None else values
+        rows = None
+    if rows is not None:
+        values = values.iloc[rows]
     return pd.factorize(values, use_na_sentinel=True)
 
 
@@ -187,7 +199,7 @@ class Events:
             return symbol_codes(column, symbols)
         codes = np.full(len(frame), -1, dtype=np.int64)
         where = np.flatnonzero(rows)
-        codes[where] = symbol_codes(column.take(where), symbols)
+        codes[where] = symbol_codes(column, symbols, where)
         return codes
 
     def first(self, grid: Grid) -> np.ndarray:
@@ -280,18 +292,24 @@ def counted_rows(frame: pd.DataFrame, dataset: str, feature: Feature) -> np.ndar
 def last_per_code(
     rows: np.ndarray, codes: np.ndarray, stamp: np.ndarray, tie: np.ndarray | None
 ) -> np.ndarray:
-    """Of ``rows`` (ascending positions), per code the one latest by (time, tie, position),
-    as the engine orders them, without sorting: a group-by maximum narrowing the candidates."""
+    """Of ``rows`` (ascending positions), per code (>= 0) the one latest by (time, tie,
+    position), as the engine orders them, without sorting: per-code maxima (``ufunc.at``,
+    no hashing) narrowing the candidates. Returns ascending positions."""
     if not len(rows):
         return rows
     c = codes[rows]
+    size = int(c.max()) + 1
     for key in (stamp, tie):
         if key is None:
             continue
-        k = key[rows]
-        top = pd.Series(k).groupby(c, sort=False).transform("max").to_numpy()
-        rows, c = rows[k == top], c[k == top]
-    return rows[~pd.Series(c).duplicated(keep="last").to_numpy()]
+        k = key[rows].astype(np.int64, copy=False)
+        top = np.full(size, np.iinfo(np.int64).min, dtype=np.int64)
+        np.maximum.at(top, c, k)
+        hit = k == top[c]
+        rows, c = rows[hit], c[hit]
+    last = np.full(size, -1, dtype=np.int64)
+    np.maximum.at(last, c, rows)
+    return np.sort(last[last >= 0])
 
 
 def evaluate(frame: pd.DataFrame, dataset: str, feature: Feature, role: str) -> pd.Series:
