@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from ..cli.common import UsageError, add_command
+from ..lake.cli import guarded, open_lake
 
 __all__ = ["register"]
 
@@ -39,13 +40,12 @@ def register(sub: Any) -> None:
     )
 
 
+@guarded  # the lake commands' errors: no credential of the root in any message
 def _run(args: argparse.Namespace) -> int:
     from .._deps import require
 
     require("mcp", "agents", "mdframes agent-server")
-    require("pyarrow", "lake", "mdframes agent-server")
     from ..errors import InvalidParameterError
-    from ..lake import Lake
     from .clamp import Clock, ClockError
     from .server import serve
     from .tools import Tools
@@ -59,11 +59,5 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except InvalidParameterError as exc:
         raise UsageError(f"--as-of: {exc}") from None
-    lake = Lake(args.lake)
-    if not lake.storage.exists():
-        from ..lake.location import redact_root
-
-        where = redact_root(str(lake.root))
-        raise UsageError(f"no lake at {where!r}: sync one first (mdframes sync ...)")
-    serve(Tools(lake, clock))
+    serve(Tools(open_lake(args.lake, existing=True), clock))
     return 0

@@ -5,7 +5,7 @@ info|coverage|check|repair|compact|upgrade|files|sql|read|changes``.
 pyarrow until a command runs, so the core install's CLI stays light. Exit codes: 0 all done,
 3 work left pending (budget or rate limit), 1 failures (a failed symbol, a problem ``lake
 check`` found, a full disk or another OS error: one line ``mdframes sync: error: ...``, no
-traceback). A lake root's credentials never reach the output (see :func:`_guarded`).
+traceback). A lake root's credentials never reach the output (see :func:`guarded`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["register", "split_words"]
+__all__ = ["register", "split_words", "open_lake", "guarded"]
 
 SYNC_EPILOG = """\
 examples:
@@ -142,14 +142,25 @@ def split_words(words: list[str]) -> tuple[list[str], list[str]]:
     return datasets, symbols
 
 
-def _open(args: argparse.Namespace) -> Any:
+def open_lake(root: str | None, *, existing: bool = False) -> Any:
+    """The lake a command's ``--lake`` names (None: the user data dir), for every command
+    that reads or writes one. ``existing``: a command that only reads (``agent-server``)
+    refuses a root that holds no lake, naming it without credentials. Run the command
+    through :func:`guarded`, which keeps credentials out of its other errors."""
     try:
         from . import Lake
     except ImportError as exc:
         from ..errors import ConfigurationError
 
         raise ConfigurationError(str(exc)) from None
-    return Lake(args.lake)
+    lake = Lake(root)
+    if existing and not lake.storage.exists():
+        from ..cli.common import UsageError
+        from .location import redact_root
+
+        where = redact_root(str(lake.root))
+        raise UsageError(f"no lake at {where!r}: sync one first (mdframes sync ...)")
+    return lake
 
 
 def _dataset(name: str) -> str:
@@ -160,13 +171,13 @@ def _dataset(name: str) -> str:
     return resolve_name(name, dataset_names(), what="lake dataset", parameter="dataset")
 
 
-def _guarded(run: Any) -> Any:
+def guarded(run: Any) -> Any:
     """Run a lake command so that an OS error (a full disk, a permission) is one line, exit
     1, and no message carries the lake root's credentials."""
     import functools
 
     @functools.wraps(run)
-    def guarded(args: argparse.Namespace) -> int:
+    def run_guarded(args: argparse.Namespace) -> int:
         from ..cli.common import CommandError
         from ..errors import MdframesError, scrub
         from .location import parse_root, redact_root
@@ -186,7 +197,7 @@ def _guarded(run: Any) -> Any:
         except OSError as exc:
             raise CommandError(_one_line(redact_root(str(scrub(exc, *secrets))))) from None
 
-    return guarded
+    return run_guarded
 
 
 def _one_line(text: str) -> str:
@@ -199,7 +210,7 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-@_guarded
+@guarded
 def _cmd_sync(args: argparse.Namespace) -> int:
     from ..errors import InvalidParameterError
 
@@ -212,7 +223,7 @@ def _cmd_sync(args: argparse.Namespace) -> int:
             raise InvalidParameterError(
                 f"{', '.join(needs)} need SYMBOLs, --market or --region", parameter="symbols"
             )
-    lake = _open(args)
+    lake = open_lake(args.lake)
     report = lake.sync(
         datasets,
         symbols or None,
@@ -238,7 +249,7 @@ def _per_symbol(name: str) -> bool:
     return resolve(name).per_symbol
 
 
-@_guarded
+@guarded
 def _cmd_lake(args: argparse.Namespace) -> int:
     from ..cli.common import check_out, emit, render
     from ..errors import InvalidParameterError
@@ -256,7 +267,7 @@ def _cmd_lake(args: argparse.Namespace) -> int:
         )
     if action in ("files", "read", "changes"):
         words[0] = _dataset(words[0])
-    lake = _open(args)
+    lake = open_lake(args.lake)
     if action == "info":
         print(render(lake.info(), max_rows=200))
         return 0
