@@ -135,11 +135,17 @@ class Coverage:
         firsts, lasts = _days(table, "first"), _days(table, "last")
         rows = zip(column("dataset"), column("symbol"), column("status"), column("error"),
                    column("gaps"), strict=True)  # fmt: skip
+        # The symbols of one sync share their span: its arrays are made once (read-only).
+        shared: dict[tuple[int | None, int | None], tuple[np.ndarray, np.ndarray]] = {}
         for k, (dataset, symbol, status, error, gaps) in enumerate(rows):
             key = (str(dataset), None if symbol is None else str(symbol))
             found[key] = (str(status or "never"), "" if error is None else str(error))
             if gaps is None or not len(gaps):  # the usual case: one span, no gap
-                self._spans[key] = _spans(firsts[k], lasts[k], ())
+                ends = (firsts[k], lasts[k])
+                spans = shared.get(ends)
+                if spans is None:
+                    spans = shared[ends] = _spans(*ends, ())
+                self._spans[key] = spans
             else:
                 self._spans[key] = _spans(table["first"].iloc[k], table["last"].iloc[k], gaps)
         # symbol -> dataset -> what the lake says of it, for the failures only
