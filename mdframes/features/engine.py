@@ -175,7 +175,12 @@ class Events:
                 enters[last_per_code(np.flatnonzero(rows & (codes >= 0)), codes, stamp, tie)] = True
         enters &= codes >= 0
         keep = np.flatnonzero(enters)
-        order = _sort_order(codes[keep], times[keep].view(np.int64), self._tie(keep))
+        del enters, candidates, early
+        everything = len(keep) == len(frame)  # no copies of whole columns then
+        stamps = times.view(np.int64) if everything else times[keep].view(np.int64)
+        del times
+        order = _sort_order(codes if everything else codes[keep], stamps, self._tie(keep))
+        del stamps
         # A short panel over a long history: a function of the frame (a value, sign or
         # where) runs on the rows that enter only, as on a lake read of the window.
         self._entering = keep if cut_day is not None and 2 * len(keep) < len(frame) else None
@@ -184,7 +189,10 @@ class Events:
         self.take = keep[order]
         self.codes = codes[self.take]
         self.days = days[self.take]
-        self.keys = self.codes * SPAN + (self.days + OFF)
+        del codes, days
+        n = len(self.take)
+        self._identity = n == len(frame) and bool((self.take == np.arange(n)).all())
+        self._keys: np.ndarray | None = None
         # Each symbol's first row: one search per symbol, not per cell.
         self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
         self._ends: dict[int, np.ndarray] = {}
@@ -223,7 +231,9 @@ class Events:
         if back not in self._ends:
             table = self._table(grid) if back <= grid.max_back else None
             if table is None:
-                self._ends[back] = np.searchsorted(self.keys, grid.keys(back), side="right")
+                if self._keys is None:  # made for the first search only
+                    self._keys = self.codes * SPAN + (self.days + OFF)
+                self._ends[back] = np.searchsorted(self._keys, grid.keys(back), side="right")
             else:
                 base, span, totals = table
                 self._ends[back] = totals[grid.codes * span + (grid.days - back - base)]
@@ -271,8 +281,10 @@ class Events:
             valid = valid & ok
         if feature.where is not None:
             valid = valid & _flags(evaluate(frame, self.dataset, feature, "where"), feature)
-        counted = None if valid.all() else valid[take]  # None: every row counts
-        return vals[take], counted, is_int
+        # Rows that all enter in frame order (a lake read's) need no gather.
+        same = take is self.take and getattr(self, "_identity", False)
+        counted = None if valid.all() else (valid if same else valid[take])  # None: all count
+        return (vals if same else vals[take]), counted, is_int
 
 
 def counted_rows(frame: pd.DataFrame, dataset: str, feature: Feature) -> np.ndarray:
@@ -357,9 +369,10 @@ def _sort_order(codes: np.ndarray, times: np.ndarray, tie: np.ndarray | None) ->
     if n > 1 and not (codes[1:] >= codes[:-1]).all():
         small = codes.astype(np.uint16) if codes.max() < 1 << 16 else codes
         by_code = np.argsort(small, kind="stable")  # radix sort for 16-bit keys
-    else:
+        c, t = codes[by_code], times[by_code]
+    else:  # grouped already (a lake read): no copies of the keys
         by_code = np.arange(n)
-    c, t = codes[by_code], times[by_code]
+        c, t = codes, times
     same = c[1:] == c[:-1]
     rising = t[1:] >= t[:-1]
     if tie is not None:
@@ -433,10 +446,11 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
     def position(ends: np.ndarray) -> np.ndarray:
         return ends if counted is None else counted[ends]
 
-    codes, days = events.codes, events.days
-    if valid is not None:
-        rows = np.flatnonzero(valid)
-        vals, codes, days = vals[rows], codes[rows], days[rows]
+    # Of the rows that count: their values here, their days and symbols only where needed
+    # (positions gathered, not whole columns copied).
+    rows = None if valid is None else np.flatnonzero(valid)
+    if rows is not None:
+        vals = vals[rows]
     first = position(events.first(grid))
     b = position(events.ends(grid))
     has_now = b > first
@@ -452,13 +466,15 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
             return finish_values(feature, grid, np.zeros(grid.size, np.int64), ~has_now, is_int)
         ok = has_now
         if n is not None:
-            ok &= days[b - 1] > grid.days - n
+            last = b - 1 if rows is None else rows[b - 1]
+            ok &= events.days[last] > grid.days - n
         return finish_values(feature, grid, vals[b - 1], ~ok, is_int)
     a = first if n is None else position(events.ends(grid, n))
     counts = b - a
     nothing_missing = np.zeros(grid.size, dtype=bool)
     if agg == "count":
         return finish_values(feature, grid, counts, nothing_missing, True)
+    codes = events.codes if rows is None else events.codes[rows]
     sums = window_sums(vals, codes, a, b, grid)
     if agg == "sum":
         return finish_values(feature, grid, sums, nothing_missing, is_int)
