@@ -4,6 +4,7 @@ driver's memory when write_panel writes chunks.
 
     python benchmarks/bench_features.py [--symbols 500] [--repeat 5] [--quick]
                                         [--lake-symbols 2000] [--row-symbols 200] [--no-lake]
+                                        [--only-lake | --only-dask | --only-splits | --only-audit]
 
 The inputs are every dataset the catalog reads, loaded once from the sandbox for 20
 symbols over its two years of history and repeated under new names up to ``--symbols``
@@ -230,12 +231,26 @@ def s3_copy(root: Path, tmp: Path) -> tuple[str, subprocess.Popen]:  # type: ign
     return f"s3://bench/lake?endpoint_override={endpoint}&scheme=http&region=us-east-1", proc
 
 
-def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> dict[str, list[float]]:
-    """Serial and two-worker Dask panels of ``symbols`` from ``lake``, alternating."""
-    from distributed import Client, LocalCluster
+def _process_cpu() -> float:
+    return time.process_time()
+
+
+def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, list[float]], str]:
+    """Serial and two-worker Dask panels of ``symbols`` from ``lake``, alternating; and what
+    shows whether the parallel path is efficient (medians over the rounds): the serial
+    panel's CPU seconds and the cores it kept busy, the Dask panel's driver CPU, its
+    workers' CPU (their whole processes), the sum of the tasks' times, the workers' idle
+    share of the wall time and the machine's load."""
+    from distributed import Client, LocalCluster, get_task_stream
 
     def panel(**kw: Any) -> Callable[[], Any]:
         return lambda: md.features.panel(symbols, START, END, LAKE_FEATURES, source=lake, **kw)
+
+    stats: dict[str, list[float]] = {}
+
+    def note(**values: float) -> None:
+        for key, value in values.items():
+            stats.setdefault(key, []).append(value)
 
     with (
         LocalCluster(
@@ -244,7 +259,47 @@ def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> dict[str, list[f
         Client(cluster) as dask_client,
     ):
         executor = dask_client.get_executor()
-        return rounds({"serial": panel(), "dask": panel(executor=executor)}, rounds_)
+        serial, parallel = panel(), panel(executor=executor)
+
+        def timed_serial() -> None:
+            cpu = time.process_time()
+            wall = time.perf_counter()
+            serial()
+            wall = time.perf_counter() - wall
+            note(
+                serial_cpu=time.process_time() - cpu,
+                serial_cores=(time.process_time() - cpu) / wall,
+            )
+
+        def timed_dask() -> None:
+            workers = sum(dask_client.run(_process_cpu).values())
+            cpu = time.process_time()
+            with get_task_stream(dask_client) as stream:
+                wall = time.perf_counter()
+                parallel()
+                wall = time.perf_counter() - wall
+            tasks = [s["stop"] - s["start"] for t in stream.data for s in t["startstops"]
+                     if s["action"] == "compute"]  # fmt: skip
+            note(
+                driver_cpu=time.process_time() - cpu,
+                workers_cpu=sum(dask_client.run(_process_cpu).values()) - workers,
+                tasks=sum(tasks),
+                idle=1 - sum(tasks) / (2 * wall),
+                load=os.getloadavg()[0],
+            )
+
+        times = rounds({"serial": timed_serial, "dask": timed_dask}, rounds_)
+        for key in stats:  # the warm-up round is not measured
+            stats[key] = stats[key][-rounds_:]
+    mid = {k: statistics.median(v) for k, v in stats.items()}
+    text = (
+        f"serial CPU {mid['serial_cpu']:.2f} s ({mid['serial_cores']:.2f} cores); Dask: driver "
+        f"CPU {mid['driver_cpu']:.2f} s, workers' CPU {mid['workers_cpu']:.2f} s "
+        f"({(mid['driver_cpu'] + mid['workers_cpu']) / mid['serial_cpu']:.2f}x the serial "
+        f"CPU), tasks {mid['tasks']:.2f} s in all, workers idle {mid['idle']:.0%} of the wall; "
+        f"load {min(stats['load']):.1f}-{max(stats['load']):.1f}"
+    )
+    return times, text
 
 
 def lake_part(args: argparse.Namespace) -> None:
@@ -275,7 +330,7 @@ def lake_part(args: argparse.Namespace) -> None:
         args.repeat,
     )
     few = max(2, args.repeat // 2)
-    local = dask_rounds(lake, symbols, few)
+    local, local_text = dask_rounds(lake, symbols, few)
     # How much of the two cores the serial panel already uses (pyarrow decodes in its
     # threads, features are computed in a thread pool): two workers can at best bring
     # its wall time down to its CPU time / 2.
@@ -304,7 +359,7 @@ def lake_part(args: argparse.Namespace) -> None:
     try:
         remote = md.Lake(uri)
         assert remote.read("sentiment", symbols[:3]).equals(lake.read("sentiment", symbols[:3]))
-        on_s3 = dask_rounds(remote, symbols, few)
+        on_s3, s3_text = dask_rounds(remote, symbols, few)
     finally:
         stop_process(server)
     rss = peak_memory(root, symbols, "rss", tmp)
@@ -322,7 +377,9 @@ def lake_part(args: argparse.Namespace) -> None:
           f"  ({len(part)} symbols)")  # fmt: skip
     print(f"serial / Dask, local     {ratio_text(local, 'serial', 'dask', 'goal >= 1.6x')}"
           f"  ({cpus} CPUs on this machine)")  # fmt: skip
+    print(f"  {local_text}")
     print(f"serial / Dask, S3 (moto) {ratio_text(on_s3, 'serial', 'dask', 'goal >= 1.6x')}")
+    print(f"  {s3_text}")
     print(f"serial panel's CPU/wall  {serial_cores:8.2f}    (cores it already keeps busy; the "
           f"best two workers can give is {2 / serial_cores:.2f}x)")  # fmt: skip
     print(f"panel RSS above baseline {rss['peak'] / 2**20:8.0f} MiB; the panel "
@@ -330,6 +387,27 @@ def lake_part(args: argparse.Namespace) -> None:
     print(f"whole panel peak memory  {whole_peak / 2**20:8.0f} MiB (tracemalloc, driver)")
     print(f"write_panel, 4 chunks    {written_peak / 2**20:8.0f} MiB")
     print(f"write_panel / whole      {written_peak / whole_peak:8.2f}x   (goal <= 0.5x)")
+
+
+def dask_part(args: argparse.Namespace) -> None:
+    """Serial / two-worker Dask alone, from a fresh lake synced three times, local and on S3."""
+    symbols = [f"L{k:04d}" for k in range(args.lake_symbols)]
+    warnings.simplefilter("ignore")
+    root = fresh_folder(args.lake, "lake")
+    build_lake(root, symbols)
+    few = max(2, args.repeat // 2)
+    local, local_text = dask_rounds(md.Lake(root), symbols, few)
+    uri, server = s3_copy(root, root.parent)
+    try:
+        on_s3, s3_text = dask_rounds(md.Lake(uri), symbols, few)
+    finally:
+        stop_process(server)
+    shutil.rmtree(root.parent, ignore_errors=True)
+    print(f"serial / Dask, local     {ratio_text(local, 'serial', 'dask', 'goal >= 1.6x')}"
+          f"  ({len(symbols)} symbols, {os.cpu_count()} CPUs on this machine)")  # fmt: skip
+    print(f"  {local_text}")
+    print(f"serial / Dask, S3 (moto) {ratio_text(on_s3, 'serial', 'dask', 'goal >= 1.6x')}")
+    print(f"  {s3_text}")
 
 
 def main() -> None:
@@ -347,6 +425,9 @@ def main() -> None:
     )
     parser.add_argument("--only-lake", action="store_true", help="only the lake part")
     parser.add_argument("--only-splits", action="store_true", help="only the splitters")
+    parser.add_argument(
+        "--only-dask", action="store_true", help="only serial / Dask from the lake (local, S3)"
+    )
     parser.add_argument("--only-audit", action="store_true", help="only the audit")
     parser.add_argument(
         "--quick",
@@ -359,6 +440,9 @@ def main() -> None:
         args.repeat = min(args.repeat, 3)
     if args.only_splits:
         splits_part(args)
+        return
+    if args.only_dask:
+        dask_part(args)
         return
     if args.only_audit:
         audit_part(args)
