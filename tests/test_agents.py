@@ -99,6 +99,31 @@ def test_the_planted_future_is_there_and_the_clamp_hides_it(planted: Planted) ->
         pd.testing.assert_frame_equal(clamped.read(name), day1.read(name))
 
 
+def test_a_read_ending_by_the_clamp_skips_the_anchor_filter_exactly(planted: Planted) -> None:
+    """A read of a dataset dated by its anchor, ending on or before the clamp's date, is
+    public by its own bound (the tools' reads all end there): the anchor filter is skipped,
+    and the answer is the fully filtered one, on a lake holding rows public after the clamp
+    (the ratio dated D2, fetched before the clamp)."""
+    from mdframes.agents.clamp import _public_by_bound
+
+    lake = md.Lake(planted.root)
+    clamped = ClampedLake(lake, CLAMP)
+    for name in ("put_call_ratio", "sentiment"):
+        known = lake.read(name, SYMBOLS, known_at=CLAMP)
+        if name == "put_call_ratio":  # known at the clamp, public after it
+            assert (known["date"] == pd.Timestamp(D2)).any()
+        for end in (D1 - dt.timedelta(days=3), D1, D2):
+            assert _public_by_bound(name, end, CLAMP) == (end <= D1)
+            full = public_by(known[known["date"] <= pd.Timestamp(end)].copy(), name, CLAMP)
+            got = clamped.read(name, SYMBOLS, end=end)
+            pd.testing.assert_frame_equal(got, full.reset_index(drop=True))
+            assert got["date"].max() <= pd.Timestamp(D1)
+    # Anchors that are not the time column, or times: never skipped.
+    assert not _public_by_bound("insider_trading", D1, CLAMP)  # filing_date
+    assert not _public_by_bound("forum_mentions", D1, CLAMP)  # a time of day
+    assert not _public_by_bound("sentiment", pd.Timestamp(D1), CLAMP)  # not a date
+
+
 def test_coverage_as_it_stood_at_the_clamp(planted: Planted) -> None:
     full = ClampedLake(md.Lake(planted.root), CLAMP).coverage(["put_call_ratio"], SYMBOLS)
     day1 = ClampedLake(md.Lake(planted.day1), CLAMP).coverage(["put_call_ratio"], SYMBOLS)

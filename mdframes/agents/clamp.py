@@ -196,7 +196,8 @@ class ClampedLake:
                 market=market,
                 region=region,
             )
-        frame = public_by(frame, ds.name, self.at)
+        if not _public_by_bound(ds.name, end, self.at):
+            frame = public_by(frame, ds.name, self.at)
         if extra:
             frame = frame.drop(columns=extra)
         _assert_known(frame, self.at)
@@ -238,6 +239,20 @@ class ClampedLake:
         return table
 
 
+def _public_by_bound(dataset: str, end: Any, at: pd.Timestamp) -> bool:
+    """Whether a read of ``dataset`` up to ``end`` holds only rows public at ``at`` by that
+    bound alone: the anchor is the dataset's time column, a date (public from its first
+    instant), and ``end`` a date on or before the clamp's. (The read drops null dates too.)
+    The tools' reads of such a dataset all end there: :func:`public_by` has nothing to do."""
+    ds = REGISTRY[dataset]
+    if ds.anchor is None or ds.anchor != ds.time_column:
+        return False
+    if not isinstance(end, dt.date) or isinstance(end, dt.datetime):
+        return False
+    kinds = {f.name: f.kind for f in ds.all_fields}
+    return kinds.get(ds.anchor) == "date" and end <= at.date()
+
+
 def _anchor_columns(dataset: str, columns: Iterable[str] | None) -> list[str]:
     """Columns a read needs beyond ``columns`` to tell when its rows became public."""
     if columns is None:
@@ -267,4 +282,4 @@ def _utc_times(values: pd.Series) -> np.ndarray | None:
 
 
 def _naive(at: pd.Timestamp) -> np.datetime64:
-    return at.tz_convert("UTC").tz_localize(None).to_datetime64()
+    return np.datetime64(at.value, "ns")  # .value: nanoseconds since the epoch, UTC

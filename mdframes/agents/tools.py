@@ -51,7 +51,7 @@ class Answer:
 
     @property
     def shown(self) -> pd.DataFrame:
-        return self.frame.iloc[: self.limit]
+        return self.frame if len(self.frame) <= self.limit else self.frame.iloc[: self.limit]
 
     def plain(self) -> tuple[list[str], list[list[Any]]]:
         """The shown rows' columns and JSON-ready values, column by column: computed once,

@@ -52,6 +52,29 @@ class Snapshot:
     sizes: list[int] = field(default_factory=list)
     rows: list[int | None] = field(default_factory=list)
     stats: pa.Table | None = None  # the log's add actions (flattened statistics)
+    _extents: dict[str, tuple[Any, Any] | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def extent(self, column: str) -> tuple[Any, Any] | None:
+        """The least and greatest value of ``column`` over the version's rows by the log's
+        statistics (once per version), None when they cannot tell: a file without them, a
+        null in the column. Delta keeps times there to the millisecond, cut: a stored time
+        may be up to a millisecond past the greatest."""
+        if column not in self._extents:
+            self._extents[column] = _extent(self.stats, len(self.files), column)
+        return self._extents[column]
+
+
+def _extent(stats: pa.Table | None, files: int, column: str) -> tuple[Any, Any] | None:
+    names = set() if stats is None else set(stats.column_names)
+    wanted = [f"null_count.{column}", f"min.{column}", f"max.{column}"]
+    if stats is None or not files or stats.num_rows != files or not set(wanted) <= names:
+        return None
+    nulls, lows, highs = (stats[n].to_pylist() for n in wanted)
+    if any(n != 0 for n in nulls) or None in lows or None in highs:
+        return None
+    return min(lows), max(highs)
 
 
 @dataclass

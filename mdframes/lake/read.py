@@ -238,30 +238,20 @@ def _time_bounds(
 
 
 # Delta statistics keep times to the millisecond (cut, not rounded, by delta-rs): a stored
-# time is within this of its file's minimum and maximum.
+# time is within this of the version's least and greatest (Snapshot.extent).
 _STATS_SLACK = dt.timedelta(milliseconds=1)
 
 
 def _every_row_within(snap: Snapshot | None, column: str, low: Any, high: Any) -> bool:
     """Whether the log's statistics show every row of the version with ``column`` set and
     at or after ``low``, at or before ``high`` (None: no bound); False when they cannot
-    tell (no statistics, a file without them)."""
-    stats = None if snap is None else snap.stats
-    if snap is None or not snap.files or stats is None or stats.num_rows != len(snap.files):
+    tell."""
+    extent = None if snap is None else snap.extent(column)
+    if extent is None:
         return False
-    names = set(stats.column_names)
-    nulls = f"null_count.{column}"
-    if nulls not in names or any(n != 0 for n in stats[nulls].to_pylist()):
-        return False  # a null time (a bound drops its row), or a file without statistics
-    for bound, side in ((low, "min"), (high, "max")):
+    for bound, edge, side in ((low, extent[0], "min"), (high, extent[1], "max")):
         if bound is None:
             continue
-        if f"{side}.{column}" not in names:
-            return False
-        edges = stats[f"{side}.{column}"].to_pylist()  # a few files: cheaper than compute
-        if None in edges:
-            return False
-        edge = min(edges) if side == "min" else max(edges)
         if isinstance(edge, dt.datetime) and isinstance(bound, dt.datetime):
             edge, bound = pd.Timestamp(edge), pd.Timestamp(bound)
             if edge.tz is None or bound.tz is None:
