@@ -250,9 +250,13 @@ class Events:
             if size > max(DENSE_PER_CELL * grid.size, DENSE_CELLS):
                 self._dense = (0, 0, np.empty(0, dtype=np.int64))
             else:
-                column = np.clip(self.days - base, 0, span - 1)
-                counts = np.bincount(self.codes * span + column, minlength=size)
-                self._dense = (base, span, np.cumsum(counts))
+                # In place: a big dataset's engine is made of arrays the size of its rows.
+                cells = self.days - base
+                np.clip(cells, 0, span - 1, out=cells)
+                cells += self.codes * span
+                counts = np.bincount(cells, minlength=size)
+                del cells
+                self._dense = (base, span, np.cumsum(counts, out=counts))
         return None if self._dense[1] == 0 else self._dense
 
     def values(self, feature: Feature) -> tuple[np.ndarray, np.ndarray | None, bool]:
@@ -431,7 +435,10 @@ def window_sums(
     local = pd.Series(vals).groupby(codes, sort=False).cumsum().to_numpy()
     starts = np.searchsorted(codes, np.arange(grid.n_symbols), side="left")
     padded = np.insert(local, starts, 0.0)
-    return padded[b + grid.codes] - padded[a + grid.codes]
+    del local
+    out = padded[b + grid.codes]
+    out -= padded[a + grid.codes]
+    return out
 
 
 def compute(feature: Feature, events: Events, grid: Grid) -> Any:
@@ -496,12 +503,15 @@ def result_dtype(feature: Feature, is_int: bool) -> str:
 def finish_values(
     feature: Feature, grid: Grid, values: np.ndarray, missing: np.ndarray, is_int: bool
 ) -> Any:
-    values = grid.panel_order(values)
+    ordered = grid.panel_order(values)
     missing = grid.panel_order(missing) if missing.any() else np.zeros(len(values), dtype=bool)
     if result_dtype(feature, is_int) == "float64":
-        out = values.astype("float64")
+        # The panel-order copy is the column itself (a view of the caller's array is not).
+        own = ordered.dtype == np.float64 and not np.may_share_memory(ordered, values)
+        out = ordered if own else ordered.astype("float64")
         out[missing] = np.nan
         return out
+    values = ordered
     if values.dtype.kind == "f":
         known = values[~missing]
         if not np.array_equal(known, np.round(known)):
