@@ -81,7 +81,9 @@ class Feature:
         ``_`` are interchangeable).
     value : str or callable, optional
         A column name or a function of the dataset's frame returning one number per row.
-        ``None``: each row counts 1 (for ``sum``/``count``).
+        ``None``: each row counts 1 (for ``sum``/``count``). A function's ``columns``
+        attribute, where it has one, names the columns it reads (of a lake, a panel then
+        reads only those; the same for ``where`` and ``sign``).
     window : int, str or None
         Days (``90`` or ``"90D"``); ``None``: no window (all history up to D).
     agg : {"sum", "mean", "count", "last", "change"}
