@@ -194,24 +194,42 @@ def _values(column: pd.Series, flags: bool) -> np.ndarray:
     return _as_float(column)
 
 
-def _factorized(column: pd.Series) -> tuple[np.ndarray, Any]:
-    """``pd.factorize`` of a symbol column. An Arrow-backed one is factorized over its runs
-    of equal values (a frame comes grouped by symbol: a few hundred runs to hash, not a
-    string per row); a missing value is a run of its own, coded -1."""
+def _runs(column: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+    """A symbol column as runs of equal values: each run's first row, length and code into
+    the distinct values (``pd.factorize``'s; a missing value is coded -1). A frame comes
+    grouped by symbol: an Arrow-backed column is compared row with row and only the runs'
+    first values are hashed (a few hundred, not a string per row)."""
+    n = len(column)
     values = column.array
     arrow = isinstance(column.dtype, pd.ArrowDtype) or (
         isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow"
     )
-    if not arrow or len(column) < 2 or not hasattr(values, "__arrow_array__"):
-        return pd.factorize(column, use_na_sentinel=True)
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    if arrow and n > 1 and hasattr(values, "__arrow_array__"):
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-    array = pa.chunked_array(values.__arrow_array__())
-    changed = pc.fill_null(pc.not_equal(array[1:], array[:-1]), True)
-    heads = np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1]
-    codes, uniques = pd.factorize(column.iloc[heads], use_na_sentinel=True)
-    return np.repeat(codes, np.diff(np.r_[heads, len(column)])), uniques
+        array = pa.chunked_array(values.__arrow_array__())
+        changed = pc.fill_null(pc.not_equal(array[1:], array[:-1]), True)
+        heads = np.r_[0, np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1]
+        codes, uniques = pd.factorize(column.iloc[heads], use_na_sentinel=True)
+    else:
+        every, uniques = pd.factorize(column, use_na_sentinel=True)
+        heads = np.r_[0, np.flatnonzero(every[1:] != every[:-1]) + 1] if n else every[:0]
+        codes = every[heads]
+    return heads, np.diff(np.r_[heads, n]), codes, uniques
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions ``starts[i], ..., starts[i] + lengths[i] - 1``, range after range."""
+    before = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum())) + np.repeat(starts - before, lengths)
+
+
+def _ns(times: pd.Series) -> np.ndarray:
+    """Instants as int64 ns since the epoch (aware ones in UTC; NaT: int64's minimum)."""
+    if isinstance(times.dtype, pd.DatetimeTZDtype):
+        times = times.dt.tz_convert(None)  # UTC, naive
+    return times.to_numpy(dtype="datetime64[ns]").view(np.int64)
 
 
 class _Dataset:
@@ -224,33 +242,32 @@ class _Dataset:
     symbol's); a column is taken for them only when a feature asks for it."""
 
     def __init__(self, frame: pd.DataFrame, dataset: str, symbols: list[str], row: bool):
-        raw, uniques = _factorized(frame["symbol"])
+        heads, lengths, run_codes, uniques = _runs(frame["symbol"])
         where = {s: i for i, s in enumerate(symbols)}
-        lut = np.asarray([*(where.get(str(u).strip().upper(), -1) for u in uniques), -1])
-        every = lut[raw]
-        mine = np.flatnonzero(every >= 0)
+        distinct = np.asarray(uniques, dtype=object)  # one conversion, not a scalar each
+        lut = np.asarray([*(where.get(str(u).strip().upper(), -1) for u in distinct), -1])
+        run_symbol = lut[run_codes]
+        chosen = np.flatnonzero(run_symbol >= 0)
+        heads, lengths, run_symbol = heads[chosen], lengths[chosen], run_symbol[chosen]
+        mine = _ranges(heads, lengths)  # the sampled symbols' rows, in frame order
         self.whole = len(mine) == len(frame)
         source = frame.copy(deep=False)
         source.index = pd.RangeIndex(len(frame))
         source.attrs = {"dataset": dataset}  # no copy of a read's attrs per cut
         self.source, self.mine, self.dataset = source, mine, dataset
         self._frame: pd.DataFrame | None = None
-        codes = every[mine]
-        times = public_times(source)
-        if isinstance(times.dtype, pd.DatetimeTZDtype):
-            times = times.dt.tz_convert("UTC").dt.tz_localize(None)
-        ns = times.to_numpy(dtype="datetime64[ns]").view(np.int64)
+        codes = np.repeat(run_symbol, lengths)
+        ns = _ns(public_times(source))
         ns = ns if self.whole else ns[mine]
         self.days = ns // _NS_PER_DAY
         event = REGISTRY[dataset].event
         ev: np.ndarray | None = None
         if event is not None and event in source.columns:
-            stamps = source[event]
-            if isinstance(stamps.dtype, pd.DatetimeTZDtype):
-                stamps = stamps.dt.tz_convert("UTC").dt.tz_localize(None)
-            ev = stamps.to_numpy(dtype="datetime64[ns]").view(np.int64)
+            ev = _ns(source[event])
             ev = ev if self.whole else ev[mine]
-        by_code = np.argsort(codes, kind="stable")
+        # Rows by symbol (a stable sort of the runs, each run kept in frame order).
+        by_run = np.argsort(run_symbol, kind="stable")
+        by_code = _ranges((np.cumsum(lengths) - lengths)[by_run], lengths[by_run])
         order = by_code[ns[by_code] != np.iinfo(np.int64).min]  # public rows (NaT: never)
         # By symbol, then rank: frames usually come so already (one check); else a sort.
         c, t = codes[order], ns[order]
