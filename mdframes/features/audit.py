@@ -853,14 +853,17 @@ def _cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> _Outcome:
         for k, (train, test) in enumerate(folds):
             train = np.asarray(train, dtype=np.int64)
             test = np.asarray(test, dtype=np.int64)
-            trained = np.flatnonzero(np.bincount(pair[train], minlength=len(pairs)))
+            of_train = pair[train]
+            per_pair = np.bincount(of_train, minlength=len(pairs))
             tested = np.flatnonzero(np.bincount(pair[test], minlength=len(pairs)))
             embargo = _embargoes(splitter, tested, first, last, freq)
-            overlapping = np.zeros(len(pairs), dtype=bool)
-            overlapping[fold_overlaps(first, last, trained, tested, embargo)] = True
-            hit = train[overlapping[pair[train]]]
-            counts.append(len(hit))
-            for i in hit[: max(0, _LISTED - len(failures))]:
+            overlapping = fold_overlaps(first, last, np.flatnonzero(per_pair), tested, embargo)
+            counts.append(int(per_pair[overlapping].sum()))
+            if not len(overlapping) or len(failures) >= _LISTED:
+                continue
+            hit = np.zeros(len(pairs), dtype=bool)
+            hit[overlapping] = True
+            for i in train[hit[of_train]][: _LISTED - len(failures)]:
                 date, symbol = ts.X.index[i]
                 failures.append(
                     {"check": "cv_overlap", "date": date, "symbol": str(symbol),
@@ -878,6 +881,23 @@ def _cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> _Outcome:
 # --- coverage and knowledge ---------------------------------------------------------------------
 
 
+def _na_patterns(isna: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's pattern of NA columns (a code) and each pattern's NA columns."""
+    if not isna.shape[1]:
+        return np.zeros(len(isna), dtype=np.int64), isna[:1]
+    bits = np.packbits(isna, axis=1)
+    padded = np.zeros((len(bits), -(-bits.shape[1] // 8) * 8), dtype=np.uint8)
+    padded[:, : bits.shape[1]] = bits
+    words = padded.view(np.uint64)
+    if words.shape[1] == 1:
+        pattern = pd.factorize(words[:, 0])[0]
+    else:
+        pattern = np.unique(words, axis=0, return_inverse=True)[1].reshape(-1)
+    one = np.zeros(int(pattern.max(initial=-1)) + 1, dtype=np.int64)
+    one[pattern] = np.arange(len(pattern))  # any row of a pattern stands for it
+    return pattern, isna[one]
+
+
 def _coverage(
     ts: Any, attrs: dict[str, Any], splits: list[tuple[str, Any, list[Any]]], given: bool
 ) -> _Outcome:
@@ -885,13 +905,18 @@ def _coverage(
         return _skip("no rows")
     isna = ts.X.isna().to_numpy(dtype=bool)
     empty = [c for c, na in zip(ts.X.columns, isna.all(axis=0), strict=True) if na]
+    # Rows by their pattern of NA features (a few hundred patterns): a feature is NA on
+    # every training row when it is NA in every pattern the training rows have.
+    pattern, na_of = _na_patterns(isna)
     fold_na: dict[str, list[str]] = {}
     # Every splitter given; of the defaults, the walk-forward one (the others train on all).
-    for name, _, pairs in splits if given else splits[:1]:
+    checked = (splits if given else splits[:1]) if isna.shape[1] else []
+    for name, _, pairs in checked:
         for k, (train, _test) in enumerate(pairs):
             if not len(train):
                 continue
-            na = isna[np.asarray(train)].all(axis=0)
+            present = np.bincount(pattern[np.asarray(train)], minlength=len(na_of)) > 0
+            na = na_of[present].all(axis=0)
             for column in ts.X.columns[na]:
                 if column not in empty:
                     fold_na.setdefault(str(column), []).append(f"{name} {k}")
