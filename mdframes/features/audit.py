@@ -26,6 +26,7 @@ from ..identity import Identity
 from ..pit import public_times
 from ..registry import REGISTRY
 from .coverage import Coverage, read_coverage
+from .reach import read_columns
 from .replay import features_of, pinned
 from .sources import (
     ROW,
@@ -322,8 +323,17 @@ class _Dataset:
                 values = self.source[spec]
                 values = values if self.whole else values.take(self.mine)
                 self._columns[key] = _values(values, flags)
-            else:
-                self._columns[key] = _evaluate(self.frame, spec, flags)
+            else:  # a row rule: on the columns it declares it reads (else on all)
+                declared = getattr(spec, "columns", None)
+                frame = self.frame
+                if declared is not None:
+                    some = [c for c in self.source.columns if c in set(declared)]
+                    frame = self.source[some]
+                    if not self.whole:
+                        frame = frame.take(self.mine)
+                        frame.index = pd.RangeIndex(len(frame))
+                    frame.attrs = {"dataset": self.dataset}
+                self._columns[key] = _evaluate(frame, spec, flags)
         return self._columns[key]
 
     def first_sync_end(self, symbol: str) -> int | None:
@@ -527,6 +537,7 @@ def _look_ahead(
                 last_date,
                 known_at=ROW if row else cut_known,
                 errors="skip",
+                columns=read_columns(dataset, mine),  # what the features and pit read
             )
         data = _Dataset(frame, dataset, readable, row)
         floors = {s: data.first_sync_end(s) for s in readable} if row else {}
