@@ -101,6 +101,26 @@ def test_dask_gives_the_serial_panel(lake: md.Lake, executor: Any, known_at: Any
     assert parallel.attrs == serial.attrs
 
 
+def _opened_lakes() -> list[int]:
+    from mdframes.features import sources
+
+    return [id(lake) for lake in sources._OPENED.values()]
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_a_dask_worker_keeps_its_lake_open_across_chunks(lake: md.Lake, executor: Any) -> None:
+    """Each worker process opens the lake once: a later panel's chunks read through the
+    same opened lake (its tables, log and file footers), not a fresh one."""
+    args = (SYMBOLS, "2026-09-01", "2026-10-13", FEATURES[:2])
+    dask_client = executor._client
+    md.features.panel(*args, source=lake, executor=executor)
+    before = dask_client.run(_opened_lakes)
+    md.features.panel(*args, source=lake, executor=executor)
+    assert dask_client.run(_opened_lakes) == before
+    assert sum(len(ids) for ids in before.values()) >= 1
+    assert all(len(ids) <= 1 for ids in before.values())
+
+
 def _in_panel_order(got: pd.DataFrame) -> pd.DataFrame:
     """Rows read back from written chunks, in the panel's order: date, then SYMBOLS' order."""
     rank = {s: i for i, s in enumerate(SYMBOLS)}
@@ -169,11 +189,12 @@ def s3_lake(lake: md.Lake, s3_server: S3, executor: Any) -> md.Lake:
 
 
 @pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+@pytest.mark.parametrize("known_at", [None, "row"])
 def test_dask_reads_a_lake_on_an_object_store(
-    lake: md.Lake, s3_lake: md.Lake, executor: Any
+    lake: md.Lake, s3_lake: md.Lake, executor: Any, known_at: Any
 ) -> None:
     args = (SYMBOLS, "2026-03-02", "2026-10-13", FEATURES)
-    serial = md.features.panel(*args, source=lake)
-    parallel = md.features.panel(*args, source=s3_lake, executor=executor)
+    serial = md.features.panel(*args, source=lake, known_at=known_at)
+    parallel = md.features.panel(*args, source=s3_lake, known_at=known_at, executor=executor)
     pd.testing.assert_frame_equal(parallel, serial)
     assert parallel.attrs == serial.attrs
