@@ -1,8 +1,8 @@
 """mdframes: typed, validated, cached, point-in-time pandas DataFrames from a market-data service.
 
 >>> import mdframes as md
->>> client = md.sandbox.start()                     # doctest: +SKIP
->>> df = md.load_insider_trading(["AAPL", "MSFT"])   # doctest: +SKIP
+>>> client = md.sandbox.start()
+>>> df = md.load_insider_trading(["AAPL", "MSFT"])
 
 The package reads top to bottom as the data flow: ``registry`` (what each dataset is) ->
 ``params`` -> ``client``/``envelope`` -> ``fetch`` -> ``records`` -> ``frame`` -> ``schemas``,

@@ -18,7 +18,7 @@ running). See the docs' Async page for why this transport rather than a native a
 Examples
 --------
 >>> import asyncio
->>> df = asyncio.run(md.aio.load_sentiment(["AAPL", "MSFT"]))  # doctest: +SKIP
+>>> df = asyncio.run(md.aio.load_sentiment(["AAPL", "MSFT"]))
 """
 
 from __future__ import annotations

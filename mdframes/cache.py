@@ -64,7 +64,7 @@ def default_cache_path() -> Path:
 
     Examples
     --------
-    >>> default_cache_path().name  # doctest: +SKIP
+    >>> default_cache_path().name
     'http-cache.sqlite'
     """
     env = os.environ.get(ENV_CACHE)
@@ -291,8 +291,10 @@ def inspect(path: Path) -> CacheInfo:
 
     Examples
     --------
-    >>> inspect(default_cache_path()).entries  # doctest: +SKIP
-    12
+    >>> with md.Client(cache=default_cache_path()) as cached:
+    ...     markets = md.load_markets(client=cached)
+    >>> inspect(default_cache_path()).entries
+    1
     """
     if not path.exists():
         return CacheInfo(path, exists=False)
@@ -325,8 +327,10 @@ def clear(path: Path, *, expired: bool = False) -> Cleared:
 
     Examples
     --------
-    >>> clear(default_cache_path()).removed  # doctest: +SKIP
-    12
+    >>> with md.Client(cache=default_cache_path()) as cached:
+    ...     markets = md.load_markets(client=cached)
+    >>> clear(default_cache_path()).removed
+    1
     """
     if not path.exists():
         return Cleared(0)

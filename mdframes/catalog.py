@@ -1,8 +1,13 @@
 """The catalog: the registry as DataFrames, so a user can look around from Python.
 
 >>> import mdframes as md
->>> md.datasets().query("scope == 'symbol'")[["name", "loader", "anchor"]]  # doctest: +SKIP
->>> md.describe("insider_trading")                                         # doctest: +SKIP
+>>> md.datasets().query("scope == 'symbol'")[["name", "loader", "anchor"]].head(3)
+        name          loader anchor
+0   forecast   load_forecast   <NA>
+1  sentiment  load_sentiment   date
+2       news       load_news   date
+>>> md.describe("insider_trading").columns.tolist()
+['column', 'dtype', 'wire', 'rule', 'description']
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ def datasets() -> pd.DataFrame:
 
     Examples
     --------
-    >>> md.datasets().loc[lambda d: d.paged, "name"].tolist()  # doctest: +SKIP
+    >>> md.datasets().loc[lambda d: d.paged, "name"].tolist()
     ['lobbying', 'government_contracts', 'patent_filings', 'app_ratings', 'app_ratings_daily']
     """
     rows = [
@@ -70,8 +75,8 @@ def describe(name: str) -> pd.DataFrame:
 
     Examples
     --------
-    >>> md.describe("put_call_ratio").set_index("column").loc["ratio", "rule"]  # doctest: +SKIP
-    '>= 0'
+    >>> md.describe("put_call_ratio").set_index("column").loc["ratio", "rule"]
+    'never null (the spec does not mark it nullable) (soft); >= 0'
     """
     from .schemas import describe as rules_of
 

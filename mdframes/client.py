@@ -96,8 +96,8 @@ class Client:
     Examples
     --------
     >>> import mdframes as md
-    >>> client = md.Client(api_key="...", base_url="https://api.example.com")  # doctest: +SKIP
-    >>> md.set_default_client(client)                                         # doctest: +SKIP
+    >>> client = md.Client(api_key="...", base_url="https://api.example.com")
+    >>> md.set_default_client(client)
     """
 
     # The server behind a sandbox's client (mdframes.sandbox sets it, for tests and the
@@ -183,8 +183,9 @@ class Client:
 
         Examples
         --------
-        >>> fresh = client.replace(cache=False, max_retries=0)  # doctest: +SKIP
-        >>> paced = client.replace(before_send=budget.take, after_send=budget.observe)  # doctest: +SKIP
+        >>> fresh = client.replace(cache=False, max_retries=0)
+        >>> fresh.max_retries, fresh.base_url == client.base_url
+        (0, True)
         """
         settings = self._settings()
         unknown = sorted(set(overrides) - set(settings))
@@ -305,8 +306,8 @@ class Client:
 
         Examples
         --------
-        >>> with md.Client() as client:  # doctest: +SKIP
-        ...     df = md.load_sentiment("AAPL", client=client)
+        >>> with client.replace() as own:
+        ...     df = md.load_sentiment("AAPL", client=own)
         """
         with self._session_lock:
             session, self._session = self._session, None
@@ -329,7 +330,7 @@ class Client:
 
         Examples
         --------
-        >>> client.clear_cache()  # doctest: +SKIP
+        >>> client.clear_cache()
         """
         if self.cache_path is not None:
             self.close()
@@ -343,7 +344,7 @@ class Client:
 
         Examples
         --------
-        >>> client.interrupt()  # e.g. from a signal handler or another thread  # doctest: +SKIP
+        >>> client.interrupt()  # e.g. from a signal handler or another thread
         """
         self._cancel.set()
         if self._link is not None:
@@ -359,7 +360,7 @@ class Client:
 
         Examples
         --------
-        >>> with client.loading():  # doctest: +SKIP
+        >>> with client.loading():
         ...     payload = client.get("/v2/markets")
         """
         self._require()
@@ -374,7 +375,8 @@ class Client:
         """The v2 answer to ``path`` (no query) that this client's HTTP cache holds for its
         key, or None: never sends a request (a 404's hint reads the ticker list this way).
 
-        >>> client.cached("/v2/tickers")  # doctest: +SKIP
+        >>> client.cached("/v2/tickers") is None  # the sandbox's client has no cache
+        True
         """
         session = self._session
         if session is None or getattr(session, "cache", None) is None or not self.base_url:
@@ -399,9 +401,9 @@ class Client:
         """Raise :class:`ConfigurationError` (naming the environment variable to set) when the
         key or the service URL is missing. Sends nothing.
 
-        >>> md.Client(api_key=None, base_url=None, cache=False).check_configuration()  # doctest: +SKIP
+        >>> md.Client(api_key="k", base_url="", cache=False).check_configuration()
         Traceback (most recent call last):
-        ConfigurationError: no service URL: pass base_url= or set the environment variable ...
+        mdframes.errors.ConfigurationError: no service URL: pass base_url= or set the environment variable ...
         """
         self._require()
 
@@ -411,8 +413,9 @@ class Client:
         each purpose; with ``salt`` (random bytes the caller keeps, as the lake does in its
         root) an HMAC-SHA256 under it, so a table of fingerprints made elsewhere is no use.
 
-        >>> md.sandbox.start().fingerprint("lake-rate", salt=b"0123")  # doctest: +SKIP
-        '3f0c...'
+        >>> fp = client.fingerprint("lake-rate", salt=b"0123")
+        >>> len(fp), fp == client.fingerprint("lake-rate", salt=b"0124")
+        (24, False)
         """
         base, key = self._require()
         message = f"mdframes-{purpose}\0{base}\0{key}".encode()
@@ -447,8 +450,8 @@ class Client:
 
         Examples
         --------
-        >>> payload = client.get("/v2/markets")          # doctest: +SKIP
-        >>> payload.data["markets"][0]                   # doctest: +SKIP
+        >>> payload = client.get("/v2/markets")
+        >>> payload.data["markets"][0]
         {'name': 'DOW 30', 'region': 'US'}
         """
         base, key = self._require()
@@ -547,7 +550,8 @@ class Client:
 
         Examples
         --------
-        >>> client.evict([payload.request])  # doctest: +SKIP
+        >>> payload = client.get("/v2/markets")
+        >>> client.evict([payload.request])
         """
         wanted = [r for r in requests if r is not None]
         if not wanted:
@@ -573,7 +577,7 @@ def set_default_client(client: Client | None) -> None:
 
     Examples
     --------
-    >>> md.set_default_client(md.Client(api_key="...", base_url="https://..."))  # doctest: +SKIP
+    >>> md.set_default_client(md.Client(api_key="...", base_url="https://..."))
     """
     global _default
     with _default_lock:
@@ -592,8 +596,9 @@ def get_default_client(create: bool = True) -> Client | None:
 
     Examples
     --------
-    >>> md.get_default_client()  # doctest: +SKIP
-    Client(api_key='***', base_url='http://127.0.0.1:8765', ...)
+    >>> md.get_default_client()
+    Client(api_key='***', base_url='http://127.0.0.1:...', ...)
+    >>> md.set_default_client(None)
     >>> md.get_default_client(create=False) is None  # nothing set, nothing created
     True
     """

@@ -6,8 +6,9 @@ per-symbol paths, a market or region where a screener needs one, and for v1 a ti
 market the sandbox lists it under.
 
 >>> from mdframes.demo import run_demo
->>> result = run_demo("demo-output")          # doctest: +SKIP
->>> result["summary"].head()                  # doctest: +SKIP
+>>> # every dataset end to end: about 40 s, run whole by tests/test_cli.py instead
+>>> result = run_demo("demo-output")  # doctest: +SKIP
+>>> result["summary"].head()  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -234,8 +235,9 @@ def run_demo(
 
     Examples
     --------
+    >>> # every dataset end to end: about 40 s, run whole by tests/test_cli.py instead
     >>> result = run_demo("out", symbols=["AAPL", "MSFT"])  # doctest: +SKIP
-    >>> result["excel"]                                      # doctest: +SKIP
+    >>> result["excel"]  # doctest: +SKIP
     PosixPath('out/mdframes-demo.xlsx')
     """
     from .export import to_excel

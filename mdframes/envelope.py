@@ -65,7 +65,12 @@ def decode(
 
     Examples
     --------
-    >>> payload = decode(response, version="v2", url="/v2/markets")  # doctest: +SKIP
+    >>> import requests
+    >>> response = requests.get(client.base_url + "/v2/markets",
+    ...                         headers={"X-API-Key": md.sandbox.SANDBOX_KEY})
+    >>> payload = decode(response, version="v2", url="/v2/markets")
+    >>> payload.data["markets"][0]
+    {'name': 'DOW 30', 'region': 'US'}
     """
     status = response.status_code
     reset = reset_from_headers(response.headers) if status == 429 else None

@@ -353,7 +353,8 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
 
     Examples
     --------
-    >>> md.to_excel({"AAPL insiders": df}, "insiders.xlsx")   # doctest: +SKIP
+    >>> df = md.load_insider_trading("AAPL")
+    >>> md.to_excel({"AAPL insiders": df}, "insiders.xlsx")
     PosixPath('insiders.xlsx')
     """
     openpyxl = require("openpyxl", "excel", "Excel export")
@@ -417,9 +418,10 @@ def to_csv(df: pd.DataFrame, path: str | Path, *, safe: bool = True) -> Path:
 
     Examples
     --------
-    >>> md.to_csv(df, "sentiment.csv")               # doctest: +SKIP
+    >>> df = md.load_sentiment("AAPL")
+    >>> md.to_csv(df, "sentiment.csv")
     PosixPath('sentiment.csv')
-    >>> md.to_csv(df, "for-pandas.csv", safe=False)  # doctest: +SKIP
+    >>> md.to_csv(df, "for-pandas.csv", safe=False)
     PosixPath('for-pandas.csv')
     """
     out = Path(path)
@@ -524,7 +526,8 @@ def to_parquet(df: pd.DataFrame, path: str | Path) -> Path:
 
     Examples
     --------
-    >>> md.to_parquet(df, "forecast.parquet")   # doctest: +SKIP
+    >>> df = md.load_forecast("AAPL")
+    >>> md.to_parquet(df, "forecast.parquet")
     PosixPath('forecast.parquet')
     """
     pa, pq = kit.pyarrow()
@@ -549,9 +552,11 @@ def read_parquet(path: str | Path) -> pd.DataFrame:
 
     Examples
     --------
-    >>> df = md.export.read_parquet("forecast.parquet")   # doctest: +SKIP
-    >>> df.attrs["last_updated"]                           # doctest: +SKIP
-    Timestamp('2026-09-03 12:00:00+0000', tz='UTC')
+    >>> md.to_parquet(md.load_forecast("AAPL"), "forecast.parquet")
+    PosixPath('forecast.parquet')
+    >>> df = md.export.read_parquet("forecast.parquet")
+    >>> df.attrs["dataset"], df["last_updated"].dtype
+    ('forecast', datetime64[ns, UTC])
     """
     _, pq = kit.pyarrow()
     df = pd.read_parquet(path)

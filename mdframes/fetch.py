@@ -31,7 +31,11 @@ class WindowTooDenseError(ResponseFormatError):
 def fetch(client: Client, ds: Dataset, request: Request) -> Records:
     """The records behind one planned request (walking the window where the dataset is capped).
 
-    >>> fetch(client, get("lobbying"), plan(get("lobbying"), "MSFT", {})[0])  # doctest: +SKIP
+    >>> from mdframes.params import plan
+    >>> from mdframes.registry import get
+    >>> records = fetch(client, get("lobbying"), plan(get("lobbying"), "MSFT", {})[0])
+    >>> records.symbol, sorted(records.rows[0])[:3]
+    ('MSFT', ['clientName', 'date', 'expenses'])
     """
     hi = ds.limit_bounds[1]
     if ds.paged and request.query.get("limit") is None and hi is not None:

@@ -77,8 +77,8 @@ def not_found_hint(client: Client, symbol: str) -> str:
 
     Examples
     --------
-    >>> not_found_hint(client, "APPL")  # doctest: +SKIP
-    "'APPL' is not a symbol the service knows (did you mean 'AAPL'?). With errors='skip' ..."
+    >>> print(not_found_hint(client, "APPL"))
+    'APPL' is not a symbol the service knows (md.search(text) finds a symbol by company name). ...
     """
     text = f"{symbol!r} is not a symbol the service knows"
     symbols = _cached_symbols(client)

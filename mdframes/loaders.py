@@ -67,7 +67,13 @@ def load_sentiment(
 
     Examples
     --------
-    >>> md.load_sentiment("AAPL", start="2026-01-01")  # doctest: +SKIP
+    >>> df = md.load_sentiment("AAPL", start="2026-01-01")
+    >>> df.dtypes
+    symbol            string
+    name              string
+    date      datetime64[ns]
+    score            float64
+    dtype: object
     """
     return load("sentiment", **locals())
 
@@ -100,7 +106,12 @@ def load_news(
 
     Examples
     --------
-    >>> md.load_news(["AAPL", "MSFT"], limit=50)  # doctest: +SKIP
+    >>> df = md.load_news(["AAPL", "MSFT"], limit=50)
+    >>> df.groupby("symbol").size()
+    symbol
+    AAPL    50
+    MSFT    50
+    dtype: int64
     """
     return load("news", **locals())
 
@@ -133,7 +144,9 @@ def load_analyst_ratings(
 
     Examples
     --------
-    >>> md.load_analyst_ratings("AAPL")  # doctest: +SKIP
+    >>> df = md.load_analyst_ratings("AAPL")
+    >>> df[["date", "institution", "action", "rating", "target_price"]].tail(2)
+             date  institution      action  ...
     """
     return load("analyst_ratings", **locals())
 
@@ -167,7 +180,10 @@ def load_put_call_ratio(
 
     Examples
     --------
-    >>> md.load_put_call_ratio("TSLA", end="2026-06-30")  # doctest: +SKIP
+    >>> df = md.load_put_call_ratio("TSLA", end="2026-06-30")
+    >>> df.columns.tolist(), df["date"].max()
+    (['symbol', 'name', 'date', 'ratio', 'call_volume', 'put_volume', 'total_volume', 'price'],
+     Timestamp('2026-06-30 00:00:00'))
     """
     return load("put_call_ratio", **locals())
 
@@ -200,7 +216,9 @@ def load_insider_trading(
 
     Examples
     --------
-    >>> md.load_insider_trading(["AAPL", "NVDA"])  # doctest: +SKIP
+    >>> df = md.load_insider_trading(["AAPL", "NVDA"])
+    >>> df["symbol"].unique().tolist()
+    ['AAPL', 'NVDA']
     """
     return load("insider_trading", **locals())
 
@@ -233,7 +251,14 @@ def load_lobbying(
 
     Examples
     --------
-    >>> md.load_lobbying("MSFT", start="2024-01-01")  # doctest: +SKIP
+    >>> df = md.load_lobbying("MSFT", start="2024-01-01")
+    >>> df[["date", "quarter", "client_name", "income", "expenses"]].dtypes
+    date           datetime64[ns]
+    quarter              category
+    client_name            string
+    income                float64
+    expenses              float64
+    dtype: object
     """
     return load("lobbying", **locals())
 
@@ -266,7 +291,13 @@ def load_government_contracts(
 
     Examples
     --------
-    >>> md.load_government_contracts("LMT")  # doctest: +SKIP
+    >>> df = md.load_government_contracts("LMT")
+    >>> df[["award_id", "award_amount", "start_date", "end_date"]].dtypes
+    award_id                string
+    award_amount           float64
+    start_date      datetime64[ns]
+    end_date        datetime64[ns]
+    dtype: object
     """
     return load("government_contracts", **locals())
 
@@ -299,7 +330,9 @@ def load_patent_filings(
 
     Examples
     --------
-    >>> md.load_patent_filings("AAPL", start="2025-01-01")  # doctest: +SKIP
+    >>> df = md.load_patent_filings("AAPL", start="2025-01-01")
+    >>> bool(df["patent_date"].min() >= pd.Timestamp("2025-01-01"))
+    True
     """
     return load("patent_filings", **locals())
 
@@ -332,7 +365,8 @@ def load_professionalnet(
 
     Examples
     --------
-    >>> md.load_professionalnet("AAPL")  # doctest: +SKIP
+    >>> md.load_professionalnet("AAPL").columns.tolist()
+    ['symbol', 'name', 'date', 'employee_count', 'follower_count', 'job_count']
     """
     return load("professionalnet", **locals())
 
@@ -365,7 +399,8 @@ def load_forum_mentions(
 
     Examples
     --------
-    >>> md.load_forum_mentions("GME")  # doctest: +SKIP
+    >>> md.load_forum_mentions("GME").columns.tolist()
+    ['symbol', 'name', 'date', 'subreddit', 'mentions']
     """
     return load("forum_mentions", **locals())
 
@@ -402,8 +437,13 @@ def load_forecast(
 
     Examples
     --------
-    >>> df = md.load_forecast("AAPL", type="monthly")  # doctest: +SKIP
-    >>> df[["date", "mid", "expected_short_term"]]       # doctest: +SKIP
+    >>> df = md.load_forecast("AAPL", type="monthly")
+    >>> df[["date", "mid", "lower", "upper"]].dtypes
+    date     datetime64[ns]
+    mid             float64
+    lower           float64
+    upper           float64
+    dtype: object
     """
     return load("forecast", **locals())
 
@@ -444,8 +484,10 @@ def load_congress_trades(
 
     Examples
     --------
-    >>> df = md.load_congress_trades("NVDA", chamber="senate")  # doctest: +SKIP
-    >>> md.congress_amount_bounds(df)                            # doctest: +SKIP
+    >>> df = md.load_congress_trades("NVDA", chamber="senate")
+    >>> md.congress_amount_bounds(df)[["amount", "amount_min", "amount_max"]].head(1)
+                 amount  amount_min  amount_max
+    0  $1,001 - $15,000        1001       15000
     """
     return load("congress_trades", **locals())
 
@@ -488,7 +530,10 @@ def load_app_ratings(
 
     Examples
     --------
-    >>> md.load_app_ratings("AAPL", start="2026-09-03", view="daily")  # doctest: +SKIP
+    >>> df = md.load_app_ratings("AAPL", start="2026-09-03", view="daily")
+    >>> df.columns.tolist()
+    ['symbol', 'name', 'date', 'ios_score', 'ios_ratings_count', 'android_score',
+     'android_ratings_count', 'android_install_count']
     """
     by_view = views("app_ratings")
     view = resolve_name(view, by_view, what="view", parameter="view", dataset="app_ratings")
@@ -530,7 +575,8 @@ def load_tickers(
 
     Examples
     --------
-    >>> md.load_tickers(market="S&P 500")  # doctest: +SKIP
+    >>> md.load_tickers(market="S&P 500").columns.tolist()
+    ['symbol', 'name']
     """
     return load("tickers", **locals())
 
@@ -540,7 +586,10 @@ def load_markets(*, client: Client | None = None, validate: Validate = True) -> 
 
     Examples
     --------
-    >>> md.load_markets()  # doctest: +SKIP
+    >>> md.load_markets().head(2)
+          name region
+    0   DOW 30     US
+    1  S&P 500     US
     """
     return load("markets", **locals())
 
@@ -550,7 +599,8 @@ def load_regions(*, client: Client | None = None, validate: Validate = True) -> 
 
     Examples
     --------
-    >>> md.load_regions()  # doctest: +SKIP
+    >>> md.load_regions().set_index("region").loc["UK", "markets"]
+    ['UK FTSE 100']
     """
     return load("regions", **locals())
 
@@ -589,7 +639,9 @@ def load_screener(
 
     Examples
     --------
-    >>> md.load_screener("sentiment", region="US", limit=20000)  # doctest: +SKIP
+    >>> df = md.load_screener("sentiment", region="US", limit=500)
+    >>> sorted(df.attrs["summary"])
+    ['average_score', 'bearish_count', 'bullish_count', 'neutral_count', 'total_tickers']
     """
     name = _cross("screener", SCREENER_DATASETS, dataset)
     return load(name, market=market, region=region, limit=limit, client=client, validate=validate)
@@ -621,7 +673,8 @@ def load_recent(
 
     Examples
     --------
-    >>> md.load_recent("news", limit=200).attrs["summary"]  # doctest: +SKIP
+    >>> md.load_recent("news", limit=200).attrs["summary"]
+    {'total_articles': 200, 'total_tickers': ..., 'average_sentiment': ...}
     """
     name = _cross("recent", RECENT_DATASETS, dataset)
     return load(name, market=market, region=region, limit=limit, client=client, validate=validate)

@@ -95,7 +95,8 @@ def install(secret: str | None = None) -> RedactingFilter:
 
     Examples
     --------
-    >>> install("my-key-0123456789")  # doctest: +SKIP
+    >>> install("my-key-0123456789")
+    <mdframes.logfilter.RedactingFilter object at ...>
     """
     global _installed
     if secret:

@@ -74,7 +74,7 @@ def search(text: str, *, limit: int = 10, client: Client | None = None) -> pd.Da
     Examples
     --------
     >>> import mdframes as md
-    >>> with md.sandbox.running() as client:          # doctest: +SKIP
+    >>> with md.sandbox.running() as client:
     ...     md.search("apple", client=client)
       symbol        name       match
     0   AAPL  Apple Inc.   name word

@@ -89,7 +89,7 @@ def load(
 
     Examples
     --------
-    >>> df = md.load("insider_trading", ["AAPL", "MSFT"], start="2026-01-01")  # doctest: +SKIP
+    >>> df = md.load("insider_trading", ["AAPL", "MSFT"], start="2026-01-01")
     """
     ds = get(dataset)
     _check_options(ds, client, validate, errors)

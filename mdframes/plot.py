@@ -9,8 +9,8 @@ here picks a backend: under a headless interpreter matplotlib falls back to Agg,
 ``matplotlib.use("Agg")`` before the first call makes that explicit. Requires
 ``pip install "mdframes[plot]"``.
 
->>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT"]))   # doctest: +SKIP
->>> ax.figure.savefig("sentiment.png")                              # doctest: +SKIP
+>>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT"]))
+>>> ax.figure.savefig("sentiment.png")
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def forecast_fan(df: pd.DataFrame, ax: Any = None) -> Any:
 
     Examples
     --------
-    >>> ax = md.plot.forecast_fan(md.load_forecast(["AAPL", "MSFT"]))   # doctest: +SKIP
+    >>> ax = md.plot.forecast_fan(md.load_forecast(["AAPL", "MSFT"]))
     """
     kit.require(df, ("symbol", "date", "mid", "lower", "upper"), "forecast_fan")
     ax = kit.axes(ax)
@@ -106,8 +106,8 @@ def sentiment(df: pd.DataFrame, ax: Any = None, kind: str = "auto") -> Any:
 
     Examples
     --------
-    >>> ax = md.plot.sentiment(md.load_sentiment("AAPL"))   # doctest: +SKIP
-    >>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT", "NVDA", "TSLA", "AMZN"]))  # doctest: +SKIP
+    >>> ax = md.plot.sentiment(md.load_sentiment("AAPL"))
+    >>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT", "NVDA", "TSLA", "AMZN"]))
     """
     kit.require(df, ("date", "score"), "sentiment")
     if kind not in ("auto", "lines", "heatmap"):
@@ -183,7 +183,7 @@ def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
 
     Examples
     --------
-    >>> ax = md.plot.put_call(md.load_put_call_ratio("AAPL"))   # doctest: +SKIP
+    >>> ax = md.plot.put_call(md.load_put_call_ratio("AAPL"))
     """
     kit.require(df, ("date", "ratio"), "put_call")
     ax = kit.axes(ax)
@@ -247,7 +247,7 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
 
     Examples
     --------
-    >>> ax = md.plot.insider_activity(md.load_insider_trading("AAPL"), freq="QE")   # doctest: +SKIP
+    >>> ax = md.plot.insider_activity(md.load_insider_trading("AAPL"), freq="QE")
     """
     kit.require(df, ("date", "total_value"), "insider_activity")
     try:
@@ -327,7 +327,7 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
 
     Examples
     --------
-    >>> ax = md.plot.congress_trades(md.load_congress_trades("NVDA"))   # doctest: +SKIP
+    >>> ax = md.plot.congress_trades(md.load_congress_trades("NVDA"))
     """
     kit.require(df, ("date",), "congress_trades")
     if "amount_min" not in df.columns or "amount_max" not in df.columns:
@@ -405,7 +405,7 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
 
     Examples
     --------
-    >>> ax = md.plot.app_ratings(md.load_app_ratings("AAPL"), per_app=True)   # doctest: +SKIP
+    >>> ax = md.plot.app_ratings(md.load_app_ratings("AAPL"), per_app=True)
     """
     if isinstance(df, pd.DataFrame) and "platform" not in df.columns and "ios_score" in df.columns:
         from .helpers import app_ratings_long
@@ -471,8 +471,9 @@ def chart(
 
     Examples
     --------
-    >>> fig = md.plot.chart(md.load_lobbying(["AAPL", "MSFT"]))            # doctest: +SKIP
-    >>> md.plot.chart(df, backend="plotly").write_html("lobbying.html")    # doctest: +SKIP
+    >>> df = md.load_lobbying(["AAPL", "MSFT"])
+    >>> fig = md.plot.chart(df)
+    >>> md.plot.chart(df, backend="plotly").write_html("lobbying.html")
     """
     if backend not in BACKENDS:
         raise InvalidParameterError(

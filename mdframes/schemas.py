@@ -16,7 +16,9 @@ from the same rules (soft ones as ``raise_warning`` checks) for users who valida
 frames with pandera.
 
 >>> from mdframes import schemas
->>> schemas.get("insider_trading").validate(df)       # doctest: +SKIP
+>>> df = md.load_insider_trading("AAPL")
+>>> schemas.get("insider_trading").validate(df).shape == df.shape
+True
 """
 
 from __future__ import annotations
@@ -307,7 +309,7 @@ def check(df: pd.DataFrame, name: str, *, strict: bool = False) -> list[dict[str
     symbols, sample``); raises :class:`DataValidationError` for hard failures (and for soft
     ones with ``strict=True``), naming the symbols whose rows fail.
 
-    >>> schemas.check(md.load_put_call_ratio("TSLA"), "put_call_ratio")  # doctest: +SKIP
+    >>> md.schemas.check(md.load_put_call_ratio("TSLA"), "put_call_ratio")
     []
     """
     hard: list[dict[str, Any]] = []
@@ -369,7 +371,9 @@ def validate(df: pd.DataFrame, name: str, *, strict: bool = False) -> pd.DataFra
     """Validate ``df`` against dataset ``name``: raise on hard failures, record soft ones in
     ``df.attrs["quality"]``; returns ``df``.
 
-    >>> schemas.validate(df, "sentiment")  # doctest: +SKIP
+    >>> df = md.load_sentiment("AAPL", validate=False)
+    >>> md.schemas.validate(df, "sentiment").attrs["quality"]
+    []
     """
     df.attrs["quality"] = check(df, name, strict=strict)
     return df
@@ -380,7 +384,9 @@ def get(name: str) -> pa.DataFrameSchema:
     """The pandera schema of a registry dataset, built from the same rules as :func:`check`:
     hard rules fail validation, soft ones warn (``raise_warning``).
 
-    >>> schemas.get("insider_trading").validate(df, lazy=True)  # doctest: +SKIP
+    >>> df = md.load_insider_trading("AAPL")
+    >>> md.schemas.get("insider_trading").validate(df, lazy=True).shape == df.shape
+    True
     """
     with warnings.catch_warnings():
         # pandera imports pyspark.pandas when pyspark is installed, which warns under pandas 3

@@ -369,8 +369,13 @@ def network_error(
 
     Examples
     --------
+    >>> import requests
+    >>> try:
+    ...     requests.get("http://127.0.0.1:9/v2/markets", timeout=5)
+    ... except requests.ConnectionError as exc:
+    ...     err = exc
     >>> str(network_error(err, base_url="http://127.0.0.1:9", timeout=30, retries=0,
-    ...                   secret=None))  # doctest: +SKIP
+    ...                   secret=None))
     'cannot reach 127.0.0.1:9: connection refused (nothing is listening on that port) - is the
     sandbox running? (md.sandbox.start())'
     """

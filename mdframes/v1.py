@@ -6,7 +6,8 @@ Where v2 has a field of the same meaning, the v1 frame uses the v2 column name
 (``representative`` -> ``politician``, ``SECForm4Date`` -> ``filing_date``, ``main`` -> ``mid``).
 
 >>> from mdframes import v1
->>> v1.load_house_trades("S&P 500", "NVDA", date_from="2025-01-01")   # doctest: +SKIP
+>>> v1.load_house_trades("S&P 500", "NVDA", date_from="2025-01-01").columns.tolist()
+['symbol', 'name', 'date', 'politician', 'transaction_type', 'amount']
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ def load_available_markets(
 
     Examples
     --------
-    >>> v1.load_available_markets()  # doctest: +SKIP
+    >>> md.v1.load_available_markets().head(2)
+        market
+    0   DOW 30
+    1  S&P 500
     """
     return load("v1/available_markets", **locals())
 
@@ -49,7 +53,8 @@ def load_available_tickers(
 
     Examples
     --------
-    >>> v1.load_available_tickers("monthly")  # doctest: +SKIP
+    >>> md.v1.load_available_tickers("monthly").shape[1]
+    3
     """
     return load("v1/available_tickers", **locals())
 
@@ -61,7 +66,8 @@ def load_market_forecasts(
 
     Examples
     --------
-    >>> v1.load_market_forecasts("S&P 500")  # doctest: +SKIP
+    >>> md.v1.load_market_forecasts("S&P 500").shape
+    (500, 9)
     """
     return load("v1/market_forecasts", **locals())
 
@@ -76,7 +82,11 @@ def load_ticker_forecast(
 
     Examples
     --------
-    >>> v1.load_ticker_forecast("AAPL")  # doctest: +SKIP
+    >>> md.v1.load_ticker_forecast("AAPL")[["symbol", "type", "mid"]].dtypes
+    symbol    string
+    type      category
+    mid      float64
+    dtype: object
     """
     return load("v1/ticker_forecast", **locals())
 
@@ -107,7 +117,8 @@ def load_sentiments(
 
     Examples
     --------
-    >>> v1.load_sentiments("S&P 500", "AAPL", date_from="2026-01-01")  # doctest: +SKIP
+    >>> md.v1.load_sentiments("S&P 500", "AAPL", date_from="2026-01-01").columns.tolist()
+    ['symbol', 'name', 'date', 'score']
     """
     return load("v1/sentiments", **locals())
 
@@ -139,7 +150,9 @@ def load_app_ratings(
 
     Examples
     --------
-    >>> v1.load_app_ratings("S&P 500", "AAPL")  # doctest: +SKIP
+    >>> md.v1.load_app_ratings("S&P 500", "AAPL").columns.tolist()
+    ['symbol', 'name', 'date', 'ios_score', 'ios_ratings_count', 'android_score',
+     'android_ratings_count', 'android_install_count']
     """
     return load("v1/app_ratings", **locals())
 
@@ -170,7 +183,8 @@ def load_analyst_ratings(
 
     Examples
     --------
-    >>> v1.load_analyst_ratings("S&P 500", "AAPL")  # doctest: +SKIP
+    >>> md.v1.load_analyst_ratings("S&P 500", "AAPL").columns.tolist()
+    ['symbol', 'name', 'date', 'institution', 'action', 'rating', 'target_price']
     """
     return load("v1/analyst_ratings", **locals())
 
@@ -201,7 +215,11 @@ def load_house_trades(
 
     Examples
     --------
-    >>> md.congress_amount_bounds(v1.load_house_trades("S&P 500", "NVDA"))  # doctest: +SKIP
+    >>> df = md.congress_amount_bounds(md.v1.load_house_trades("S&P 500", "NVDA"))
+    >>> df[["amount_min", "amount_max"]].dtypes
+    amount_min    Int64
+    amount_max    Int64
+    dtype: object
     """
     return load("v1/house_trades", **locals())
 
@@ -214,6 +232,10 @@ def load_insider_transactions(
 
     Examples
     --------
-    >>> v1.load_insider_transactions("S&P 500", "AAPL")  # doctest: +SKIP
+    >>> md.v1.load_insider_transactions("S&P 500", "AAPL")[["insider", "shares", "filing_date"]].dtypes
+    insider                     string
+    shares                       Int64
+    filing_date    datetime64[ns, UTC]
+    dtype: object
     """
     return load("v1/insider_transactions", **locals())

@@ -14,7 +14,10 @@ system, 2 bad input (unknown dataset, bad option value, bad symbol). Expected er
 line on stderr; only a bug prints a traceback.
 
 >>> from mdframes.cli import main
->>> main(["load", "insider_trading", "AAPL", "--limit", "5"])  # doctest: +SKIP
+>>> main(["load", "insider_trading", "AAPL", "--limit", "2", "--format", "csv"])
+symbol,name,date,...
+AAPL,Apple Inc.,...
+AAPL,Apple Inc.,...
 0
 """
 
@@ -170,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Examples
     --------
-    >>> main(["cache", "info"])  # doctest: +SKIP
+    >>> main(["cache", "info"])
+    path: ...
     0
     """
     try:

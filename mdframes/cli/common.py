@@ -100,7 +100,7 @@ def add_command(
 
     Examples
     --------
-    >>> def register(subcommands):  # doctest: +SKIP
+    >>> def register(subcommands):
     ...     p = add_command(subcommands, "hello", help="say hello", description="Say hello.",
     ...                     run=lambda args: print("hello") or 0)
     ...     p.add_argument("--loud", action="store_true")

@@ -1044,8 +1044,9 @@ def audit(
 
     Examples
     --------
-    >>> report = md.features.audit(ts, source=lake, cv=KFold(5, shuffle=True))  # doctest: +SKIP
-    >>> report.ok, report.checks.set_index("check")["status"]["cv_overlap"]       # doctest: +SKIP
+    >>> from sklearn.model_selection import KFold
+    >>> report = md.features.audit(ts, source=lake, cv=KFold(5, shuffle=True))
+    >>> report.ok, report.checks.set_index("check")["status"]["cv_overlap"]
     (False, 'fail')
     """
     from .training import TrainingSet

@@ -199,8 +199,11 @@ def read_panel(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Examples
     --------
-    >>> md.features.write_panel("panel/", ["AAPL"], "2026-01-05", "2026-03-31")  # doctest: +SKIP
-    >>> md.features.read_panel("panel/")                                         # doctest: +SKIP
+    >>> md.features.write_panel("panel/", ["AAPL"], "2026-01-05", "2026-03-31",
+    ...                        ["insider_net_value_90d", "news_count_7d"])
+    'panel/'
+    >>> md.features.read_panel("panel/").columns.tolist()
+    ['insider_net_value_90d', 'news_count_7d']
     """
     import pyarrow as pa
     import pyarrow.parquet as pq

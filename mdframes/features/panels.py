@@ -88,7 +88,7 @@ def panel(
     Examples
     --------
     >>> import mdframes as md
-    >>> with md.sandbox.running() as client:                   # doctest: +SKIP
+    >>> with md.sandbox.running() as client:
     ...     df = md.features.panel(["AAPL", "MSFT"], "2026-01-01", "2026-03-31",
     ...                            ["insider_net_value_90d", "news_count_7d"], client=client)
     """
@@ -160,11 +160,16 @@ def write_panel(
 
     Examples
     --------
+    >>> import multiprocessing
     >>> from concurrent.futures import ProcessPoolExecutor
-    >>> with ProcessPoolExecutor(2) as pool:                          # doctest: +SKIP
-    ...     md.features.write_panel("panel/", symbols, "2025-01-01", "2026-11-30",
-    ...                             source=md.Lake("lake"), executor=pool)
-    >>> md.features.read_panel("panel/")                              # doctest: +SKIP
+    >>> spawn = multiprocessing.get_context("spawn")  # a lake's reader does not survive fork
+    >>> with ProcessPoolExecutor(2, mp_context=spawn) as pool:
+    ...     md.features.write_panel("panel/", ["AAPL", "MSFT"], "2026-01-05", "2026-06-30",
+    ...                             ["insider_net_value_90d"], source=lake, executor=pool,
+    ...                             chunk=1)
+    'panel/'
+    >>> md.features.read_panel("panel/").index.get_level_values("symbol").unique().tolist()
+    ['AAPL', 'MSFT']
     """
     if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 1:
         raise InvalidParameterError(

@@ -67,10 +67,11 @@ def revision_impact(
 
     Examples
     --------
-    >>> impact = md.features.revision_impact(["AAPL", "KO"], "2026-09-01", "2026-10-30",
-    ...                                      ["sentiment_mean_7d"], source=lake)  # doctest: +SKIP
-    >>> impact.attrs["revisions"]                                                  # doctest: +SKIP
-    {'sentiment': 4}
+    >>> impact = md.features.revision_impact(["AAPL", "MSFT"], "2026-01-05", "2026-06-30",
+    ...                                      ["insider_net_value_90d"], source=lake)
+    >>> impact[["feature", "dataset", "changed"]]  # a lake synced once holds no revision
+                     feature          dataset  changed
+    0  insider_net_value_90d  insider_trading        0
     """
     if (
         source is None

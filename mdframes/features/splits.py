@@ -359,8 +359,12 @@ class PurgedWalkForward(PurgedSplitter):
 
     Examples
     --------
-    >>> cv = md.features.PurgedWalkForward(n_splits=5, embargo=5, t1=ts.t1)  # doctest: +SKIP
-    >>> cross_val_score(model, known.X, known.y, cv=cv)                      # doctest: +SKIP
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from sklearn.model_selection import cross_val_score
+    >>> known = ts.labelled()
+    >>> cv = md.features.PurgedWalkForward(n_splits=5, embargo=5, t1=known.t1)
+    >>> cross_val_score(HistGradientBoostingRegressor(max_iter=10), known.X, known.y, cv=cv).shape
+    (5,)
     """
 
     method = "walk_forward"
@@ -404,8 +408,12 @@ class PurgedKFold(PurgedSplitter):
 
     Examples
     --------
-    >>> cv = md.features.PurgedKFold(n_splits=5, embargo=5, t1=ts.t1)  # doctest: +SKIP
-    >>> cross_val_predict(model, known.X, known.y, cv=cv)              # doctest: +SKIP
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from sklearn.model_selection import cross_val_predict
+    >>> known = ts.labelled()
+    >>> cv = md.features.PurgedKFold(n_splits=5, embargo=5, t1=known.t1)
+    >>> cross_val_predict(HistGradientBoostingRegressor(max_iter=10), known.X, known.y, cv=cv).shape
+    (254,)
     """
 
     method = "kfold"
@@ -434,8 +442,8 @@ class CombinatorialPurgedCV(PurgedSplitter):
 
     Examples
     --------
-    >>> cv = md.features.CombinatorialPurgedCV(6, n_test_splits=2, embargo=5, t1=ts.t1)  # doctest: +SKIP
-    >>> cv.get_n_splits(), cv.path_ids().shape                                            # doctest: +SKIP
+    >>> cv = md.features.CombinatorialPurgedCV(6, n_test_splits=2, embargo=5, t1=ts.t1)
+    >>> cv.get_n_splits(), cv.path_ids().shape
     (15, (6, 5))
     """
 

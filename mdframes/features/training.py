@@ -54,9 +54,17 @@ class TrainingSet:
 
     Examples
     --------
-    >>> ts = md.features.training_set(["AAPL"], "2026-01-05", "2026-06-30")  # doctest: +SKIP
-    >>> known = ts.labelled()                                                 # doctest: +SKIP
-    >>> cross_val_score(model, known.X, known.y, cv=known.cv("kfold", embargo=5))  # doctest: +SKIP
+    >>> ts = md.features.training_set(["AAPL", "MSFT"], "2026-01-05", "2026-06-30",
+    ...                               ["insider_net_value_90d", "congress_net_buy_90d"],
+    ...                               source=lake)
+    >>> ts
+    <TrainingSet ... rows (2026-01-05..2026-06-30) x 2 features; label fwd_return_5: ... rows known>
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from sklearn.model_selection import cross_val_score
+    >>> model = HistGradientBoostingRegressor(max_iter=10)
+    >>> known = ts.labelled()
+    >>> cross_val_score(model, known.X, known.y, cv=known.cv("kfold", embargo=5)).shape
+    (5,)
     """
 
     def __init__(
@@ -125,8 +133,13 @@ class TrainingSet:
 
         Examples
         --------
-        >>> known = ts.labelled()                                     # doctest: +SKIP
-        >>> GridSearchCV(model, grid, cv=known.cv("kfold", embargo=5)).fit(known.X, known.y)  # doctest: +SKIP
+        >>> from sklearn.ensemble import HistGradientBoostingRegressor
+        >>> from sklearn.model_selection import GridSearchCV
+        >>> known = ts.labelled()
+        >>> search = GridSearchCV(HistGradientBoostingRegressor(max_iter=10), {"max_depth": [2, 3]},
+        ...                       cv=known.cv("kfold", embargo=5)).fit(known.X, known.y)
+        >>> sorted(search.best_params_)
+        ['max_depth']
         """
         mask = self.y.notna().to_numpy()
         X = self.X.loc[mask]
@@ -170,8 +183,8 @@ class TrainingSet:
 
         Examples
         --------
-        >>> cv = ts.cv("combinatorial", n_splits=6, n_test_splits=2, embargo=5)  # doctest: +SKIP
-        >>> cv.get_n_splits(), cv.path_ids().shape                               # doctest: +SKIP
+        >>> cv = ts.cv("combinatorial", n_splits=6, n_test_splits=2, embargo=5)
+        >>> cv.get_n_splits(), cv.path_ids().shape
         (15, (6, 5))
         """
         return splitter(
@@ -218,8 +231,12 @@ class TrainingSet:
 
         Examples
         --------
-        >>> from sklearn.model_selection import cross_val_score          # doctest: +SKIP
-        >>> cross_val_score(model, ts.X, ts.y, cv=ts.splits("kfold", 5, embargo=5))  # doctest: +SKIP
+        >>> from sklearn.ensemble import HistGradientBoostingRegressor
+        >>> from sklearn.model_selection import cross_val_score
+        >>> known = ts.labelled()
+        >>> model = HistGradientBoostingRegressor(max_iter=10)
+        >>> cross_val_score(model, known.X, known.y, cv=known.splits("kfold", 5, embargo=5)).shape
+        (5,)
         """
         # The arguments are cv()'s, written once there.
         return list(self.cv(*args, **options).split(self.X, self.y))
@@ -244,7 +261,9 @@ class TrainingSet:
 
         Examples
         --------
-        >>> md.features.read_training_set("train.parquet").verify(source=md.Lake("lake"))  # doctest: +SKIP
+        >>> ts.to_parquet("train.parquet")
+        'train.parquet'
+        >>> md.features.read_training_set("train.parquet").verify(source=lake)
         True
         """
         return _verify(self, source)
@@ -255,8 +274,10 @@ class TrainingSet:
 
         Examples
         --------
-        >>> ts.to_parquet("train.parquet")                       # doctest: +SKIP
-        >>> md.features.read_training_set("train.parquet").info  # doctest: +SKIP
+        >>> ts.to_parquet("train.parquet")
+        'train.parquet'
+        >>> list(md.features.read_training_set("train.parquet").info["features"])
+        ['insider_net_value_90d', 'congress_net_buy_90d']
         """
         return write_training_set(self.X, self.y, self.t1, self.info, path)
 
@@ -266,7 +287,10 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
 
     Examples
     --------
-    >>> ts = md.features.read_training_set("train.parquet")  # doctest: +SKIP
+    >>> ts.to_parquet("train.parquet")
+    'train.parquet'
+    >>> md.features.read_training_set("train.parquet").X.equals(ts.X)
+    True
     """
     return TrainingSet(*read_parts(path))
 
@@ -325,10 +349,10 @@ def training_set(
     Examples
     --------
     >>> import mdframes as md
-    >>> with md.sandbox.running() as client:                              # doctest: +SKIP
+    >>> with md.sandbox.running() as client:
     ...     ts = md.features.training_set(["AAPL", "MSFT"], "2026-01-05", "2026-06-30",
     ...                                   label=md.features.forward_return(5), client=client)
-    >>> ts.y.name                                                          # doctest: +SKIP
+    >>> ts.y.name
     'fwd_return_5'
     """
     import mdframes
@@ -485,8 +509,10 @@ def rebuild(target: Any, *, source: Any) -> TrainingSet:
 
     Examples
     --------
-    >>> ts2 = md.features.rebuild("train.parquet", source=md.Lake("lake"))   # doctest: +SKIP
-    >>> ts2.info["content_hash"] == ts.info["content_hash"]                  # doctest: +SKIP
+    >>> ts.to_parquet("train.parquet")
+    'train.parquet'
+    >>> ts2 = md.features.rebuild("train.parquet", source=lake)
+    >>> ts2.info["content_hash"] == ts.info["content_hash"]
     True
     """
     info, ts = _info_of(target)

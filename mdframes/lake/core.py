@@ -56,9 +56,13 @@ class Lake:
 
     Examples
     --------
-    >>> lake = md.Lake("research-lake")                                     # doctest: +SKIP
-    >>> lake.sync(["insider_trading", "congress_trades"], ["AAPL", "MSFT"])  # doctest: +SKIP
-    >>> lake.read("insider_trading", "AAPL", known_at="2026-10-01")          # doctest: +SKIP
+    >>> lake = md.Lake("research-lake")
+    >>> report = lake.sync(["insider_trading", "congress_trades", "put_call_ratio"],
+    ...                    ["AAPL", "MSFT"])
+    >>> sorted(report.done)
+    ['congress_trades', 'insider_trading', 'put_call_ratio']
+    >>> lake.read("insider_trading", "AAPL")["symbol"].unique().tolist()
+    ['AAPL']
     """
 
     def __init__(
@@ -154,8 +158,12 @@ class Lake:
 
         Examples
         --------
-        >>> report = lake.sync("congress_trades", market="S&P 500", budget=500)  # doctest: +SKIP
-        >>> print(report)                                                       # doctest: +SKIP
+        >>> report = lake.sync("congress_trades", market="S&P 500", budget=5)
+        >>> print(report)
+        sync ...: 5 requests, ... new records, 0 new versions
+          done: ...
+          pending (budget of 5 requests spent): congress_trades ...; at least ... requests left:
+          run the same sync again to finish
         """
         from .sync import run_sync
 
@@ -231,8 +239,10 @@ class Lake:
 
         Examples
         --------
-        >>> lake.read("congress_trades", ["NVDA"], known_at="2026-10-01")   # doctest: +SKIP
-        >>> lake.read("tickers", market="S&P 500", known_at="2026-06-30")    # doctest: +SKIP
+        >>> "_fetched_at" in lake.read("congress_trades", ["MSFT"]).columns
+        True
+        >>> lake.read("congress_trades", ["MSFT"], known_at="2026-10-01").empty  # synced later
+        True
         """
         return read(
             self.tables,
@@ -269,7 +279,8 @@ class Lake:
 
         Examples
         --------
-        >>> lake.changes("government_contracts", since="2026-11-01")   # doctest: +SKIP
+        >>> lake.changes("insider_trading", since="2026-11-01").columns[-6:].tolist()
+        ['field', 'old', 'new', 'old_fetched_at', 'new_fetched_at', 'sync_id']
         """
         from .changes import changes, check_changes
 
@@ -287,7 +298,10 @@ class Lake:
 
         Examples
         --------
-        >>> lake.sql("select symbol, count(*) n from insider_trading group by 1")  # doctest: +SKIP
+        >>> lake.sql("select symbol, count(*) n from insider_trading group by 1 order by 1")
+          symbol   n
+        0   AAPL  ...
+        1   MSFT  ...
         """
         from .sql import run
 
@@ -303,7 +317,8 @@ class Lake:
 
         Examples
         --------
-        >>> lake.info()  # doctest: +SKIP
+        >>> lake.info()["dataset"].tolist()
+        ['congress_trades', 'insider_trading', 'put_call_ratio']
         """
         from .display import info_frame
         from .maintenance import info
@@ -346,10 +361,10 @@ class Lake:
 
         Examples
         --------
-        >>> lake.coverage("insider_trading", ["AAPL", "NEWCO"])  # doctest: +SKIP
-                   dataset symbol     status      first       last gaps ...
-        0  insider_trading   AAPL     synced 2024-01-01 2026-11-24   [] ...
-        1  insider_trading  NEWCO  not_found        NaT        NaT   [] ...
+        >>> lake.coverage("insider_trading", ["AAPL", "NEWCO"])[["symbol", "status"]]
+          symbol  status
+        0   AAPL  synced
+        1  NEWCO   never
         """
         from .coverage import coverage
         from .display import coverage_frame
@@ -363,8 +378,10 @@ class Lake:
 
         Examples
         --------
-        >>> import duckdb                                                     # doctest: +SKIP
-        >>> duckdb.read_parquet(lake.files("insider_trading")).count("*")     # doctest: +SKIP
+        >>> import duckdb
+        >>> [(n,)] = duckdb.read_parquet(lake.files("insider_trading")).count("*").fetchall()
+        >>> n == len(lake.read("insider_trading"))
+        True
         """
         from .read import opened
 
@@ -379,8 +396,10 @@ class Lake:
 
         Examples
         --------
-        >>> lake.version("insider_trading")    # doctest: +SKIP
-        3
+        >>> lake.version("insider_trading")
+        1
+        >>> lake.version("sentiment") is None  # never synced
+        True
         """
         snap = self.tables.get(resolve(dataset)).snapshot()
         return None if snap is None else snap.version
@@ -391,8 +410,9 @@ class Lake:
 
         Examples
         --------
-        >>> import polars as pl                                   # doctest: +SKIP
-        >>> pl.scan_delta(lake.path("insider_trading"))           # doctest: +SKIP
+        >>> import polars as pl
+        >>> pl.scan_delta(lake.path("insider_trading")).collect().height
+        102
         """
         return self.tables.get(resolve(dataset)).uri
 
@@ -406,8 +426,8 @@ class Lake:
 
         Examples
         --------
-        >>> lake.compact()  # doctest: +SKIP
-        {'insider_trading': (12, 1)}
+        >>> lake.compact()
+        {'congress_trades': (..., 1), 'insider_trading': (..., 1), 'put_call_ratio': (..., 1)}
         """
         from .lease import open_lease
         from .maintenance import compact
@@ -443,7 +463,11 @@ class Lake:
 
         Examples
         --------
-        >>> lake.check()  # doctest: +SKIP
+        >>> lake.check()[["dataset", "ok"]]
+                   dataset    ok
+        0  congress_trades  True
+        1  insider_trading  True
+        2   put_call_ratio  True
         """
         from .maintenance import check
 
@@ -459,7 +483,8 @@ class Lake:
 
         Examples
         --------
-        >>> lake.repair()  # doctest: +SKIP
+        >>> lake.repair().empty  # nothing to repair
+        True
         """
         from .lease import open_lease
         from .maintenance import repair
@@ -477,8 +502,8 @@ class Lake:
 
         Examples
         --------
-        >>> lake.upgrade()  # doctest: +SKIP
-        ['insider_trading', 'forecast']
+        >>> lake.upgrade()  # already in the current format
+        []
         """
         from .lease import open_lease
         from .upgrade import upgrade_lake

@@ -40,8 +40,8 @@ class SyncReport:
 
     Examples
     --------
-    >>> report = lake.sync("insider_trading", ["AAPL", "MSFT"], budget=100)  # doctest: +SKIP
-    >>> report.pending, report.requests_left_estimate                       # doctest: +SKIP
+    >>> report = lake.sync("insider_trading", ["AAPL", "MSFT"], budget=100)
+    >>> report.pending, report.requests_left_estimate
     ({}, 0)
     """
 

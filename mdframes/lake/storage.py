@@ -61,7 +61,7 @@ class Storage:
 
     Examples
     --------
-    >>> Storage("/tmp/lake").uri("insider_trading")  # doctest: +SKIP
+    >>> Storage("/tmp/lake").uri("insider_trading")
     '/tmp/lake/insider_trading'
     """
 

@@ -17,8 +17,8 @@ class Tables:
     Examples
     --------
     >>> from mdframes.registry import REGISTRY
-    >>> tables = Tables(Storage("/tmp/some-lake"))                      # doctest: +SKIP
-    >>> tables.get(REGISTRY["insider_trading"]).uri                     # doctest: +SKIP
+    >>> tables = Tables(Storage("/tmp/some-lake"))
+    >>> tables.get(REGISTRY["insider_trading"]).uri
     '/tmp/some-lake/insider_trading'
     """
 

@@ -8,8 +8,9 @@ appear, congress trades are disclosed late, some records are revised in place, t
 list changes. Tests, the demo, notebooks, docs and benchmarks run against it.
 
 >>> import mdframes as md
->>> client = md.sandbox.start()           # doctest: +SKIP
->>> md.load_insider_trading("AAPL").head()  # doctest: +SKIP
+>>> client = md.sandbox.start()
+>>> md.load_insider_trading("AAPL")["symbol"].unique().tolist()
+['AAPL']
 
 Importing this package does not import pandas.
 """
@@ -119,7 +120,7 @@ def running(**options: Any) -> Iterator[Client]:
     Examples
     --------
     >>> import mdframes as md
-    >>> with md.sandbox.running(record_counts={"BIGCO": 1234}) as client:  # doctest: +SKIP
+    >>> with md.sandbox.running(record_counts={"BIGCO": 1234}) as client:
     ...     len(md.load_lobbying("BIGCO"))
     1234
     """
@@ -152,9 +153,15 @@ def start(**options: Any) -> Client:
     Examples
     --------
     >>> import mdframes as md
-    >>> client = md.sandbox.start(today="2026-06-30")   # doctest: +SKIP
-    >>> md.load_sentiment("AAPL").tail(1)              # doctest: +SKIP
-    >>> client.sandbox.advance(days=1)                 # doctest: +SKIP
+    >>> md.sandbox.stop()  # another one's options: stop it first
+    >>> client = md.sandbox.start(today="2026-06-30")
+    >>> md.load_sentiment("AAPL")["date"].max()
+    Timestamp('2026-06-30 00:00:00')
+    >>> client.sandbox.advance(days=1)
+    datetime.date(2026, 7, 1)
+    >>> md.load_sentiment("AAPL")["date"].max()
+    Timestamp('2026-07-01 00:00:00')
+    >>> md.sandbox.stop()
     """
     from ..client import set_default_client
 
@@ -177,7 +184,7 @@ def stop() -> None:
 
     Examples
     --------
-    >>> md.sandbox.stop()   # doctest: +SKIP
+    >>> md.sandbox.stop()
     """
     from ..client import set_default_client
 
@@ -201,7 +208,8 @@ def serve(port: int = 8765, **options: Any) -> None:
 
     Examples
     --------
-    >>> serve(8765)   # doctest: +SKIP
+    >>> # it serves until Ctrl-C, so the docstring test leaves it out
+    >>> serve(8765)  # doctest: +SKIP
     """
     server = Sandbox(port, **options).start()
     if threading.current_thread() is threading.main_thread():

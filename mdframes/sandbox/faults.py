@@ -168,8 +168,11 @@ class FaultProxy:
 
     Examples
     --------
-    >>> with Sandbox() as server, FaultProxy(server.port, rate=0.2, seed=1) as proxy:  # doctest: +SKIP
-    ...     md.load_sentiment(["AAPL"], client=md.Client(api_key="sandbox-key", base_url=proxy.url))
+    >>> from mdframes.sandbox import Sandbox
+    >>> with Sandbox() as server, FaultProxy(server.port, rate=0.2, seed=1) as proxy:
+    ...     flaky = md.Client(api_key="sandbox-key", base_url=proxy.url, backoff_factor=0)
+    ...     len(md.load_sentiment(["AAPL", "MSFT"], client=flaky)) > 0
+    True
     """
 
     def __init__(

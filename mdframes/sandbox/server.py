@@ -119,8 +119,10 @@ class Sandbox:
 
     Examples
     --------
-    >>> with Sandbox() as server:                                   # doctest: +SKIP
+    >>> import requests
+    >>> with Sandbox() as server:
     ...     requests.get(server.url + "/v2/markets", headers={"X-API-Key": "sandbox-key"})
+    <Response [200]>
     """
 
     def __init__(
@@ -240,7 +242,11 @@ class Sandbox:
         ``"no_envelope"``, ``"success_false"``, ``("429", seconds)``,
         ``("retry_after", seconds)``, ``"redirect"``, ``"remaining0"``.
 
-        >>> server.inject(500, "drop", path="/v2/markets")   # doctest: +SKIP
+        >>> import requests
+        >>> with Sandbox() as server:
+        ...     server.inject(500, path="/v2/markets")
+        ...     requests.get(server.url + "/v2/markets", headers={"X-API-Key": "sandbox-key"})
+        <Response [500]>
         """
         self._faults.add(faults, path)
 
