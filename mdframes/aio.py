@@ -1,10 +1,13 @@
 """Coroutines for async code: ``await md.aio.load_insider_trading("AAPL")``.
 
-One coroutine per public loader, made here from the registry (each v2 dataset names its
-loader, :attr:`mdframes.registry.Dataset.loader`) plus the generic :func:`mdframes.load`: a
-new dataset's loader gets its coroutine without an edit. Each coroutine has its loader's
-signature and returns the same frame, with the same warnings (raised at the ``await``) and
-errors.
+One coroutine per public loader: the loader of every v2 registry dataset
+(:attr:`mdframes.registry.Dataset.loader`) plus the generic :func:`mdframes.load`. They are
+plain ``async def`` functions at the end of this file, as the loaders are functions, so type
+checkers, editors and the API reference see each one; that code is generated from the
+registry and the loaders' signatures by :mod:`mdframes._aiogen` (the registry stays the only
+list: ``tests/test_aio.py`` fails while the file lags behind it). Each coroutine has its
+loader's signature and returns the same frame, with the same warnings (raised at the
+``await`` and pointed at the awaiting line) and errors.
 
 The transport is the loaders' own: each call runs its loader in a worker thread, on the
 client's one ``requests`` session, so coroutines and synchronous loaders share one HTTP
@@ -27,13 +30,15 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import pandas as pd
 
 from . import loaders
+from ._typing import DateLike, Errors, Symbols, Validate
 from .cancel import LoadScope, scoped
+from .client import Client
 from .errors import held_warnings, warn
 from .registry import REGISTRY
 
@@ -70,39 +75,44 @@ def coroutine(loader: Callable[..., pd.DataFrame]) -> Callable[..., Awaitable[pd
 
     @functools.wraps(loader)
     async def run(*args: Any, **kwargs: Any) -> pd.DataFrame:
-        scope = LoadScope()
-        held: list[tuple[str, type[Warning]]] = []
-
-        def work() -> pd.DataFrame:
-            nonlocal held
-            with scoped(scope), held_warnings() as held:
-                return loader(*args, **kwargs)
-
-        loop = asyncio.get_running_loop()
-        context = contextvars.copy_context()
-        future = loop.run_in_executor(None, context.run, work)
-        try:
-            frame = await asyncio.shield(future)
-        except asyncio.CancelledError:
-            scope.cancel()
-            # The task ends once the load's threads have returned: nothing of it runs on
-            # (a second cancel while waiting is taken as the same one).
-            while not future.done():
-                try:
-                    await asyncio.shield(future)
-                except asyncio.CancelledError:
-                    continue
-                except BaseException:  # the load's own end (Cancelled): the task's is this
-                    break
-            raise
-        except BaseException:
-            _raise_held(held, failed=True)
-            raise
-        _raise_held(held)
-        return frame
+        return await _run(loader, *args, **kwargs)
 
     run.__signature__ = inspect.signature(loader)  # type: ignore[attr-defined]
     return run
+
+
+async def _run(loader: Callable[..., pd.DataFrame], /, *args: Any, **kwargs: Any) -> pd.DataFrame:
+    """``loader(*args, **kwargs)`` in a worker thread, cancellable, its warnings raised here."""
+    scope = LoadScope()
+    held: list[tuple[str, type[Warning]]] = []
+
+    def work() -> pd.DataFrame:
+        nonlocal held
+        with scoped(scope), held_warnings() as held:
+            return loader(*args, **kwargs)
+
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+    future = loop.run_in_executor(None, context.run, work)
+    try:
+        frame = await asyncio.shield(future)
+    except asyncio.CancelledError:
+        scope.cancel()
+        # The task ends once the load's threads have returned: nothing of it runs on
+        # (a second cancel while waiting is taken as the same one).
+        while not future.done():
+            try:
+                await asyncio.shield(future)
+            except asyncio.CancelledError:
+                continue
+            except BaseException:  # the load's own end (Cancelled): the task's is this
+                break
+        raise
+    except BaseException:
+        _raise_held(held, failed=True)
+        raise
+    _raise_held(held)
+    return frame
 
 
 def _raise_held(held: list[tuple[str, type[Warning]]], *, failed: bool = False) -> None:
@@ -116,14 +126,440 @@ def _raise_held(held: list[tuple[str, type[Warning]]], *, failed: bool = False) 
                 raise
 
 
-def _build() -> dict[str, Callable[..., Awaitable[pd.DataFrame]]]:
-    return {name: coroutine(getattr(loaders, name)) for name in loader_names()}
-
-
-_COROUTINES = _build()
-globals().update(_COROUTINES)
-__all__ += list(_COROUTINES)
-
-
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+# --- generated by `python -m mdframes._aiogen` from the registry: do not edit below ---
+
+
+async def load(
+    dataset: str,
+    symbols: str | Iterable[str] | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+    **params: Any,
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load`: same arguments and result."""
+    return await _run(
+        loaders.load,
+        dataset=dataset,
+        symbols=symbols,
+        client=client,
+        validate=validate,
+        errors=errors,
+        **params,
+    )
+
+
+async def load_forecast(
+    symbols: Symbols,
+    type: str = "daily",
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_forecast`: same arguments and result."""
+    return await _run(
+        loaders.load_forecast,
+        symbols=symbols,
+        type=type,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_sentiment(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_sentiment`: same arguments and result."""
+    return await _run(
+        loaders.load_sentiment,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_news(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_news`: same arguments and result."""
+    return await _run(
+        loaders.load_news,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_analyst_ratings(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_analyst_ratings`: same arguments and result."""
+    return await _run(
+        loaders.load_analyst_ratings,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_put_call_ratio(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_put_call_ratio`: same arguments and result."""
+    return await _run(
+        loaders.load_put_call_ratio,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_insider_trading(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_insider_trading`: same arguments and result."""
+    return await _run(
+        loaders.load_insider_trading,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_congress_trades(
+    symbols: Symbols,
+    chamber: str = "both",
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_congress_trades`: same arguments and result."""
+    return await _run(
+        loaders.load_congress_trades,
+        symbols=symbols,
+        chamber=chamber,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_lobbying(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_lobbying`: same arguments and result."""
+    return await _run(
+        loaders.load_lobbying,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_government_contracts(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_government_contracts`: same arguments and result."""
+    return await _run(
+        loaders.load_government_contracts,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_patent_filings(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_patent_filings`: same arguments and result."""
+    return await _run(
+        loaders.load_patent_filings,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_app_ratings(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    view: str = "apps",
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_app_ratings`: same arguments and result."""
+    return await _run(
+        loaders.load_app_ratings,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        view=view,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_professionalnet(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_professionalnet`: same arguments and result."""
+    return await _run(
+        loaders.load_professionalnet,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_forum_mentions(
+    symbols: Symbols,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+    errors: Errors = "raise",
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_forum_mentions`: same arguments and result."""
+    return await _run(
+        loaders.load_forum_mentions,
+        symbols=symbols,
+        start=start,
+        end=end,
+        limit=limit,
+        client=client,
+        validate=validate,
+        errors=errors,
+    )
+
+
+async def load_tickers(
+    type: str | None = None,
+    market: str | None = None,
+    region: str | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_tickers`: same arguments and result."""
+    return await _run(
+        loaders.load_tickers,
+        type=type,
+        market=market,
+        region=region,
+        limit=limit,
+        client=client,
+        validate=validate,
+    )
+
+
+async def load_markets(
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_markets`: same arguments and result."""
+    return await _run(
+        loaders.load_markets,
+        client=client,
+        validate=validate,
+    )
+
+
+async def load_regions(
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_regions`: same arguments and result."""
+    return await _run(
+        loaders.load_regions,
+        client=client,
+        validate=validate,
+    )
+
+
+async def load_screener(
+    dataset: str,
+    market: str | None = None,
+    region: str | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_screener`: same arguments and result."""
+    return await _run(
+        loaders.load_screener,
+        dataset=dataset,
+        market=market,
+        region=region,
+        limit=limit,
+        client=client,
+        validate=validate,
+    )
+
+
+async def load_recent(
+    dataset: str,
+    market: str | None = None,
+    region: str | None = None,
+    limit: int | None = None,
+    *,
+    client: Client | None = None,
+    validate: Validate = True,
+) -> pd.DataFrame:
+    """The coroutine of :func:`mdframes.load_recent`: same arguments and result."""
+    return await _run(
+        loaders.load_recent,
+        dataset=dataset,
+        market=market,
+        region=region,
+        limit=limit,
+        client=client,
+        validate=validate,
+    )
+
+
+__all__ += [
+    "load",
+    "load_forecast",
+    "load_sentiment",
+    "load_news",
+    "load_analyst_ratings",
+    "load_put_call_ratio",
+    "load_insider_trading",
+    "load_congress_trades",
+    "load_lobbying",
+    "load_government_contracts",
+    "load_patent_filings",
+    "load_app_ratings",
+    "load_professionalnet",
+    "load_forum_mentions",
+    "load_tickers",
+    "load_markets",
+    "load_regions",
+    "load_screener",
+    "load_recent",
+]

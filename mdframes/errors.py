@@ -424,22 +424,26 @@ def find_stack_level() -> int:
     As pandas' ``find_stack_level``: walk up from the caller of ``warnings.warn`` until the
     frame's file is not inside the package (tests and user code are outside it). A frame
     outside the package that mdframes itself called (``contextlib``'s ``__enter__`` of a
-    ``with`` block inside mdframes) is plumbing, not the caller, and is walked past too.
+    ``with`` block inside mdframes) is plumbing, not the caller, and is walked past too; so is
+    asyncio's event loop, which runs an ``md.aio`` coroutine awaited by ``asyncio.run(...)``
+    directly (the warning then points at that line, not at asyncio's).
     """
+    import asyncio
     import inspect
     import os
 
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    event_loop = os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep
 
-    def inside(frame: Any) -> bool:
-        return os.path.abspath(frame.f_code.co_filename).startswith(package)
+    def inside(frame: Any, where: str = package) -> bool:
+        return os.path.abspath(frame.f_code.co_filename).startswith(where)
 
     frame = inspect.currentframe()
     level = 0
     try:
         while frame is not None:
             called_by_us = frame.f_back is not None and inside(frame.f_back)
-            if not inside(frame) and not called_by_us:
+            if not inside(frame) and not called_by_us and not inside(frame, event_loop):
                 break
             frame = frame.f_back
             level += 1

@@ -44,13 +44,40 @@ def test_coroutine_has_the_signature_and_frame_of_its_loader(name: str, client: 
     sync, coro = getattr(md, name), getattr(md.aio, name)
     assert inspect.iscoroutinefunction(coro)
     assert inspect.signature(coro) == inspect.signature(sync)
-    assert coro.__doc__ == sync.__doc__
+    assert f":func:`mdframes.{name}`" in (coro.__doc__ or "")
     args, kwargs = _arguments(name)
     expected = sync(*args, client=client, **kwargs)
     got = asyncio.run(coro(*args, client=client, **kwargs))
     assert len(expected) > 0
     pd.testing.assert_frame_equal(got, expected)
     assert got.attrs["dataset"] == expected.attrs["dataset"]
+
+
+def test_the_coroutines_are_written_out_from_the_registry() -> None:
+    """md.aio's coroutines are source (type checkers and the API reference see them), and that
+    source is what the registry and the loaders' signatures give now."""
+    from mdframes import _aiogen
+
+    assert _aiogen.current() == _aiogen.source(), "run `python -m mdframes._aiogen`"
+    for name in md.aio.loader_names():
+        assert getattr(md.aio, name).__module__ == "mdframes.aio"
+
+
+def test_a_warning_points_at_the_awaiting_line(client: md.Client) -> None:
+    """Raised at the ``await`` in a coroutine, or at ``asyncio.run`` called directly: the user's
+    line, never asyncio's or mdframes' frames."""
+
+    async def main() -> pd.DataFrame:
+        return await md.aio.load_sentiment(["AAPL", "NOTFOUND"], errors="skip", client=client)
+
+    with pytest.warns(md.SkippedSymbolsWarning) as direct:
+        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        asyncio.run(md.aio.load_sentiment(["AAPL", "NOTFOUND"], errors="skip", client=client))
+    with pytest.warns(md.SkippedSymbolsWarning) as awaited:
+        asyncio.run(main())
+    assert (direct[0].filename, direct[0].lineno) == (__file__, line)
+    awaiting = main.__code__.co_firstlineno + 1
+    assert (awaited[0].filename, awaited[0].lineno) == (__file__, awaiting)
 
 
 def test_same_errors_and_warnings(client: md.Client) -> None:
