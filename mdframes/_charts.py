@@ -59,6 +59,9 @@ class Chart:
     by: str = "symbol"
 
 
+# The daily view of app ratings is the same chart of the same columns.
+_APPS = Chart("apps", "app ratings", hover=("app_name", "score", "ratings_count"))
+
 _PER_SYMBOL: dict[str, Chart] = {
     "forecast": Chart(
         "fan",
@@ -128,8 +131,8 @@ _PER_SYMBOL: dict[str, Chart] = {
         label="patents granted (running count)",
         running=True,
     ),
-    "app_ratings": Chart("apps", "app ratings", hover=("app_name", "score", "ratings_count")),
-    "app_ratings_daily": Chart("apps", "app ratings", hover=("app_name", "score", "ratings_count")),
+    "app_ratings": _APPS,
+    "app_ratings_daily": _APPS,
     "professionalnet": Chart(
         "metrics",
         "professional network",

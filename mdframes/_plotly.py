@@ -181,6 +181,38 @@ def _symbol_trace(symbol: str, i: int, **kw: Any) -> Any:
     return _go().Scatter(meta={"symbol": symbol, "role": "data"}, **kw)
 
 
+def _symbol_lines(
+    fig: Any,
+    symbols: list[str],
+    frame: pd.DataFrame,
+    hover: tuple[str, ...],
+    y_label: str,
+    *,
+    row: int | None = None,
+    unnamed: str = "",
+    style: Any = None,
+    **extra: Any,
+) -> None:
+    """One trace per symbol of ``frame`` (columns ``x``, ``y``), in the symbol's colour: a
+    line unless ``style(i)`` gives the trace's mode and look. ``unnamed`` names the trace of
+    a frame without symbols."""
+    for i, symbol in enumerate(symbols):
+        part = (frame[frame["symbol"] == symbol] if symbol else frame).sort_values("x")
+        custom, template = _hover(part, hover, y_label)
+        look = style(i) if style else {"mode": "lines", "line": {"color": colour(i)}}
+        trace = _symbol_trace(
+            symbol or unnamed,
+            i,
+            x=part["x"],
+            y=part["y"],
+            customdata=custom,
+            hovertemplate=template,
+            **look,
+            **extra,
+        )
+        fig.add_trace(trace, **({"row": row, "col": 1} if row else {}))
+
+
 # --- kinds -------------------------------------------------------------------------------------
 
 
@@ -241,22 +273,7 @@ def _bands_kind(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     fig = _figure()
     _bands(fig, data.SENTIMENT_BANDS)
     frame = df.assign(x=pd.to_datetime(df["date"]), y=df["score"].astype(float))
-    for i, symbol in enumerate(data.symbols(df)):
-        rows = frame[frame["symbol"] == symbol] if symbol else frame
-        rows = rows.sort_values("x")
-        custom, template = _hover(rows, (), "score")
-        fig.add_trace(
-            _symbol_trace(
-                symbol,
-                i,
-                x=rows["x"],
-                y=rows["y"],
-                mode="lines",
-                line={"color": colour(i)},
-                customdata=custom,
-                hovertemplate=template,
-            )
-        )
+    _symbol_lines(fig, data.symbols(df), frame, (), "score")
     fig.update_yaxes(range=[-1, 1], title_text="score (-1 bearish .. 1 bullish)")
     return _finish(fig, data_title(df, spec))
 
@@ -460,25 +477,14 @@ def _events(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     if spec.bands == "sentiment":
         _bands(fig, data.SENTIMENT_BANDS)
         fig.update_yaxes(range=[-1, 1])
-    for i, symbol in enumerate(data.symbols(df)):
-        part = rows[rows["symbol"] == symbol]
-        custom, template = _hover(part, spec.hover, "" if spec.running else spec.label)
-        kw: dict[str, Any] = (
-            {"mode": "lines+markers", "line": {"shape": "hv", "color": colour(i)}}
-            if spec.running
-            else {"mode": "markers", "marker": {"color": colour(i), "size": 7, "opacity": 0.8}}
-        )
-        fig.add_trace(
-            _symbol_trace(
-                symbol or spec.title,
-                i,
-                x=part["x"],
-                y=part["y"],
-                customdata=custom,
-                hovertemplate=template,
-                **kw,
-            )
-        )
+
+    def style(i: int) -> dict[str, Any]:
+        if spec.running:
+            return {"mode": "lines+markers", "line": {"shape": "hv", "color": colour(i)}}
+        return {"mode": "markers", "marker": {"color": colour(i), "size": 7, "opacity": 0.8}}
+
+    label = "" if spec.running else spec.label
+    _symbol_lines(fig, data.symbols(df), rows, spec.hover, label, unnamed=spec.title, style=style)
     fig.update_yaxes(title_text=spec.label)
     if spec.log:
         _money_log_axis(fig, rows["y"])
@@ -492,24 +498,8 @@ def _metrics(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     titles = tuple(c.replace("_", " ") for c in panels)
     fig = _figure(len(panels), titles)
     for r, (column, rows) in enumerate(panels.items(), start=1):
-        for i, symbol in enumerate(data.symbols(df)):
-            part = rows[rows["symbol"] == symbol]
-            custom, template = _hover(part, (), column.replace("_", " "))
-            fig.add_trace(
-                _symbol_trace(
-                    symbol,
-                    i,
-                    x=part["x"],
-                    y=part["y"],
-                    mode="lines",
-                    showlegend=r == 1,
-                    line={"color": colour(i)},
-                    customdata=custom,
-                    hovertemplate=template,
-                ),
-                row=r,
-                col=1,
-            )
+        label = column.replace("_", " ")
+        _symbol_lines(fig, data.symbols(df), rows, (), label, row=r, showlegend=r == 1)
     notes = [
         f"{c.replace('_', ' ')}: {data.left_out_note(r, spec)}"
         for c, r in panels.items()
@@ -527,21 +517,7 @@ def _metrics(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
 def _totals(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     rows = data.totals(df, spec)
     fig = _figure()
-    for i, symbol in enumerate(data.symbols(df)):
-        part = rows[rows["symbol"] == symbol]
-        custom, template = _hover(part, ("records",), "mentions in the week")
-        fig.add_trace(
-            _symbol_trace(
-                symbol,
-                i,
-                x=part["x"],
-                y=part["y"],
-                mode="lines",
-                line={"color": colour(i)},
-                customdata=custom,
-                hovertemplate=template,
-            )
-        )
+    _symbol_lines(fig, data.symbols(df), rows, ("records",), "mentions in the week")
     fig.update_yaxes(title_text=spec.label, rangemode="tozero")
     return _finish(fig, data_title(df, spec), note=data.left_out_note(rows, spec))
 

@@ -117,16 +117,30 @@ def sentiment(df: pd.DataFrame, ax: Any = None, kind: str = "auto") -> Any:
     symbols = kit.symbols_of(df)
     if kind == "heatmap" or (kind == "auto" and len(symbols) > SENTIMENT_LINES_MAX):
         return _sentiment_heatmap(df, ax, symbols)
-    ax = kit.axes(ax)
-    kit.bands(ax, SENTIMENT_BANDS)
+    ax = _sentiment_axes(kit.axes(ax))
     for symbol, rows in kit.by_symbol(df):
         ax.plot(rows["date"], rows["score"].astype(float), marker=".", label=symbol or "score")
-    ax.set_ylim(-1.0, 1.0)
     ax.axhline(0.0, color="black", linewidth=0.5)
     ax.set_ylabel("score (-1 bearish .. 1 bullish)")
     kit.date_axis(ax)
     kit.finish(ax, kit.title(symbols, "sentiment"))
     return ax
+
+
+def _sentiment_axes(ax: Any) -> Any:
+    """The score scale of sentiment: the spec's bands under -1..1."""
+    kit.bands(ax, SENTIMENT_BANDS)
+    ax.set_ylim(-1.0, 1.0)
+    return ax
+
+
+def _symbol_lines(ax: Any, symbols: list[str], rows: pd.DataFrame, **style: Any) -> None:
+    """One line per symbol of ``rows`` (columns ``x``, ``y``), in the symbol's colour, tagged
+    ``data:<symbol>`` for the tests that count each symbol's points."""
+    for i, symbol in enumerate(symbols):
+        part = rows[rows["symbol"] == symbol]
+        (line,) = ax.plot(part["x"], part["y"], color=f"C{i}", label=symbol, **style)
+        line.set_gid(f"data:{symbol}")
 
 
 def _sentiment_heatmap(df: pd.DataFrame, ax: Any, symbols: list[str]) -> Any:
@@ -560,8 +574,7 @@ def _mpl_events(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any
     rows = data.events(df, spec)
     ax = kit.axes(ax)
     if spec.bands == "sentiment":
-        kit.bands(ax, SENTIMENT_BANDS)
-        ax.set_ylim(-1.0, 1.0)
+        _sentiment_axes(ax)
     for i, symbol in enumerate(data.symbols(df)):
         part = rows[rows["symbol"] == symbol]
         if part.empty:
@@ -587,10 +600,7 @@ def _mpl_events(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any
 def _mpl_totals(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
     rows = data.totals(df, spec)
     ax = kit.axes(ax)
-    for i, symbol in enumerate(data.symbols(df)):
-        part = rows[rows["symbol"] == symbol]
-        (line,) = ax.plot(part["x"], part["y"], color=f"C{i}", linewidth=1.2, label=symbol)
-        line.set_gid(f"data:{symbol}")
+    _symbol_lines(ax, data.symbols(df), rows, linewidth=1.2)
     ax.set_ylim(bottom=0)
     ax.set_ylabel(spec.label)
     kit.date_axis(ax)
@@ -618,10 +628,7 @@ def _mpl_metrics(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: An
         fig, axes = ax.figure, [ax]
     symbols = data.symbols(df)
     for panel, (column, rows) in zip(axes, panels.items(), strict=True):
-        for i, symbol in enumerate(symbols):
-            part = rows[rows["symbol"] == symbol]
-            (line,) = panel.plot(part["x"], part["y"], color=f"C{i}", marker=".", label=symbol)
-            line.set_gid(f"data:{symbol}")
+        _symbol_lines(panel, symbols, rows, marker=".")
         panel.set_ylabel(column.replace("_", " "))
         kit.counts(panel)
         kit.date_axis(panel)
