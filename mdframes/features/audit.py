@@ -243,7 +243,11 @@ class _Dataset:
     symbol's); a column is taken for them only when a feature asks for it."""
 
     def __init__(self, frame: pd.DataFrame, dataset: str, symbols: list[str], row: bool):
-        heads, lengths, run_codes, uniques = _runs(frame["symbol"])
+        # A shallow copy without the read's attrs (pandas copies them with every column).
+        source = pd.DataFrame(frame)
+        source.index = pd.RangeIndex(len(frame))
+        source.attrs = {"dataset": dataset}
+        heads, lengths, run_codes, uniques = _runs(source["symbol"])
         where = {s: i for i, s in enumerate(symbols)}
         distinct = np.asarray(uniques, dtype=object)  # one conversion, not a scalar each
         lut = np.asarray([*(where.get(str(u).strip().upper(), -1) for u in distinct), -1])
@@ -252,9 +256,6 @@ class _Dataset:
         heads, lengths, run_symbol = heads[chosen], lengths[chosen], run_symbol[chosen]
         mine = _ranges(heads, lengths)  # the sampled symbols' rows, in frame order
         self.whole = len(mine) == len(frame)
-        source = frame.copy(deep=False)
-        source.index = pd.RangeIndex(len(frame))
-        source.attrs = {"dataset": dataset}  # no copy of a read's attrs per cut
         self.source, self.mine, self.dataset = source, mine, dataset
         self._frame: pd.DataFrame | None = None
         codes = np.repeat(run_symbol, lengths)
@@ -285,6 +286,7 @@ class _Dataset:
         edges = np.searchsorted(codes[by_code], np.arange(len(symbols) + 1))
         self.rows_of = {s: by_code[edges[i] : edges[i + 1]] for i, s in enumerate(symbols)}
         self._columns: dict[Any, np.ndarray] = {}
+        self._inputs: dict[Any, tuple[np.ndarray, np.ndarray, int | None] | None] = {}
         if row:
             frame = self.frame
             self.fetched = _fetched(frame)
@@ -336,6 +338,17 @@ class _Dataset:
                 self._columns[key] = _evaluate(frame, spec, flags)
         return self._columns[key]
 
+    def inputs(self, feature: Feature) -> tuple[np.ndarray, np.ndarray, int | None] | None:
+        """A feature of columns and row rules: its signed values on every row, which of them
+        count and its window (computed once); ``None``: it has another function."""
+        key = id(feature)
+        if key not in self._inputs:
+            row_wise = all(_row_wise(x) for x in (feature.value, feature.sign, feature.where))
+            self._inputs[key] = (
+                _inputs_of(feature, len(self.days), self.column) if row_wise else None
+            )
+        return self._inputs[key]
+
     def first_sync_end(self, symbol: str) -> int | None:
         """When the sync that stored the symbol's earliest version ended (its latest fetch)."""
         rows = self.rows_of[symbol]
@@ -367,36 +380,24 @@ class _Known:
     """One symbol's rows known at a row's knowledge, in rank order, with their public days.
     A row dated D sees the prefix of them public by the end of D: its cut. A column or a
     catalog row rule is taken row by row from the dataset's rows (its value on a row does
-    not depend on the other rows: the cut's are a prefix of the known rows'); any other
-    function of the frame runs on each cut's rows only, so that one reading later rows is
-    caught."""
+    not depend on the other rows); any other function of the frame runs on each cut's rows
+    only, so that one reading later rows is caught."""
 
     def __init__(self, data: _Dataset, rows: np.ndarray) -> None:
         self.data, self.rows = data, rows
         self.days = data.days[rows]
-        self._inputs: dict[Any, tuple[np.ndarray, np.ndarray, int | None]] = {}
         self._cut_columns: dict[Any, np.ndarray] = {}
 
     def value(self, feature: Feature, day: int) -> float:
         """The feature on ``day`` from the rows public by its end."""
         n = int(np.searchsorted(self.days, day, side="right"))
-        if all(_row_wise(x) for x in (feature.value, feature.sign, feature.where)):
-            vals, ok, window = self._row_wise_inputs(feature)
-            return _row_value(feature.agg, window, vals[:n], ok[:n], self.days[:n], day)
-        vals, ok, window = self._inputs_of(
-            feature, n, lambda spec, flags: self._cut(spec, flags, n)
-        )
+        inputs = self.data.inputs(feature)
+        if inputs is not None:
+            vals, ok, window = inputs
+            cut = self.rows[:n]
+            return _row_value(feature.agg, window, vals[cut], ok[cut], self.days[:n], day)
+        vals, ok, window = _inputs_of(feature, n, lambda spec, flags: self._cut(spec, flags, n))
         return _row_value(feature.agg, window, vals, ok, self.days[:n], day)
-
-    def _row_wise_inputs(self, feature: Feature) -> tuple[np.ndarray, np.ndarray, int | None]:
-        key = id(feature)
-        if key not in self._inputs:
-            self._inputs[key] = self._inputs_of(
-                feature,
-                len(self.rows),
-                lambda spec, flags: self.data.column(spec, flags)[self.rows],
-            )
-        return self._inputs[key]
 
     def _cut(self, spec: Any, flags: bool, n: int) -> np.ndarray:
         """A function of the frame on the cut's rows only (evaluated once per cut)."""
@@ -408,26 +409,26 @@ class _Known:
             self._cut_columns[key] = _evaluate(rows, spec, flags)
         return self._cut_columns[key]
 
-    @staticmethod
-    def _inputs_of(
-        feature: Feature, n: int, get: Callable[[Any, bool], np.ndarray]
-    ) -> tuple[np.ndarray, np.ndarray, int | None]:
-        """The feature's signed values on ``n`` rows, which of them count (a value, a sign,
-        its filter), and its window in days."""
-        if not n:
-            vals = np.empty(0)
-        elif feature.value is None:
-            vals = np.ones(n)
-        else:
-            vals = get(feature.value, False)
-        ok = ~np.isnan(vals)
-        if feature.sign is not None and n:
-            sign = get(feature.sign, False)
-            vals = vals * sign
-            ok &= ~np.isnan(sign)
-        if feature.where is not None and n:
-            ok &= get(feature.where, True)
-        return vals, ok, feature.days
+
+def _inputs_of(
+    feature: Feature, n: int, get: Callable[[Any, bool], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """The feature's signed values on ``n`` rows, which of them count (a value, a sign, its
+    filter), and its window in days."""
+    if not n:
+        vals = np.empty(0)
+    elif feature.value is None:
+        vals = np.ones(n)
+    else:
+        vals = get(feature.value, False)
+    ok = ~np.isnan(vals)
+    if feature.sign is not None and n:
+        sign = get(feature.sign, False)
+        vals = vals * sign
+        ok &= ~np.isnan(sign)
+    if feature.where is not None and n:
+        ok &= get(feature.where, True)
+    return vals, ok, feature.days
 
 
 def _row_wise(spec: Any) -> bool:
@@ -445,6 +446,8 @@ def _row_value(
         picks = np.flatnonzero(mask)  # rows are in rank order: the last is the latest
         return float(vals[picks[-1]]) if len(picks) else np.nan
 
+    if not len(vals):
+        return 0.0 if agg in ("count", "sum") else np.nan
     if agg == "change":
         assert n is not None
         return latest(ok) - latest(ok & (days <= day - n))
@@ -724,6 +727,9 @@ def _later_prices(ts: Any, source: Source | None, rows: np.ndarray) -> np.ndarra
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             raw = source.prices(symbols, dates[0].date(), calendar[-1].date(), "skip")
+        if isinstance(raw, pd.DataFrame):
+            raw = pd.DataFrame(raw)  # without its attrs, which pandas copies with each column
+            raw.attrs = {}
         prices = long_prices(raw, parameter="source")
     except Exception:  # noqa: BLE001 - no prices (a dict without them): the check says so
         return None
