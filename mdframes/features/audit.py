@@ -635,9 +635,10 @@ def _equal(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(_close(a, b, 1e-12).all())
 
 
-def _correlation(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Pearson's correlation of ``x`` and ``y`` (no NaN); ``None`` when one is constant."""
-    xc, yc = x - x.mean(), y - y.mean()
+def _correlation(x: np.ndarray, yc: np.ndarray) -> float | None:
+    """Pearson's correlation of ``x`` and ``y`` (no NaN; ``yc``: ``y`` minus its mean);
+    ``None`` when one is constant."""
+    xc = x - x.mean()
     # einsum, not BLAS's dot: its threads spin against a busy machine's other work.
     sxx, syy = float(np.einsum("i,i->", xc, xc)), float(np.einsum("i,i->", yc, yc))
     if not (sxx > 0 and syy > 0):
@@ -657,19 +658,29 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
     if len(labelled) > _PRICE_ROWS:
         labelled = np.sort(np.random.default_rng(0).choice(labelled, _PRICE_ROWS, replace=False))
     prices = _later_prices(ts, source, labelled)
+    # The label over its rows, centred once: most features have a value on every one.
+    y_known = y[known]
+    y_centred = y_known - y_known.mean()
     for name in ts.X.columns:
         x = ts.X[name].to_numpy(dtype="float64", na_value=np.nan)
-        both = known & ~np.isnan(x)
-        if both.sum() < 2:
+        x_known = x[known]
+        valid = ~np.isnan(x_known)
+        count = int(np.count_nonzero(valid))
+        if count < 2:
             continue
         why = None
-        xs, ys = x[both], y[both]
+        if count == len(x_known):
+            xs, ys, yc = x_known, y_known, y_centred
+        else:
+            xs, ys = x_known[valid], y_known[valid]
+            yc = ys - ys.mean()
         if _equal(xs, ys):
             why = "equal to the label"
         else:
-            corr = _correlation(xs, ys)
+            corr = _correlation(xs, yc)
             if corr is not None and abs(corr) > _CORRELATED:
                 why = f"correlation {corr:+.4f} with the label"
+        both = known & ~np.isnan(x)
         expected = y
         if why is None and prices is not None:
             share, k = _price_copy(x[labelled], prices)
@@ -752,15 +763,21 @@ def _later_prices(ts: Any, source: Source | None, rows: np.ndarray) -> np.ndarra
 
 
 def _price_copy(x: np.ndarray, prices: np.ndarray) -> tuple[float, int]:
-    """The largest share of ``x`` equal to the price k periods later, and that k (0: none
-    with two values to compare)."""
+    """The largest share of ``x`` equal to the price k periods later when it is above
+    ``_PRICE_MATCH``, and that k; ``(0.0, 0)`` when no k comes above it (with two values
+    to compare)."""
     both = ~np.isnan(x)[None, :] & ~np.isnan(prices)
     counts = both.sum(axis=1)
-    hits = (_close(x[None, :], prices, 1e-9) & both).sum(axis=1)
+    # A share above the bar allows few misses: a k with more among the first rows is out
+    # (with a row's margin for rounding), and most features are out after 2,048 rows.
+    head = min(len(x), 2048)
+    misses = (both[:, :head] & ~_close(x[None, :head], prices[:, :head], 1e-9)).sum(axis=1)
     best = (0.0, 0)
-    for k in range(len(prices)):
-        if counts[k] >= 2 and hits[k] / counts[k] > best[0]:
-            best = (float(hits[k] / counts[k]), k + 1)
+    for k in np.flatnonzero((counts >= 2) & (misses <= (1 - _PRICE_MATCH) * counts + 1)):
+        hits = int(np.count_nonzero(_close(x, prices[k], 1e-9) & both[k]))
+        share = hits / int(counts[k])
+        if share > _PRICE_MATCH and share > best[0]:
+            best = (share, int(k) + 1)
     return best
 
 
@@ -1079,19 +1096,53 @@ def audit(
     X = ts.X.copy(deep=False)
     X.attrs = {}
     view = TrainingSet(X, ts.y, ts.t1, ts.info, ts.features)
-    splits = _folds(cv, view) if len(view.X) else []
-    outcomes = {
-        "look_ahead": _look_ahead(view, attrs, cut, features, int(sample), int(seed)),
-        "label_leak": _label_leak(view, cut),
-        "cv_overlap": _cv_overlap(view, splits) if len(view.X) else _skip("no rows"),
-        "coverage": _coverage(view, attrs, splits, cv is not None),
-        "knowledge": _knowledge(view, attrs, cut),
-    }
+    with warnings.catch_warnings():
+        # The checks read and compute quietly: the report says what they found. One filter
+        # for both threads below, restored by this one at the end (a thread's own
+        # catch_warnings would restore the process's filters out of turn).
+        warnings.simplefilter("ignore")
+        outcomes = _run_checks(view, attrs, cut, features, cv, int(sample), int(seed))
     checks = pd.DataFrame(
-        [(name, o.status, o.detail, o.rows) for name, o in outcomes.items()],
+        [(name, outcomes[name].status, outcomes[name].detail, outcomes[name].rows)
+         for name in CHECKS],
         columns=CHECK_COLUMNS,
-    ).astype({"rows": "int64"})
+    ).astype({"rows": "int64"})  # fmt: skip
     failures = pd.DataFrame(
-        [f for o in outcomes.values() for f in o.failures], columns=FAILURE_COLUMNS
+        [f for name in CHECKS for f in outcomes[name].failures], columns=FAILURE_COLUMNS
     )
     return AuditReport(checks, failures)
+
+
+def _run_checks(
+    view: Any,
+    attrs: dict[str, Any],
+    cut: Source | None,
+    features: list[Feature],
+    cv: Any,
+    sample: int,
+    seed: int,
+) -> dict[str, _Outcome]:
+    """The five checks. From frames, ``look_ahead`` (per-row Python work) runs in a second
+    thread beside the others (whole-array numpy, which releases the GIL); a lake is read
+    from one thread only."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ahead() -> _Outcome:
+        return _look_ahead(ahead_view, attrs, cut, features, sample, seed)
+
+    # Its own shallow view of X: no pandas object is read from both threads.
+    ahead_X = view.X.copy(deep=False)
+    ahead_view = type(view)(ahead_X, view.y, view.t1, view.info, view.features)
+    outcomes: dict[str, _Outcome] = {}
+    with ThreadPoolExecutor(1, thread_name_prefix="mdframes-audit") as pool:
+        side = pool.submit(ahead) if isinstance(cut, FramesSource) else None
+        if side is None:
+            outcomes["look_ahead"] = ahead()
+        splits = _folds(cv, view) if len(view.X) else []
+        outcomes["label_leak"] = _label_leak(view, cut)
+        outcomes["cv_overlap"] = _cv_overlap(view, splits) if len(view.X) else _skip("no rows")
+        outcomes["coverage"] = _coverage(view, attrs, splits, cv is not None)
+        outcomes["knowledge"] = _knowledge(view, attrs, cut)
+        if side is not None:
+            outcomes["look_ahead"] = side.result()
+    return outcomes
