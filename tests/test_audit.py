@@ -244,3 +244,57 @@ def test_a_set_known_at_a_time_passes(lake_root: Path) -> None:
     claims = TrainingSet(latest.X, latest.y, latest.t1,
                          {**latest.info, "known_at": ts.info["known_at"]})  # fmt: skip
     _only_failed(md.features.audit(claims, source=md.Lake(lake_root), sample=200), "look_ahead")
+
+
+@pytest.fixture(scope="module")
+def frames(lake_root: Path) -> dict[str, pd.DataFrame]:
+    """The lake's latest rows as a dict source, plus a symbol the sets do not have (its rows
+    are left out of each cut) and, per symbol, a second put/call row at the same time as
+    another, later in the frame (so the latest of the two)."""
+    lake = md.Lake(lake_root)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = {name: lake.read(name, SYMBOLS) for name in DATASETS}
+    for name, frame in out.items():
+        other = frame[frame["symbol"] == "AAPL"].assign(symbol="ZZZZ")
+        out[name] = pd.concat([frame, other], ignore_index=True).astype(
+            {"symbol": frame["symbol"].dtype}
+        )
+    ratios = out["put_call_ratio"]
+    again = ratios.groupby("symbol", observed=True).tail(30).assign(ratio=lambda f: f["ratio"] + 1)
+    out["put_call_ratio"] = pd.concat([ratios, again], ignore_index=True)
+    return out
+
+
+def test_look_ahead_from_frames_in_any_order(frames: dict[str, pd.DataFrame]) -> None:
+    """From a dict source: rows in no particular order, rows sharing a time, a symbol that
+    is not in the set; a clean set passes every recomputed cell, and a feature that reads
+    the next row (``shift(-1)``) is caught by look_ahead only."""
+    shuffled = {name: f.sample(frac=1, random_state=0) for name, f in frames.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clean = md.features.training_set(SYMBOLS, START, END, FEATURES, source=shuffled)
+    before = list(warnings.filters)
+    report = md.features.audit(clean, source=shuffled, sample=90)
+    assert warnings.filters == before  # the audit's quiet filter is restored
+    assert report.ok, report
+    assert report.checks.set_index("check").loc["look_ahead", "rows"] == 90 * len(FEATURES)
+    # The rows sharing a time: the later of the two in the frame is what the set knows.
+    ratios = shuffled["put_call_ratio"]
+    ratios = ratios[ratios["date"] <= pd.Timestamp(END)]
+    on_last = ratios[
+        ratios["date"] == ratios.groupby("symbol", observed=True)["date"].transform("max")
+    ]
+    assert (on_last.groupby("symbol", observed=True).size().loc[SYMBOLS] == 2).all()
+    expected = on_last.groupby("symbol", observed=True)["ratio"].last()  # in frame order
+    got = clean.X["put_call_ratio_last"].xs(pd.Timestamp(END), level=0)
+    assert np.allclose(got.loc[SYMBOLS].to_numpy(), expected.loc[SYMBOLS].to_numpy())
+
+    peek = md.features.Feature("ratio_peek", "put_call_ratio", value=peek_next_ratio,
+                               window=None, agg="last")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ts = md.features.training_set(SYMBOLS, START, END, [*FEATURES, peek], source=frames)
+    report = md.features.audit(ts, source=frames, sample=60)
+    _only_failed(report, "look_ahead")
+    assert set(report.failures["feature"]) == {"ratio_peek"}
