@@ -142,11 +142,25 @@ def _times(col: pd.Series, aware: bool) -> tuple[list[Any], np.ndarray]:
     missing = np.isnat(stamps)
     if not aware:
         days = stamps.astype("datetime64[D]")
-        whole = bool((stamps[~missing] == days[~missing]).all())
-        stamps = days if whole else stamps.astype("datetime64[us]")
+        if bool((stamps[~missing] == days[~missing]).all()):
+            return _days(days, missing), missing
+        stamps = stamps.astype("datetime64[us]")
     distinct, where = np.unique(stamps, return_inverse=True)
     text = np.datetime_as_string(distinct, timezone="UTC" if aware else "naive").tolist()
     return [text[i] for i in where.ravel().tolist()], missing
+
+
+_DAY_TEXT: dict[int, str] = {}  # days since 1970 -> ISO date: dates recur from call to call
+
+
+def _days(days: np.ndarray, missing: np.ndarray) -> list[Any]:
+    """Dates as ``YYYY-MM-DD``, each day's text made once per process."""
+    numbers = days.view("int64").tolist()
+    unseen = sorted({d for d in days[~missing].view("int64").tolist() if d not in _DAY_TEXT})
+    if unseen:
+        texts = np.datetime_as_string(np.array(unseen, dtype="datetime64[D]")).tolist()
+        _DAY_TEXT.update(zip(unseen, texts, strict=True))
+    return [_DAY_TEXT.get(d) for d in numbers]  # NaT: None
 
 
 def _scalar(value: Any) -> Any:
