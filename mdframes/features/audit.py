@@ -287,9 +287,12 @@ class _Dataset:
         self.rows_of = {s: by_code[edges[i] : edges[i + 1]] for i, s in enumerate(symbols)}
         self._columns: dict[Any, np.ndarray] = {}
         self._inputs: dict[Any, tuple[np.ndarray, np.ndarray, int | None] | None] = {}
+        self.syncs: np.ndarray | None = None
         if row:
             frame = self.frame
             self.fetched = _fetched(frame)
+            if "_sync_id" in frame.columns:
+                self.syncs = frame["_sync_id"].to_numpy(dtype=object)
             key = record_key(dataset)  # a view's own identity (daily app ratings: symbol, date)
             ids = Identity.parse(key).ids(frame)
             extra: np.ndarray
@@ -356,10 +359,9 @@ class _Dataset:
             return None
         fetched = self.fetched[rows]
         first = rows[int(np.argmin(fetched))]
-        if "_sync_id" not in self.frame.columns:
+        if self.syncs is None:
             return int(self.fetched[first])
-        sync = self.frame["_sync_id"].to_numpy(dtype=object)
-        same = rows[sync[rows] == sync[first]]
+        same = rows[self.syncs[rows] == self.syncs[first]]
         return int(self.fetched[same].max())
 
     def known(self, symbol: str, cutoff: int | None) -> np.ndarray:
@@ -467,16 +469,24 @@ def _fetched(frame: pd.DataFrame) -> np.ndarray:
     return stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[ns]").view(np.int64)
 
 
-def _first_sync_end(history: pd.DataFrame) -> int | None:
-    """When the sync that stored the symbol's earliest version ended (its latest fetch)."""
+def _first_sync_ends(history: pd.DataFrame) -> dict[str, int]:
+    """Per symbol of ``history`` (every stored version): when the sync that stored its
+    earliest version ended (that sync's latest fetch of the symbol), in ns."""
     if not len(history):
-        return None
+        return {}
+    codes, names = pd.factorize(history["symbol"].astype(str))
     fetched = _fetched(history)
-    first = int(np.argmin(fetched))
-    if "_sync_id" not in history.columns:
-        return int(fetched[first])
-    same = (history["_sync_id"] == history["_sync_id"].iloc[first]).to_numpy()
-    return int(fetched[same].max())
+    # Each symbol's earliest fetched row (the first in the frame of equal times).
+    order = np.lexsort((np.arange(len(codes)), fetched, codes))
+    heads = order[np.r_[0, np.flatnonzero(np.diff(codes[order])) + 1]]
+    first = np.empty(len(names), dtype=np.int64)
+    first[codes[heads]] = heads
+    ends = fetched[first].copy()
+    if "_sync_id" in history.columns:
+        sync = pd.factorize(history["_sync_id"], use_na_sentinel=True)[0]
+        same = (sync == sync[first][codes]) & (sync >= 0)
+        np.maximum.at(ends, codes[same], fetched[same])
+    return {str(name): int(end) for name, end in zip(names, ends, strict=True)}
 
 
 def _look_ahead(
@@ -997,19 +1007,19 @@ def _knowledge(ts: Any, attrs: dict[str, Any], source: Source | None) -> _Outcom
     # Recount from the lake: per symbol, the end of the sync that stored its first version.
     dates = pd.DatetimeIndex(ts.X.index.get_level_values(0).unique())
     symbols = [str(s) for s in ts.X.index.get_level_values(1).unique()]
+    days = np.sort(dates.to_numpy(dtype="datetime64[D]").astype(np.int64))
     failures = []
     for ds, v in recorded.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             history = source.lake.read(base_name(ds), symbols, history=True,
                                        columns=["symbol"])  # fmt: skip
-        sym = history["symbol"].astype(str).to_numpy()
+        ends = _first_sync_ends(history)
         count = 0
         for s in symbols:
-            floor = _first_sync_end(history[sym == s])
-            if floor is not None:
-                day = np.datetime64(floor // _NS_PER_DAY, "D")
-                count += int((dates.to_numpy(dtype="datetime64[D]") < day).sum())
+            floor = ends.get(s)
+            if floor is not None:  # the dates before the day that sync ended
+                count += int(np.searchsorted(days, floor // _NS_PER_DAY, side="left"))
         if count != int(v.get("rows", -1)):
             failures.append(
                 {"check": "knowledge", "date": pd.NaT, "symbol": None, "feature": ds,
