@@ -55,8 +55,9 @@ def _frame(name: str, client: md.Client) -> object:
     from mdframes import registry
 
     ds = registry.get(name)
-    if ds.scope == "screener":
-        return md.load_screener(name.split("/", 1)[1], market="S&P 500", client=client)
+    if ds.scope in ("screener", "recent"):
+        load = md.load_screener if ds.scope == "screener" else md.load_recent
+        return load(name.split("/", 1)[1], market="S&P 500", client=client)
     kw: dict[str, object] = {"view": "daily"} if name == "app_ratings_daily" else {}
     if ds.param("start") is not None:
         kw["start"] = START
@@ -89,8 +90,8 @@ def gallery() -> tuple[str, dict[str, bytes]]:
         height = int(interactive.layout.height or 500) + 20
         ds = get(name)
         call = (
-            f'md.load_screener("{name.split("/", 1)[1]}", market="S&P 500")'
-            if ds.scope == "screener"
+            f'md.{ds.loader}("{name.split("/", 1)[1]}", market="S&P 500")'
+            if ds.scope in ("screener", "recent")
             else f'md.{ds.loader}(["AAPL", "MSFT"])'
         )
         parts.append(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .registry import SCREENER_DATASETS
+from .registry import RECENT_DATASETS, SCREENER_DATASETS
 
 __all__ = ["Chart", "CHARTS", "KINDS"]
 
@@ -167,19 +167,32 @@ _SCREENER_MEASURES: dict[str, tuple[Any, ...]] = {
     "patent-filings": ((), "count", "latest patents by type", "type"),
 }
 
-CHARTS: dict[str, Chart] = {
-    **_PER_SYMBOL,
-    **{
-        f"screener/{tail}": Chart(
+# ``load_recent``'s cross-ticker frames (the latest records of many symbols) rank as the
+# screeners do.
+_RECENT_MEASURES: dict[str, tuple[Any, ...]] = {
+    "news": (("sentiment",), "mean", "mean article sentiment"),
+    "analyst-ratings": ((), "count", "rating actions by action", "action"),
+}
+
+
+def _ranking(kind: str, measures: dict[str, tuple[Any, ...]], tails: tuple[str, ...]) -> dict:
+    return {
+        f"{kind}/{tail}": Chart(
             "ranking",
-            f"screener: {label}",
+            f"{kind}: {label}",
             value=value,
             agg=agg,
             label=label,
             hover=("name",),
             by=by[0] if by else "symbol",
         )
-        for tail, (value, agg, label, *by) in _SCREENER_MEASURES.items()
-        if tail in SCREENER_DATASETS
-    },
+        for tail, (value, agg, label, *by) in measures.items()
+        if tail in tails
+    }
+
+
+CHARTS: dict[str, Chart] = {
+    **_PER_SYMBOL,
+    **_ranking("screener", _SCREENER_MEASURES, SCREENER_DATASETS),
+    **_ranking("recent", _RECENT_MEASURES, RECENT_DATASETS),
 }

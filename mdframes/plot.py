@@ -468,7 +468,7 @@ def chart(
     Parameters
     ----------
     df : DataFrame
-        A per-symbol loader's frame (one symbol or several) or a screener's.
+        A per-symbol loader's frame (one symbol or several), a screener's or ``load_recent``'s.
     backend : {"matplotlib", "plotly"}
         ``"matplotlib"`` returns a ``matplotlib.figure.Figure``; ``"plotly"`` an interactive
         ``plotly.graph_objects.Figure`` (hover shows each record's main fields, time axes

@@ -1,4 +1,4 @@
-"""md.plot.chart: a chart for every per-symbol dataset and screener, both backends, checked
+"""md.plot.chart: a chart for every per-symbol dataset, screener and recent frame, both backends, checked
 for the data it holds against the loader's frame; a written plotly page opened in a real
 headless browser."""
 
@@ -43,7 +43,7 @@ def chartable() -> set[str]:
     return {
         ds.name
         for ds in registry.REGISTRY.values()
-        if ds.version == "v2" and (ds.per_symbol or ds.scope == "screener")
+        if ds.version == "v2" and (ds.per_symbol or ds.scope in ("screener", "recent"))
     }
 
 
@@ -54,9 +54,10 @@ def frames() -> dict[str, pd.DataFrame]:
     with md.sandbox.running() as client:
         for name in sorted(chartable()):
             ds = registry.get(name)
-            if ds.scope == "screener":
-                tail = name.split("/", 1)[1]
-                out[name] = md.load_screener(tail, market="S&P 500", client=client)
+            if ds.scope in ("screener", "recent"):
+                kind, tail = name.split("/", 1)
+                load = md.load_screener if kind == "screener" else md.load_recent
+                out[name] = load(tail, market="S&P 500", client=client)
                 continue
             kw = {"view": "daily"} if name == "app_ratings_daily" else {}
             out[name] = getattr(md, ds.loader)(SYMBOLS, client=client, **kw)
