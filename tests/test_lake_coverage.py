@@ -138,6 +138,30 @@ def test_coverage_reads_the_state_not_the_data(tmp_path: Path, client: md.Client
     pd.testing.assert_frame_equal(md.Lake(tmp_path / "lake").coverage(), before)
 
 
+def test_coverage_kept_between_calls_follows_another_writers_sync(
+    tmp_path: Path, client: md.Client, world: Sandbox
+) -> None:
+    # A lake object keeps what it made of each state file (a panel asks the coverage before
+    # its reads); another object's sync rewrites the file, and the next answer follows it.
+    lake = md.Lake(tmp_path / "lake", client=client)
+    lake.sync("sentiment", ["AAPL"], start="2025-01-01", progress=False)
+    reader = md.Lake(tmp_path / "lake")
+    first = reader.coverage("sentiment", ["AAPL", "MSFT"])
+    assert first["status"].astype(str).tolist() == ["synced", "never"]
+    first["gaps"].iloc[0].append("the caller's")  # its own list, not the kept one
+    again = reader.coverage("sentiment", ["AAPL", "MSFT"])
+    assert again["gaps"].iloc[0] == [] and again["status"].astype(str).tolist() == [
+        "synced",
+        "never",
+    ]
+    world.set_today(world.today + dt.timedelta(days=5))
+    lake.sync("sentiment", ["MSFT"], start="2025-01-01", progress=False)
+    after = reader.coverage("sentiment", ["AAPL", "MSFT"])
+    assert after["status"].astype(str).tolist() == ["synced", "synced"]
+    fresh = md.Lake(tmp_path / "lake").coverage("sentiment", ["AAPL", "MSFT"])
+    pd.testing.assert_frame_equal(after, fresh)
+
+
 def test_rows_follow_incremental_syncs_and_revisions(
     tmp_path: Path, client: md.Client, world: Sandbox
 ) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import pandas as pd
@@ -92,6 +93,40 @@ def coverage(
     return _frame(rows)
 
 
+@dataclass
+class _Memo:
+    """What coverage made of one dataset's state file: valid while the file holds the same
+    bytes and no run is unfinished (a sync saves the state at each step)."""
+
+    raw: bytes | None
+    units: dict[str, Any]
+    failed: dict[str, Any]
+    pending: set[str]
+    by_symbol: dict[str | None, list[str]]
+    rows: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+
+
+def _memo(ds: Dataset, tables: Tables, runs: list[OpenRun]) -> _Memo:
+    table = tables.get(ds)
+    raw = table.sidecar.state_bytes() if tables.storage.exists() else None
+    memo = table.coverage_memo
+    if memo is not None and not runs and memo.raw == raw:
+        return memo  # the common case: a panel's coverage of a lake no one is syncing
+    state = table.sidecar.parse_state(raw) or {"units": {}, "failed": {}}
+    units: dict[str, Any] = state.get("units", {})
+    failed: dict[str, Any] = state.get("failed", {})
+    unsynced: dict[str, Any] = state.get("unsynced", {})
+    pending = set(unsynced) - set(units)
+    for run in runs:
+        pending |= _left_in(ds, run, units)
+    by_symbol: dict[str | None, list[str]] = {}
+    for unit_id in dict.fromkeys([*units, *failed, *pending]):
+        by_symbol.setdefault(unit_symbol(unit_id), []).append(unit_id)
+    memo = _Memo(raw, units, failed, pending, by_symbol)
+    table.coverage_memo = None if runs else memo
+    return memo
+
+
 def _dataset_rows(
     ds: Dataset,
     tables: Tables,
@@ -99,18 +134,9 @@ def _dataset_rows(
     symbols: list[str] | None,
     explicit: bool,
 ) -> list[dict[str, Any]]:
-    table = tables.get(ds)
-    state = table.state() if tables.storage.exists() else {"units": {}, "failed": {}}
-    units: dict[str, Any] = state.get("units", {})
-    failed: dict[str, Any] = state.get("failed", {})
-    unsynced: dict[str, Any] = state.get("unsynced", {})
-    pending = set(unsynced) - set(units)
-    for run in runs:
-        pending |= _left_in(ds, run, units)
+    memo = _memo(ds, tables, runs)
+    by_symbol = memo.by_symbol
     mode = mode_of(ds)
-    by_symbol: dict[str | None, list[str]] = {}
-    for unit_id in dict.fromkeys([*units, *failed, *pending]):
-        by_symbol.setdefault(unit_symbol(unit_id), []).append(unit_id)
     # The row a requested symbol falls under: its own, or the cross section's (None).
     if symbols is not None:
         keys = list(dict.fromkeys(unit_symbol(mode.unit_id(s, "")) for s in symbols))
@@ -120,8 +146,13 @@ def _dataset_rows(
         keys = sorted(by_symbol, key=lambda s: (s is not None, s or ""))
     out = []
     for key in keys:
-        ids = by_symbol.get(key, [])
-        out.append(_row(ds, key, ids, units, failed, pending, history_start=ds.history_start))
+        row = memo.rows.get(key)
+        if row is None:
+            ids = by_symbol.get(key, [])
+            row = _row(ds, key, ids, memo.units, memo.failed, memo.pending,
+                       history_start=ds.history_start)  # fmt: skip
+            memo.rows[key] = row
+        out.append({**row, "gaps": list(row["gaps"])})  # the caller's own list
     return out
 
 

@@ -116,7 +116,15 @@ class Sidecar:
 
     def stored_state(self) -> dict[str, Any] | None:
         """The state as stored (None: absent)."""
-        raw = self.read(STATE)
+        return self.parse_state(self.read(STATE))
+
+    def state_bytes(self) -> bytes | None:
+        """The state file's bytes as stored (None: absent): a reader that keeps what it made
+        of them compares these before parsing them again."""
+        return self.read(STATE)
+
+    def parse_state(self, raw: bytes | None) -> dict[str, Any] | None:
+        """The state of :meth:`state_bytes` (None: absent)."""
         if raw is None:
             return None
         try:

@@ -74,6 +74,9 @@ class DatasetTable:
         self.health = Health(self.place, self.sidecar, self.log, self.records, self.writer)
         self.repairer = Repair(self.place, self.sidecar, self.log, self.writer, self.health)
         self._vouched: tuple[int | None, bool] | None = None  # (version, vouched) last read
+        # What lake.coverage() made of the state file's bytes last time (coverage.py): a
+        # panel asks it before each read, and the state changes only when a sync saves it.
+        self.coverage_memo: Any = None
 
     def _on_version(self, snap: Snapshot) -> None:
         self.sidecar.forget()  # another writer may have widened the dtype record
