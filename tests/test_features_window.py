@@ -159,3 +159,50 @@ def test_the_cut_keeps_each_symbols_latest_value() -> None:
     events = Events(pd.concat([frame, both]), "put_call_ratio", ["A", "B"], int(end), int(cut),
                     (feature,))  # fmt: skip
     assert sorted(events.take.tolist()) == [3, 5, 7]  # the later of two equal times
+
+
+class _Recording:
+    """A real lake whose reads are noted (dataset, symbols, start, end): which rows a short
+    panel asks for, not only what it computes."""
+
+    def __init__(self, lake: md.Lake) -> None:
+        self.lake = lake
+        self.reads: list[tuple[str, list[str], Any, Any]] = []
+
+    def read(self, dataset: str, symbols: Any = None, **kw: Any) -> pd.DataFrame:
+        self.reads.append((dataset, list(symbols or []), kw.get("start"), kw.get("end")))
+        return self.lake.read(dataset, symbols, **kw)
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+@pytest.mark.parametrize("known_at", [None, "2026-09-27"])
+def test_a_short_panel_seeks_the_latest_values_near_its_windows(
+    lake: md.Lake, known_at: Any
+) -> None:
+    # Of a dataset with a last value, a short panel reads a few weeks before its windows;
+    # only a symbol without a value there (KO's ratio, kept ten months old) reads its older
+    # history, up to where the first read began. The panel is the long one's rows.
+    def ko_old(df: pd.DataFrame) -> pd.Series:
+        return (df["symbol"] != "KO") | (df["date"] < pd.Timestamp("2025-11-01"))
+
+    ko_old.columns = ["symbol", "date"]  # type: ignore[attr-defined]
+    features = [
+        "put_call_ratio_last",
+        Feature(
+            "ko_old_ratio_last",
+            "put_call_ratio",
+            value="ratio",
+            window=None,
+            agg="last",
+            where=ko_old,
+        ),  # fmt: skip
+    ]
+    long = md.features.panel(SYMBOLS, FIRST, END, features, source=lake, known_at=known_at)
+    recording = _Recording(lake)
+    short = md.features.panel(SYMBOLS, SHORT, END, features, source=recording, known_at=known_at)
+    _same(short, long)
+    assert np.isfinite(short["ko_old_ratio_last"].to_numpy(dtype="float64")).all()
+    (_, near, first, _), (_, older, oldest, before) = recording.reads
+    assert near == SYMBOLS and older == ["KO"]
+    assert first > pd.Timestamp(FIRST).date() and oldest is None
+    assert before == first - pd.Timedelta(days=1)

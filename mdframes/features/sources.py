@@ -113,6 +113,22 @@ def load_start(dataset: str, start: dt.date, lookback: int | None) -> dt.date | 
     return wanted if first is None else max(wanted, first)
 
 
+# How far before a panel's windows a seek for the latest values reads first: a daily
+# dataset's latest value before the windows is a day or a few old; a symbol without one in
+# these days is read again over its older history (that symbol only).
+SEEK_DAYS: Final = 30
+
+
+def seekable(dataset: str) -> bool:
+    """Whether a read from a date holds every row of ``dataset`` public from that date: a
+    row becomes public on the date a lake filters reads by (no event date before its
+    anchor, no deadline), so the latest value before a point is found by reading a few days
+    before it."""
+    ds = REGISTRY[dataset]
+    time = ds.time_column or "date"
+    return ds.base == dataset and ds.event is None and ds.deadline is None and ds.anchor == time
+
+
 def _empty(dataset: str) -> pd.DataFrame:
     """The loader's columns and dtypes, no rows: a window wholly before the history."""
     from ..frame import build_frame
@@ -263,6 +279,11 @@ class Source:
     """
 
     kind: str = ""
+    # Whether :func:`fetch` seeks each symbol's latest value before a panel's windows by
+    # reading a few days before them (the symbols it does not find there: over their older
+    # history), rather than reading the whole history: a lake, where a read of fewer dates
+    # costs less; not frames (read whole anyway), nor the service (requests, not reads).
+    seeks: bool = False
 
     def read(
         self,
@@ -457,6 +478,7 @@ class LakeSource(Source):
     has: no ``coverage`` means everything it is asked, no ``version`` no versions)."""
 
     kind = "lake"
+    seeks = True  # reads a range of dates cheaply: the latest values are sought (fetch)
 
     def __init__(self, lake: Any) -> None:
         self.lake = lake
@@ -559,19 +581,33 @@ def fetch(
     failed: dict[str, dict[str, str]] = {}
     unknown_then: list[str] = []
     for name, reach in lookbacks.items():
-        # A Reach's features without a window read all history: the engine keeps, of the
-        # rows before the windows, each symbol's latest value. (A lake's files are sorted
-        # by symbol, so a range of dates decodes the same row groups as the whole history:
-        # a separate backward read for those values would decode them twice.)
+        # A Reach's features without a window need, of the rows before the windows, each
+        # symbol's latest value (the engine keeps only those): a lake is read a few weeks
+        # before the windows, and older history only for the symbols without one there
+        # (_seek; its files are sorted by symbol, so the row groups decoded are the same,
+        # but the rows filtered, ordered and converted are the window's). Elsewhere: all
+        # history.
         lookback = reach.lookback if isinstance(reach, Reach) else reach
         first = load_start(name, start, lookback)
         mine = symbols if coverage is None else coverage.readable(name, symbols)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", KnowledgeTimeWarning)
             columns = reach.columns if isinstance(reach, Reach) else None
-            out[name], failed[name] = source.read(
-                name, mine, first, end, known_at=known_at, errors=errors, columns=columns
-            )
+            if (
+                isinstance(reach, Reach)
+                and reach.latest
+                and not reach.whole
+                and source.seeks
+                and known_at != ROW
+                and seekable(name)
+            ):
+                out[name], failed[name] = _seek(
+                    source, name, mine, reach, start, end, known_at, errors, columns
+                )
+            else:
+                out[name], failed[name] = source.read(
+                    name, mine, first, end, known_at=known_at, errors=errors, columns=columns
+                )
         for w in caught:  # said once below, for every dataset at once
             if issubclass(w.category, KnowledgeTimeWarning):
                 unknown_then.append(name)
@@ -585,6 +621,61 @@ def fetch(
             KnowledgeTimeWarning,
         )
     return out, failed
+
+
+def _seek(
+    source: Source,
+    name: str,
+    symbols: list[str],
+    reach: Reach,
+    start: dt.date,
+    end: dt.date,
+    known_at: Any,
+    errors: str,
+    columns: Sequence[str] | None,
+) -> Read:
+    """The rows of ``name`` a panel from ``start`` needs for ``reach``: from ``SEEK_DAYS``
+    before its windows, and, for the symbols without a row carrying each ``reach.latest``
+    feature's value in those days, their older history too. The engine keeps the same rows
+    of it as of the whole history (:class:`~.engine.Events`: the windows' rows, and each
+    symbol's latest value before them, which a row read here always is: every older row
+    became public before the days read, :func:`seekable`)."""
+    from ..pit import public_times
+    from .engine import counted_rows, day_numbers, symbol_codes, utc_naive
+
+    near = load_start(name, start, reach.days + SEEK_DAYS)
+    frame, failed = source.read(
+        name, symbols, near, end, known_at=known_at, errors=errors, columns=columns
+    )
+    oldest = history_start(name)
+    if near is None or (oldest is not None and near <= oldest) or not len(symbols):
+        return frame, failed  # the read held the whole history
+    shaped = frame.reset_index(drop=True)
+    shaped.attrs = {**frame.attrs, "dataset": name}
+    times = utc_naive(public_times(shaped))
+    cut = (start - dt.date(1970, 1, 1)).days - reach.days  # as compute's Events cut_day
+    before = ~np.isnat(times) & (day_numbers(times) < cut)
+    codes = symbol_codes(shaped["symbol"], symbols)
+    found = np.ones(len(symbols), dtype=bool)
+    for feature in reach.latest:
+        has = np.zeros(len(symbols) + 1, dtype=bool)  # the last place: other symbols (-1)
+        has[codes[before & counted_rows(shaped, name, feature)]] = True
+        found &= has[:-1]
+    older = [s for s, ok in zip(symbols, found, strict=True) if not ok]
+    if not older:
+        return frame, failed
+    earlier, more = source.read(
+        name,
+        older,
+        oldest,
+        near - dt.timedelta(days=1),
+        known_at=known_at,
+        errors=errors,
+        columns=columns,
+    )
+    both = pd.concat([earlier, frame], ignore_index=True) if len(earlier) else frame
+    both.attrs = frame.attrs
+    return both, {**more, **failed}
 
 
 # --- checking and shipping a source ---------------------------------------------------------------
