@@ -1106,12 +1106,14 @@ def audit(
     X = ts.X.copy(deep=False)
     X.attrs = {}
     view = TrainingSet(X, ts.y, ts.t1, ts.info, ts.features)
-    with warnings.catch_warnings():
-        # The checks read and compute quietly: the report says what they found. One filter
-        # for both threads below, restored by this one at the end (a thread's own
-        # catch_warnings would restore the process's filters out of turn).
-        warnings.simplefilter("ignore")
-        outcomes = _run_checks(view, attrs, cut, features, cv, int(sample), int(seed))
+    splits = _folds(cv, view) if len(view.X) else []
+    outcomes = {
+        "look_ahead": _look_ahead(view, attrs, cut, features, int(sample), int(seed)),
+        "label_leak": _label_leak(view, cut),
+        "cv_overlap": _cv_overlap(view, splits) if len(view.X) else _skip("no rows"),
+        "coverage": _coverage(view, attrs, splits, cv is not None),
+        "knowledge": _knowledge(view, attrs, cut),
+    }
     checks = pd.DataFrame(
         [(name, outcomes[name].status, outcomes[name].detail, outcomes[name].rows)
          for name in CHECKS],
@@ -1121,38 +1123,3 @@ def audit(
         [f for name in CHECKS for f in outcomes[name].failures], columns=FAILURE_COLUMNS
     )
     return AuditReport(checks, failures)
-
-
-def _run_checks(
-    view: Any,
-    attrs: dict[str, Any],
-    cut: Source | None,
-    features: list[Feature],
-    cv: Any,
-    sample: int,
-    seed: int,
-) -> dict[str, _Outcome]:
-    """The five checks. From frames, ``look_ahead`` (per-row Python work) runs in a second
-    thread beside the others (whole-array numpy, which releases the GIL); a lake is read
-    from one thread only."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def ahead() -> _Outcome:
-        return _look_ahead(ahead_view, attrs, cut, features, sample, seed)
-
-    # Its own shallow view of X: no pandas object is read from both threads.
-    ahead_X = view.X.copy(deep=False)
-    ahead_view = type(view)(ahead_X, view.y, view.t1, view.info, view.features)
-    outcomes: dict[str, _Outcome] = {}
-    with ThreadPoolExecutor(1, thread_name_prefix="mdframes-audit") as pool:
-        side = pool.submit(ahead) if isinstance(cut, FramesSource) else None
-        if side is None:
-            outcomes["look_ahead"] = ahead()
-        splits = _folds(cv, view) if len(view.X) else []
-        outcomes["label_leak"] = _label_leak(view, cut)
-        outcomes["cv_overlap"] = _cv_overlap(view, splits) if len(view.X) else _skip("no rows")
-        outcomes["coverage"] = _coverage(view, attrs, splits, cv is not None)
-        outcomes["knowledge"] = _knowledge(view, attrs, cut)
-        if side is not None:
-            outcomes["look_ahead"] = side.result()
-    return outcomes
