@@ -516,9 +516,8 @@ def _look_ahead(
     row = known_at == ROW
     cut_known = None if known_at in (None, ROW) else pd.Timestamp(known_at)
     failed = set(attrs.get("failed", {}))
-    recorded = {
-        name: ts.X[name].to_numpy(dtype="float64", na_value=np.nan)[picks] for name in names
-    }
+    rows = ts.X.iloc[picks]  # the sampled rows only, before any conversion
+    recorded = {name: rows[name].to_numpy(dtype="float64", na_value=np.nan) for name in names}
     by_dataset: dict[str, list[Feature]] = {}
     for f in features:
         if f.name in names:
