@@ -206,3 +206,18 @@ def test_a_short_panel_seeks_the_latest_values_near_its_windows(
     assert near == SYMBOLS and older == ["KO"]
     assert first > pd.Timestamp(FIRST).date() and oldest is None
     assert before == first - pd.Timedelta(days=1)
+
+
+@pytest.mark.parametrize("dataset", ["sentiment", "news"])  # a date, a timestamp
+def test_a_read_wholly_outside_the_stored_dates_is_empty_and_typed(
+    lake: md.Lake, dataset: str
+) -> None:
+    # The log's statistics show no row there (a seek before the lake's first row): nothing is
+    # scanned, and the frame is the read's, no rows. The edges themselves still read.
+    whole = lake.read(dataset, SYMBOLS)
+    first, last = whole["date"].min(), whole["date"].max()
+    for bounds in ({"end": first - pd.Timedelta(days=1)}, {"start": last + pd.Timedelta(days=1)}):
+        empty = lake.read(dataset, SYMBOLS, **bounds)
+        pd.testing.assert_frame_equal(empty, whole.iloc[:0], check_index_type=False)
+    assert len(lake.read(dataset, SYMBOLS, end=first)) >= 1
+    assert len(lake.read(dataset, SYMBOLS, start=last)) >= 1

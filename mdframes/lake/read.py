@@ -136,6 +136,7 @@ def _read(
     if syms is not None and "symbol" not in names:
         raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
     filter_ = _where(store, snap, start, end, known, market, region)
+    scanned = None if _wholly_outside(ds.name, manifest, snap, start, end) else snap
     # else another program committed: copies are dropped (an earlier version is trusted
     # when the latest is: the lake vouches for its log up to the latest)
     vouching = snap if version is None else store.snapshot()
@@ -143,7 +144,8 @@ def _read(
     revised = history or not trusted or store.revised(snap, syms)
     needed = _needed(wanted, manifest, store.mode.read_meta(revised, history))
     # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
-    table = store.scan(snap, filter=filter_, columns=needed, symbols=syms, coded=True)
+    # None: no row of the version lies in the range (the log's statistics), none to scan.
+    table = store.scan(scanned, filter=filter_, columns=needed, symbols=syms, coded=True)
     table = store.without_copies(vouching, table)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
@@ -235,6 +237,35 @@ def _time_bounds(
         if not _every_row_within(snap, manifest.time, low, high):
             out.append(getattr(time_field, f"__{op}__")(bound))
     return out
+
+
+def _wholly_outside(name: str, manifest: Any, snap: Snapshot | None, start: Any, end: Any) -> bool:
+    """Whether the log's statistics show no row of the version within ``start``..``end``
+    on the dataset's time column (a panel's seek for older rows before a lake's first)."""
+    from ..params import to_date, to_utc
+
+    if manifest.time is None or (start is None and end is None) or snap is None:
+        return False
+    extent = snap.extent(manifest.time)
+    if extent is None:
+        return False
+    low, high = extent
+    timestamp = manifest.column(manifest.time).kind == "timestamp"
+    if timestamp:
+        if not isinstance(low, dt.datetime) or low.tzinfo is None:
+            return False
+        low, high = pd.Timestamp(low) - _STATS_SLACK, pd.Timestamp(high) + _STATS_SLACK
+    elif isinstance(low, dt.datetime) or isinstance(high, dt.datetime):
+        return False
+    for value, arg in ((start, "start"), (end, "end")):
+        if value is None:
+            continue
+        at: Any = (
+            to_utc(value, arg, dataset=name, date_means=arg) if timestamp else to_date(value, arg)
+        )
+        if (arg == "start" and high < at) or (arg == "end" and low > at):
+            return True
+    return False
 
 
 # Delta statistics keep times to the millisecond (cut, not rounded, by delta-rs): a stored
