@@ -7,6 +7,7 @@ kinds of parameter (date, int, choice, free text) and the symbol rules.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -35,6 +36,10 @@ def check_symbol(symbol: Any, *, dataset: str | None = None) -> str:
     >>> check_symbol(" brk.b")
     'BRK.B'
     """
+    if type(symbol) is str:
+        normal = _normal_symbol(symbol)
+        if normal is not None:
+            return normal
     if not isinstance(symbol, str):
         raise InvalidParameterError(
             f"symbol must be a string, got {type(symbol).__name__}",
@@ -55,6 +60,16 @@ def check_symbol(symbol: Any, *, dataset: str | None = None) -> str:
             dataset=dataset,
         )
     return normal
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normal_symbol(symbol: str) -> str | None:
+    """``symbol`` normalised, None when the service could not take it: remembered, since a
+    panel checks its universe at each step (its request, coverage, each dataset's read)."""
+    normal = symbol.strip().upper()
+    if not normal or _BAD_SYMBOL.search(normal) or normal.strip(".") == "":
+        return None
+    return normal if _encodable(normal) else None
 
 
 def _encodable(text: str) -> bool:
