@@ -885,6 +885,7 @@ def _cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> _Outcome:
     # Whether a row overlaps depends on its [D, t1] only: the folds are judged on the
     # distinct intervals (a few hundred), then each training row takes its interval's verdict.
     pair, keys = pd.factorize((starts << 32) + (ends - starts))  # day numbers: 32 bits each
+    pair = pair.astype(np.int32)  # half the bytes to gather per fold
     pairs = np.asarray(keys, dtype=np.int64)
     first = pairs >> 32
     last = first + (pairs & 0xFFFFFFFF)
@@ -938,7 +939,7 @@ def _na_patterns(isna: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pattern = np.unique(words, axis=0, return_inverse=True)[1].reshape(-1)
     one = np.zeros(int(pattern.max(initial=-1)) + 1, dtype=np.int64)
     one[pattern] = np.arange(len(pattern))  # any row of a pattern stands for it
-    return pattern, isna[one]
+    return pattern.astype(np.int32), isna[one]
 
 
 def _coverage(
