@@ -1,6 +1,6 @@
 """Side-by-side timings: the floor, the official SDK and mdframes, in one run.
 
-    pip install finbrain-python==0.3.1      # only for this benchmark; not a dependency
+    pip install "finbrain-python[async]==0.3.1"   # only for this benchmark; not a dependency
     python benchmarks/bench_loaders.py [--repeat 7]
 
 Prints medians and ratios (this machine is noisy; only the ratios mean something). The
@@ -12,11 +12,11 @@ highest round in brackets.
 - sdk: finbrain-python 0.3.1 with as_dataframe=True, pointed at the sandbox's /v2/;
 - mdframes: the loader, typed and validated, cache off (the SDK has none);
 - md.aio: 100 symbols through ``await md.aio.load_insider_trading`` against the threaded
-  loader on the same client (goal <= 1.1x).
+  loader on the same client (goal <= 1.1x) and against the SDK's ``finbrain.aio`` with the 100
+  calls gathered at once (goal: faster).
 
-The SDK is not on the package index this project's CI installs from: without it the SDK's
-columns say "not installed" and every other case runs (its async client, ``finbrain.aio``,
-is compared only where the SDK is installed).
+The SDK is not a dependency (``pip install "finbrain-python[async]==0.3.1"`` for this
+benchmark): without it the SDK's columns say "not installed" and every other case runs.
 
 Goals: 20k screener <= 0.8x the SDK; 500-row insider <= 1.0x the SDK; 100 symbols with 20 ms
 latency >= 6x faster than the SDK (called sequentially, as its users do) and within 1.3x of
@@ -55,7 +55,7 @@ def floor_get(session: requests.Session, url: str, params: dict, key: str) -> pd
     return pd.DataFrame.from_records(body["data"][key])
 
 
-SDK_MISSING = "not installed (pip install finbrain-python==0.3.1; not on this index)"
+SDK_MISSING = 'not installed (pip install "finbrain-python[async]==0.3.1")'
 
 
 def sdk_client(base: str):  # type: ignore[no-untyped-def]
@@ -132,9 +132,11 @@ def batch(base: str, repeat: int) -> None:
     client.close()
 
 
-def asynchronous(client: md.Client, repeat: int) -> None:
-    """100 symbols through ``md.aio`` against the threaded loader, on one client and one event
-    loop (as an async service keeps it), interleaved round by round."""
+def asynchronous(client: md.Client, base: str, repeat: int) -> None:
+    """100 symbols through ``md.aio`` against the threaded loader and against the SDK's
+    ``finbrain.aio`` (one ``AsyncFinBrainClient`` kept open, the 100 calls gathered at once, as
+    its README shows), on one event loop (as an async service keeps it), interleaved round by
+    round."""
     loop = asyncio.new_event_loop()
 
     def through_aio() -> None:
@@ -143,16 +145,37 @@ def asynchronous(client: md.Client, repeat: int) -> None:
     def threaded() -> None:
         md.load_insider_trading(SYMBOLS_100, client=client)
 
+    cases = {"aio": through_aio, "threaded": threaded}
+    sdk = None
+    if _has_sdk():
+        from finbrain.aio import AsyncFinBrainClient
+
+        sdk = AsyncFinBrainClient(api_key=SANDBOX_KEY, base_url=base + "/v2/")
+        loop.run_until_complete(sdk.__aenter__())
+
+        async def gathered() -> None:
+            calls = (sdk.insider_transactions.ticker(s, as_dataframe=True) for s in SYMBOLS_100)
+            pd.concat(await asyncio.gather(*calls))
+
+        cases["sdk_aio"] = lambda: loop.run_until_complete(gathered())
     try:
-        times = rounds({"aio": through_aio, "threaded": threaded}, max(5, repeat))
+        times = rounds(cases, max(5, repeat))
     finally:
+        if sdk is not None:
+            loop.run_until_complete(sdk.__aexit__(None, None, None))
         loop.close()
     mid, low, high = ratio(times, "aio", "threaded")
     aio_ms, threaded_ms = (statistics.median(times[k]) * 1000 for k in ("aio", "threaded"))
+    versus = SDK_MISSING
+    if "sdk_aio" in times:
+        s_mid, s_low, s_high = ratio(times, "aio", "sdk_aio")
+        versus = (
+            f"{statistics.median(times['sdk_aio']) * 1000:.1f} ms: md.aio / finbrain.aio "
+            f"{s_mid:4.2f}x [{s_low:.2f}-{s_high:.2f}] (goal < 1.00x)"
+        )
     print(
         f"{'md.aio, 100 symbols, 20 ms':<34}threaded {threaded_ms:.1f} ms, md.aio {aio_ms:.1f} "
-        f"ms: {mid:4.2f}x threaded [{low:.2f}-{high:.2f}] (goal <= 1.10x); finbrain.aio: "
-        + ("not compared here (its API is not known to this script)" if _has_sdk() else SDK_MISSING)
+        f"ms: {mid:4.2f}x threaded [{low:.2f}-{high:.2f}] (goal <= 1.10x); finbrain.aio " + versus
     )
 
 
@@ -248,7 +271,7 @@ def main() -> None:
             times,
             f"| {faster}{o / ideal:4.2f}x ideal {ideal * 1000:.0f} ms (goal <= 1.30x)",
         )
-        asynchronous(client, repeat)
+        asynchronous(client, base, repeat)
         client.close()
 
     with sandbox_process(latency=BATCH_LATENCY, extra_symbols=SYMBOLS_64) as base:
