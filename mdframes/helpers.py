@@ -11,6 +11,7 @@ Point-in-time helpers live in :mod:`mdframes.pit`; the app-ratings reshaper
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal, InvalidOperation
@@ -82,6 +83,13 @@ def _parse_amount(value: Any) -> Bounds:
         return _checked(exact, exact)
     if not isinstance(value, str):
         return _NA_BOUNDS
+    return _parse_text(str(value))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _parse_text(value: str) -> Bounds:
+    """:func:`_parse_amount` of text, remembered: filings repeat a few hundred amounts, and
+    each panel of congress features parses them again."""
     text = _SPACES.sub(" ", _DASHES.sub("-", value)).strip().casefold()
     try:
         if m := _RANGE.fullmatch(text):

@@ -758,3 +758,15 @@ def test_helpers_are_exported():
     assert md.expand_v1_forecast is expand_v1_forecast
     assert md.insider_groups is insider_groups
     assert md.analyst_changes is analyst_changes
+
+
+def test_amount_text_is_parsed_once_per_process_with_the_same_bounds():
+    # Each panel of congress features parses its amounts again: the text's bounds are
+    # remembered, and a second frame of the same texts gets the first's answers.
+    texts = [t for t, _, _ in AMOUNT_TABLE if isinstance(t, str)]
+    helpers._parse_text.cache_clear()
+    first = _bounds(_frame(texts))
+    misses = helpers._parse_text.cache_info().misses
+    assert misses == len(set(texts))
+    assert _bounds(_frame(texts)) == first == [(lo, hi) for t, lo, hi in AMOUNT_TABLE if t in texts]
+    assert helpers._parse_text.cache_info().misses == misses  # nothing parsed twice
