@@ -330,8 +330,9 @@ class _Dataset:
                 self._columns[key] = _values(values, flags)
             else:  # a row rule: on the columns it declares it reads (else on all)
                 declared = getattr(spec, "columns", None)
-                frame = self.frame
-                if declared is not None:
+                if declared is None:
+                    frame = self.frame
+                else:
                     some = [c for c in self.source.columns if c in set(declared)]
                     frame = self.source[some]
                     if not self.whole:
@@ -689,7 +690,7 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
             corr = _correlation(xs, yc)
             if corr is not None and abs(corr) > _CORRELATED:
                 why = f"correlation {corr:+.4f} with the label"
-        both = known & ~np.isnan(x)
+        both: np.ndarray | None = None  # the rows listed (made when listed)
         expected = y
         if why is None and prices is not None:
             share, k = _price_copy(x[labelled], prices)
@@ -703,6 +704,8 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
         if why is None:
             continue
         found.append(f"{name} ({why})")
+        if both is None:
+            both = known & ~np.isnan(x)
         rows = np.flatnonzero(both)[:10]
         for i in rows:
             date, symbol = ts.X.index[i]
