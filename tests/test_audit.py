@@ -268,15 +268,18 @@ def frames(lake_root: Path) -> dict[str, pd.DataFrame]:
 
 def test_look_ahead_from_frames_in_any_order(frames: dict[str, pd.DataFrame]) -> None:
     """From a dict source: rows in no particular order, rows sharing a time, a symbol that
-    is not in the set; a clean set passes every recomputed cell, and a feature that reads
-    the next row (``shift(-1)``) is caught by look_ahead only."""
+    is not in the set; a clean set passes every recomputed cell (the frames and the warning
+    filters left as they were), and a feature that reads the next row (``shift(-1)``) is
+    caught by look_ahead only."""
     shuffled = {name: f.sample(frac=1, random_state=0) for name, f in frames.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clean = md.features.training_set(SYMBOLS, START, END, FEATURES, source=shuffled)
     before = list(warnings.filters)
+    indexes = {name: f.index.copy() for name, f in shuffled.items()}
     report = md.features.audit(clean, source=shuffled, sample=90)
-    assert warnings.filters == before  # the audit's quiet filter is restored
+    assert warnings.filters == before
+    assert all(shuffled[n].index.equals(i) for n, i in indexes.items())  # frames untouched
     assert report.ok, report
     assert report.checks.set_index("check").loc["look_ahead", "rows"] == 90 * len(FEATURES)
     # The rows sharing a time: the later of the two in the frame is what the set knows.
