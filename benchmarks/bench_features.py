@@ -4,7 +4,8 @@ driver's memory when write_panel writes chunks.
 
     python benchmarks/bench_features.py [--symbols 500] [--repeat 5] [--quick]
                                         [--lake-symbols 2000] [--row-symbols 200] [--no-lake]
-                                        [--only-lake | --only-dask | --only-splits | --only-audit]
+                                        [--only-lake | --only-dask | --only-splits | --only-audit |
+                                         --only-window]
 
 The inputs are every dataset the catalog reads, loaded once from the sandbox for 20
 symbols over its two years of history and repeated under new names up to ``--symbols``
@@ -29,7 +30,8 @@ revisions are stored as versions, the lake uncompacted as syncs leave it):
   ``--lake-symbols`` symbols, each worker reading its chunk from the lake; then the same with
   the lake copied to a local S3 server (moto, as the tests run it), as a team's cluster would
   read it;
-- a 3-month panel / the 24-month panel of the same 500 symbols from the lake;
+- a 3-month panel / the 24-month panel of the same 500 symbols from the lake (``--only-window``
+  runs this part alone, on a lake of its own, and gives the CPU-time ratio too);
 - the serial panel's peak RSS above its process's baseline / the size of the panel it returns
   (a fresh subprocess);
 - write_panel's driver peak memory with 4 chunks / the whole panel in memory (tracemalloc, each
@@ -345,16 +347,7 @@ def lake_part(args: argparse.Namespace) -> None:
     )
     # A panel costs its window from a lake too: 3 months / 24 months of the same symbols.
     part = symbols[:500]
-    short_start = (pd.Timestamp(END) - pd.DateOffset(months=3)).date().isoformat()
-    windows = rounds(
-        {
-            "24 months": lambda: md.features.panel(part, START, END, LAKE_FEATURES, source=lake),
-            "3 months": lambda: md.features.panel(
-                part, short_start, END, LAKE_FEATURES, source=lake
-            ),
-        },
-        args.repeat,
-    )
+    windows, _ = window_rounds(lake, part, args.repeat)
     uri, server = s3_copy(root, tmp)
     try:
         remote = md.Lake(uri)
@@ -387,6 +380,44 @@ def lake_part(args: argparse.Namespace) -> None:
     print(f"whole panel peak memory  {whole_peak / 2**20:8.0f} MiB (tracemalloc, driver)")
     print(f"write_panel, 4 chunks    {written_peak / 2**20:8.0f} MiB")
     print(f"write_panel / whole      {written_peak / whole_peak:8.2f}x   (goal <= 0.5x)")
+
+
+def window_rounds(
+    lake: Any, part: list[str], repeat: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """3-month and 24-month panels of ``part`` from ``lake``, alternating: wall seconds per
+    round and the process's CPU seconds per round (steadier on a loaded machine)."""
+    short_start = (pd.Timestamp(END) - pd.DateOffset(months=3)).date().isoformat()
+    cpu: dict[str, list[float]] = {"24 months": [], "3 months": []}
+
+    def timed(name: str, first: str) -> Callable[[], None]:
+        def run() -> None:
+            started = _process_cpu()
+            md.features.panel(part, first, END, LAKE_FEATURES, source=lake)
+            cpu[name].append(_process_cpu() - started)
+
+        return run
+
+    wall = rounds(
+        {"24 months": timed("24 months", START), "3 months": timed("3 months", short_start)},
+        repeat,
+    )
+    return wall, {name: values[-repeat:] for name, values in cpu.items()}  # no warm-up
+
+
+def window_part(args: argparse.Namespace) -> None:
+    """3-month / 24-month panel alone, from a fresh lake of 500 symbols synced three times."""
+    symbols = [f"L{k:04d}" for k in range(min(500, args.lake_symbols))]
+    warnings.simplefilter("ignore")
+    root = fresh_folder(args.lake, "lake")
+    build_lake(root, symbols)
+    wall, cpu = window_rounds(md.Lake(root), symbols, args.repeat)
+    shutil.rmtree(root.parent, ignore_errors=True)
+    print(f"3-month / 24-month, lake {ratio_text(wall, '3 months', '24 months', 'goal <= 0.3x')}"
+          f"  ({len(symbols)} symbols, wall)")  # fmt: skip
+    print(f"  same, CPU time         {ratio_text(cpu, '3 months', '24 months', 'goal <= 0.3x')}"
+          f"  (24 months: median {statistics.median(cpu['24 months']) * 1000:.0f} ms CPU, "
+          f"3 months: {statistics.median(cpu['3 months']) * 1000:.0f} ms)")  # fmt: skip
 
 
 def dask_part(args: argparse.Namespace) -> None:
@@ -430,6 +461,9 @@ def main() -> None:
     )
     parser.add_argument("--only-audit", action="store_true", help="only the audit")
     parser.add_argument(
+        "--only-window", action="store_true", help="only 3-month / 24-month from a 500-symbol lake"
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="small sizes (a few minutes): 100 symbols, a lake of 200 (40 of them row symbols)",
@@ -446,6 +480,9 @@ def main() -> None:
         return
     if args.only_audit:
         audit_part(args)
+        return
+    if args.only_window:
+        window_part(args)
         return
     if not args.only_lake:
         dict_part(args)
