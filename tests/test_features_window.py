@@ -221,3 +221,34 @@ def test_a_read_wholly_outside_the_stored_dates_is_empty_and_typed(
         pd.testing.assert_frame_equal(empty, whole.iloc[:0], check_index_type=False)
     assert len(lake.read(dataset, SYMBOLS, end=first)) >= 1
     assert len(lake.read(dataset, SYMBOLS, start=last)) >= 1
+
+
+def test_coverage_answers_each_universe_as_a_fresh_one(lake: md.Lake) -> None:
+    # A panel's coverage keeps each dataset's per-symbol bounds for the universe last asked
+    # (a chunk's, or the panel's): another universe, or the same again, is answered as anew.
+    import pickle
+
+    from mdframes.features.coverage import Coverage, read_coverage
+    from mdframes.features.definitions import resolve_features
+    from mdframes.features.engine import day_numbers
+
+    datasets = ["sentiment", "news"]
+    universe = [*SYMBOLS, "NEVER"]
+    table = read_coverage(lake, datasets, universe)
+    assert table is not None
+    features = resolve_features(["sentiment_mean_7d", "news_count_7d", "sentiment_change_30d"])
+    edges = day_numbers(np.array([FIRST, END], dtype="datetime64[ns]"))
+    days = np.arange(int(edges[0]) - 200, int(edges[1]) + 20)
+    kept = Coverage(table, datasets, universe)
+    for symbols in (universe, ["KO", "NEVER"], universe[::-1], universe):
+        for f in features:
+            got = kept.covered(f, symbols, days)
+            assert got.any() and not got.all()
+            np.testing.assert_array_equal(
+                got, Coverage(table, datasets, universe).covered(f, symbols, days)
+            )
+            assert not got[:, symbols.index("NEVER")].any()
+    shipped = pickle.loads(pickle.dumps(kept))
+    np.testing.assert_array_equal(
+        shipped.covered(features[0], SYMBOLS, days), kept.covered(features[0], SYMBOLS, days)
+    )

@@ -120,6 +120,9 @@ class Coverage:
     workers of an executor.
     """
 
+    # Each dataset's per-symbol bounds for the last universe asked (_bounds; not pickled).
+    _memo: tuple[tuple[str, ...], dict[str, Any]] | None = None
+
     def __init__(self, table: pd.DataFrame, datasets: list[str], symbols: list[str]) -> None:
         self.datasets = list(datasets)
         self._spans: dict[tuple[str, str | None], tuple[np.ndarray, np.ndarray]] = {}
@@ -206,6 +209,25 @@ class Coverage:
         ``(len(days), len(symbols))``, ``days`` as int64 day numbers."""
         base = _base(feature.dataset)
         back = window_span(feature) - 1
+        first, last, several = self._bounds(base, symbols)
+        out = (days[:, None] - back >= first) & (days[:, None] <= last)
+        for i, (starts, ends) in several:
+            k = np.searchsorted(starts, days, side="right") - 1
+            at = np.maximum(k, 0)
+            out[:, i] = (k >= 0) & (days <= ends[at]) & (days - back >= starts[at])
+        return out
+
+    def _bounds(
+        self, base: str, symbols: list[str]
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, tuple[np.ndarray, np.ndarray]]]]:
+        """Per symbol the first and last synced day where it has one span, and the symbols
+        of several spans: once per dataset and universe (a panel asks it per feature)."""
+        universe = tuple(symbols)
+        memo = self._memo
+        if memo is None or memo[0] != universe:  # one universe at a time: a chunk's
+            memo = self._memo = (universe, {})
+        if base in memo[1]:
+            return memo[1][base]  # type: ignore[no-any-return]
         # Most symbols have one span: compared all at once; the others one by one.
         first = np.full(len(symbols), np.iinfo(np.int64).max)
         last = np.full(len(symbols), np.iinfo(np.int64).min)
@@ -218,12 +240,8 @@ class Coverage:
                 first[i], last[i] = spans[0][0], spans[1][0]
             elif len(spans[0]) > 1:
                 several.append((i, spans))
-        out = (days[:, None] - back >= first) & (days[:, None] <= last)
-        for i, (starts, ends) in several:
-            k = np.searchsorted(starts, days, side="right") - 1
-            at = np.maximum(k, 0)
-            out[:, i] = (k >= 0) & (days <= ends[at]) & (days - back >= starts[at])
-        return out
+        memo[1][base] = (first, last, several)
+        return first, last, several
 
     def error(self) -> NotInLakeError | None:
         """The ``NotInLakeError`` of ``errors="raise"`` (``None``: nothing is missing)."""
