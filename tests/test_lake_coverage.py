@@ -149,11 +149,10 @@ def test_coverage_kept_between_calls_follows_another_writers_sync(
     first = reader.coverage("sentiment", ["AAPL", "MSFT"])
     assert first["status"].astype(str).tolist() == ["synced", "never"]
     first["gaps"].iloc[0].append("the caller's")  # its own list, not the kept one
+    first.loc[0, "rows"] = -5  # and its own frame
     again = reader.coverage("sentiment", ["AAPL", "MSFT"])
-    assert again["gaps"].iloc[0] == [] and again["status"].astype(str).tolist() == [
-        "synced",
-        "never",
-    ]
+    assert again["gaps"].iloc[0] == [] and again.loc[0, "rows"] > 0
+    assert again["status"].astype(str).tolist() == ["synced", "never"]
     world.set_today(world.today + dt.timedelta(days=5))
     lake.sync("sentiment", ["MSFT"], start="2025-01-01", progress=False)
     after = reader.coverage("sentiment", ["AAPL", "MSFT"])

@@ -87,10 +87,32 @@ def coverage(
         named = {ds.name for ds in tables.folders()}
         named |= {n for run in runs for n in run.spec.get("datasets", [])}
         wanted = [ds for ds in REGISTRY.values() if ds.lake and ds.name in named]
+    # The same question of state files holding the same bytes has the same answer: a
+    # panel asks before each of its reads (every chunk's coverage comes from it).
+    question = (tuple(ds.name for ds in wanted), None if syms is None else tuple(syms),
+                datasets is not None)  # fmt: skip
+    memos = [_memo(ds, tables, runs) for ds in wanted]
+    kept = tables.coverage_frame
+    if (
+        not runs
+        and kept is not None
+        and kept[0] == question
+        and all(a is b for a, b in zip(kept[1], memos, strict=True))
+    ):
+        return _copied(kept[2])
     rows: list[dict[str, Any]] = []
-    for ds in wanted:
-        rows += _dataset_rows(ds, tables, runs, syms, explicit=datasets is not None)
-    return _frame(rows)
+    for ds, memo in zip(wanted, memos, strict=True):
+        rows += _dataset_rows(ds, memo, syms, explicit=datasets is not None)
+    frame = _frame(rows)
+    tables.coverage_frame = None if runs else (question, memos, frame)
+    return _copied(frame) if not runs else frame
+
+
+def _copied(frame: pd.DataFrame) -> pd.DataFrame:
+    """The caller's own copy of a kept frame (its ``gaps`` lists too)."""
+    out = frame.copy()
+    out["gaps"] = pd.Series([list(g) for g in frame["gaps"]], index=frame.index, dtype=object)
+    return out
 
 
 @dataclass
@@ -129,12 +151,10 @@ def _memo(ds: Dataset, tables: Tables, runs: list[OpenRun]) -> _Memo:
 
 def _dataset_rows(
     ds: Dataset,
-    tables: Tables,
-    runs: list[OpenRun],
+    memo: _Memo,
     symbols: list[str] | None,
     explicit: bool,
 ) -> list[dict[str, Any]]:
-    memo = _memo(ds, tables, runs)
     by_symbol = memo.by_symbol
     mode = mode_of(ds)
     # The row a requested symbol falls under: its own, or the cross section's (None).

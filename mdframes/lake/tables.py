@@ -3,6 +3,8 @@ Delta log is then refreshed, not read again, and its data files stay open for re
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..registry import REGISTRY, Dataset
 from .layout import DELTA_LOG, MANIFEST, STATE, dir_name
 from .storage import Storage
@@ -25,6 +27,9 @@ class Tables:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self._open: dict[str, DatasetTable] = {}
+        # The last lake.coverage() frame, its question and what it was made from
+        # (coverage.py): answered again while no state file it read has changed.
+        self.coverage_frame: Any = None
 
     def get(self, ds: Dataset) -> DatasetTable:
         """The dataset's table object (opened once; nothing is read or created yet)."""
