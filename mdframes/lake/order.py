@@ -18,6 +18,11 @@ def arrange(table: pa.Table, keys: list[str]) -> pa.Table:
     that order is returned as it is."""
     if table.num_rows < 2 or not keys:
         return table
+    if table.num_rows and table.column(0).num_chunks > 1:
+        # Rows of many row groups come as as many chunks: one pass joins them, where each
+        # key's ranks and the gather of every column would walk them (most of a short
+        # read's sort).
+        table = table.combine_chunks()
     packed = _packed(table, keys)
     if packed is None:
         # Each key's ranks, sorted together (stable). Not Arrow's sort: it refuses text read
