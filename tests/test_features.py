@@ -768,3 +768,27 @@ def test_searching_and_the_day_table_agree(
     pd.testing.assert_frame_equal(searched, table)
     monthly = md.features.panel(SYMBOLS, START, END, freq="MS", source=frames)
     pd.testing.assert_frame_equal(monthly, table.loc[monthly.index])
+
+
+def test_running_totals_in_blocks_are_pandas_grouped_totals(
+    frames: dict[str, pd.DataFrame], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Float sums and means come from running totals that restart at each symbol, computed a
+    block of whole symbols at a time (memory): bit for bit pandas' grouped cumsum over all
+    rows at once (compensated; a plain cumsum rounds differently), and the same panel
+    whatever the block size."""
+    rng = np.random.default_rng(7)
+    codes = np.repeat(np.arange(5), [3, 0, 50, 1, 20])
+    vals = rng.normal(size=len(codes)) * 10.0 ** rng.integers(-6, 9, size=len(codes))
+    whole = pd.Series(vals).groupby(codes, sort=False).cumsum().to_numpy()
+    monkeypatch.setattr(md.features.engine, "SUM_BLOCK", 8)
+    padded = md.features.engine._symbol_totals(vals, codes, 6)
+    assert len(padded) == len(vals) + 6
+    np.testing.assert_array_equal(padded[np.arange(len(vals)) + codes + 1], whole)
+    plain = np.concatenate([np.cumsum(vals[codes == g]) for g in range(5)])
+    assert not np.array_equal(whole, plain)  # the data tells the two apart
+    starts = np.searchsorted(codes, np.arange(6))
+    assert (padded[starts + np.arange(6)] == 0).all()  # each symbol's own 0
+    blocks = md.features.panel(SYMBOLS, START, END, source=frames)
+    monkeypatch.setattr(md.features.engine, "SUM_BLOCK", 1 << 30)
+    pd.testing.assert_frame_equal(blocks, md.features.panel(SYMBOLS, START, END, source=frames))

@@ -430,15 +430,36 @@ def window_sums(
     if vals.dtype.kind == "i":  # integers: one exact running total
         totals = np.concatenate([[0], np.cumsum(vals)])
         return totals[b] - totals[a]
-    # Floats: running totals restart at each symbol, so rounding stays at that symbol's
-    # scale. Symbol g's totals sit after a 0 of its own, shifted by g places.
-    local = pd.Series(vals).groupby(codes, sort=False).cumsum().to_numpy()
-    starts = np.searchsorted(codes, np.arange(grid.n_symbols), side="left")
-    padded = np.insert(local, starts, 0.0)
-    del local
-    out = padded[b + grid.codes]
-    out -= padded[a + grid.codes]
+    padded = _symbol_totals(vals, codes, grid.n_symbols)
+    at = b + grid.codes
+    out = padded[at]
+    np.add(a, grid.codes, out=at)
+    out -= padded[at]
     return out
+
+
+# Rows per grouped running total: the grouping's own arrays (its copy of the values, the
+# group numbers, the result) stay this size instead of the dataset's.
+SUM_BLOCK = 1 << 18
+
+
+def _symbol_totals(vals: np.ndarray, codes: np.ndarray, n_symbols: int) -> np.ndarray:
+    """Float running totals that restart at each symbol, so rounding stays at that symbol's
+    scale: pandas' grouped cumsum (compensated, Kahan), computed a block of whole symbols
+    at a time (the same numbers; a symbol's totals never depend on another's). Symbol g's
+    totals sit after a 0 of its own, shifted by g places: row i at ``i + codes[i] + 1``.
+    ``codes`` are ascending (rows sorted by symbol)."""
+    n = len(vals)
+    padded = np.zeros(n + n_symbols)
+    starts = np.searchsorted(codes, np.arange(n_symbols + 1), side="left")
+    lo = 0
+    while lo < n:
+        hi = n if n - lo <= SUM_BLOCK else int(starts[codes[lo + SUM_BLOCK - 1] + 1])
+        part = codes[lo:hi]
+        local = pd.Series(vals[lo:hi], copy=False).groupby(part, sort=False).cumsum()
+        padded[np.arange(lo + 1, hi + 1) + part] = local.to_numpy()
+        lo = hi
+    return padded
 
 
 def compute(feature: Feature, events: Events, grid: Grid) -> Any:
