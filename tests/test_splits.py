@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import mdframes as md
 from mdframes.features.labels import long_prices
+from mdframes.features.splits import _PairRows, _sorted_codes
 from mdframes.features.training import TrainingSet
 
 # --- the brute force --------------------------------------------------------------------------
@@ -97,12 +98,12 @@ def brute_force_splits(
     return out
 
 
-def random_set(data: Any) -> TrainingSet:
+def random_set(data: Any, symbols: tuple[int, int] = (1, 3)) -> TrainingSet:
     """A training set over a random calendar, horizon and lag, with holes in the prices
     (stale or unknown labels) and a data end (the last labels not known yet)."""
     freq = data.draw(st.sampled_from(["B", "D", "W-FRI", "2D", "MS"]), label="freq")
     n_dates = data.draw(st.integers(6, 50), label="dates")
-    n_symbols = data.draw(st.integers(1, 3), label="symbols")
+    n_symbols = data.draw(st.integers(*symbols), label="symbols")
     horizon = data.draw(st.integers(1, 6), label="horizon")
     lag = data.draw(st.integers(0, 3), label="lag")
     start = pd.Timestamp("2020-01-01") + pd.Timedelta(days=data.draw(st.integers(0, 2500)))
@@ -200,6 +201,64 @@ def test_splits_are_purged_and_embargoed_exactly_as_the_brute_force(data: Any) -
     assert [(list(a), list(b)) for a, b in got] == want
     assert all(a.dtype.kind == "i" and b.dtype.kind == "i" for a, b in got)
     check_properties(ts, got, embargo)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_rows_grouped_by_date_split_as_the_brute_force(data: Any) -> None:
+    """Many symbols a date, in the set's order: the rows come in runs of one (date, t1)
+    pair and a fold's positions are built from the runs (not a gather of every row)."""
+    ts = random_set(data, symbols=(8, 16))
+    method, n, k, embargo, window = _draw_splitter(data)
+    t1 = dict(zip(ts.X.index, ts.t1, strict=True))
+    want = brute_force_splits(
+        list(ts.X.index), t1, list(ts.y), ts.info["freq"], method, n, k, embargo, window
+    )
+    args = {"n_splits": n, "n_test_splits": k, "embargo": embargo, "train_window": window}
+    if want is None:
+        with pytest.raises(md.InvalidParameterError, match="too few|no training row"):
+            ts.splits(method, **args)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        row_pair = ts.cv(method, **args)._prepare(ts.X, ts.y)[0].row_pair
+    assume(_PairRows(row_pair).runs is not None)  # most do: holes in prices split some runs
+    got = ts.splits(method, **args)
+    assert [(list(a), list(b)) for a, b in got] == want
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pd.to_datetime(["2026-03-02", "2024-01-05", "2026-03-02", "2025-07-01"]).asi8,
+        pd.to_datetime(["2026-03-02 10:00", "2026-03-02 00:00", "2026-03-02 10:00"]).asi8,
+        np.array([5, -3, 5, 2**40, -(2**40), 7], dtype=np.int64),
+        np.array([9, 9, 9], dtype=np.int64),
+        np.array([], dtype=np.int64),
+    ],
+    ids=["midnights", "times of day", "wide range", "one value", "none"],
+)
+def test_sorted_codes_are_pandas_sorted_factorize(values: np.ndarray) -> None:
+    codes, uniques = _sorted_codes(values)
+    want_codes, want_uniques = pd.factorize(values, sort=True)
+    assert codes.tolist() == want_codes.tolist()
+    assert uniques.tolist() == np.asarray(want_uniques).tolist()
+
+
+def test_a_folds_positions_from_runs_equal_the_gather() -> None:
+    rng = np.random.default_rng(0)
+    row_pair = np.repeat(rng.integers(-1, 30, 200), rng.integers(1, 40, 200))  # runs, some -1
+    rows = _PairRows(row_pair)
+    assert rows.runs is not None
+    for _ in range(20):
+        pairs = rng.random(30) < 0.5
+        want = np.flatnonzero(np.append(pairs, False)[row_pair])
+        assert rows.positions(pairs).tolist() == want.tolist()
+    scattered = _PairRows(rng.integers(-1, 30, 500))  # no runs: the gather
+    assert scattered.runs is None
+    pairs = rng.random(30) < 0.5
+    want = np.flatnonzero(np.append(pairs, False)[scattered.row_pair])
+    assert scattered.positions(pairs).tolist() == want.tolist()
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

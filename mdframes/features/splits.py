@@ -44,6 +44,7 @@ __all__ = [
 
 METHODS: Final = ("walk_forward", "kfold", "combinatorial")
 _NAT: Final = np.iinfo(np.int64).min
+_DAY: Final = 86_400 * 10**9
 
 
 def _whole(value: Any, name: str, least: int) -> int:
@@ -200,11 +201,9 @@ class PurgedSplitter:
         out = self._folds(folds)
         if names:
             _warn_empty_features(self, folds, out, names, notna)
+        rows = _PairRows(folds.row_pair)
         for train_pairs, test_pairs in out:
-            # Pair -1 (rows in no fold) reads the appended False.
-            train = np.flatnonzero(np.append(train_pairs, False)[folds.row_pair])
-            test = np.flatnonzero(np.append(test_pairs, False)[folds.row_pair])
-            yield train, test
+            yield rows.positions(train_pairs), rows.positions(test_pairs)
 
     # -- the work ------------------------------------------------------------------------------
     def _rows(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -267,11 +266,10 @@ class PurgedSplitter:
     def _prepare(self, X: Any, y: Any) -> tuple[_Folds, list[str], np.ndarray | None]:
         day, t1, valid = self._rows(X, y)
         # Rows -> (date, t1) pairs: the folds are decided per pair.
-        day_codes, day_values = pd.factorize(day[valid], sort=True)
-        t1_codes, t1_values = pd.factorize(t1[valid], sort=True)
-        pair_codes, pair_keys = pd.factorize(
-            day_codes.astype(np.int64) * max(1, len(t1_values)) + t1_codes, sort=True
-        )
+        every = bool(valid.all())
+        day_codes, day_values = _sorted_codes(day if every else day[valid])
+        t1_codes, t1_values = _sorted_codes(t1 if every else t1[valid])
+        pair_codes, pair_keys = _sorted_codes(day_codes * max(1, len(t1_values)) + t1_codes)
         row_pair = np.full(len(day), -1, dtype=np.intp)
         row_pair[valid] = pair_codes
         n_t1 = max(1, len(t1_values))
@@ -500,6 +498,54 @@ class CombinatorialPurgedCV(PurgedSplitter):
             [[i for i, chosen in enumerate(tests) if b in chosen] for b in range(self._n)],
             dtype=np.int64,
         ).reshape(self._n, -1)
+
+
+def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize(values, sort=True)`` of int64 values (no NaT): through a table over
+    their range when it is short (dates and day pairs: a few hundred thousand slots at
+    most, counted in days when every value is a midnight), else by hashing."""
+    values = np.asarray(values, dtype=np.int64)
+    if len(values):
+        lo, hi = int(values.min()), int(values.max())
+        limit = 4 * len(values) + 65_536  # the table's size: O(rows)
+        if hi - lo < 2**62:
+            shifted = values - lo
+            unit, span = 1, hi - lo
+            if span > limit and span // _DAY <= limit:
+                days = shifted // _DAY
+                if np.array_equal(days * _DAY, shifted):
+                    unit, span, shifted = _DAY, span // _DAY, days
+            if span <= limit:
+                present = np.zeros(span + 1, dtype=bool)
+                present[shifted] = True
+                slots = np.flatnonzero(present)
+                code_of = np.cumsum(present, dtype=np.intp) - 1
+                return code_of[shifted], slots.astype(np.int64) * unit + lo
+    codes, uniques = pd.factorize(values, sort=True)
+    return codes, np.asarray(uniques, dtype=np.int64)
+
+
+class _PairRows:
+    """The rows of ``X`` by their pair, to turn a fold's pairs into positions. Rows come
+    grouped by date (a set's own order): a fold is then its runs of rows repeated, not a
+    gather of every row's pair."""
+
+    def __init__(self, row_pair: np.ndarray) -> None:
+        self.row_pair = row_pair
+        n = len(row_pair)
+        heads = np.flatnonzero(row_pair[1:] != row_pair[:-1]) + 1 if n else row_pair[:0]
+        self.runs: tuple[np.ndarray, np.ndarray] | None = None
+        if 8 * (len(heads) + 1) <= n:
+            heads = np.r_[0, heads]
+            self.runs = (row_pair[heads], np.diff(np.r_[heads, n]))
+
+    def positions(self, pairs: np.ndarray) -> np.ndarray:
+        """Increasing positions of the rows whose pair is in ``pairs`` (a mask per pair)."""
+        chosen = np.append(pairs, False)  # pair -1 (rows in no fold) reads the False
+        if self.runs is None:
+            return np.flatnonzero(chosen[self.row_pair])
+        run_pair, lengths = self.runs
+        return np.flatnonzero(np.repeat(chosen[run_pair], lengths))
 
 
 def _pair_counts(
