@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from ..errors import InvalidParameterError
 from ..registry import Dataset
 from .layout import Manifest
-from .order import arrange
+from .order import arrange, time_sliced
 from .plan import Unit, window_units
 from .versions import (
     diff_snapshots,
@@ -195,6 +195,11 @@ class Mode:
         table = arrange(table, keys)
         return table.drop_columns(["__rank"]) if ranked else table
 
+    def lay_out(self, table: pa.Table, manifest: Manifest, block: int, slices: int) -> pa.Table:
+        """The rows of a write (sorted in :meth:`sort_keys` order) in the order they are
+        stored: as sorted, but for a windowed dataset (:meth:`WindowMode.lay_out`)."""
+        return table
+
     def latest_sql(self, manifest: Manifest, quote: Callable[[str], str]) -> str:
         """The ``qualify`` rule of the ``<name>`` view (latest versions)."""
         raise NotImplementedError
@@ -247,6 +252,14 @@ class WindowMode(Mode):
 
     def latest(self, table: pa.Table, manifest: Manifest) -> pa.Table:
         return latest_versions(table, manifest)
+
+    def lay_out(self, table: pa.Table, manifest: Manifest, block: int, slices: int) -> pa.Table:
+        """Rows in time slices per block of symbols (:func:`~.order.time_sliced`): a read of
+        a few months prunes row groups by time. Snapshots are read whole, latest first, and
+        cross sections by filter, so only windowed datasets are sliced."""
+        if manifest.time is None:
+            return table
+        return time_sliced(table, manifest.time, block, slices)
 
     def index(self, stored: pa.Table | None, manifest: Manifest) -> Any:
         return window_index(stored, manifest)

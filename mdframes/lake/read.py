@@ -136,24 +136,26 @@ def _read(
     if syms is not None and "symbol" not in names:
         raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
     filter_ = _where(store, snap, start, end, known, market, region)
+    span = _span(ds.name, manifest, start, end)
     scanned = None if _wholly_outside(ds.name, manifest, snap, start, end) else snap
     # else another program committed: copies are dropped (an earlier version is trusted
     # when the latest is: the lake vouches for its log up to the latest)
     vouching = snap if version is None else store.snapshot()
     trusted = store.trusted(vouching)
-    revised = history or not trusted or store.revised(snap, syms)
+    revised = history or not trusted or store.revised(snap, syms, span)
     needed = _needed(wanted, manifest, store.mode.read_meta(revised, history))
     # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
     # None: no row of the version lies in the range (the log's statistics), none to scan.
-    table = store.scan(scanned, filter=filter_, columns=needed, symbols=syms, coded=True)
+    table = store.scan(scanned, filter=filter_, columns=needed, symbols=syms, coded=True, span=span)
     table = store.without_copies(vouching, table)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
     if not history and revised:
         table = store.mode.latest(table, manifest)  # a filter: the order stays
     # Rows come in stored order when the version's files hold disjoint symbol ranges (the
-    # log's statistics say so): no sort, no check then.
-    ordered = store.in_stored_order(snap) and (syms is None or syms == sorted(syms))
+    # log's statistics say so) and the row groups read hold ascending ones in each file
+    # (theirs): no sort, no check then.
+    ordered = (syms is None or syms == sorted(syms)) and store.in_stored_order(scanned, syms, span)
     if not ordered:
         table = store.mode.sort(table, manifest, syms)
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
@@ -237,6 +239,27 @@ def _time_bounds(
         if not _every_row_within(snap, manifest.time, low, high):
             out.append(getattr(time_field, f"__{op}__")(bound))
     return out
+
+
+def _span(name: str, manifest: Any, start: Any, end: Any) -> tuple[Any, Any] | None:
+    """``start``/``end`` as the least and greatest :func:`~.scan.time_number` of the time
+    column a read keeps (as :func:`_time_bounds` filters), for row groups' statistics."""
+    from ..params import to_date, to_utc
+    from .scan import time_number
+
+    if manifest.time is None or (start is None and end is None):
+        return None
+    timestamp = manifest.column(manifest.time).kind == "timestamp"
+    out: list[Any] = []
+    for value, arg in ((start, "start"), (end, "end")):
+        if value is None:
+            out.append(None)
+        elif timestamp:
+            at = to_utc(value, arg, dataset=name, date_means=arg)
+            out.append(time_number(at.to_pydatetime()))
+        else:
+            out.append(time_number(to_date(value, arg)))
+    return out[0], out[1]
 
 
 def _wholly_outside(name: str, manifest: Any, snap: Snapshot | None, start: Any, end: Any) -> bool:

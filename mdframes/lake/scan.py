@@ -38,16 +38,29 @@ _T = TypeVar("_T")
 
 @dataclass
 class _Groups:
-    """One data file's row groups: symbol ranges and highest ``_version`` (statistics)."""
+    """One data file's row groups: symbol ranges, time ranges (as :func:`time_number`s) and
+    highest ``_version`` (statistics)."""
 
     handle: Any  # pyarrow.parquet.ParquetFile, opened once (a listed file never changes)
     names: set[str]
     ranges: list[tuple[Any, Any]]
     versions: list[Any]
+    times: list[tuple[Any, Any]]
     picked: list[int] = field(default_factory=list)
 
     def pick(self, picked: list[int]) -> _Groups:
-        return _Groups(self.handle, self.names, self.ranges, self.versions, picked)
+        return _Groups(self.handle, self.names, self.ranges, self.versions, self.times, picked)
+
+    def in_order(self) -> bool:
+        """Whether the picked row groups (all, when none is picked) hold ascending symbol
+        ranges: read one after another, their rows are in stored order. A file laid out in
+        time slices (:func:`~.order.time_sliced`) holds each block's symbols once per slice."""
+        groups = self.picked or range(len(self.ranges))
+        ranges = [self.ranges[i] for i in groups]
+        return all(
+            a[1] is not None and b[0] is not None and a[1] <= b[0]
+            for a, b in zip(ranges, ranges[1:], strict=False)
+        )
 
 
 @dataclass
@@ -59,9 +72,10 @@ class _Footer:
     names: set[str]
     ranges: list[tuple[Any, Any]]
     versions: list[Any]
+    times: list[tuple[Any, Any]]
 
     @classmethod
-    def read(cls, path: str, fs: Any) -> _Footer:
+    def read(cls, path: str, fs: Any, time: str | None) -> _Footer:
         import pyarrow.parquet as pq
 
         meta = pq.read_metadata(path, filesystem=fs)
@@ -69,10 +83,17 @@ class _Footer:
         names = schema.names
         symbol = names.index("symbol") if "symbol" in names else -1
         version = names.index("_version") if "_version" in names else -1
+        when = names.index(time) if time is not None and time in names else -1
         ranges: list[tuple[Any, Any]] = []
         versions: list[Any] = []
+        times: list[tuple[Any, Any]] = []
         for i in range(meta.num_row_groups):
             group = meta.row_group(i)
+            stats = group.column(when).statistics if when >= 0 else None
+            if stats is not None and stats.has_min_max:
+                times.append((time_number(stats.min), time_number(stats.max)))
+            else:
+                times.append((None, None))
             stats = group.column(symbol).statistics if symbol >= 0 else None
             if stats is not None and stats.has_min_max:
                 ranges.append((stats.min, stats.max))
@@ -81,7 +102,22 @@ class _Footer:
             stats = group.column(version).statistics if version >= 0 else None
             versions.append(stats.max if stats is not None and stats.has_min_max else None)
         texts = [f.name for f in schema if pa.types.is_string(f.type)]
-        return cls(meta, texts, set(names), ranges, versions)
+        return cls(meta, texts, set(names), ranges, versions, times)
+
+
+def time_number(value: Any) -> int | None:
+    """A date as days since 1970-01-01, a time as microseconds since then (UTC; a naive
+    one read as UTC): how row groups' time statistics and a read's bounds are compared."""
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return (value - _EPOCH) // dt.timedelta(microseconds=1)
+    if isinstance(value, dt.date):
+        return (value - _EPOCH.date()).days
+    return None
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 class Records:
@@ -117,6 +153,7 @@ class Records:
         columns: list[str] | None = None,
         symbols: list[str] | None = None,
         coded: bool = False,
+        span: tuple[Any, Any] | None = None,
     ) -> pa.Table:
         """Stored rows of one version (every version of each record), typed by the record.
         Columns the record knows but no row has set come back as nulls. ``symbols``: only
@@ -124,7 +161,9 @@ class Records:
         are sorted by symbol in row groups of 16k rows, so a chunk of a panel's symbols
         decodes its share of the table, not all of it). ``coded``: text may come as its
         dictionary, for a caller that filters and orders rows before it decodes them
-        (:func:`plain_text`): moving codes costs less than moving text."""
+        (:func:`plain_text`): moving codes costs less than moving text. ``span``: the
+        least and greatest :func:`time_number` of the dataset's time column that ``filter``
+        keeps (None: no bound), so that row groups wholly outside are not read."""
         manifest = self.sidecar.manifest
         meta = self.place.mode.meta
         full = schema_of(manifest, meta) if manifest is not None else pa.schema([])
@@ -136,7 +175,7 @@ class Records:
         else:
             try:
                 if symbols and "symbol" in schema.names:
-                    table = self._scan_groups(snap, schema, symbols, filter, stored, coded)
+                    table = self._scan_groups(snap, schema, symbols, filter, stored, coded, span)
                 elif filter is None and len(snap.files) <= _OPEN_FILES:
                     table = self._scan_files(snap, schema, stored, coded)
                 else:
@@ -189,6 +228,7 @@ class Records:
         filter: Any,
         stored: list[str],
         coded: bool = False,
+        span: tuple[Any, Any] | None = None,
     ) -> pa.Table:
         """The few row groups that may hold ``symbols`` (by their statistics), read directly:
         for a one-symbol read this skips the dataset scanner's set-up, most of its cost. Only
@@ -196,7 +236,7 @@ class Records:
         fields = [
             schema.field(c) for c in [*stored, *(["symbol"] if "symbol" not in stored else [])]
         ]
-        picked = self._picked(snap, symbols)
+        picked = self._picked(snap, symbols, span)
         parts = _each(
             lambda g: _conform(
                 g.handle.read_row_groups(
@@ -219,7 +259,27 @@ class Records:
         table = table.filter(filter) if filter is not None else table
         return (table if coded else _plain_strings(table, fields)).select(stored)
 
-    def revised(self, snap: Snapshot | None, symbols: list[str] | None) -> bool:
+    def in_order(
+        self, snap: Snapshot | None, symbols: list[str] | None, span: tuple[Any, Any] | None
+    ) -> bool:
+        """Whether the row groups a read of ``symbols`` (None: all) over ``span`` reads hold
+        ascending symbol ranges file by file (the log tells whether the files do among them):
+        one symbol's rows always do, every file's row groups do unless laid out in time
+        slices."""
+        if snap is None or not snap.files or (symbols is not None and len(symbols) == 1):
+            return True
+        try:
+            groups = self._picked(snap, symbols, span) if symbols else self._groups(snap)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise self.which_damaged(snap, exc) from None
+        return all(g.in_order() for g in groups)
+
+    def revised(
+        self,
+        snap: Snapshot | None,
+        symbols: list[str] | None,
+        span: tuple[Any, Any] | None = None,
+    ) -> bool:
         """Whether some row a read of ``symbols`` (None: all) may see has a second version,
         by statistics alone (row groups for a few symbols, the log's file statistics else).
         When none has, the latest versions are simply all rows, and a read needs neither
@@ -228,7 +288,7 @@ class Records:
             return False
         if symbols:
             try:
-                groups = self._picked(snap, symbols)  # opens files: a missing one is damage
+                groups = self._picked(snap, symbols, span)  # opens files: missing is damage
             except (OSError, pa.ArrowInvalid) as exc:
                 raise self.which_damaged(snap, exc) from None
             return any(
@@ -240,16 +300,24 @@ class Records:
         highest = stats["max._version"].to_pylist()
         return any(v is None or v > 1 for v in highest)
 
-    def _picked(self, snap: Snapshot, symbols: list[str]) -> list[_Groups]:
-        """Per file, the row groups whose symbol range may hold one of ``symbols`` (the last
-        answer kept: a read asks twice, for its versions and for its rows)."""
-        key = (snap.version, tuple(snap.files), tuple(symbols))
-        if self._last_picked is not None and self._last_picked[0] == key:
-            return self._last_picked[1]
+    def _picked(
+        self, snap: Snapshot, symbols: list[str], span: tuple[Any, Any] | None = None
+    ) -> list[_Groups]:
+        """Per file, the row groups whose symbol range may hold one of ``symbols`` and whose
+        time range may meet ``span`` (the last answer kept: a read asks more than once)."""
+        key = (snap.version, tuple(snap.files), tuple(symbols), span)
+        last = self._last_picked
+        if last is not None and last[0] == key:
+            return last[1]
         wanted = sorted(symbols)
+        low, high = span if span is not None else (None, None)
         out = []
         for group in self._groups(snap, symbols):
-            picked = [i for i, (lo, hi) in enumerate(group.ranges) if _may_hold(wanted, lo, hi)]
+            picked = [
+                i
+                for i, (lo, hi) in enumerate(group.ranges)
+                if _may_hold(wanted, lo, hi) and _may_meet(group.times[i], low, high)
+            ]
             if picked:
                 out.append(group.pick(picked))
         self._last_picked = (key, out)
@@ -289,12 +357,13 @@ class Records:
         path = self.place.fs_path(uri)
         fs = self.place.storage.fs
         if footer is None:
-            footer = _Footer.read(path, fs)
+            manifest = self.sidecar.manifest
+            footer = _Footer.read(path, fs, manifest.time if manifest is not None else None)
         # Text read as its dictionary (see _plain_strings); the footer is parsed once.
         handle = pq.ParquetFile(
             path, filesystem=fs, metadata=footer.meta, read_dictionary=footer.texts or None
         )
-        opened = _Groups(handle, footer.names, footer.ranges, footer.versions)
+        opened = _Groups(handle, footer.names, footer.ranges, footer.versions, footer.times)
         with lock:
             self._handles[uri] = opened
             while len(self._handles) > _OPEN_FILES:
@@ -441,3 +510,12 @@ def _may_hold(wanted: list[str], lo: Any, hi: Any) -> bool:
         return True
     at = bisect.bisect_left(wanted, lo)
     return at < len(wanted) and wanted[at] <= hi
+
+
+def _may_meet(times: tuple[Any, Any], low: Any, high: Any) -> bool:
+    """Whether a row group's time range (statistics; None: unknown) may meet ``low..high``
+    (None: unbounded). A null time meets no bound, and statistics leave nulls out."""
+    lo, hi = times
+    if lo is None or hi is None:
+        return True
+    return (low is None or hi >= low) and (high is None or lo <= high)

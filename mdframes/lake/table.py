@@ -161,8 +161,16 @@ class DatasetTable:
             return rows
         return self.mode.one_per_fetch(rows, self.manifest)
 
-    def in_stored_order(self, snap: Snapshot | None) -> bool:
-        return self.log.in_stored_order(snap)
+    def in_stored_order(
+        self,
+        snap: Snapshot | None,
+        symbols: list[str] | None = None,
+        span: tuple[Any, Any] | None = None,
+    ) -> bool:
+        """Whether a read of ``symbols`` (None: all) over ``span`` (see
+        :meth:`~.scan.Records.scan`) gets its rows in stored order: the log shows the files
+        in order, and the row groups read are in order within each file."""
+        return self.log.in_stored_order(snap) and self.records.in_order(snap, symbols, span)
 
     def overtaken(self, exc: LakeDamagedError) -> bool:
         """Whether the data file ``exc`` names is this table's and has left it since (Delta
@@ -177,8 +185,13 @@ class DatasetTable:
     def stored_schema(self) -> pa.Schema:
         return self.records.stored_schema()
 
-    def revised(self, snap: Snapshot | None, symbols: list[str] | None) -> bool:
-        return self.records.revised(snap, symbols)
+    def revised(
+        self,
+        snap: Snapshot | None,
+        symbols: list[str] | None,
+        span: tuple[Any, Any] | None = None,
+    ) -> bool:
+        return self.records.revised(snap, symbols, span)
 
     def probe(self, uri: str, rows: int | None = None) -> str | None:
         return self.records.probe(uri, rows)

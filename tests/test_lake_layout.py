@@ -1,0 +1,191 @@
+"""Data files laid out in time slices (issue 27, item 4): a windowed dataset's rows are stored
+in blocks of symbols, each block slice by slice of time, so that a read of a few months skips
+the row groups of the other slices by their statistics. Every read equals the same read of a
+lake written in the old layout (sorted by symbol and time only, as lakes of mdframes before
+this layout hold them), synced with the same answers, and after a compaction; a short read
+decodes fewer row groups than a long one (counted where Parquet decodes them)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import mdframes as md
+import mdframes.lake.commit as commit_module
+from mdframes.registry import REGISTRY
+from mdframes.sandbox import Sandbox
+
+from .conftest import KEY
+
+SYMBOLS = ["AAPL", "KO", "GME", "MSFT", "NVDA", "AMD"]
+DATASETS = ["sentiment", "congress_trades"]
+
+
+# Test-sized layouts: the old one in row groups of 2,000 rows (3 symbols' whole history, as
+# 16k rows held 22 symbols' of a real lake); sliced, blocks of as many rows in 8 slices.
+LAYOUTS = {"old": (2000, 1), "sliced": (250, 8)}
+
+
+@contextmanager
+def _written(name: str) -> Iterator[None]:
+    """The write settings of the layout ``name`` (old, sliced), while the context lasts."""
+    rows, slices = LAYOUTS[name]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(commit_module, "ROW_GROUP", rows)
+        patch.setattr(commit_module, "SLICES", slices)
+        yield
+
+
+def _synced(root: Path, world: Sandbox, name: str) -> md.Lake:
+    client = md.Client(api_key=KEY, base_url=world.url, cache=False, progress=False)
+    client.sandbox = world
+    lake = md.Lake(root, client=client)
+    with _written(name):
+        assert lake.sync(DATASETS, SYMBOLS, progress=False).complete
+    return lake
+
+
+@pytest.fixture(scope="module")
+def lakes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, md.Lake]]:
+    """The same answers synced three times into a lake of each layout (1 slice: the old
+    one), then each copied and compacted."""
+    import shutil
+
+    base = tmp_path_factory.mktemp("layout")
+    out: dict[str, md.Lake] = {}
+    with Sandbox(today="2026-09-26") as world:
+        for day in range(3):
+            if day:
+                world.advance(days=4)  # revisions stored as versions
+            for name in LAYOUTS:
+                out[name] = _synced(base / name, world, name)
+        for name in LAYOUTS:
+            shutil.copytree(base / name, base / f"{name}-compacted")
+            with _written(name):
+                md.Lake(base / f"{name}-compacted").compact()
+            out[f"{name}-compacted"] = md.Lake(base / f"{name}-compacted")
+    yield {k: md.Lake(v.root) for k, v in out.items()}
+
+
+def _groups_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Row groups Parquet decodes from here on (a spy: the real read runs)."""
+    counted: list[int] = []
+    original = pq.ParquetFile.read_row_groups
+
+    def counting(self: Any, row_groups: Any, *args: Any, **kwargs: Any) -> Any:
+        counted.append(len(row_groups))
+        return original(self, row_groups, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", counting)
+    return counted
+
+
+def _time_ranges(path: str, column: str) -> list[tuple[Any, Any]]:
+    meta = pq.read_metadata(path)
+    at = meta.schema.to_arrow_schema().names.index(column)
+    return [
+        (meta.row_group(i).column(at).statistics.min, meta.row_group(i).column(at).statistics.max)
+        for i in range(meta.num_row_groups)
+    ]
+
+
+def test_a_sync_writes_row_groups_of_one_time_slice(lakes: dict[str, md.Lake]) -> None:
+    # The first sync's file: sorted by symbol and date in the old layout, so its row groups
+    # span whole histories; sliced, most span about an eighth of them.
+    for name, narrow in (("old", False), ("sliced", True)):
+        path = max(lakes[name].files("sentiment"), key=lambda p: pq.read_metadata(p).num_rows)
+        ranges = _time_ranges(path, "date")
+        whole = max(hi for _, hi in ranges) - min(lo for lo, _ in ranges)
+        spans = sorted(hi - lo for lo, hi in ranges)
+        assert (spans[len(spans) // 2] < whole / 3) is narrow, name
+        symbols = pq.read_table(path, columns=["symbol"])["symbol"].to_pylist()
+        assert (symbols == sorted(symbols)) is not narrow, name
+
+
+@pytest.mark.parametrize("state", ["synced", "compacted"])
+def test_every_read_equals_the_old_layouts(lakes: dict[str, md.Lake], state: str) -> None:
+    suffix = "" if state == "synced" else "-compacted"
+    old, new = lakes[f"old{suffix}"], lakes[f"sliced{suffix}"]
+    # Between the first sync and the second (4 sandbox days apart).
+    known = old.read("sentiment", history=True)["_fetched_at"].min() + dt.timedelta(days=2)
+    reads: list[dict[str, Any]] = [
+        {},
+        {"symbols": ["MSFT", "AAPL", "KO"]},
+        {"symbols": SYMBOLS, "start": "2026-07-01"},
+        {"symbols": sorted(SYMBOLS), "start": "2025-11-15", "end": "2026-02-01"},
+        {"symbols": "GME", "start": "2026-05-01"},
+        {"start": "2026-08-01", "known_at": known},
+        {"symbols": SYMBOLS, "history": True, "start": "2026-06-01"},
+    ]
+    for name in DATASETS:
+        for kw in reads:
+            args = dict(kw)
+            symbols = args.pop("symbols", None)
+            got = new.read(name, symbols, **args).drop(
+                columns=["_fetched_at", "_sync_id"], errors="ignore"
+            )
+            want = old.read(name, symbols, **args).drop(
+                columns=["_fetched_at", "_sync_id"], errors="ignore"
+            )
+            pd.testing.assert_frame_equal(got, want, obj=f"{name} {kw}")
+            assert len(got), (name, kw)
+
+
+@pytest.mark.parametrize("state", ["sliced", "sliced-compacted"])
+def test_a_short_read_decodes_only_its_slices(
+    lakes: dict[str, md.Lake], state: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = lakes[state]
+    lake.read("sentiment", SYMBOLS)  # files opened; their footers read
+    counted = _groups_read(monkeypatch)
+    whole = lake.read("sentiment", SYMBOLS)
+    long_groups = sum(counted)
+    counted.clear()
+    short = lake.read("sentiment", SYMBOLS, start="2026-08-01")
+    short_groups = sum(counted)
+    cut = whole[whole["date"] >= pd.Timestamp("2026-08-01")].reset_index(drop=True)
+    pd.testing.assert_frame_equal(short, cut)
+    # Two months of a 16-month history: the last slice of each block and what straddles it.
+    assert 0 < short_groups < long_groups / 2, (short_groups, long_groups)
+
+
+def test_an_old_layout_short_read_decodes_every_row_group(
+    lakes: dict[str, md.Lake], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the layout changes: sorted by symbol only, each row group spans whole histories.
+    lake = lakes["old-compacted"]
+    lake.read("sentiment", SYMBOLS)
+    counted = _groups_read(monkeypatch)
+    lake.read("sentiment", SYMBOLS)
+    long_groups = sum(counted)
+    counted.clear()
+    lake.read("sentiment", SYMBOLS, start="2026-08-01")
+    assert sum(counted) > long_groups / 2
+
+
+def test_one_symbols_rows_come_in_order_without_a_sort(
+    lakes: dict[str, md.Lake], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A symbol's slices follow each other in time: its rows need no sort; several symbols'
+    # rows of a block read whole do (the slices hold each symbol once).
+    import mdframes.lake.modes as modes_module
+
+    lake = lakes["sliced-compacted"]
+    sorts: list[int] = []
+    original = modes_module.WindowMode.sort
+    monkeypatch.setattr(modes_module.WindowMode, "sort", lambda *a: sorts.append(1) or original(*a))
+    one = lake.read("sentiment", "KO")
+    assert not sorts and one["date"].is_monotonic_increasing and len(one) > 300
+    table = lake.tables.get(REGISTRY["sentiment"])
+    assert not table.in_stored_order(table.snapshot())
+    several = lake.read("sentiment", ["AMD", "KO"])
+    assert sorts and several["symbol"].tolist() == ["AMD"] * (len(several) - len(one)) + [
+        "KO"
+    ] * len(one)
