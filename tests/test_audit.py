@@ -301,3 +301,55 @@ def test_look_ahead_from_frames_in_any_order(frames: dict[str, pd.DataFrame]) ->
     report = md.features.audit(ts, source=frames, sample=60)
     _only_failed(report, "look_ahead")
     assert set(report.failures["feature"]) == {"ratio_peek"}
+
+
+def _masked_value(
+    agg: str, n: int | None, vals: np.ndarray, ok: np.ndarray, days: np.ndarray, day: int
+) -> float:
+    """A cell by CONTRACT §11 over the whole cut, row by row with masks (the reference)."""
+
+    def latest(mask: np.ndarray) -> float:
+        picks = np.flatnonzero(mask)
+        return float(vals[picks[-1]]) if len(picks) else np.nan
+
+    if not len(vals):
+        return 0.0 if agg in ("count", "sum") else np.nan
+    if agg == "change":
+        assert n is not None
+        return latest(ok) - latest(ok & (days <= day - n))
+    window = ok if n is None else ok & (days > day - n)
+    if agg == "last":
+        return latest(window)
+    count = int(np.count_nonzero(window))
+    if agg == "count":
+        return float(count)
+    if agg == "sum":
+        return float(vals[window].sum()) if count else 0.0
+    return float(vals[window].sum()) / count if count else np.nan
+
+
+def test_a_cells_window_by_bisection_equals_the_masks_bit_for_bit() -> None:
+    """look_ahead reads only a window's rows (the cut's public days never fall); each cell
+    equals the masks over the whole cut, also with long runs of rows that do not count."""
+    from mdframes.features.audit import _row_value
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        m = int(rng.integers(0, 400))
+        days = np.sort(rng.integers(19_000, 19_400, m))
+        vals = rng.normal(size=m) * 10.0 ** rng.integers(-3, 6)
+        ok = rng.random(m) < rng.choice([0.02, 0.5, 1.0])
+        rows = rng.permutation(m + 5)[:m]  # the cut's rows among a dataset's
+        spread = np.full(m + 5, np.nan)
+        spread[rows] = vals
+        counted = np.zeros(m + 5, dtype=bool)
+        counted[rows] = ok
+        day = int(days[-1]) if m else 19_000
+        for agg, n in [("mean", 7), ("sum", 30), ("count", 1), ("last", None), ("last", 5),
+                       ("change", 30), ("mean", None), ("sum", 400)]:  # fmt: skip
+            want = _masked_value(agg, n, vals, ok, days, day)
+            for got in (
+                _row_value(agg, n, vals, ok, days, day),
+                _row_value(agg, n, spread, counted, days, day, rows),
+            ):
+                assert got == want or (np.isnan(got) and np.isnan(want)), (agg, n, m)

@@ -395,10 +395,9 @@ class _Known:
         """The feature on ``day`` from the rows public by its end."""
         n = int(np.searchsorted(self.days, day, side="right"))
         inputs = self.data.inputs(feature)
-        if inputs is not None:
+        if inputs is not None:  # the dataset's rows: the cut's are self.rows[:n]
             vals, ok, window = inputs
-            cut = self.rows[:n]
-            return _row_value(feature.agg, window, vals[cut], ok[cut], self.days[:n], day)
+            return _row_value(feature.agg, window, vals, ok, self.days[:n], day, self.rows)
         vals, ok, window = _inputs_of(feature, n, lambda spec, flags: self._cut(spec, flags, n))
         return _row_value(feature.agg, window, vals, ok, self.days[:n], day)
 
@@ -440,29 +439,52 @@ def _row_wise(spec: Any) -> bool:
 
 
 def _row_value(
-    agg: str, n: int | None, vals: np.ndarray, ok: np.ndarray, days: np.ndarray, day: int
+    agg: str,
+    n: int | None,
+    vals: np.ndarray,
+    ok: np.ndarray,
+    days: np.ndarray,
+    day: int,
+    rows: np.ndarray | None = None,
 ) -> float:
     """A feature (``agg`` over ``n`` days, ``None``: all) on ``day`` from the cut's values,
-    which of them count and their public days, by CONTRACT §11's definitions."""
+    which of them count and their public days, by CONTRACT §11's definitions. The cut's
+    ``i``-th row is ``vals[rows[i]]`` (``vals[i]`` without ``rows``); its rows are in rank
+    order, so their days never fall: a window is a run of them, found by bisection, and
+    only its rows are read."""
 
-    def latest(mask: np.ndarray) -> float:
-        picks = np.flatnonzero(mask)  # rows are in rank order: the last is the latest
-        return float(vals[picks[-1]]) if len(picks) else np.nan
+    def part(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        at = slice(lo, hi) if rows is None else rows[lo:hi]
+        return vals[at], ok[at]
 
-    if not len(vals):
+    def latest(lo: int, hi: int) -> float:
+        """The value of the last row of ``[lo, hi)`` that counts (the latest)."""
+        while hi > lo:  # the latest is usually among the last rows
+            start = max(lo, hi - 64)
+            values, counts = part(start, hi)
+            picks = np.flatnonzero(counts)
+            if len(picks):
+                return float(values[picks[-1]])
+            hi = start
+        return np.nan
+
+    end = len(days)
+    if not end:
         return 0.0 if agg in ("count", "sum") else np.nan
+    # The first row public after day - n (rows public on or before it are out of a window).
+    first = 0 if n is None else int(np.searchsorted(days, day - n, side="right"))
     if agg == "change":
         assert n is not None
-        return latest(ok) - latest(ok & (days <= day - n))
-    window = ok if n is None else ok & (days > day - n)
+        return latest(0, end) - latest(0, first)
     if agg == "last":
-        return latest(window)
-    count = int(np.count_nonzero(window))
+        return latest(first, end)
+    values, counts = part(first, end)
+    count = int(np.count_nonzero(counts))
     if agg == "count":
         return float(count)
     if agg == "sum":
-        return float(vals[window].sum()) if count else 0.0
-    return float(vals[window].sum()) / count if count else np.nan  # mean
+        return float(values[counts].sum()) if count else 0.0
+    return float(values[counts].sum()) / count if count else np.nan  # mean
 
 
 def _fetched(frame: pd.DataFrame) -> np.ndarray:
