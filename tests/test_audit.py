@@ -353,3 +353,27 @@ def test_a_cells_window_by_bisection_equals_the_masks_bit_for_bit() -> None:
                 _row_value(agg, n, spread, counted, days, day, rows),
             ):
                 assert got == want or (np.isnan(got) and np.isnan(want)), (agg, n, m)
+
+
+def test_positions_counted_per_interval_from_runs_equal_the_gather() -> None:
+    """cv_overlap counts a fold's rows per [D, t1] interval run by run when the positions
+    increase (a splitter's); any other positions (shuffled, repeated, negative) by a gather."""
+    from mdframes.features.audit import _Counts
+
+    rng = np.random.default_rng(3)
+    codes = np.repeat(rng.integers(0, 40, 300), rng.integers(1, 30, 300))
+    counts = _Counts(codes, 40)
+    assert counts.runs is not None
+    n = len(codes)
+    cases = [
+        np.sort(rng.choice(n, n // 2, replace=False)),
+        np.sort(rng.integers(0, n, n)),  # repeated positions
+        rng.permutation(n)[: n // 3],  # not increasing
+        np.array([-3, -2, -1]),  # from the end, as numpy reads them
+        np.arange(n),
+        np.arange(0),
+    ]
+    for p in cases:
+        assert counts.of(p).tolist() == np.bincount(codes[p], minlength=40).tolist()
+    with pytest.raises(IndexError):
+        counts.of(np.array([0, n]))

@@ -901,6 +901,35 @@ def _embargoes(
     return np.asarray(out, dtype=np.int64)
 
 
+class _Counts:
+    """How many of some positions fall in each code of the rows' ``codes`` (rows of one
+    code come in runs, in a set's own order). Positions in increasing order (what
+    splitters give) are counted run by run, by bisection; any others by a gather."""
+
+    def __init__(self, codes: np.ndarray, n_codes: int) -> None:
+        self.codes, self.n_codes = codes, n_codes
+        n = len(codes)
+        heads = np.flatnonzero(codes[1:] != codes[:-1]) + 1 if n else codes[:0]
+        self.runs: tuple[np.ndarray, np.ndarray] | None = None
+        if 8 * (len(heads) + 1) <= n:
+            self.runs = (codes[np.r_[0, heads]], np.r_[0, heads, n])
+
+    def of(self, positions: np.ndarray) -> np.ndarray:
+        """Per code, the positions in it (as ``np.bincount(codes[positions])``)."""
+        p = positions
+        if (
+            self.runs is not None
+            and len(p)
+            and p[0] >= 0
+            and p[-1] < len(self.codes)
+            and bool((p[1:] >= p[:-1]).all())
+        ):
+            run_code, bounds = self.runs
+            per_run = np.diff(np.searchsorted(p, bounds))
+            return np.bincount(run_code, weights=per_run, minlength=self.n_codes).astype(np.int64)
+        return np.bincount(self.codes[p], minlength=self.n_codes)
+
+
 def _cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> _Outcome:
     if not len(ts.X):
         return _skip("no rows")
@@ -915,6 +944,7 @@ def _cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> _Outcome:
     first = pairs >> 32
     last = first + (pairs & 0xFFFFFFFF)
     freq = ts.info.get("freq", "B")
+    per_interval = _Counts(pair, len(pairs))
     failures: list[dict[str, Any]] = []
     parts, bad = [], 0
     for name, splitter, folds in splits:
@@ -922,9 +952,8 @@ def _cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> _Outcome:
         for k, (train, test) in enumerate(folds):
             train = np.asarray(train, dtype=np.int64)
             test = np.asarray(test, dtype=np.int64)
-            of_train = pair[train]
-            per_pair = np.bincount(of_train, minlength=len(pairs))
-            tested = np.flatnonzero(np.bincount(pair[test], minlength=len(pairs)))
+            per_pair = per_interval.of(train)
+            tested = np.flatnonzero(per_interval.of(test))
             embargo = _embargoes(splitter, tested, first, last, freq)
             overlapping = fold_overlaps(first, last, np.flatnonzero(per_pair), tested, embargo)
             counts.append(int(per_pair[overlapping].sum()))
@@ -932,7 +961,7 @@ def _cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> _Outcome:
                 continue
             hit = np.zeros(len(pairs), dtype=bool)
             hit[overlapping] = True
-            for i in train[hit[of_train]][: _LISTED - len(failures)]:
+            for i in train[hit[pair[train]]][: _LISTED - len(failures)]:
                 date, symbol = ts.X.index[i]
                 failures.append(
                     {"check": "cv_overlap", "date": date, "symbol": str(symbol),
