@@ -214,28 +214,11 @@ class ClampedLake:
         return out
 
     def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
-        """``md.Lake.coverage`` as it stood at the clamp, as far as the lake's state tells:
-        what was first fetched later is ``never``; windows end at the clamp's date at the
-        latest; fetch times after the clamp are unknown (NaT)."""
-        table: pd.DataFrame = self._lake.coverage(datasets=datasets, symbols=symbols).copy()
-        day = pd.Timestamp(self.at.date())
-        first = table["first_fetched_at"]
-        later = first.isna() | (first > self.at)
-        table.loc[later, ["first", "last", "first_fetched_at", "last_fetched_at"]] = pd.NaT
-        table.loc[later, "gaps"] = pd.Series(
-            [[] for _ in range(int(later.sum()))], index=table.index[later], dtype=object
+        """``md.Lake.coverage`` as it stood at the clamp, as far as the lake's state tells
+        (``Lake.coverage(known_at=)``)."""
+        table: pd.DataFrame = self._lake.coverage(
+            datasets=datasets, symbols=symbols, known_at=self.at
         )
-        table.loc[later, "status"] = "never"
-        table.loc[later, "rows"] = 0
-        table.loc[later, "error"] = pd.NA
-        since = ~later & (table["last_fetched_at"] > self.at)
-        # Synced by the clamp and again later: by the clamp it had been synced.
-        table.loc[since, "status"] = "synced"
-        table.loc[since, "error"] = pd.NA
-        table.loc[since, "rows"] = pd.NA
-        table.loc[since, "last_fetched_at"] = pd.NaT
-        # Nothing synced can reach past the clamp's date (a window asked ahead included).
-        table["last"] = table["last"].where(table["last"].isna() | (table["last"] <= day), day)
         return table
 
 

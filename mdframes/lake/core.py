@@ -330,9 +330,11 @@ class Lake:
         self,
         datasets: str | Iterable[str] | None = None,
         symbols: str | Iterable[str] | None = None,
+        *,
+        known_at: TimeLike | None = None,
     ) -> pd.DataFrame:
         """What the lake synced, per dataset and symbol, read from its state files (cheap:
-        no data file is read).
+        no data file is read); with ``known_at``, what it had synced by then.
 
         One row per dataset and symbol the lake synced or was asked to sync (symbol NA for
         a cross-section dataset: screeners, recent, discovery), plus one per requested symbol
@@ -358,6 +360,12 @@ class Lake:
         symbols : str or list of str, optional
             Default: every symbol recorded; given, one row per symbol (``"never"`` where
             nothing is recorded) and the cross sections' NA rows.
+        known_at : str, datetime or Timestamp, optional
+            The coverage as known then (a date alone: the end of that day): what was first
+            fetched later is ``"never"``; days a later sync filled in before a window's end
+            (a backfill, a gap) are gaps; windows end on that date at the latest (a window's
+            advance to the present is recorded as a span, not per sync); fetch times after
+            it are NaT.
 
         Examples
         --------
@@ -366,10 +374,13 @@ class Lake:
         0   AAPL  synced
         1  NEWCO   never
         """
-        from .coverage import coverage
+        from ..params import to_utc
+        from .coverage import as_known_at, coverage
         from .display import coverage_frame
 
-        return coverage_frame(coverage(self.tables, datasets, symbols))
+        at = None if known_at is None else to_utc(known_at, "known_at")
+        table = coverage(self.tables, datasets, symbols)
+        return coverage_frame(table if at is None else as_known_at(table, at))
 
     @reaching
     def files(self, dataset: str) -> list[str]:
