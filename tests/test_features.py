@@ -510,14 +510,19 @@ def test_a_real_lake_gives_the_services_panel(server: Sandbox, tmp_path: Path) -
         from_lake = md.features.panel(symbols, START, END, source=lake)
         from_service = md.features.panel(symbols, START, END, client=client)
     pd.testing.assert_frame_equal(from_lake, from_service)
-    with pytest.warns(md.KnowledgeTimeWarning) as caught:
-        before_any_sync = md.features.panel(symbols, START, END, source=lake, known_at="2001-01-01")
-    said = [w for w in caught if issubclass(w.category, md.KnowledgeTimeWarning)]
-    assert len(said) == 1 and "insider_trading" in str(said[0].message)
-    assert Path(said[0].filename).resolve() == Path(__file__).resolve()
-    for name, (_, agg, _) in DEFINITIONS.items():
-        empty = (before_any_sync[name] == 0).all() if agg in ("sum", "count") else None
-        assert empty if empty is not None else before_any_sync[name].isna().all(), name
+    # As known before the first sync the lake held none of these symbols: a failure, as a
+    # symbol never synced is (never a 0 that means "not synced yet").
+    with pytest.raises(md.NotInLakeError, match="not synced by known_at=2001-01-01") as err:
+        md.features.panel(symbols, START, END, source=lake, known_at="2001-01-01")
+    assert err.value.symbols == symbols and "a known_at after their first sync" in str(err.value)
+    with pytest.warns(md.SkippedSymbolsWarning) as caught:
+        before_any_sync = md.features.panel(
+            symbols, START, END, source=lake, known_at="2001-01-01", errors="skip"
+        )
+    [skipped] = [w for w in caught if issubclass(w.category, md.SkippedSymbolsWarning)]
+    assert Path(skipped.filename).resolve() == Path(__file__).resolve()
+    assert before_any_sync.isna().all().all()
+    assert list(before_any_sync.attrs["failed"]) == symbols
 
 
 # --- bad input --------------------------------------------------------------------------------

@@ -549,7 +549,9 @@ def _look_ahead(
     if isinstance(source, LakeSource):
         bases = list(dict.fromkeys(base_name(d) for d in by_dataset))
         table = read_coverage(source.lake, bases, wanted)
-        coverage = None if table is None else Coverage(table, bases, wanted)
+        coverage = (
+            None if table is None else Coverage(table, bases, wanted, ROW if row else cut_known)
+        )
     first_date, last_date = dates.min().date(), dates.max().date()
     stamps = dates.asi8  # ns since the epoch (UTC)
     row_days = stamps // _NS_PER_DAY

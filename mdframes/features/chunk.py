@@ -147,7 +147,7 @@ def with_coverage(request: Request) -> Request:
     if not len(request.dates):
         return request
     datasets = list(dict.fromkeys(f.dataset for f in request.features))
-    request.coverage = request.source.coverage(datasets, request.symbols)
+    request.coverage = request.source.coverage(datasets, request.symbols, request.known_at)
     if request.coverage is not None and request.errors == "raise":
         missing = request.coverage.error()
         if missing is not None:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import NotInLakeError
+from ..lake.coverage import as_known_at, filled_after
 from ..registry import REGISTRY
 from .spec import Feature
 
@@ -37,8 +38,9 @@ _NAMED = 10  # symbols named in an error message; the rest are counted
 
 
 def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
-    """``lake.coverage(datasets, symbols)``; ``None`` for a lake-like object without it
-    (a stand-in then holds whatever it is asked)."""
+    """``lake.coverage(datasets, symbols)`` as the lake knows it now (:class:`Coverage`
+    judges it as known at a panel's ``known_at``); ``None`` for a lake-like object without
+    it (a stand-in then holds whatever it is asked)."""
     method = getattr(lake, "coverage", None)
     if not callable(method):
         return None
@@ -123,8 +125,40 @@ class Coverage:
     # Each dataset's per-symbol bounds for the last universe asked (_bounds; not pickled).
     _memo: tuple[tuple[str, ...], dict[str, Any]] | None = None
 
-    def __init__(self, table: pd.DataFrame, datasets: list[str], symbols: list[str]) -> None:
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        datasets: list[str],
+        symbols: list[str],
+        known_at: pd.Timestamp | str | None = None,
+    ) -> None:
         self.datasets = list(datasets)
+        # known_at="row": days a later sync filled in, per (dataset, symbol): (first day,
+        # last day, the day from whose end on they are known). The row for D is judged as
+        # known at the end of D (before the symbol's first sync: as that sync left it).
+        self._fills: dict[tuple[str, str | None], list[tuple[int, int, int]]] = {}
+        later: dict[tuple[str, str | None], str] = {}
+        if isinstance(known_at, pd.Timestamp):
+            # What the lake had synced by then, not now: what it first fetched later was
+            # not synced then (a failure, as a symbol never synced), filled days are gaps.
+            now = table
+            table = as_known_at(now, known_at)
+            went = (table["status"].astype(object) == "never") & (
+                now["status"].astype(object) != "never"
+            )
+            for row in np.flatnonzero(went.to_numpy()):
+                symbol = now["symbol"].iloc[row]
+                first_at = now["first_fetched_at"].iloc[row]
+                since = "" if pd.isna(first_at) else f", first synced {first_at:%Y-%m-%d %H:%M} UTC"
+                key = (str(now["dataset"].iloc[row]), None if pd.isna(symbol) else str(symbol))
+                later[key] = f"not synced by known_at={known_at.isoformat()}{since}"
+        elif known_at == "row":
+            for dataset, symbol, a, b, when in filled_after(table):
+                lo = _OPEN if a is None else _day(a)
+                hi, day = _day(b), _day(when.tz_localize(None))
+                assert lo is not None and hi is not None and day is not None
+                self._fills.setdefault((dataset, symbol), []).append((lo, hi, day))
+        self.later = bool(later)
         self._spans: dict[tuple[str, str | None], tuple[np.ndarray, np.ndarray]] = {}
         found: dict[tuple[str, str | None], tuple[str, str]] = {}
         n = len(table)
@@ -160,6 +194,7 @@ class Coverage:
                 )
                 if status in MISSING:
                     text = MISSING[status] + (f": {error}" if error and status == "failed" else "")
+                    text = later.get((dataset, symbol), later.get((dataset, None), text))
                     self.missing.setdefault(symbol, {})[dataset] = text
 
     def __getstate__(self) -> dict[str, Any]:
@@ -170,11 +205,12 @@ class Coverage:
         sizes = np.fromiter((len(a) for a, _ in spans), np.int64, len(spans))
         starts = np.concatenate([a for a, _ in spans]) if spans else np.empty(0, np.int64)
         ends = np.concatenate([b for _, b in spans]) if spans else np.empty(0, np.int64)
-        return {"datasets": self.datasets, "missing": self.missing,
-                "keys": keys, "spans": (sizes, starts, ends)}  # fmt: skip
+        return {"datasets": self.datasets, "missing": self.missing, "later": self.later,
+                "fills": self._fills, "keys": keys, "spans": (sizes, starts, ends)}  # fmt: skip
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.datasets, self.missing = state["datasets"], state["missing"]
+        self.later, self._fills = state["later"], state["fills"]
         sizes, starts, ends = state["spans"]
         cuts = np.cumsum(sizes)[:-1]
         pairs = zip(np.split(starts, cuts), np.split(ends, cuts), strict=True)
@@ -187,6 +223,8 @@ class Coverage:
         wanted = {*symbols, None}
         out._spans = {k: v for k, v in self._spans.items() if k[1] in wanted}
         out.missing = {s: v for s, v in self.missing.items() if s in wanted}
+        out.later = self.later
+        out._fills = {k: v for k, v in self._fills.items() if k[1] in wanted}
         return out
 
     def readable(self, dataset: str, symbols: list[str]) -> list[str]:
@@ -204,6 +242,15 @@ class Coverage:
         by = self.missing.get(symbol, {})
         return "not in the lake: " + "; ".join(f"{d} {text}" for d, text in by.items())
 
+    def spans(self, dataset: str, symbol: str) -> tuple[np.ndarray, np.ndarray]:
+        """The day ranges (inclusive starts and ends, day numbers, sorted) the lake synced of
+        ``dataset`` for ``symbol``; none for a symbol that is a failure."""
+        base = _base(dataset)
+        spans = self._spans.get((base, symbol), self._spans.get((base, None)))
+        if spans is None or base in self.missing.get(symbol, {}):
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        return spans
+
     def covered(self, feature: Feature, symbols: list[str], days: np.ndarray) -> np.ndarray:
         """Whether the lake synced ``feature``'s whole window on each (day, symbol):
         ``(len(days), len(symbols))``, ``days`` as int64 day numbers."""
@@ -215,6 +262,12 @@ class Coverage:
             k = np.searchsorted(starts, days, side="right") - 1
             at = np.maximum(k, 0)
             out[:, i] = (k >= 0) & (days <= ends[at]) & (days - back >= starts[at])
+        if self._fills:
+            for i, symbol in enumerate(symbols):
+                fills = self._fills.get((base, symbol), self._fills.get((base, None), ()))
+                for lo, hi, known in fills:
+                    # Rows dated before the day it was filled in did not know these days.
+                    out[:, i] &= ~((days < known) & (days >= lo) & (days - back <= hi))
         return out
 
     def _bounds(
@@ -257,9 +310,12 @@ class Coverage:
             if len(symbols) <= _NAMED
             else f"lake.sync({datasets!r}, err.symbols)"
         )
+        how = f"Sync them ({fix})"
+        if self.later:  # a sync now does not reach back to an earlier known_at
+            how = f"Pass a known_at after their first sync, sync them ({fix})"
         return NotInLakeError(
             f"the lake does not hold what this panel needs for {len(symbols)} symbol(s): "
-            f"{'; '.join(named)}{more}. Sync them ({fix}) or pass errors='skip' to keep "
+            f"{'; '.join(named)}{more}. {how} or pass errors='skip' to keep "
             "their rows with these features NA",
             symbols=symbols,
             datasets=datasets,

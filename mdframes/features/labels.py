@@ -195,24 +195,35 @@ class ForwardReturn:
         symbols: Sequence[str],
         freq: Any,
         prices: pd.DataFrame,
+        spans: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None,
     ) -> tuple[np.ndarray, pd.DatetimeIndex]:
         """Label values for every (date, symbol), dates outer, as float64 (NaN: no label), and
-        ``t1`` per date. ``prices`` is a :func:`long_prices` frame."""
+        ``t1`` per date. ``prices`` is a :func:`long_prices` frame; ``spans``, per symbol,
+        the day ranges its prices were synced over (a lake's coverage; ``None``: all)."""
         calendar = periods_after(dates, freq, self.reach)
         cal_days = calendar.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]")
         cal_days = cal_days.astype(np.int64)
         n, m = len(dates), len(symbols)
-        start = _price_at(prices, symbols, cal_days[self.lag : self.lag + n], m)
-        end = _price_at(prices, symbols, cal_days[self.reach : self.reach + n], m)
+        start = _price_at(prices, symbols, cal_days[self.lag : self.lag + n], m, spans)
+        end = _price_at(prices, symbols, cal_days[self.reach : self.reach + n], m, spans)
         with np.errstate(divide="ignore", invalid="ignore"):
             y = np.where(start > 0, end / start - 1.0, np.nan)
         return y, calendar[self.reach : self.reach + n]
 
 
-def _price_at(prices: pd.DataFrame, symbols: Sequence[str], days: np.ndarray, m: int) -> np.ndarray:
+def _price_at(
+    prices: pd.DataFrame,
+    symbols: Sequence[str],
+    days: np.ndarray,
+    m: int,
+    spans: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None,
+) -> np.ndarray:
     """``P(d)`` for every (day of ``days``, symbol), days outer: the latest price on or before
     the day, at most :data:`MAX_PRICE_AGE` days old, and NaN after the last day of the data.
-    ``prices`` is a :func:`long_prices` frame (sorted by symbol code and day)."""
+    With ``spans`` (per symbol: the synced day ranges, or ``None``), NaN unless one synced
+    range holds both the price's day and ``d``: a price that is the latest only because the
+    days after it were never synced is no price. ``prices`` is a :func:`long_prices` frame
+    (sorted by symbol code and day)."""
     if not len(prices):
         return np.full(len(days) * m, np.nan)
     p_code = prices["symbol"].cat.codes.to_numpy().astype(np.int64)
@@ -230,6 +241,20 @@ def _price_at(prices: pd.DataFrame, symbols: Sequence[str], days: np.ndarray, m:
     ok = found & (p_code[idx] == q_code) & (p_day[idx] >= q_day - MAX_PRICE_AGE)
     # A date after the last price of the data is not in the data yet, however fresh.
     ok &= q_day <= p_day.max()
+    if spans is not None:
+        ok = ok.reshape(len(days), m)
+        found_day = p_day[idx].reshape(len(days), m)
+        for j, synced in enumerate(spans):
+            if synced is None:
+                continue
+            starts, ends = synced
+            if not len(starts):
+                ok[:, j] = False
+                continue
+            k = np.searchsorted(starts, days, side="right") - 1
+            at = np.maximum(k, 0)
+            ok[:, j] &= (k >= 0) & (days <= ends[at]) & (found_day[:, j] >= starts[at])
+        ok = ok.ravel()
     return np.where(ok, p_val[idx], np.nan)
 
 

@@ -27,15 +27,34 @@ __all__ = ["LakeAt", "features_of", "features_from_info", "pinned", "first_diffe
 class LakeAt:
     """``lake`` read at the table ``versions`` (dataset -> version) a set recorded; datasets
     without a recorded version read the latest. Answers ``read``, ``coverage``, ``version``
-    and ``changes`` as the lake does."""
+    and ``changes`` as the lake does.
 
-    def __init__(self, lake: Any, versions: Mapping[str, int | None]) -> None:
+    ``coverage``: the frame ``lake.coverage()`` gave when the versions were pinned (asked
+    again, it answers from it); else ``lake.coverage()`` as known at ``at`` (the time the
+    versions were pinned, a UTC Timestamp), or now without it."""
+
+    def __init__(
+        self,
+        lake: Any,
+        versions: Mapping[str, int | None],
+        *,
+        coverage: pd.DataFrame | None = None,
+        at: pd.Timestamp | None = None,
+    ) -> None:
         self.lake = lake
         self.versions = {k: v for k, v in versions.items() if v is not None}
         self.root = getattr(lake, "root", None)
+        self.pinned_coverage = coverage
+        self.at = at
 
     def __repr__(self) -> str:
         return f"<LakeAt {self.lake!r} versions={self.versions}>"
+
+    def __reduce__(self) -> Any:
+        # A worker opens the lake itself from its root (never its client: no key travels).
+        from .sources import lake_spec
+
+        return (_reopened, (lake_spec(self.lake), self.versions, self.pinned_coverage, self.at))
 
     def read(self, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
         name = base_name(dataset.replace("-", "_")) if dataset else dataset
@@ -46,8 +65,19 @@ class LakeAt:
         return frame
 
     def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
-        table: pd.DataFrame = self.lake.coverage(datasets, symbols)
-        return table
+        kept = self.pinned_coverage
+        if kept is not None:
+            names = None if datasets is None else {base_name(str(d)) for d in datasets}
+            if names is None or names <= set(kept["dataset"].astype(object)):
+                rows = kept if names is None else kept[kept["dataset"].isin(sorted(names))]
+                table = rows.reset_index(drop=True)
+                table.attrs = dict(kept.attrs)
+                return table
+        if self.at is not None:
+            at: pd.DataFrame = self.lake.coverage(datasets, symbols, known_at=self.at)
+            return at
+        now: pd.DataFrame = self.lake.coverage(datasets, symbols)
+        return now
 
     def version(self, dataset: str) -> int | None:
         recorded = self.versions.get(dataset)
@@ -57,14 +87,22 @@ class LakeAt:
         return current
 
 
+def _reopened(spec: Any, versions: Any, coverage: Any, at: Any) -> LakeAt:
+    from .sources import open_lake
+
+    return LakeAt(open_lake(spec), versions, coverage=coverage, at=at)
+
+
 def pinned(source: Any, info: Mapping[str, Any]) -> Any:
     """``source`` at the versions ``info`` recorded, when it is a lake that can time travel
-    (``md.Lake``); otherwise ``source`` as it is."""
+    (``md.Lake``), its coverage as known when they were pinned (``info["pinned_at"]``);
+    otherwise ``source`` as it is."""
     from ..lake import Lake
 
     versions = info.get("versions") or {}
     if isinstance(source, Lake) and any(v is not None for v in versions.values()):
-        return LakeAt(source, versions)
+        at = info.get("pinned_at")
+        return LakeAt(source, versions, at=None if at is None else pd.Timestamp(at))
     return source
 
 

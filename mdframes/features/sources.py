@@ -322,14 +322,21 @@ class Source:
     def check_executor(self, executor: Any) -> None:
         """Refuse an executor whose workers could not read this source."""
 
-    def coverage(self, datasets: list[str], symbols: list[str]) -> Any:
-        """What the source holds of ``datasets`` for ``symbols``
+    def coverage(self, datasets: list[str], symbols: list[str], known_at: Any = None) -> Any:
+        """What the source holds of ``datasets`` for ``symbols`` as known at ``known_at``
         (:class:`~mdframes.features.coverage.Coverage`); ``None``: whatever is asked."""
         return None
 
     def versions(self, datasets: Iterable[str]) -> dict[str, int | None]:
         """Each dataset's table version, where the source has versions."""
         return {}
+
+    def pin(
+        self, datasets: Iterable[str], symbols: list[str]
+    ) -> tuple[Source, pd.Timestamp | None]:
+        """The source fixed at its current versions of ``datasets`` (a lake), and when they
+        were pinned; a source without versions as it is."""
+        return self, None
 
     def check_prices(self) -> None:
         """Refuse, before any work, a source where a label's default prices are missing."""
@@ -525,15 +532,45 @@ class LakeSource(Source):
                     parameter="executor",
                 )
 
-    def coverage(self, datasets: list[str], symbols: list[str]) -> Any:
+    def coverage(self, datasets: list[str], symbols: list[str], known_at: Any = None) -> Any:
         from .coverage import Coverage, read_coverage
 
         bases = list(dict.fromkeys(base_name(d) for d in datasets))
         table = read_coverage(self.lake, bases, symbols)
-        return None if table is None else Coverage(table, bases, symbols)
+        return None if table is None else Coverage(table, bases, symbols, known_at)
 
     def versions(self, datasets: Iterable[str]) -> dict[str, int | None]:
         return table_versions(self.lake, datasets)
+
+    def pin(
+        self, datasets: Iterable[str], symbols: list[str]
+    ) -> tuple[Source, pd.Timestamp | None]:
+        """This lake at its current table versions of ``datasets`` (Delta time travel), with
+        its coverage of ``symbols`` read at those versions, and the time they were pinned:
+        what a set reads is then exactly what its ``info["versions"]`` says, whatever syncs
+        run meanwhile. A lake-like object that does not say its versions, as it is."""
+        from .coverage import read_coverage
+        from .replay import LakeAt
+
+        names = sorted({base_name(d) for d in datasets})
+        if isinstance(self.lake, LakeAt):  # already pinned (a rebuild)
+            return self, self.lake.at
+        if not callable(getattr(self.lake, "version", None)):
+            return self, None
+        for _ in range(_PIN_TRIES):
+            versions = table_versions(self.lake, names)
+            table = read_coverage(self.lake, names, symbols)
+            # The state is written after its commit: with the versions unchanged after the
+            # coverage was read, it holds nothing of a later version.
+            if table_versions(self.lake, names) == versions:
+                break
+        # When: the latest fetch the coverage knows (a rebuild judges the coverage as known
+        # then, on the lake's own clock), else now.
+        fetched = None if table is None else table["last_fetched_at"].max()
+        at = pd.Timestamp(fetched) if fetched is not None and pd.notna(fetched) else None
+        if at is None:
+            at = pd.Timestamp.now(tz="UTC")
+        return LakeSource(LakeAt(self.lake, versions, coverage=table, at=at)), at
 
     def _prices(self, symbols: list[str], first: dt.date, last: dt.date, errors: str) -> Any:
         from .labels import PRICE_DATASET
@@ -545,6 +582,9 @@ class LakeSource(Source):
 
         # The root goes into info and the file: never a credential of its URI.
         return redact_root(str(getattr(self.lake, "root", type(self.lake).__name__)))
+
+
+_PIN_TRIES: Final = 20  # syncs committing between a version and coverage read: read again
 
 
 def _takes_columns(lake: Any) -> bool:

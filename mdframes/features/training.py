@@ -17,7 +17,7 @@ import pandas as pd
 
 from .._typing import DateLike, Errors, TimeLike
 from ..errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
-from ..params import to_date, to_utc
+from ..params import check_symbols, to_date, to_utc
 from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panels import panel
@@ -314,6 +314,15 @@ def _default_prices(
     return prices[mine].reset_index(drop=True)
 
 
+def _price_spans(source: Source, symbols: list[str]) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Per symbol the day ranges a lake synced its prices over (labels measure what
+    happened: the coverage now, as the prices are the latest); ``None``: every day."""
+    coverage = source.coverage([PRICE_DATASET], symbols)
+    if coverage is None:
+        return None
+    return [coverage.spans(PRICE_DATASET, s) for s in symbols]
+
+
 def training_set(
     symbols: str | Iterable[str],
     start: DateLike,
@@ -374,6 +383,10 @@ def training_set(
     resolved, _ = resolve_source(source, known_at, client)  # once, for features and labels
     if label.prices is None:
         resolved.check_prices()  # a dict without prices fails before the panel is computed
+    datasets = sorted({f.dataset for f in wanted} | {PRICE_DATASET})
+    # A lake's versions are fixed first and everything is read at them: info["versions"] is
+    # what was read, whatever syncs run meanwhile.
+    resolved, pinned_at = resolved.pin(datasets, check_symbols(symbols))
     X = panel(
         symbols,
         start,
@@ -389,6 +402,7 @@ def training_set(
     dates, universe = _grid(cast(pd.MultiIndex, X.index))
     if len(dates):
         window = label.price_window(dates, offset)
+        spans = None
         if label.prices is not None:
             prices = long_prices(label.prices)
         else:
@@ -396,7 +410,8 @@ def training_set(
             usable = [s for s in universe if s not in failed]
             prices = _default_prices(resolved, usable, window, errors)
             warn_jumps(prices, PRICE_DATASET)
-        values, t1_dates = label.compute(dates, universe, offset, prices)
+            spans = _price_spans(resolved, universe)
+        values, t1_dates = label.compute(dates, universe, offset, prices, spans)
         t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
     else:
         values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
@@ -404,7 +419,6 @@ def training_set(
     t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
     _warn_mostly_missing(X, y)
 
-    datasets = sorted({f.dataset for f in wanted} | {PRICE_DATASET})
     info = {
         "symbols": universe,
         "start": None if not len(dates) else f"{dates[0]:%Y-%m-%d}",
@@ -416,6 +430,7 @@ def training_set(
         "errors": errors,
         "source": resolved.describe(),
         "versions": resolved.versions(_lake_names(datasets)),
+        "pinned_at": None if pinned_at is None else pinned_at.isoformat(),
         "content_hash": content_hash(X, y, t1_series),
         "mdframes": mdframes.__version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
