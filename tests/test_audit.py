@@ -377,3 +377,26 @@ def test_positions_counted_per_interval_from_runs_equal_the_gather() -> None:
         assert counts.of(p).tolist() == np.bincount(codes[p], minlength=40).tolist()
     with pytest.raises(IndexError):
         counts.of(np.array([0, n]))
+
+
+def test_a_frame_in_runs_is_ranked_as_any_frame(frames: dict[str, pd.DataFrame]) -> None:
+    """A frame as loaders give it (one run per symbol, in rank order) takes each symbol's
+    run as its rows; they equal what the sort of rows in any order gives."""
+    from mdframes.features.audit import _Dataset, _runs
+
+    seen = set()
+    for name, frame in frames.items():
+        for rows in (frame, frame.sort_values(["symbol", "date"], kind="stable")):
+            data = _Dataset(rows, name, ["KO", "AAPL", "NOPE"], row=False)
+            _, lengths, run_codes, uniques = _runs(rows["symbol"].iloc[data.mine])
+            place = {"KO": 0, "AAPL": 1}
+            run_symbol = np.asarray([place[str(u)] for u in uniques], dtype=np.int64)[run_codes]
+            ns = data.days * 86_400 * 10**9  # the rank key's order within each day
+            fast = data._one_ranked_run_each(["KO", "AAPL", "NOPE"], run_symbol, lengths, ns, None)
+            seen.add(fast)
+            ranked, rows_of = data.ranked, data.rows_of
+            data._by_symbol(["KO", "AAPL", "NOPE"], run_symbol, lengths, ns, None)
+            for s in ["KO", "AAPL", "NOPE"]:
+                assert ranked[s].tolist() == data.ranked[s].tolist(), (name, s)
+                assert rows_of[s].tolist() == data.rows_of[s].tolist(), (name, s)
+    assert seen == {True, False}  # both ways taken

@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..errors import InvalidParameterError
 from ..identity import Identity
-from ..pit import public_times
+from ..pit import legal_deadline, public_times
 from ..registry import REGISTRY
 from .coverage import Coverage, read_coverage
 from .reach import read_columns
@@ -258,33 +258,15 @@ class _Dataset:
         self.whole = len(mine) == len(frame)
         self.source, self.mine, self.dataset = source, mine, dataset
         self._frame: pd.DataFrame | None = None
-        codes = np.repeat(run_symbol, lengths)
-        ns = _ns(public_times(source))
-        ns = ns if self.whole else ns[mine]
+        ns = _ns(public_times(self._pit_rows(source, dataset, mine)))
         self.days = ns // _NS_PER_DAY
         event = REGISTRY[dataset].event
         ev: np.ndarray | None = None
         if event is not None and event in source.columns:
             ev = _ns(source[event])
             ev = ev if self.whole else ev[mine]
-        # Rows by symbol (a stable sort of the runs, each run kept in frame order).
-        by_run = np.argsort(run_symbol, kind="stable")
-        by_code = _ranges((np.cumsum(lengths) - lengths)[by_run], lengths[by_run])
-        order = by_code[ns[by_code] != np.iinfo(np.int64).min]  # public rows (NaT: never)
-        # By symbol, then rank: frames usually come so already (one check); else a sort.
-        c, t = codes[order], ns[order]
-        back = t[1:] < t[:-1]
-        if ev is not None:
-            e = ev[order]
-            back |= (t[1:] == t[:-1]) & (e[1:] < e[:-1])
-        if (back & (c[1:] == c[:-1])).any():
-            keys = [np.arange(len(codes)), *([] if ev is None else [ev]), ns, codes]
-            order = np.lexsort(keys)
-            order = order[ns[order] != np.iinfo(np.int64).min]
-        bounds = np.searchsorted(codes[order], np.arange(len(symbols) + 1))
-        self.ranked = {s: order[bounds[i] : bounds[i + 1]] for i, s in enumerate(symbols)}
-        edges = np.searchsorted(codes[by_code], np.arange(len(symbols) + 1))
-        self.rows_of = {s: by_code[edges[i] : edges[i + 1]] for i, s in enumerate(symbols)}
+        if not self._one_ranked_run_each(symbols, run_symbol, lengths, ns, ev):
+            self._by_symbol(symbols, run_symbol, lengths, ns, ev)
         self._columns: dict[Any, np.ndarray] = {}
         self._inputs: dict[Any, tuple[np.ndarray, np.ndarray, int | None] | None] = {}
         self.syncs: np.ndarray | None = None
@@ -305,6 +287,78 @@ class _Dataset:
             else:
                 extra = np.zeros(len(frame), dtype=np.int64)
             self.ids = ids * (int(extra.max(initial=0)) + 1) + extra
+
+    def _pit_rows(self, source: pd.DataFrame, dataset: str, mine: np.ndarray) -> pd.DataFrame:
+        """The rows to take public times of: the sampled symbols' only, with the columns
+        the point-in-time rule reads (its anchor and its deadline's event); the whole frame
+        when the anchor is not there (public_times then says so)."""
+        anchor = REGISTRY[dataset].anchor
+        if self.whole or anchor is None or anchor not in source.columns:
+            return source if self.whole else source.take(mine)
+        rule = legal_deadline(dataset, anchor)
+        read = [anchor, *([rule.event] if rule and rule.event in source.columns else [])]
+        rows = source[list(dict.fromkeys(read))].take(mine)
+        rows.index = pd.RangeIndex(len(rows))
+        rows.attrs = {"dataset": dataset}
+        return rows
+
+    def _one_ranked_run_each(
+        self,
+        symbols: list[str],
+        run_symbol: np.ndarray,
+        lengths: np.ndarray,
+        ns: np.ndarray,
+        ev: np.ndarray | None,
+    ) -> bool:
+        """A frame as loaders and lakes give it: each symbol's rows one run, public, in rank
+        order. Each symbol's rows are then its run (no sort, no gather); ``False``: not so."""
+        if len(np.unique(run_symbol)) != len(run_symbol) or (ns == np.iinfo(np.int64).min).any():
+            return False
+        back = ns[1:] < ns[:-1]
+        if ev is not None:
+            back |= (ns[1:] == ns[:-1]) & (ev[1:] < ev[:-1])
+        starts = np.cumsum(lengths) - lengths
+        back[starts[1:] - 1] = False  # one run's last row against the next run's first
+        if back.any():
+            return False
+        runs = {int(code): k for k, code in enumerate(run_symbol)}
+        none = np.arange(0)
+        self.ranked = {}
+        for i, s in enumerate(symbols):
+            k = runs.get(i)
+            self.ranked[s] = none if k is None else np.arange(starts[k], starts[k] + lengths[k])
+        self.rows_of = self.ranked
+        return True
+
+    def _by_symbol(
+        self,
+        symbols: list[str],
+        run_symbol: np.ndarray,
+        lengths: np.ndarray,
+        ns: np.ndarray,
+        ev: np.ndarray | None,
+    ) -> None:
+        """Each symbol's rows (``rows_of``) and its public ones in rank order (``ranked``),
+        for rows in any order."""
+        codes = np.repeat(run_symbol, lengths)
+        # Rows by symbol (a stable sort of the runs, each run kept in frame order).
+        by_run = np.argsort(run_symbol, kind="stable")
+        by_code = _ranges((np.cumsum(lengths) - lengths)[by_run], lengths[by_run])
+        order = by_code[ns[by_code] != np.iinfo(np.int64).min]  # public rows (NaT: never)
+        # By symbol, then rank: frames usually come so already (one check); else a sort.
+        c, t = codes[order], ns[order]
+        back = t[1:] < t[:-1]
+        if ev is not None:
+            e = ev[order]
+            back |= (t[1:] == t[:-1]) & (e[1:] < e[:-1])
+        if (back & (c[1:] == c[:-1])).any():
+            keys = [np.arange(len(codes)), *([] if ev is None else [ev]), ns, codes]
+            order = np.lexsort(keys)
+            order = order[ns[order] != np.iinfo(np.int64).min]
+        bounds = np.searchsorted(codes[order], np.arange(len(symbols) + 1))
+        self.ranked = {s: order[bounds[i] : bounds[i + 1]] for i, s in enumerate(symbols)}
+        edges = np.searchsorted(codes[by_code], np.arange(len(symbols) + 1))
+        self.rows_of = {s: by_code[edges[i] : edges[i + 1]] for i, s in enumerate(symbols)}
 
     @property
     def frame(self) -> pd.DataFrame:
