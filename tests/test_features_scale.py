@@ -121,6 +121,68 @@ def test_a_dask_worker_keeps_its_lake_open_across_chunks(lake: md.Lake, executor
     assert all(len(ids) <= 1 for ids in before.values())
 
 
+def _noting_threads(folder: Path) -> Feature:
+    """A news count whose row rule notes, in ``folder``, the thread it runs on and the
+    threads mdframes' pools may use there (a worker's feature runs where its chunk does)."""
+
+    def where(df: pd.DataFrame) -> Any:
+        import os
+        import threading
+
+        from mdframes._threads import threads
+
+        note = f"{threading.current_thread().name}|{threads()}\n"
+        with open(folder / f"{os.getpid()}.txt", "a") as out:
+            out.write(note)
+        return df["headline"].str.len() > 0
+
+    return Feature("any_news_7d", "news", where=where, agg="count", window=7)
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_dask_chunks_share_their_machine_cores(
+    lake: md.Lake, executor: Any, tmp_path: Path
+) -> None:
+    """Two workers of one thread on one machine: each chunk's pools use half its cores (at
+    least one thread), so with as many tasks as cores a chunk computes its datasets on the
+    task's own thread, not in a pool of its own beside the other worker's."""
+    import os
+
+    from mdframes.features.scale import _per_machine
+
+    assert _per_machine(executor) == 2
+    args = (SYMBOLS, "2026-09-01", "2026-10-13", [*FEATURES[:4], _noting_threads(tmp_path)])
+    panel = md.features.panel(*args, source=lake, executor=executor)
+    notes = [line.split("|") for f in tmp_path.glob("*.txt") for line in f.read_text().split()]
+    assert len(notes) == 2  # one chunk per worker
+    share = max(1, (os.cpu_count() or 1) // 2)
+    assert {int(n) for _, n in notes} == {share}
+    if share == 1:
+        assert not any(name.startswith("mdframes-features") for name, _ in notes)
+    serial = md.features.panel(*args, source=lake)
+    pd.testing.assert_frame_equal(panel, serial)
+
+
+def test_a_share_of_the_cores_reaches_the_pools_threads() -> None:
+    """Inside ``sharing(n)``, ``threads()`` is the share, in the threads a pool starts with
+    the context too; outside it, every core; a thread pool's workers all count as here."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mdframes._threads import cores, sharing, threads
+    from mdframes.features.scale import _per_machine
+
+    assert threads() == cores()
+    with sharing(cores()) as budget, ThreadPoolExecutor(1) as pool:
+        assert budget == threads() == 1
+        assert pool.submit(contextvars.copy_context().run, threads).result() == 1
+    with sharing(1):
+        assert threads() == cores()
+    assert threads(1) == 1
+    with ThreadPoolExecutor(3) as pool:
+        assert _per_machine(pool) == 3
+
+
 def _in_panel_order(got: pd.DataFrame) -> pd.DataFrame:
     """Rows read back from written chunks, in the panel's order: date, then SYMBOLS' order."""
     rank = {s: i for i, s in enumerate(SYMBOLS)}

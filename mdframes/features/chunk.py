@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextvars
 import datetime as dt
-import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._threads import threads
 from ..errors import (
     DataQualityWarning,
     InvalidParameterError,
@@ -88,6 +88,9 @@ class Request:
     # does, with pure=True by default: pickling the coverage of every symbol again took
     # longer than the task). A panel reads a lake that changes: no two requests are the same.
     token: str = field(default_factory=lambda: uuid.uuid4().hex, repr=False, compare=False)
+    # How many of the panel's tasks run at once on one machine (1: the panel alone): a chunk
+    # uses that share of its machine's cores (mdframes._threads), set by scale.run_panel.
+    share: int = 1
 
     def __dask_tokenize__(self) -> str:
         return self.token
@@ -97,7 +100,7 @@ class Request:
         coverage = None if self.coverage is None else self.coverage.part(symbols)
         source = self.source.part(symbols)
         return Request(symbols, self.dates, self.features, source, self.known_at, self.errors,
-                       coverage)  # fmt: skip
+                       coverage, share=self.share)  # fmt: skip
 
 
 @dataclass
@@ -217,9 +220,10 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
     # Datasets are independent, and numpy releases the GIL in its sorts, searches and
-    # gathers: a thread per core computes them side by side (the same result in any order).
+    # gathers: a thread per core computes them side by side (the same result in any order);
+    # a chunk sharing its machine with other tasks uses its share of the cores (_threads).
     columns: dict[str, Any] = {}
-    workers = min(len(frames), os.cpu_count() or 1, _MAX_THREADS)
+    workers = min(len(frames), threads(_MAX_THREADS))
     if workers > 1:
         # Biggest datasets first, so that no thread is left with a big one at the end.
         order = sorted(frames, key=lambda n: -len(frames[n]))

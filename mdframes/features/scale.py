@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._threads import sharing
 from ..errors import InvalidParameterError
 from .chunk import ChunkResult, Request, compute, index_of
 
@@ -44,6 +45,24 @@ def _workers(executor: Executor) -> int:
     if isinstance(threads, Mapping) and threads:
         return max(1, sum(int(n) for n in threads.values()))
     return _DEFAULT_WORKERS
+
+
+def _per_machine(executor: Executor) -> int:
+    """How many of ``executor``'s tasks run at once on one machine: a pool's workers (all
+    here), a Dask cluster's threads on its busiest host; else the small default."""
+    client = getattr(executor, "_client", None)
+    if client is not None and getattr(executor, "_max_workers", None) is None:
+        try:
+            workers = client.scheduler_info()["workers"].values()
+            hosts: dict[str, int] = {}
+            for info in workers:
+                host = str(info.get("host", ""))
+                hosts[host] = hosts.get(host, 0) + int(info.get("nthreads", 1))
+            if hosts:
+                return max(hosts.values())
+        except Exception:  # noqa: BLE001 - a cluster that cannot say: as many as run at once
+            pass
+    return _workers(executor)
 
 
 def check_executor(executor: Any, request: Request) -> None:
@@ -89,7 +108,8 @@ def run_chunk(request: Request) -> ChunkResult:
     >>> run_chunk(request.part(["AAPL"])).table.shape
     (0, 1)
     """
-    result = compute(request, request.symbols)
+    with sharing(request.share):
+        result = compute(request, request.symbols)
     assert result.frame is not None
     result.table = _to_arrow(result.frame)
     result.frame = None
@@ -168,7 +188,9 @@ def _write(target: str, name: str, result: ChunkResult) -> ChunkResult:
 def write_chunk(target: str, name: str, request: Request) -> ChunkResult:
     """One chunk of :func:`run_chunk`, written to ``target/name`` (Parquet) where it was
     computed; returns its result without the rows."""
-    return _write(target, name, compute(request, request.symbols))
+    with sharing(request.share):
+        result = compute(request, request.symbols)
+    return _write(target, name, result)
 
 
 def _gather(futures: list[Future[ChunkResult]]) -> list[ChunkResult]:
@@ -185,6 +207,7 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
     n = len(request.symbols)
     size = min(_MAX_CHUNK, max(1, -(-n // _workers(executor))))
     parts = _chunks(request.symbols, size)
+    request.share = min(len(parts), _per_machine(executor))
     futures = [executor.submit(run_chunk, request.part(part)) for part in parts]
     results = _gather(futures)
     widths = [len(part) for part in parts]
@@ -211,6 +234,7 @@ def run_writes(
             write_chunk(target, name, request.part(part))
             for part, name in zip(parts, names, strict=True)
         ]
+    request.share = min(len(parts), _per_machine(executor))
     futures = [
         executor.submit(write_chunk, target, name, request.part(part))
         for part, name in zip(parts, names, strict=True)

@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._threads import threads
 from ..errors import MdframesError
 from ..identity import Identity
 from ..registry import Dataset
@@ -194,7 +195,11 @@ def to_frame(table: pa.Table, manifest: Manifest) -> pd.DataFrame:
             after[name] = col
         arrays.append(arr)
     frame = pa.Table.from_arrays(arrays, names=table.column_names).to_pandas(
-        types_mapper=types_mapper, date_as_object=False, split_blocks=True, self_destruct=False
+        types_mapper=types_mapper,
+        date_as_object=False,
+        split_blocks=True,
+        self_destruct=False,
+        use_threads=threads() > 1,
     )
     for name, col in after.items():
         frame[name] = _restore(frame[name], table[name], col)

@@ -5,7 +5,6 @@ data files, and the probes that name a listed file that cannot be read."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
+from .._threads import threads
 from ..errors import LakeDamagedError
 from .faults import damaged, unreachable
 from .frames import arrow_type, schema_of
@@ -131,6 +131,11 @@ class Records:
         self._footers: OrderedDict[str, _Footer] = OrderedDict()
         self._last_picked: tuple[Any, list[_Groups]] | None = None
 
+    @property
+    def _waits(self) -> bool:
+        """Whether a file's open or read mostly waits for an object store's answer."""
+        return not self.place.storage.location.local
+
     def stored_schema(self) -> pa.Schema:
         manifest = self.sidecar.manifest
         assert manifest is not None
@@ -179,7 +184,9 @@ class Records:
                 elif filter is None and len(snap.files) <= _OPEN_FILES:
                     table = self._scan_files(snap, schema, stored, coded)
                 else:
-                    table = self._dataset(snap, schema).to_table(filter=filter, columns=stored)
+                    table = self._dataset(snap, schema).to_table(
+                        filter=filter, columns=stored, use_threads=threads() > 1
+                    )
             except (OSError, pa.ArrowInvalid) as exc:
                 raise self.which_damaged(snap, exc) from None
         for i, name in enumerate(wanted):
@@ -213,9 +220,14 @@ class Records:
         fields = [schema.field(c) for c in stored]
         parts = _each(
             lambda g: _conform(
-                g.handle.read(columns=[f.name for f in fields if f.name in g.names]), fields
+                g.handle.read(
+                    columns=[f.name for f in fields if f.name in g.names],
+                    use_threads=threads() > 1,
+                ),
+                fields,
             ),
             self._groups(snap),
+            self._waits,
         )
         table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
         return table if coded else _plain_strings(table, fields)
@@ -244,11 +256,12 @@ class Records:
                     columns=[f.name for f in fields if f.name in g.names],
                     # Threads cost more than one group's read; many files are read in
                     # threads of their own (see _each).
-                    use_threads=len(g.picked) > 4 and len(picked) < _PARALLEL,
+                    use_threads=len(g.picked) > 4 and len(picked) < _PARALLEL and threads() > 1,
                 ),
                 fields,
             ),
             picked,
+            self._waits,
         )
         if not parts:
             return pa.schema(fields).empty_table()
@@ -338,7 +351,7 @@ class Records:
                 if _may_hold(wanted, lo, hi)
             }
             uris = [u for u in uris if u in keep]
-        return _each(self._opened, uris)
+        return _each(self._opened, uris, self._waits)
 
     def _opened(self, uri: str) -> _Groups:
         """One data file, opened once and kept open (a file never changes once listed): at
@@ -421,16 +434,21 @@ class Records:
         return pc.min(self.scan(snap, columns=["_fetched_at"])["_fetched_at"]).as_py()
 
 
-def _each(fn: Callable[[Any], _T], items: list[Any]) -> list[_T]:
+def _each(fn: Callable[[Any], _T], items: list[Any], waits: bool = False) -> list[_T]:
     """``fn`` of each item, in order; over many items in a few threads (one version's small
     files after many syncs: each open or read is mostly I/O and Parquet decoding outside
-    the GIL, and on one thread they were read one after another)."""
-    if len(items) < _PARALLEL:
+    the GIL, and on one thread they were read one after another). Local files are decoded
+    in this task's share of the cores (:func:`~mdframes._threads.threads`); ``waits``
+    (an object store): threads that mostly wait for answers, not counted against it."""
+    count = min(_THREADS if waits else threads(_THREADS), len(items) // 2)
+    if len(items) < _PARALLEL or count < 2:
         return [fn(item) for item in items]
+    import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(min(_THREADS, len(items) // 2)) as pool:
-        return list(pool.map(fn, items))
+    with ThreadPoolExecutor(count) as pool:  # each item in this task's context (its share)
+        runs = [pool.submit(contextvars.copy_context().run, fn, item) for item in items]
+        return [run.result() for run in runs]
 
 
 def _conform(part: pa.Table, fields: list[pa.Field]) -> pa.Table:
@@ -471,10 +489,10 @@ def _plain_strings(table: pa.Table, fields: list[pa.Field]) -> pa.Table:
     def plain(i: int) -> pa.ChunkedArray:
         return table.column(i).cast(fields[i].type)
 
-    if len(coded) > 1 and table.num_rows > 100_000:
+    if len(coded) > 1 and table.num_rows > 100_000 and threads() > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(min(len(coded), os.cpu_count() or 1)) as pool:
+        with ThreadPoolExecutor(min(len(coded), threads())) as pool:
             decoded = dict(zip(coded, pool.map(plain, coded), strict=True))
     else:
         decoded = {i: plain(i) for i in coded}

@@ -1,0 +1,46 @@
+"""How many threads mdframes' own pools may use: the machine's cores, or a share of them.
+
+A panel run serially uses every core (a thread per dataset, files and text decoded in
+threads). A chunk of a panel on an executor shares its machine with the executor's other
+tasks: with as many tasks as cores, more threads per task only make the tasks take turns
+(more CPU for the same work). :func:`sharing` sets the share for the code it runs, and every
+pool of the package sizes itself with :func:`threads` (a context variable: the threads a
+pool starts with ``contextvars.copy_context()`` see the same share).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["cores", "threads", "sharing"]
+
+_SHARE: contextvars.ContextVar[int] = contextvars.ContextVar("mdframes_threads", default=0)
+
+
+def cores() -> int:
+    """This machine's cores (``os.cpu_count()``)."""
+    return os.cpu_count() or 1
+
+
+def threads(most: int | None = None) -> int:
+    """Threads a pool may start here: the cores, or this task's share of them (at least 1),
+    at most ``most``."""
+    share = _SHARE.get()
+    budget = share if share > 0 else cores()
+    return max(1, min(budget, most) if most is not None else budget)
+
+
+@contextmanager
+def sharing(tasks: int) -> Iterator[int]:
+    """Run the block as one of ``tasks`` tasks that run at once on this machine: its pools
+    use ``cores() // tasks`` threads (at least 1). ``tasks <= 1``: every core. Yields the
+    threads the block may use."""
+    budget = max(1, cores() // tasks) if tasks > 1 else 0
+    token = _SHARE.set(budget)
+    try:
+        yield threads()
+    finally:
+        _SHARE.reset(token)
