@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -70,17 +70,21 @@ class Identity:
 
     # --- pandas ------------------------------------------------------------------------------
 
-    def values(self, frame: pd.DataFrame) -> list[pd.Series]:
+    def values(
+        self, frame: pd.DataFrame, column: Callable[[str], pd.Series] | None = None
+    ) -> list[pd.Series]:
         """Each part's value per row (``"a|b"``: a, or b where a is missing; as text then).
-        A part none of whose columns the frame has is left out."""
+        A part none of whose columns the frame has is left out. ``column``: how to take a
+        column (default ``frame[name]``; a caller may keep the columns it took)."""
+        take = frame.__getitem__ if column is None else column
         out = []
         for part in self.parts:
             names = [n for n in part if n in frame.columns]
             if not names:
                 continue
-            value = frame[names[0]]
+            value = take(names[0])
             for other in names[1:]:
-                value = value.astype("string").fillna(frame[other].astype("string"))
+                value = value.astype("string").fillna(take(other).astype("string"))
             out.append(value)
         return out
 
@@ -100,27 +104,60 @@ class Identity:
             ids = pd.factorize(ids * (len(uniques) + 1) + (codes + 1))[0].astype(np.int64)
         return ids
 
-    def duplicated(self, frame: pd.DataFrame) -> np.ndarray | None:
+    def duplicated(
+        self, frame: pd.DataFrame, column: Callable[[str], pd.Series] | None = None
+    ) -> np.ndarray | None:
         """Rows whose identity an earlier row has (None when the frame has none of its
-        columns)."""
-        values = self.values(frame)
+        columns; missing values equal each other, as in ``DataFrame.duplicated``).
+
+        >>> f = pd.DataFrame({"s": ["A", "A", "A"], "d": [1, None, None]})
+        >>> Identity.parse(["s", "d"]).duplicated(f).tolist()
+        [False, False, True]
+        """
+        values = self.values(frame, column)
         if not values:
             return None
-        keyed = pd.DataFrame(dict(enumerate(values)), copy=False)
-        return keyed.duplicated(keep="first").to_numpy()
+        # Each part's codes folded into one integer per row (made dense again only where
+        # the product could overflow), then equal neighbours in a stable sort: no frame is
+        # built for it (a load's validation paid more for that than for the check).
+        key = np.zeros(len(frame), dtype=np.int64)
+        span = 1
+        for value in values:
+            codes, uniques = pd.factorize(value, use_na_sentinel=True)
+            width = len(uniques) + 1
+            if span * width >= 2**62:
+                key, span = _dense(key)
+            key = key * width + (codes + 1)
+            span *= width
+        order = np.argsort(key, kind="stable")
+        out = np.zeros(len(key), dtype=bool)
+        out[order[1:]] = key[order[1:]] == key[order[:-1]]
+        return out
 
-    def tie_keys(self, frame: pd.DataFrame, skip: Collection[str]) -> dict[str, Any]:
-        """The values rows that tie on ``skip`` (symbol, time) are ordered by: each identity
-        column in turn, ascending, missing last; a category by its value's text (as the lake
-        stores it), not by its place in the vocabulary."""
-        out: dict[str, Any] = {}
+    def tie_ranks(self, frame: pd.DataFrame, skip: Collection[str]) -> list[np.ndarray]:
+        """What rows that tie on ``skip`` (symbol, time) are ordered by: each identity column
+        in turn, as each row's place among the column's sorted distinct values (ascending,
+        missing last); a category by its value's text (as the lake stores it), not by its
+        place in the vocabulary.
+
+        >>> f = pd.DataFrame({"d": [1, 1, 1], "who": pd.Categorical(["b", None, "a"], ["b", "a"])})
+        >>> Identity.parse(["d", "who"]).tie_ranks(f, skip=("d",))[0].tolist()
+        [1, 2, 0]
+        """
+        out: list[np.ndarray] = []
         for name in self.names:
             if name in skip or name not in frame.columns:
                 continue
             column = frame[name]
             if isinstance(column.dtype, pd.CategoricalDtype):
-                column = column.astype(object).where(column.notna(), None)
-            out[name] = column.to_numpy()
+                categories = column.cat.categories
+                text = np.asarray(categories.astype(str), dtype=object)
+                place = np.empty(len(text) + 1, dtype=np.int64)
+                place[np.argsort(text, kind="stable")] = np.arange(len(text))
+                place[-1] = len(text)  # code -1 (missing): last
+                out.append(place[column.cat.codes.to_numpy()])
+                continue
+            out.append(_dense_ranks(column))
         return out
 
     # --- Arrow (the lake) ----------------------------------------------------------------------
@@ -150,3 +187,27 @@ class Identity:
             if cols:
                 out.append(cols[0] if len(cols) == 1 else f"coalesce({', '.join(cols)})")
         return out
+
+
+def _dense_ranks(column: pd.Series) -> np.ndarray:
+    """Each value's place among the column's sorted distinct values, missing last (Arrow's
+    dense rank: a few microseconds for a load's rows, where a sorted factorize cost a
+    millisecond a column)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        data = getattr(column.array, "_pa_array", None)
+        data = pa.array(column.array) if data is None else data
+        if isinstance(data, pa.ChunkedArray):
+            data = data.combine_chunks()
+        ranks = pc.rank(data, sort_keys="ascending", tiebreaker="dense")  # nulls last
+        return np.asarray(ranks.to_numpy(zero_copy_only=False), dtype=np.int64)
+    except (pa.ArrowException, TypeError, ValueError):  # mixed objects: pandas sorts them
+        codes, uniques = column.factorize(sort=True, use_na_sentinel=True)
+        return np.where(codes < 0, len(uniques), codes)
+
+
+def _dense(key: np.ndarray) -> tuple[np.ndarray, int]:
+    codes, uniques = pd.factorize(key)
+    return codes.astype(np.int64), len(uniques)

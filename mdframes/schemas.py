@@ -256,7 +256,7 @@ def _duplicate_rule(ds: Dataset) -> Rule | None:
         return None
 
     def duplicated(df: Columns) -> np.ndarray | None:
-        found = identity.duplicated(df.frame)
+        found = identity.duplicated(df.frame, df.__getitem__)
         return None if found is None or not found.any() else found
 
     key = identity.names
