@@ -498,26 +498,34 @@ def audit_part(args: argparse.Namespace) -> None:
     frames, symbols = inputs(args.symbols)
     label = md.features.forward_return(5)
     made: list[Any] = []
+    cpu: dict[str, list[float]] = {"training": [], "audit": []}  # process CPU, every thread
 
     def training() -> Any:
+        started = time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             made[:] = [md.features.training_set(symbols, START, END, source=frames, label=label)]
+        cpu["training"].append(time.process_time() - started)
         return made[-1]
 
     def audit() -> Any:
+        started = time.process_time()
         report = md.features.audit(made[-1], source=frames, sample=200)
+        cpu["audit"].append(time.process_time() - started)
         assert report.ok, report
         return report
 
     training()
     times = rounds({"training": training, "audit": audit}, args.repeat)
+    cpu = {name: values[-args.repeat :] for name, values in cpu.items()}  # no warm-up
     ts = made[-1]
     print(f"audit: {len(symbols)} symbols x {ts.X.index.get_level_values(0).nunique()} dates "
           f"= {len(ts.X):,} rows x {ts.X.shape[1]} features, 200 rows recomputed")  # fmt: skip
     print(f"training set               {statistics.median(times['training']):8.2f} s")
     print(f"audit(sample=200)          {statistics.median(times['audit']):8.2f} s")
     print(f"audit / training set       {ratio_text(times, 'audit', 'training', 'goal <= 1x')}")
+    print(f"  in CPU time              {ratio_text(cpu, 'audit', 'training')}")
+    print(f"  load average             {os.getloadavg()[0]:.1f}")
 
 
 def splits_part(args: argparse.Namespace) -> None:

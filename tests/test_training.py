@@ -656,3 +656,42 @@ def test_arguments_beyond_what_pandas_holds_are_refused(kwargs: dict, match: str
     if "freq" in kwargs:
         with pytest.raises(md.InvalidParameterError, match=match):
             md.features.panel(*args, source=frames, **kwargs)
+
+
+def test_long_prices_in_order_or_not_keep_the_last_given_of_each_day() -> None:
+    """A price frame by symbol and date (the loaders') is taken in its order; any other
+    order is sorted; either way one row per symbol and day, the last given of a day."""
+    from mdframes.features.labels import long_prices
+
+    rng = np.random.default_rng(5)
+    days = pd.bdate_range("2026-01-05", periods=40)
+    frame = pd.DataFrame(
+        {
+            "date": np.tile(days, 3),
+            "symbol": np.repeat([" aapl", "KO", "MSFT"], len(days)),
+            "price": rng.normal(100, 5, 3 * len(days)),
+        }
+    )
+    frame.loc[7, "price"] = np.nan  # dropped
+    again = frame.iloc[[3, 50, 90]].assign(price=[-1.0, -2.0, -3.0])  # the last given of a day
+    ordered = pd.concat([frame.iloc[:4], again.iloc[[0]], frame.iloc[4:51], again.iloc[[1]],
+                         frame.iloc[51:91], again.iloc[[2]], frame.iloc[91:]])  # fmt: skip
+    shuffled = pd.concat([frame, again]).iloc[rng.permutation(len(frame) + 3)]
+    shuffled = pd.concat([shuffled[~shuffled["price"].lt(0)], again])  # the repeats still last
+    for given in (ordered, shuffled):
+        got = long_prices(given)
+        want = (
+            given.dropna(subset=["price"])
+            .assign(symbol=lambda f: f["symbol"].str.strip().str.upper())
+            .groupby(["symbol", "date"])["price"]
+            .last()
+        )
+        day = (want.index.get_level_values(1) - pd.Timestamp("1970-01-01")).days
+        keys = zip(want.index.get_level_values(0), day, strict=True)
+        want_rows = dict(zip(keys, want, strict=True))
+        keys = zip(got["symbol"].astype(str), got["day"], strict=True)
+        got_rows = dict(zip(keys, got["price"], strict=True))
+        assert got_rows == want_rows and len(got) == len(want)
+        key = got["symbol"].cat.codes.to_numpy().astype(np.int64) * 100_000 + got["day"].to_numpy()
+        assert (np.diff(key) > 0).all()  # by symbol, then day
+        assert set(got["price"]) >= {-1.0, -2.0, -3.0}

@@ -723,12 +723,14 @@ def _equal(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(_close(a, b, 1e-12).all())
 
 
-def _correlation(x: np.ndarray, yc: np.ndarray) -> float | None:
-    """Pearson's correlation of ``x`` and ``y`` (no NaN; ``yc``: ``y`` minus its mean);
-    ``None`` when one is constant."""
+def _correlation(x: np.ndarray, yc: np.ndarray, syy: float | None = None) -> float | None:
+    """Pearson's correlation of ``x`` and ``y`` (no NaN; ``yc``: ``y`` minus its mean;
+    ``syy``: the sum of its squares, when known); ``None`` when one is constant."""
     xc = x - x.mean()
     # einsum, not BLAS's dot: its threads spin against a busy machine's other work.
-    sxx, syy = float(np.einsum("i,i->", xc, xc)), float(np.einsum("i,i->", yc, yc))
+    sxx = float(np.einsum("i,i->", xc, xc))
+    if syy is None:
+        syy = float(np.einsum("i,i->", yc, yc))
     if not (sxx > 0 and syy > 0):
         return None
     return float(np.einsum("i,i->", xc, yc)) / np.sqrt(sxx * syy)
@@ -749,6 +751,7 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
     # The label over its rows, centred once: most features have a value on every one.
     y_known = y[known]
     y_centred = y_known - y_known.mean()
+    y_squares = float(np.einsum("i,i->", y_centred, y_centred))
     for name in ts.X.columns:
         x = ts.X[name].to_numpy(dtype="float64", na_value=np.nan)
         x_known = x[known]
@@ -757,15 +760,16 @@ def _label_leak(ts: Any, source: Source | None) -> _Outcome:
         if count < 2:
             continue
         why = None
+        syy: float | None = None
         if count == len(x_known):
-            xs, ys, yc = x_known, y_known, y_centred
+            xs, ys, yc, syy = x_known, y_known, y_centred, y_squares
         else:
             xs, ys = x_known[valid], y_known[valid]
             yc = ys - ys.mean()
         if _equal(xs, ys):
             why = "equal to the label"
         else:
-            corr = _correlation(xs, yc)
+            corr = _correlation(xs, yc, syy)
             if corr is not None and abs(corr) > _CORRELATED:
                 why = f"correlation {corr:+.4f} with the label"
         both: np.ndarray | None = None  # the rows listed (made when listed)

@@ -103,8 +103,10 @@ def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
     code = np.where(raw >= 0, merged[np.maximum(raw, 0)] if len(merged) else -1, -1)
     keep = (code >= 0) & ~np.isnan(price)
     code, day, price = code[keep], day[keep], price[keep]
-    order = np.lexsort((day, code))  # stable: of equal (symbol, day), the last given is last
-    code, day, price = code[order], day[order], price[order]
+    ahead = (code[1:] > code[:-1]) | ((code[1:] == code[:-1]) & (day[1:] >= day[:-1]))
+    if not ahead.all():  # a frame by symbol and date (the loaders') is in order already
+        order = np.lexsort((day, code))  # stable: of equal (symbol, day), the last given last
+        code, day, price = code[order], day[order], price[order]
     last = np.ones(len(code), dtype=bool)
     last[:-1] = (code[1:] != code[:-1]) | (day[1:] != day[:-1])
     return pd.DataFrame(
