@@ -138,43 +138,24 @@ def _dense(values: pa.Array) -> np.ndarray:
 
 
 def time_sliced(table: pa.Table, time: str, block: int, slices: int) -> pa.Table:
-    """``table`` (sorted by symbol, then ``time``, ...) laid out in time slices: consecutive
-    symbols form blocks of about ``block`` rows, and each block's rows are stored slice by
-    slice, ``slices`` ranges of ``time`` holding about equal rows, each slice still sorted by
-    symbol, time, .... Row groups then hold one block's symbols over one slice of time, so
-    their statistics prune by symbol and by time; one symbol's rows still come in order
-    (slice by slice), and the rows of a block read whole are put back in order by
-    :func:`arrange`. A block of at most ``block // slices`` rows stays one slice, so a small
-    write is laid out as it was sorted."""
+    """``table`` (sorted by symbol, then ``time``, ...) laid out in time slices: cut into
+    blocks of ``block`` consecutive rows, each block's rows stored slice by slice, ``slices``
+    ranges of ``time`` of ``block // slices`` rows each (the last block's as many as it
+    fills), each slice still sorted by symbol, time, .... Row groups of ``block // slices``
+    rows then hold one block's symbols over one slice of time, so their statistics prune by
+    symbol and by time. One symbol's rows still come in order, slice after slice (a slice
+    ends where the block's rows in (time, stored order) reach its size: of two rows of a
+    symbol, the earlier is never in a later slice), and the rows of a block read whole are
+    put back in order by :func:`arrange`. A write of at most one slice stays as sorted."""
     n = table.num_rows
     per_slice = max(block // max(slices, 1), 1)
     if n <= per_slice or slices < 2 or time not in table.column_names:
         return table
-    symbols = _whole(table["symbol"]) if "symbol" in table.column_names else None
-    if symbols is None:
-        return table
-    changed = pc.fill_null(pc.not_equal(symbols.slice(1), symbols.slice(0, n - 1)), True)
-    starts = np.concatenate([[0], np.flatnonzero(changed.to_numpy(zero_copy_only=False)) + 1])
-    # A symbol's block is where its first row falls: a symbol is never split across blocks.
-    run_block = starts // block
-    run_lengths = np.diff(np.concatenate([starts, [n]]))
-    # Blocks renumbered 0.. in order (a symbol longer than a block leaves gaps).
-    _, run_block = np.unique(run_block, return_inverse=True)
-    row_block = np.repeat(run_block, run_lengths)
+    position = np.arange(n)
+    block_of = position // (per_slice * slices)
     times = _rank(_whole(table[time]))  # days or microseconds; nulls last (the largest)
-    bounds = np.flatnonzero(np.diff(row_block)) + 1
-    edges = np.concatenate([[0], bounds, [n]])
-    slice_of = np.zeros(n, dtype=np.int64)
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        k = min(slices, -(-(hi - lo) // per_slice))
-        if k < 2:
-            continue
-        values = times[lo:hi]
-        # Cut where the block's rows sorted by time reach each k-th: equal times share a
-        # slice, so a symbol's order within its time stays.
-        cuts = np.sort(values)[(np.arange(1, k) * (hi - lo)) // k]
-        slice_of[lo:hi] = np.searchsorted(cuts, values, side="right")
-    if not slice_of.any():
-        return table
-    key = row_block * (slices + 1) + slice_of
+    by_time = np.lexsort((position, times, block_of))  # blocks stay where they are
+    slice_of = np.empty(n, dtype=np.int64)
+    slice_of[by_time] = (position % (per_slice * slices)) // per_slice
+    key = block_of * slices + slice_of
     return table.take(pa.array(np.argsort(key, kind="stable")))

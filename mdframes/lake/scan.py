@@ -256,7 +256,7 @@ class Records:
                     columns=[f.name for f in fields if f.name in g.names],
                     # Threads cost more than one group's read; many files are read in
                     # threads of their own (see _each).
-                    use_threads=len(g.picked) > 4 and len(picked) < _PARALLEL and threads() > 1,
+                    use_threads=len(g.picked) > 2 and len(picked) < _PARALLEL and threads() > 1,
                 ),
                 fields,
             ),
