@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..errors import InvalidParameterError
 from ..identity import Identity
-from ..pit import legal_deadline, public_times
+from ..pit import public_times
 from ..registry import REGISTRY
 from .coverage import Coverage, read_coverage
 from .reach import read_columns
@@ -258,7 +258,8 @@ class _Dataset:
         self.whole = len(mine) == len(frame)
         self.source, self.mine, self.dataset = source, mine, dataset
         self._frame: pd.DataFrame | None = None
-        ns = _ns(public_times(self._pit_rows(source, dataset, mine)))
+        ns = _ns(public_times(source))
+        ns = ns if self.whole else ns[mine]
         self.days = ns // _NS_PER_DAY
         event = REGISTRY[dataset].event
         ev: np.ndarray | None = None
@@ -287,20 +288,6 @@ class _Dataset:
             else:
                 extra = np.zeros(len(frame), dtype=np.int64)
             self.ids = ids * (int(extra.max(initial=0)) + 1) + extra
-
-    def _pit_rows(self, source: pd.DataFrame, dataset: str, mine: np.ndarray) -> pd.DataFrame:
-        """The rows to take public times of: the sampled symbols' only, with the columns
-        the point-in-time rule reads (its anchor and its deadline's event); the whole frame
-        when the anchor is not there (public_times then says so)."""
-        anchor = REGISTRY[dataset].anchor
-        if self.whole or anchor is None or anchor not in source.columns:
-            return source if self.whole else source.take(mine)
-        rule = legal_deadline(dataset, anchor)
-        read = [anchor, *([rule.event] if rule and rule.event in source.columns else [])]
-        rows = source[list(dict.fromkeys(read))].take(mine)
-        rows.index = pd.RangeIndex(len(rows))
-        rows.attrs = {"dataset": dataset}
-        return rows
 
     def _one_ranked_run_each(
         self,
@@ -447,7 +434,7 @@ class _Known:
 
     def value(self, feature: Feature, day: int) -> float:
         """The feature on ``day`` from the rows public by its end."""
-        n = int(np.searchsorted(self.days, day, side="right"))
+        n = int(self.days.searchsorted(day, "right"))
         inputs = self.data.inputs(feature)
         if inputs is not None:  # the dataset's rows: the cut's are self.rows[:n]
             vals, ok, window = inputs
@@ -506,39 +493,44 @@ def _row_value(
     ``i``-th row is ``vals[rows[i]]`` (``vals[i]`` without ``rows``); its rows are in rank
     order, so their days never fall: a window is a run of them, found by bisection, and
     only its rows are read."""
-
-    def part(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-        at = slice(lo, hi) if rows is None else rows[lo:hi]
-        return vals[at], ok[at]
-
-    def latest(lo: int, hi: int) -> float:
-        """The value of the last row of ``[lo, hi)`` that counts (the latest)."""
-        while hi > lo:  # the latest is usually among the last rows
-            start = max(lo, hi - 64)
-            values, counts = part(start, hi)
-            picks = np.flatnonzero(counts)
-            if len(picks):
-                return float(values[picks[-1]])
-            hi = start
-        return np.nan
-
     end = len(days)
     if not end:
         return 0.0 if agg in ("count", "sum") else np.nan
     # The first row public after day - n (rows public on or before it are out of a window).
-    first = 0 if n is None else int(np.searchsorted(days, day - n, side="right"))
+    first = 0 if n is None else int(days.searchsorted(day - n, "right"))
     if agg == "change":
         assert n is not None
-        return latest(0, end) - latest(0, first)
+        return _latest(vals, ok, rows, 0, end) - _latest(vals, ok, rows, 0, first)
     if agg == "last":
-        return latest(first, end)
-    values, counts = part(first, end)
+        return _latest(vals, ok, rows, first, end)
+    if rows is None:
+        values, counts = vals[first:end], ok[first:end]
+    else:
+        at = rows[first:end]
+        values, counts = vals[at], ok[at]
     count = int(np.count_nonzero(counts))
     if agg == "count":
         return float(count)
     if agg == "sum":
         return float(values[counts].sum()) if count else 0.0
     return float(values[counts].sum()) / count if count else np.nan  # mean
+
+
+def _latest(vals: np.ndarray, ok: np.ndarray, rows: np.ndarray | None, lo: int, hi: int) -> float:
+    """The value of the last row of the cut's ``[lo, hi)`` that counts (the latest): it is
+    usually among the last few rows."""
+    while hi > lo:
+        start = max(lo, hi - 64)
+        if rows is None:
+            values, counts = vals[start:hi], ok[start:hi]
+        else:
+            at = rows[start:hi]
+            values, counts = vals[at], ok[at]
+        picks = counts.nonzero()[0]
+        if len(picks):
+            return float(values[picks[-1]])
+        hi = start
+    return np.nan
 
 
 def _fetched(frame: pd.DataFrame) -> np.ndarray:
