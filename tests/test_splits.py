@@ -245,6 +245,14 @@ def test_sorted_codes_are_pandas_sorted_factorize(values: np.ndarray) -> None:
     assert uniques.tolist() == np.asarray(want_uniques).tolist()
 
 
+def test_sorted_codes_of_values_in_a_known_range() -> None:
+    values = np.random.default_rng(2).integers(0, 50, 300) * 7
+    codes, uniques = _sorted_codes(values, 350)
+    want_codes, want_uniques = pd.factorize(values, sort=True)
+    assert codes.tolist() == want_codes.tolist()
+    assert uniques.tolist() == np.asarray(want_uniques).tolist()
+
+
 def test_a_folds_positions_from_runs_equal_the_gather() -> None:
     rng = np.random.default_rng(0)
     row_pair = np.repeat(rng.integers(-1, 30, 200), rng.integers(1, 40, 200))  # runs, some -1

@@ -206,10 +206,15 @@ class PurgedSplitter:
             yield rows.positions(train_pairs), rows.positions(test_pairs)
 
     # -- the work ------------------------------------------------------------------------------
-    def _rows(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per row of ``X``: its date and t1 (int64 ns) and whether it may be in a fold."""
+    def _rows(
+        self, X: Any, y: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        """Per row of ``X``: its date and t1 (int64 ns) and whether it may be in a fold;
+        with a (date, symbol) index, also its dates as the index holds them (per row a code
+        into the distinct dates, and those dates)."""
         t1 = self._t1
         index = getattr(X, "index", None)
+        levels = None
         if isinstance(index, pd.MultiIndex):
             if index is t1.index or index.equals(t1.index):
                 t1_values = t1.to_numpy(dtype="datetime64[ns]").view(np.int64)
@@ -235,6 +240,7 @@ class PurgedSplitter:
                 )
             level_ns = pd.DatetimeIndex(level).as_unit("ns").asi8
             day = np.where(index.codes[0] < 0, _NAT, level_ns[index.codes[0]])
+            levels = (np.asarray(index.codes[0]), level_ns)
         elif index is None or isinstance(X, (np.ndarray, list)) or not hasattr(X, "shape"):
             n = len(X) if hasattr(X, "__len__") else -1
             if n != len(t1):
@@ -261,15 +267,20 @@ class PurgedSplitter:
                     f"y has {len(known)} rows and X {len(day)}", parameter="y"
                 )
             valid &= known
-        return day, t1_values, valid
+        return day, t1_values, valid, levels
 
     def _prepare(self, X: Any, y: Any) -> tuple[_Folds, list[str], np.ndarray | None]:
-        day, t1, valid = self._rows(X, y)
+        day, t1, valid, levels = self._rows(X, y)
         # Rows -> (date, t1) pairs: the folds are decided per pair.
         every = bool(valid.all())
-        day_codes, day_values = _sorted_codes(day if every else day[valid])
+        if levels is None:
+            day_codes, day_values = _sorted_codes(day if every else day[valid])
+        else:  # the index's distinct dates are its level's: ranked, not found again per row
+            day_codes, day_values = _level_codes(*levels, None if every else valid)
         t1_codes, t1_values = _sorted_codes(t1 if every else t1[valid])
-        pair_codes, pair_keys = _sorted_codes(day_codes * max(1, len(t1_values)) + t1_codes)
+        pair_codes, pair_keys = _sorted_codes(
+            day_codes * max(1, len(t1_values)) + t1_codes, max(1, len(day_values) * len(t1_values))
+        )
         row_pair = np.full(len(day), -1, dtype=np.intp)
         row_pair[valid] = pair_codes
         n_t1 = max(1, len(t1_values))
@@ -500,11 +511,17 @@ class CombinatorialPurgedCV(PurgedSplitter):
         ).reshape(self._n, -1)
 
 
-def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_codes(values: np.ndarray, bound: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``pd.factorize(values, sort=True)`` of int64 values (no NaT): through a table over
     their range when it is short (dates and day pairs: a few hundred thousand slots at
-    most, counted in days when every value is a midnight), else by hashing."""
+    most, counted in days when every value is a midnight), else by hashing. ``bound``:
+    the values are known to lie in ``[0, bound)``."""
     values = np.asarray(values, dtype=np.int64)
+    if bound is not None and bound <= 4 * len(values) + 65_536:
+        present = np.zeros(bound, dtype=bool)
+        present[values] = True
+        code_of = np.cumsum(present, dtype=np.intp) - 1
+        return code_of[values], np.flatnonzero(present).astype(np.int64)
     if len(values):
         lo, hi = int(values.min()), int(values.max())
         limit = 4 * len(values) + 65_536  # the table's size: O(rows)
@@ -523,6 +540,21 @@ def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 return code_of[shifted], slots.astype(np.int64) * unit + lo
     codes, uniques = pd.factorize(values, sort=True)
     return codes, np.asarray(uniques, dtype=np.int64)
+
+
+def _level_codes(
+    codes: np.ndarray, level: np.ndarray, valid: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``_sorted_codes(level[codes][valid])`` from an index level's codes: the level's
+    values are distinct, so the rows' distinct values are the level's used ones."""
+    codes = codes if valid is None else codes[valid]
+    used = np.zeros(len(level), dtype=bool)
+    used[codes] = True
+    at = np.flatnonzero(used)
+    order = np.argsort(level[at], kind="stable")
+    rank = np.full(len(level), -1, dtype=np.intp)
+    rank[at[order]] = np.arange(len(at))
+    return rank[codes], level[at[order]].astype(np.int64)
 
 
 class _PairRows:
