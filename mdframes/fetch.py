@@ -71,10 +71,12 @@ def _check_symbol(ds: Dataset, request: Request, records: Records, payload: Any)
             symbols=[request.symbol],
         )
     # A record may name its symbol too (a forecast prediction): another one is as bad.
+    # Most records name none: only those that do are looked at.
+    naming = [row for row in records.rows if "symbol" in row or "ticker" in row]
     others = sorted(
         {
             value
-            for row in records.rows
+            for row in naming
             for value in (row.get("symbol"), row.get("ticker"))
             if isinstance(value, str) and value.strip().upper() != asked
         }

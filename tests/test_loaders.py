@@ -477,3 +477,22 @@ def test_categories_keep_every_value() -> None:
         )
     with pytest.raises(md.ResponseFormatError, match="transaction_type"):
         build_frame(INSIDER, [extract(INSIDER, _insider_payload(transactionType=["Sale"]))])
+
+
+def test_records_naming_another_symbol_than_asked_fail() -> None:
+    """An answer whose records name another symbol is invented data for the one asked: the
+    records that name none are not looked at, those that do are."""
+    from types import SimpleNamespace
+
+    from mdframes.fetch import _check_symbol
+    from mdframes.records import Records
+    from mdframes.registry import REGISTRY
+
+    ds = REGISTRY["insider_trading"]
+    request = SimpleNamespace(symbol="AAPL", path_values={})
+    payload = SimpleNamespace(url="http://x/v2/insider-trading/AAPL")
+    quiet = [{"date": "2026-01-02"}] * 3
+    _check_symbol(ds, request, Records({"symbol": "AAPL"}, [*quiet, {"symbol": " aapl"}]), payload)
+    rows = [*quiet, {"ticker": "TSLA"}, {"symbol": "AAPL"}]
+    with pytest.raises(md.DataValidationError, match="'TSLA' in column 'symbol'"):
+        _check_symbol(ds, request, Records({"symbol": "AAPL"}, rows), payload)
