@@ -275,7 +275,7 @@ def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, 
 
         def timed_dask() -> None:
             workers = sum(dask_client.run(_process_cpu).values())
-            cpu = time.process_time()
+            cpu, own = time.process_time(), time.thread_time()
             with get_task_stream(dask_client) as stream:
                 wall = time.perf_counter()
                 parallel()
@@ -284,6 +284,7 @@ def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, 
                      if s["action"] == "compute"]  # fmt: skip
             note(
                 driver_cpu=time.process_time() - cpu,
+                driver_own=time.thread_time() - own,
                 workers_cpu=sum(dask_client.run(_process_cpu).values()) - workers,
                 tasks=sum(tasks),
                 idle=1 - sum(tasks) / (2 * wall),
@@ -295,8 +296,11 @@ def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, 
             stats[key] = stats[key][-rounds_:]
     mid = {k: statistics.median(v) for k, v in stats.items()}
     text = (
-        f"serial CPU {mid['serial_cpu']:.2f} s ({mid['serial_cores']:.2f} cores); Dask: driver "
-        f"CPU {mid['driver_cpu']:.2f} s, workers' CPU {mid['workers_cpu']:.2f} s "
+        f"serial CPU {mid['serial_cpu']:.2f} s ({mid['serial_cores']:.2f} cores: on 2 cores "
+        f"no split of that CPU beats {2 / mid['serial_cores']:.2f}x); Dask: driver "
+        f"CPU {mid['driver_cpu']:.2f} s ({mid['driver_own']:.2f} s the panel's own thread, the "
+        f"rest the cluster's scheduler and client threads), workers' CPU "
+        f"{mid['workers_cpu']:.2f} s "
         f"({(mid['driver_cpu'] + mid['workers_cpu']) / mid['serial_cpu']:.2f}x the serial "
         f"CPU), tasks {mid['tasks']:.2f} s in all, workers idle {mid['idle']:.0%} of the wall; "
         f"load {min(stats['load']):.1f}-{max(stats['load']):.1f}"
