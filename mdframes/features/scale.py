@@ -11,8 +11,8 @@ no API key is shipped to a worker.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
@@ -131,32 +131,47 @@ def _to_arrow(frame: pd.DataFrame) -> Any:
     return pa.Table.from_arrays(arrays, names=[str(c) for c in frame.columns])
 
 
-def _column(pieces: list[Any], widths: list[int], n_dates: int) -> Any:
-    """One feature's panel column from its chunks' Arrow columns: chunk c holds (date j, its
-    symbol i) at ``j * len(c) + i``; the panel at ``j * n + offset + i``, so each chunk's
-    block is copied into its columns of a (dates, symbols) array."""
-    import pyarrow as pa
+class _Columns:
+    """The panel's feature columns, filled chunk by chunk as each comes back (the driver
+    copies one chunk's block while the workers still compute the others). Chunk c holds
+    (date j, its symbol i) at ``j * len(c) + i``; the panel at ``j * n + offset + i``, so
+    each chunk's block is copied into its columns of a (dates, symbols) array."""
 
-    n = sum(widths)
-    integer = pa.types.is_integer(pieces[0].type)
-    values = np.empty((n_dates, n), dtype="int64" if integer else "float64")
-    missing = np.zeros((n_dates, n), dtype=bool) if integer else None
-    offset = 0
-    for piece, width in zip(pieces, widths, strict=True):
-        piece = piece.combine_chunks() if isinstance(piece, pa.ChunkedArray) else piece
-        block = slice(offset, offset + width)
-        if integer:
-            assert missing is not None
-            values[:, block] = piece.fill_null(0).to_numpy().reshape(n_dates, width)
-            if piece.null_count:
-                nulls = piece.is_null().to_numpy(zero_copy_only=False)
-                missing[:, block] = nulls.reshape(n_dates, width)
-        else:
-            values[:, block] = piece.to_numpy(zero_copy_only=False).reshape(n_dates, width)
-        offset += width
-    if missing is None:
-        return values.reshape(-1)
-    return pd.arrays.IntegerArray(values.reshape(-1), missing.reshape(-1))
+    def __init__(self, names: list[str], widths: list[int], n_dates: int) -> None:
+        self.names, self.widths, self.n_dates = names, widths, n_dates
+        self.offsets = np.cumsum([0, *widths[:-1]]).tolist()
+        self.values: dict[str, np.ndarray] = {}
+        self.missing: dict[str, np.ndarray | None] = {}
+
+    def add(self, k: int, table: Any) -> None:
+        """Chunk ``k``'s Arrow columns copied into its block."""
+        import pyarrow as pa
+
+        n, width = sum(self.widths), self.widths[k]
+        block = slice(self.offsets[k], self.offsets[k] + width)
+        for name in self.names:
+            piece = table.column(name)
+            piece = piece.combine_chunks() if isinstance(piece, pa.ChunkedArray) else piece
+            integer = pa.types.is_integer(piece.type)
+            if name not in self.values:  # every chunk gives a feature the same type
+                dtype = "int64" if integer else "float64"
+                self.values[name] = np.empty((self.n_dates, n), dtype=dtype)
+                self.missing[name] = np.zeros((self.n_dates, n), dtype=bool) if integer else None
+            values, missing = self.values[name], self.missing[name]
+            if missing is not None:
+                values[:, block] = piece.fill_null(0).to_numpy().reshape(self.n_dates, width)
+                if piece.null_count:
+                    nulls = piece.is_null().to_numpy(zero_copy_only=False)
+                    missing[:, block] = nulls.reshape(self.n_dates, width)
+            else:
+                flat = piece.to_numpy(zero_copy_only=False)
+                values[:, block] = flat.reshape(self.n_dates, width)
+
+    def column(self, name: str) -> Any:
+        values, missing = self.values.pop(name), self.missing.pop(name)
+        if missing is None:
+            return values.reshape(-1)
+        return pd.arrays.IntegerArray(values.reshape(-1), missing.reshape(-1))
 
 
 def _fs(target: str) -> tuple[Any, str]:
@@ -193,8 +208,15 @@ def write_chunk(target: str, name: str, request: Request) -> ChunkResult:
     return _write(target, name, result)
 
 
-def _gather(futures: list[Future[ChunkResult]]) -> list[ChunkResult]:
+def _gather(
+    futures: list[Future[ChunkResult]], each: Callable[[int, ChunkResult], None] | None = None
+) -> list[ChunkResult]:
+    """The futures' results in order; ``each(k, result)`` as each finishes, in any order."""
     try:
+        if each is not None:
+            at = {id(f): k for k, f in enumerate(futures)}
+            for done in as_completed(futures):
+                each(at[id(done)], done.result())
         return [f.result() for f in futures]
     except BaseException:
         for f in futures:
@@ -209,15 +231,15 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
     parts = _chunks(request.symbols, size)
     request.share = min(len(parts), _per_machine(executor))
     futures = [executor.submit(run_chunk, request.part(part)) for part in parts]
-    results = _gather(futures)
-    widths = [len(part) for part in parts]
     names = [f.name for f in request.features]
-    columns = {
-        name: _column([r.table.column(name) for r in results], widths, len(request.dates))
-        for name in names
-    }
-    for r in results:
-        r.table = None
+    filled = _Columns(names, [len(part) for part in parts], len(request.dates))
+
+    def arrived(k: int, result: ChunkResult) -> None:
+        filled.add(k, result.table)
+        result.table = None
+
+    results = _gather(futures, arrived)
+    columns = {name: filled.column(name) for name in names}
     index = index_of(request.dates, request.symbols)
     return pd.DataFrame(columns, index=index, copy=False), results
 
