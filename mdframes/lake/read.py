@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from ..errors import InvalidParameterError, KnowledgeTimeWarning, LakeDamagedError, warn
 from .frames import to_frame
 from .plan import normalise_symbols, resolve
-from .scan import plain_text
+from .scan import RowFilter, plain_text
 from .table import DatasetTable, Snapshot, damaged, once_more_if_overtaken
 from .tables import Tables
 
@@ -199,30 +199,28 @@ def _where(
     nothing, and filtering by an expression sets up an Acero plan (a fifth of a one-symbol
     read; the agent server's clamp at now asks for such bounds on every call)."""
     manifest = store.manifest
-    where = _time_bounds(store.ds.name, manifest, snap, start, end)
+    bounds = _time_bounds(store.ds.name, manifest, snap, start, end)
     if known is not None and not _every_row_within(snap, "_fetched_at", None, known):
         stamp = pa.scalar(known.to_pydatetime(), pa.timestamp("us", "UTC"))
-        where.append(pc.field("_fetched_at") <= stamp)
-    where += store.mode.scope_where(
+        bounds.append(("_fetched_at", "le", stamp))
+    rest = None
+    for cond in store.mode.scope_where(
         market, region, lambda: _pick_scope(store, snap, market, region)
-    )
-    filter_ = None
-    for cond in where:
-        filter_ = cond if filter_ is None else filter_ & cond
-    return filter_
+    ):
+        rest = cond if rest is None else rest & cond
+    return RowFilter(tuple(bounds), rest) if bounds or rest is not None else None
 
 
 def _time_bounds(
     name: str, manifest: Any, snap: Snapshot | None, start: Any, end: Any
-) -> list[Any]:
-    """``start``/``end`` as filters on the dataset's time column, both inclusive."""
+) -> list[tuple[str, str, Any]]:
+    """``start``/``end`` as bounds on the dataset's time column, both inclusive."""
     from ..params import to_date, to_utc
 
     if start is None and end is None:
         return []
     if manifest.time is None:
         raise InvalidParameterError(f"{name} has no time column", parameter="start")
-    time_field = pc.field(manifest.time)
     kind = manifest.column(manifest.time).kind
     out = []
     for value, arg, op in ((start, "start", "ge"), (end, "end", "le")):
@@ -237,7 +235,7 @@ def _time_bounds(
             bound = pa.scalar(at, type=pa.date32())
         low, high = (at, None) if op == "ge" else (None, at)
         if not _every_row_within(snap, manifest.time, low, high):
-            out.append(getattr(time_field, f"__{op}__")(bound))
+            out.append((manifest.time, op, bound))
     return out
 
 

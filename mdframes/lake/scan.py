@@ -22,7 +22,7 @@ from .log import Snapshot
 from .place import TablePlace
 from .sidecar import Sidecar
 
-__all__ = ["Records", "plain_text"]
+__all__ = ["Records", "RowFilter", "plain_text"]
 
 # Data files a dataset keeps open for reads: file descriptors are few (256 by default on
 # macOS); a version of more files is read whole through an Arrow dataset, which opens each
@@ -34,6 +34,36 @@ _FOOTERS = 4096  # parsed footers kept per dataset (a few kB each)
 _PARALLEL = 8
 _THREADS = 4
 _T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """A read's row conditions: ``bounds``, each ``(column, "ge" | "le", Arrow scalar)``,
+    and ``rest``, an expression for anything else (None: nothing), all to hold. Rows read
+    directly are filtered by masks: filtering by an expression sets up an Acero plan per
+    read (a fixed cost of each dataset's read in a short panel)."""
+
+    bounds: tuple[tuple[str, str, Any], ...] = ()
+    rest: Any = None
+
+    @property
+    def expression(self) -> Any:
+        """The same conditions as one expression (for a dataset scan)."""
+        out = self.rest
+        for name, op, value in self.bounds:
+            cond = getattr(pc.field(name), f"__{op}__")(value)
+            out = cond if out is None else out & cond
+        return out
+
+    def apply(self, table: pa.Table) -> pa.Table:
+        """The rows of ``table`` that meet every condition (a null meets none)."""
+        mask = None
+        for name, op, value in self.bounds:
+            met = (pc.greater_equal if op == "ge" else pc.less_equal)(table[name], value)
+            mask = met if mask is None else pc.and_(mask, met)
+        if mask is not None:
+            table = table.filter(mask)  # null: dropped, as an expression's filter drops it
+        return table.filter(self.rest) if self.rest is not None else table
 
 
 @dataclass
@@ -161,10 +191,11 @@ class Records:
         span: tuple[Any, Any] | None = None,
     ) -> pa.Table:
         """Stored rows of one version (every version of each record), typed by the record.
-        Columns the record knows but no row has set come back as nulls. ``symbols``: only
-        rows of these symbols, read from the row groups whose statistics may hold them (files
-        are sorted by symbol in row groups of 16k rows, so a chunk of a panel's symbols
-        decodes its share of the table, not all of it). ``coded``: text may come as its
+        Columns the record knows but no row has set come back as nulls. ``filter``: an
+        expression or a :class:`RowFilter`. ``symbols``: only rows of these symbols, read
+        from the row groups whose statistics may hold them (files are sorted by symbol, or
+        in time slices of blocks of symbols, so a chunk of a panel's symbols decodes its
+        share of the table, not all of it). ``coded``: text may come as its
         dictionary, for a caller that filters and orders rows before it decodes them
         (:func:`plain_text`): moving codes costs less than moving text. ``span``: the
         least and greatest :func:`time_number` of the dataset's time column that ``filter``
@@ -175,12 +206,17 @@ class Records:
         wanted = list(columns) if columns is not None else full.names
         schema = self.stored_schema() if manifest is not None else pa.schema([])
         stored = [c for c in wanted if c in schema.names]
+        rows = filter if isinstance(filter, RowFilter) else None
+        if rows is not None:
+            filter = rows.expression
         if snap is None or not snap.files or manifest is None:
             table = pa.schema([full.field(c) for c in stored]).empty_table()
         else:
             try:
                 if symbols and "symbol" in schema.names:
-                    table = self._scan_groups(snap, schema, symbols, filter, stored, coded, span)
+                    table = self._scan_groups(
+                        snap, schema, symbols, rows or filter, stored, coded, span
+                    )
                 elif filter is None and len(snap.files) <= _OPEN_FILES:
                     table = self._scan_files(snap, schema, stored, coded)
                 else:
@@ -269,7 +305,10 @@ class Records:
         # A mask, not an expression: filtering by an expression sets up an Acero plan, which
         # cost a one-symbol read a fifth of its time.
         table = table.filter(_symbol_mask(table["symbol"], symbols))
-        table = table.filter(filter) if filter is not None else table
+        if isinstance(filter, RowFilter):
+            table = filter.apply(table)
+        elif filter is not None:
+            table = table.filter(filter)
         return (table if coded else _plain_strings(table, fields)).select(stored)
 
     def in_order(
