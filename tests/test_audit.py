@@ -400,3 +400,15 @@ def test_a_frame_in_runs_is_ranked_as_any_frame(frames: dict[str, pd.DataFrame])
                 assert ranked[s].tolist() == data.ranked[s].tolist(), (name, s)
                 assert rows_of[s].tolist() == data.rows_of[s].tolist(), (name, s)
     assert seen == {True, False}  # both ways taken
+
+
+@pytest.mark.parametrize("shape", [(500, 1), (500, 8), (500, 9), (300, 17), (200, 70)])
+def test_na_patterns_group_rows_by_their_na_columns(shape: tuple[int, int]) -> None:
+    from mdframes.features.audit import _na_patterns
+
+    rng = np.random.default_rng(shape[1])
+    isna = rng.random(shape) < 0.3
+    isna[: len(isna) // 2] = isna[0]  # a common pattern
+    pattern, na_of = _na_patterns(isna)
+    assert (na_of[pattern] == isna).all()  # each row's pattern has its NA columns
+    assert len(np.unique(isna, axis=0)) == len(na_of)  # one code per distinct pattern
