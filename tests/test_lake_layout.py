@@ -189,3 +189,24 @@ def test_one_symbols_rows_come_in_order_without_a_sort(
     assert sorts and several["symbol"].tolist() == ["AMD"] * (len(several) - len(one)) + [
         "KO"
     ] * len(one)
+
+
+def test_an_old_layout_lake_compacted_now_is_sliced_and_reads_the_same(
+    lakes: dict[str, md.Lake], tmp_path: Path
+) -> None:
+    # An existing user's lake (written sorted by symbol only): its next compaction rewrites
+    # it in time slices, and every read gives what it gave.
+    import shutil
+
+    shutil.copytree(lakes["old"].root, tmp_path / "lake")
+    with _written("sliced"):
+        md.Lake(tmp_path / "lake").compact()
+    now = md.Lake(tmp_path / "lake")
+    (path,) = now.files("sentiment")
+    symbols = pq.read_table(path, columns=["symbol"])["symbol"].to_pylist()
+    assert symbols != sorted(symbols)
+    for name in DATASETS:
+        for kw in ({}, {"start": "2026-07-01"}, {"history": True}):
+            pd.testing.assert_frame_equal(
+                now.read(name, SYMBOLS, **kw), lakes["old"].read(name, SYMBOLS, **kw)
+            )

@@ -624,9 +624,8 @@ def fetch(
         # A Reach's features without a window need, of the rows before the windows, each
         # symbol's latest value (the engine keeps only those): a lake is read a few weeks
         # before the windows, and older history only for the symbols without one there
-        # (_seek; its files are sorted by symbol, so the row groups decoded are the same,
-        # but the rows filtered, ordered and converted are the window's). Elsewhere: all
-        # history.
+        # (_seek; a lake's time-sliced files then decode only the row groups of those
+        # dates). Elsewhere: all history.
         lookback = reach.lookback if isinstance(reach, Reach) else reach
         first = load_start(name, start, lookback)
         mine = symbols if coverage is None else coverage.readable(name, symbols)
