@@ -138,7 +138,9 @@ class Coverage:
         # known at the end of D (before the symbol's first sync: as that sync left it).
         self._fills: dict[tuple[str, str | None], list[tuple[int, int, int]]] = {}
         later: dict[tuple[str, str | None], str] = {}
-        if isinstance(known_at, pd.Timestamp):
+        if isinstance(known_at, pd.Timestamp) and {"first_fetched_at", "last_fetched_at"} <= set(
+            table.columns
+        ):  # (a stand-in's frame without fetch times is taken as it is)
             # What the lake had synced by then, not now: what it first fetched later was
             # not synced then (a failure, as a symbol never synced), filled days are gaps.
             now = table
