@@ -41,7 +41,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -72,6 +72,7 @@ __all__ = [
     "find_stack_level",
     "warn",
     "warnings_from_threads",
+    "warnings_from_workers",
     "redact",
     "scrub",
     "error_for_status",
@@ -501,9 +502,36 @@ def warnings_from_threads() -> Iterator[None]:
         raise
     finally:
         _HELD.reset(token)
-        for message, category in held:
-            try:
-                warn(message, category)
-            except Warning:
-                if not failed:  # a warning filtered into an error: raised, unless it would
-                    raise  # hide the error already on its way
+        _raise_held(held, failed)
+
+
+@contextlib.contextmanager
+def warnings_from_workers() -> Iterator[Callable[[], contextvars.Context]]:
+    """As :func:`warnings_from_threads`, for work this thread submits while it goes on
+    with its own, whose warnings it may catch itself: only the submitted work's warnings
+    are held. Submit it in a context the yielded function makes
+    (``pool.submit(context().run, fn, ...)``)."""
+    held: list[tuple[str, type[Warning]]] = []
+
+    def context() -> contextvars.Context:
+        made = contextvars.copy_context()
+        made.run(_HELD.set, held)
+        return made
+
+    failed = False
+    try:
+        yield context
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        _raise_held(held, failed)
+
+
+def _raise_held(held: list[tuple[str, type[Warning]]], failed: bool) -> None:
+    for message, category in held:
+        try:
+            warn(message, category)
+        except Warning:
+            if not failed:  # a warning filtered into an error: raised, unless it would
+                raise  # hide the error already on its way

@@ -25,6 +25,7 @@ from ..errors import (
     SkippedSymbolsWarning,
     warn,
     warnings_from_threads,
+    warnings_from_workers,
 )
 from ..params import check_symbols, to_date
 from .coverage import window_span
@@ -184,7 +185,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         )
         return ChunkResult(empty, dict.fromkeys(empty.columns), {}, 0, {}, {}, {})
     lookbacks = reaches(wanted)
-    frames, failed = fetch(
+    reads = fetch(
         lookbacks,
         symbols,
         dates[0].date(),
@@ -201,10 +202,8 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
 
     relied: dict[str, tuple[int | None, int]] = {}
 
-    def one_dataset(name: str) -> dict[str, Any]:
+    def one_dataset(name: str, inputs: pd.DataFrame) -> dict[str, Any]:
         mine = [f for f in wanted if f.dataset == name]
-        # The dataset's inputs leave the dict: freed as soon as its features are done.
-        inputs = frames.pop(name)
         if row:
             versions = VersionEvents(inputs, name, symbols, grid, record_key(name))
             relied[name] = versions.knowledge(dates)
@@ -219,24 +218,61 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         events = Events(inputs, name, symbols, end_day, cut, reach.latest)
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
-    # Datasets are independent, and numpy releases the GIL in its sorts, searches and
-    # gathers: a thread per core computes them side by side (the same result in any order);
-    # a chunk sharing its machine with other tasks uses its share of the cores (_threads).
     columns: dict[str, Any] = {}
-    workers = min(len(frames), threads(_MAX_THREADS))
-    if workers > 1:
-        # Biggest datasets first, so that no thread is left with a big one at the end.
-        order = sorted(frames, key=lambda n: -len(frames[n]))
+    failed: dict[str, dict[str, str]] = {}
+    if request.source.overlaps and len(lookbacks) > 1 and threads(2) > 1:
+        # Reading and computing overlap: the next dataset is read (Arrow decodes outside
+        # the GIL; the service answers over the network) while the engine computes the one
+        # read before, in a thread. One dataset is computed at a time: a dataset's engine
+        # holds arrays the size of its rows and of the panel, and two big ones side by side
+        # (sentiment and put/call ratios) were a third of a panel's peak memory. Each
+        # dataset's inputs are freed as soon as its features are done.
         with (
-            warnings_from_threads(),
-            ThreadPoolExecutor(workers, thread_name_prefix="mdframes-features") as pool,
+            warnings_from_workers() as context,
+            ThreadPoolExecutor(1, thread_name_prefix="mdframes-features") as pool,
         ):
-            runs = [pool.submit(contextvars.copy_context().run, one_dataset, n) for n in order]
-            for run in runs:
-                columns.update(run.result())
+            running = None
+            for name, inputs, bad in reads:
+                failed[name] = bad
+                if running is not None:
+                    columns.update(running.result())
+                running = pool.submit(context().run, one_dataset, name, inputs)
+                del inputs
+            if running is not None:
+                columns.update(running.result())
+            del running
+    elif request.source.overlaps:  # one thread (a chunk's share of its machine): in turn
+        for name, inputs, bad in reads:
+            failed[name] = bad
+            columns.update(one_dataset(name, inputs))
+            del inputs
     else:
-        for name in list(frames):
-            columns.update(one_dataset(name))
+        frames: dict[str, pd.DataFrame] = {}
+        for name, inputs, bad in reads:
+            frames[name], failed[name] = inputs, bad
+
+        def next_dataset(name: str) -> dict[str, Any]:
+            # The dataset's inputs leave the dict: freed as soon as its features are done.
+            return one_dataset(name, frames.pop(name))
+
+        # Datasets are independent, and numpy releases the GIL in its sorts, searches and
+        # gathers: a thread per core computes them side by side (the same result in any
+        # order); a chunk sharing its machine with other tasks uses its share of the cores
+        # (_threads).
+        workers = min(len(frames), threads(_MAX_THREADS))
+        if workers > 1:
+            # Biggest datasets first, so that no thread is left with a big one at the end.
+            order = sorted(frames, key=lambda n: -len(frames[n]))
+            with (
+                warnings_from_threads(),
+                ThreadPoolExecutor(workers, thread_name_prefix="mdframes-features") as pool,
+            ):
+                runs = [pool.submit(contextvars.copy_context().run, next_dataset, n) for n in order]
+                for run in runs:
+                    columns.update(run.result())
+        else:
+            for name in list(frames):
+                columns.update(next_dataset(name))
     # The columns become the frame's blocks as they are (no copy into one 2-D block).
     out = pd.DataFrame({f.name: columns.pop(f.name) for f in wanted}, index=index, copy=False)
 

@@ -184,14 +184,21 @@ class Events:
         # A short panel over a long history: a function of the frame (a value, sign or
         # where) runs on the rows that enter only, as on a lake read of the window.
         self._entering = keep if cut_day is not None and 2 * len(keep) < len(frame) else None
-        self._order = order
+        self._order: np.ndarray | slice | None = None
+        if self._entering is not None:
+            self._order = slice(None) if order is None else order
         self._part: pd.DataFrame | None = None
-        self.take = keep[order]
-        self.codes = codes[self.take]
-        self.days = days[self.take]
+        # Rows that all enter in frame order (a lake read's): a slice, so that neither these
+        # positions nor a feature's numbers are copied (``values``).
+        self._identity = everything and order is None
+        take: np.ndarray | slice = (
+            slice(None) if self._identity else keep if order is None else keep[order]
+        )
+        del keep, order
+        self.take = take
+        self.codes = codes[take]
+        self.days = days[take]
         del codes, days
-        n = len(self.take)
-        self._identity = n == len(frame) and bool((self.take == np.arange(n)).all())
         self._keys: np.ndarray | None = None
         # Each symbol's first row: one search per symbol, not per cell.
         self.starts = np.searchsorted(self.codes, np.arange(len(symbols) + 1), side="left")
@@ -270,6 +277,7 @@ class Events:
             if self._part is None:
                 self._part = frame.iloc[entering].reset_index(drop=True)
                 self._part.attrs = frame.attrs
+            assert self._order is not None  # kept wherever rows enter apart
             frame, take = self._part, self._order
         n = len(frame)
         if feature.value is None:
@@ -285,10 +293,8 @@ class Events:
             valid = valid & ok
         if feature.where is not None:
             valid = valid & _flags(evaluate(frame, self.dataset, feature, "where"), feature)
-        # Rows that all enter in frame order (a lake read's) need no gather.
-        same = take is self.take and getattr(self, "_identity", False)
-        counted = None if valid.all() else (valid if same else valid[take])  # None: all count
-        return (vals if same else vals[take]), counted, is_int
+        counted = None if valid.all() else valid[take]  # None: all count
+        return vals[take], counted, is_int  # a view where take is a slice
 
 
 def counted_rows(frame: pd.DataFrame, dataset: str, feature: Feature) -> np.ndarray:
@@ -362,25 +368,26 @@ def evaluate(frame: pd.DataFrame, dataset: str, feature: Feature, role: str) -> 
     return pd.Series(result, index=frame.index)
 
 
-def _sort_order(codes: np.ndarray, times: np.ndarray, tie: np.ndarray | None) -> np.ndarray:
+def _sort_order(codes: np.ndarray, times: np.ndarray, tie: np.ndarray | None) -> np.ndarray | None:
     """The stable order by (code, time, tie): rows with equal keys keep their frame order, so
-    the later row of the frame is the latest.
+    the later row of the frame is the latest. ``None``: the rows are in that order already
+    (a lake read's), no positions made.
 
     Frames grouped by symbol with times ascending (oldest first) or strictly descending
     (newest first), as loaders return them, need no comparison sort: a radix sort of the
     symbol codes, then a check (and a reversal within each symbol)."""
     n = len(codes)
+    by_code: np.ndarray | None = None
     if n > 1 and not (codes[1:] >= codes[:-1]).all():
         small = codes.astype(np.uint16) if codes.max() < 1 << 16 else codes
         by_code = np.argsort(small, kind="stable")  # radix sort for 16-bit keys
         c, t = codes[by_code], times[by_code]
     else:  # grouped already (a lake read): no copies of the keys
-        by_code = np.arange(n)
         c, t = codes, times
     same = c[1:] == c[:-1]
     rising = t[1:] >= t[:-1]
     if tie is not None:
-        k = tie[by_code]
+        k = tie if by_code is None else tie[by_code]
         rising = (t[1:] > t[:-1]) | ((t[1:] == t[:-1]) & (k[1:] >= k[:-1]))
     if (~same | rising).all():
         return by_code
@@ -388,7 +395,8 @@ def _sort_order(codes: np.ndarray, times: np.ndarray, tie: np.ndarray | None) ->
         bounds = np.flatnonzero(~same) + 1
         starts, stops = np.concatenate([[0], bounds]), np.concatenate([bounds, [n]])
         mirror = np.repeat(starts + stops - 1, stops - starts)  # first + last of the row's run
-        return by_code[mirror - np.arange(n)]
+        mirror -= np.arange(n)
+        return mirror if by_code is None else by_code[mirror]
     return np.lexsort((times, codes) if tie is None else (tie, times, codes))
 
 
@@ -506,8 +514,9 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
     sums = window_sums(vals, codes, a, b, grid)
     if agg == "sum":
         return finish_values(feature, grid, sums, nothing_missing, is_int)
+    means = sums if sums.dtype == np.float64 else sums.astype("float64")  # sums is ours
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = sums.astype("float64") / counts
+        np.divide(means, counts, out=means)
     return finish_values(feature, grid, means, counts == 0, False)
 
 

@@ -92,6 +92,8 @@ class VersionEvents(Events):
     """One dataset's stored versions that some row can see, in rank order (symbol, public
     time, event date, frame order), with the day each becomes and stops being visible."""
 
+    take: np.ndarray  # always positions here (Events may hold a slice)
+
     def __init__(
         self,
         frame: pd.DataFrame,
@@ -292,6 +294,7 @@ def compute_row(feature: Feature, ev: VersionEvents, grid: Grid) -> Any:
     counts, sums = _windowed(ev, rows, [ones, vals], n, grid)
     if agg == "sum":
         return finish_values(feature, grid, sums, np.zeros(grid.size, dtype=bool), is_int)
+    means = sums if sums.dtype == np.float64 else sums.astype("float64")  # sums is ours
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = sums.astype("float64") / counts
+        np.divide(means, counts, out=means)
     return finish_values(feature, grid, means, counts == 0, False)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol, cast, runtime_checkable
 
 import numpy as np
@@ -279,6 +279,10 @@ class Source:
     """
 
     kind: str = ""
+    # Whether reading a dataset costs enough (decoding files, answering requests) that a
+    # panel reads the next dataset while it computes the one read before, one dataset at a
+    # time (chunk.compute); frames already in memory are computed two at a time instead.
+    overlaps: bool = True
     # Whether :func:`fetch` seeks each symbol's latest value before a panel's windows by
     # reading a few days before them (the symbols it does not find there: over their older
     # history), rather than reading the whole history: a lake, where a read of fewer dates
@@ -433,6 +437,7 @@ class FramesSource(Source):
     gives the daily view)."""
 
     kind = "frames"
+    overlaps = False  # nothing to read: the datasets are computed side by side
 
     def __init__(self, frames: Mapping[str, Any]) -> None:
         self.frames = frames
@@ -612,13 +617,12 @@ def fetch(
     known_at: Any = None,
     errors: str = "raise",
     coverage: Any = None,
-) -> tuple[dict[str, pd.DataFrame], dict[str, dict[str, str]]]:
-    """One frame per dataset of ``lookbacks`` (dataset -> longest lookback in days, or
-    ``None`` for all history; or a :class:`~.reach.Reach`), from ``source``; and, per
-    dataset, the symbols that failed (symbol -> error text; only the service fails per
-    symbol here). Symbols that ``coverage`` says the source never holds are not read."""
-    out: dict[str, pd.DataFrame] = {}
-    failed: dict[str, dict[str, str]] = {}
+) -> Iterator[tuple[str, pd.DataFrame, dict[str, str]]]:
+    """Each dataset of ``lookbacks`` (dataset -> longest lookback in days, or ``None`` for
+    all history; or a :class:`~.reach.Reach`) read from ``source``, one after the other as
+    the caller takes them (it computes one while the next is read): its name, frame and
+    the symbols that failed (symbol -> error text; only the service fails per symbol
+    here). Symbols that ``coverage`` says the source never holds are not read."""
     unknown_then: list[str] = []
     for name, reach in lookbacks.items():
         # A Reach's features without a window need, of the rows before the windows, each
@@ -640,11 +644,11 @@ def fetch(
                 and known_at != ROW
                 and seekable(name)
             ):
-                out[name], failed[name] = _seek(
+                frame, failed = _seek(
                     source, name, mine, reach, start, end, known_at, errors, columns
                 )
             else:
-                out[name], failed[name] = source.read(
+                frame, failed = source.read(
                     name, mine, first, end, known_at=known_at, errors=errors, columns=columns
                 )
         for w in caught:  # said once below, for every dataset at once
@@ -652,6 +656,8 @@ def fetch(
                 unknown_then.append(name)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        yield name, frame, failed
+        del frame  # the caller's to free once computed
     if unknown_then:
         warn(
             f"known_at={known_at} is earlier than every stored version of "
@@ -659,7 +665,6 @@ def fetch(
             "(lake.info() shows when each dataset was first synced)",
             KnowledgeTimeWarning,
         )
-    return out, failed
 
 
 def _seek(

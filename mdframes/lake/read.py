@@ -79,10 +79,16 @@ def read(
     version = options.get("version")
     if version is not None:  # an earlier version: its files are its own, never overtaken
         try:
-            return _read(tables, dataset, symbols, **options)
+            frame = _read(tables, dataset, symbols, **options)
         except LakeDamagedError as exc:
             raise _version_gone(table, version, exc) from None
-    return once_more_if_overtaken([table], lambda: _read(tables, dataset, symbols, **options))
+    else:
+        frame = once_more_if_overtaken([table], lambda: _read(tables, dataset, symbols, **options))
+    # The read's decoded, filtered and sorted tables are gone now: their pages go back to
+    # the system (Arrow's allocator keeps freed pages for reuse; a few microseconds). A
+    # panel reads several datasets, then computes: their pages would count in its peak.
+    pa.default_memory_pool().release_unused()
+    return frame
 
 
 def _version_gone(store: DatasetTable, version: int, exc: LakeDamagedError) -> LakeDamagedError:
