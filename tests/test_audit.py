@@ -412,3 +412,18 @@ def test_na_patterns_group_rows_by_their_na_columns(shape: tuple[int, int]) -> N
     pattern, na_of = _na_patterns(isna)
     assert (na_of[pattern] == isna).all()  # each row's pattern has its NA columns
     assert len(np.unique(isna, axis=0)) == len(na_of)  # one code per distinct pattern
+
+
+def test_day_positions_are_get_indexers() -> None:
+    from mdframes.features.audit import _day_positions
+
+    rng = np.random.default_rng(4)
+    days = rng.integers(19_990, 20_120, 2_000)
+    for calendar in (
+        pd.bdate_range("2024-12-02", periods=60).to_numpy("datetime64[D]").astype(np.int64),
+        np.array([20_000]),
+        np.array([20_050, 20_010, 20_100]),  # not increasing: pandas' lookup
+        np.array([], dtype=np.int64),
+    ):
+        want = pd.Index(calendar).get_indexer(pd.Index(days))
+        assert _day_positions(calendar, days).tolist() == want.tolist()

@@ -836,7 +836,7 @@ def _later_prices(ts: Any, source: Source | None, rows: np.ndarray) -> np.ndarra
     of_category = np.asarray([place.get(str(c), -1) for c in categories], dtype=np.int64)
     symbol = of_category[prices["symbol"].cat.codes.to_numpy()]
     cal_days = calendar.to_numpy(dtype="datetime64[D]").astype(np.int64)
-    day = pd.Index(cal_days).get_indexer(pd.Index(prices["day"].to_numpy(dtype=np.int64)))
+    day = _day_positions(cal_days, prices["day"].to_numpy(dtype=np.int64))
     on = (symbol >= 0) & (day >= 0)
     grid = np.full((len(symbols), len(cal_days)), np.nan)
     grid[symbol[on], day[on]] = prices["price"].to_numpy(dtype="float64")[on]
@@ -846,6 +846,18 @@ def _later_prices(ts: Any, source: Source | None, rows: np.ndarray) -> np.ndarra
     position = level_dates[index.codes[0][rows]]
     row_symbols = level_symbols[index.codes[1][rows]]
     return np.stack([grid[row_symbols, position + k] for k in range(1, reach + 1)])
+
+
+def _day_positions(calendar: np.ndarray, days: np.ndarray) -> np.ndarray:
+    """``pd.Index(calendar).get_indexer(days)`` (day numbers; -1: not in it): through a
+    table over the calendar's span when its days increase (a set's calendar does), one
+    slot before and after it for the days outside."""
+    if not len(calendar) or not (calendar[1:] > calendar[:-1]).all():
+        return pd.Index(calendar).get_indexer(pd.Index(days))
+    lo, hi = int(calendar[0]), int(calendar[-1])
+    table = np.full(hi - lo + 3, -1, dtype=np.intp)
+    table[calendar - lo + 1] = np.arange(len(calendar))
+    return table[np.clip(days - (lo - 1), 0, hi - lo + 2)]
 
 
 def _price_copy(x: np.ndarray, prices: np.ndarray) -> tuple[float, int]:
