@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._memory import give_back
 from .._threads import threads
 from ..errors import (
     DataQualityWarning,
@@ -47,6 +48,7 @@ __all__ = [
     "dates_of",
     "Request",
     "ChunkResult",
+    "reading_order",
 ]
 
 _MAX_THREADS = 4
@@ -185,15 +187,17 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         )
         return ChunkResult(empty, dict.fromkeys(empty.columns), {}, 0, {}, {}, {})
     lookbacks = reaches(wanted)
+    source = request.source
     reads = fetch(
         lookbacks,
         symbols,
         dates[0].date(),
         dates[-1].date(),
-        source=request.source,
+        source=source,
         known_at=request.known_at,
         errors=request.errors,
         coverage=request.coverage,
+        order=reading_order(list(lookbacks), source.weights(list(lookbacks))),
     )
     row = request.known_at == ROW
     grid = Grid(dates, len(symbols), max((f.days or 0) for f in wanted))
@@ -203,6 +207,11 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     relied: dict[str, tuple[int | None, int]] = {}
 
     def one_dataset(name: str, inputs: pd.DataFrame) -> dict[str, Any]:
+        out = dataset_columns(name, inputs)
+        give_back()  # the engine's arrays are gone: their pages serve the next read too
+        return out
+
+    def dataset_columns(name: str, inputs: pd.DataFrame) -> dict[str, Any]:
         mine = [f for f in wanted if f.dataset == name]
         if row:
             versions = VersionEvents(inputs, name, symbols, grid, record_key(name))
@@ -219,7 +228,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
     columns: dict[str, Any] = {}
-    failed: dict[str, dict[str, str]] = {}
+    failed: dict[str, dict[str, str]] = {name: {} for name in lookbacks}  # in their order
     if request.source.overlaps and len(lookbacks) > 1 and threads(2) > 1:
         # Reading and computing overlap: the next dataset is read (Arrow decodes outside
         # the GIL; the service answers over the network) while the engine computes the one
@@ -298,6 +307,22 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     first, non_null = _stats(out, dates, len(symbols))
     relied = {name: relied[name] for name in lookbacks if name in relied}
     return ChunkResult(out, first, non_null, len(out), failed_text, relied, uncovered)
+
+
+def reading_order(names: list[str], weights: dict[str, int] | None) -> list[str]:
+    """The order a panel reads its datasets in: the biggest, the smallest, the second
+    biggest, the second smallest... (``weights``: their sizes; ``None``: as given). A
+    dataset is computed while the next is read, so a big one's engine meets a small one's
+    read, and a big read a small engine: two big ones never side by side."""
+    if not weights:
+        return names
+    by_size = sorted(names, key=lambda n: -weights.get(n, 0))  # stable: ties as given
+    out = []
+    while by_size:
+        out.append(by_size.pop(0))
+        if by_size:
+            out.append(by_size.pop())
+    return out
 
 
 def _uncovered(

@@ -331,6 +331,11 @@ class Source:
         (:class:`~mdframes.features.coverage.Coverage`); ``None``: whatever is asked."""
         return None
 
+    def weights(self, datasets: list[str]) -> dict[str, int] | None:
+        """Each dataset's size (rows stored), where the source knows it without reading:
+        the order a panel reads them in (:func:`~.chunk.reading_order`); ``None``: unknown."""
+        return None
+
     def versions(self, datasets: Iterable[str]) -> dict[str, int | None]:
         """Each dataset's table version, where the source has versions."""
         return {}
@@ -547,6 +552,12 @@ class LakeSource(Source):
     def versions(self, datasets: Iterable[str]) -> dict[str, int | None]:
         return table_versions(self.lake, datasets)
 
+    def weights(self, datasets: list[str]) -> dict[str, int] | None:
+        rows = getattr(self.lake, "_stored_rows", None)  # md.Lake's, from its log
+        if not callable(rows):
+            return None
+        return {name: rows(base_name(name)) or 0 for name in datasets}
+
     def pin(
         self, datasets: Iterable[str], symbols: list[str]
     ) -> tuple[Source, pd.Timestamp | None]:
@@ -617,14 +628,17 @@ def fetch(
     known_at: Any = None,
     errors: str = "raise",
     coverage: Any = None,
+    order: Sequence[str] | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame, dict[str, str]]]:
     """Each dataset of ``lookbacks`` (dataset -> longest lookback in days, or ``None`` for
     all history; or a :class:`~.reach.Reach`) read from ``source``, one after the other as
-    the caller takes them (it computes one while the next is read): its name, frame and
-    the symbols that failed (symbol -> error text; only the service fails per symbol
-    here). Symbols that ``coverage`` says the source never holds are not read."""
+    the caller takes them (it computes one while the next is read; in ``order``, default
+    ``lookbacks``'): its name, frame and the symbols that failed (symbol -> error text; only
+    the service fails per symbol here). Symbols that ``coverage`` says the source never
+    holds are not read."""
     unknown_then: list[str] = []
-    for name, reach in lookbacks.items():
+    for name in lookbacks if order is None else order:
+        reach = lookbacks[name]
         # A Reach's features without a window need, of the rows before the windows, each
         # symbol's latest value (the engine keeps only those): a lake is read a few weeks
         # before the windows, and older history only for the symbols without one there
@@ -661,7 +675,7 @@ def fetch(
     if unknown_then:
         warn(
             f"known_at={known_at} is earlier than every stored version of "
-            f"{', '.join(dict.fromkeys(unknown_then))}: their features see no rows "
+            f"{', '.join(n for n in lookbacks if n in unknown_then)}: their features see no rows "
             "(lake.info() shows when each dataset was first synced)",
             KnowledgeTimeWarning,
         )

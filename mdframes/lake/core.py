@@ -415,6 +415,15 @@ class Lake:
         snap = self.tables.get(resolve(dataset)).snapshot()
         return None if snap is None else snap.version
 
+    def _stored_rows(self, dataset: str) -> int | None:
+        """Rows the dataset's current version stores (every version of each record), as the
+        log counts them: how a panel orders its reads (a big dataset is read while a small
+        one is computed). ``None``: no table yet, or a file the log does not count."""
+        snap = self.tables.get(resolve(dataset)).snapshot()
+        if snap is None or any(n is None for n in snap.rows):
+            return None
+        return sum(n or 0 for n in snap.rows)
+
     def path(self, dataset: str) -> str:
         """The dataset's Delta table (a local path or an ``s3://`` URI), for engines that
         read Delta.
