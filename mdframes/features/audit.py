@@ -266,6 +266,7 @@ class _Dataset:
         if event is not None and event in source.columns:
             ev = _ns(source[event])
             ev = ev if self.whole else ev[mine]
+        self.spans: dict[str, tuple[int, int]] | None = None  # each symbol's run, if one
         if not self._one_ranked_run_each(symbols, run_symbol, lengths, ns, ev):
             self._by_symbol(symbols, run_symbol, lengths, ns, ev)
         self._columns: dict[Any, np.ndarray] = {}
@@ -310,10 +311,11 @@ class _Dataset:
             return False
         runs = {int(code): k for k, code in enumerate(run_symbol)}
         none = np.arange(0)
-        self.ranked = {}
+        self.ranked, self.spans = {}, {}
         for i, s in enumerate(symbols):
             k = runs.get(i)
             self.ranked[s] = none if k is None else np.arange(starts[k], starts[k] + lengths[k])
+            self.spans[s] = (0, 0) if k is None else (int(starts[k]), int(starts[k] + lengths[k]))
         self.rows_of = self.ranked
         return True
 
@@ -427,9 +429,12 @@ class _Known:
     not depend on the other rows); any other function of the frame runs on each cut's rows
     only, so that one reading later rows is caught."""
 
-    def __init__(self, data: _Dataset, rows: np.ndarray) -> None:
-        self.data, self.rows = data, rows
-        self.days = data.days[rows]
+    def __init__(
+        self, data: _Dataset, rows: np.ndarray, span: tuple[int, int] | None = None
+    ) -> None:
+        self.data, self.rows, self.span = data, rows, span
+        # Rows that are one run of the dataset's (``span``): read as views, not gathered.
+        self.days = data.days[rows] if span is None else data.days[span[0] : span[1]]
         self._cut_columns: dict[Any, np.ndarray] = {}
 
     def value(self, feature: Feature, day: int) -> float:
@@ -438,6 +443,9 @@ class _Known:
         inputs = self.data.inputs(feature)
         if inputs is not None:  # the dataset's rows: the cut's are self.rows[:n]
             vals, ok, window = inputs
+            if self.span is not None:
+                a, b = self.span
+                return _row_value(feature.agg, window, vals[a:b], ok[a:b], self.days[:n], day)
             return _row_value(feature.agg, window, vals, ok, self.days[:n], day, self.rows)
         vals, ok, window = _inputs_of(feature, n, lambda spec, flags: self._cut(spec, flags, n))
         return _row_value(feature.agg, window, vals, ok, self.days[:n], day)
@@ -641,7 +649,8 @@ def _look_ahead(
                 cutoff = max(end_of_day, floor if floor is not None else end_of_day)
             key = (symbol, cutoff)
             if key not in known:
-                known[key] = _Known(data, data.known(symbol, cutoff))
+                span = data.spans.get(symbol) if cutoff is None and data.spans else None
+                known[key] = _Known(data, data.known(symbol, cutoff), span)
             for j, f in enumerate(mine):
                 if allowed[k, j]:
                     expected[k, j] = known[key].value(f, day)
