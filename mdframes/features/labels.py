@@ -206,8 +206,11 @@ class ForwardReturn:
         cal_days = calendar.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]")
         cal_days = cal_days.astype(np.int64)
         n, m = len(dates), len(symbols)
-        start = _price_at(prices, symbols, cal_days[self.lag : self.lag + n], m, spans)
-        end = _price_at(prices, symbols, cal_days[self.reach : self.reach + n], m, spans)
+        # The start and end days are one run of the calendar shifted by the horizon: its
+        # prices are looked up once (lag .. reach + n), each side a slice of them.
+        both = _price_at(prices, symbols, cal_days[self.lag : self.reach + n], m, spans)
+        shift = (self.reach - self.lag) * m
+        start, end = both[: n * m], both[shift : shift + n * m]
         with np.errstate(divide="ignore", invalid="ignore"):
             y = np.where(start > 0, end / start - 1.0, np.nan)
         return y, calendar[self.reach : self.reach + n]

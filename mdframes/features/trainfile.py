@@ -196,6 +196,12 @@ def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
     process and with any supported pandas: text is written as UTF-8 (pandas' ``str`` and
     ``string`` alike), numbers as little-endian bytes, missing values as a mask.
     """
+    return finish_hash(features_digest(X), y, t1)
+
+
+def features_digest(X: pd.DataFrame) -> Any:
+    """The first part of :func:`content_hash`: the digest over its header, X's index and
+    X's columns (a training set hashes them while it computes its labels)."""
     digest = hashlib.sha256(_HASH_HEADER)
     # A view without attrs: pandas deep-copies a frame's attrs (a panel's coverage) into
     # every column taken from it, which would cost more than hashing the column.
@@ -221,9 +227,14 @@ def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
     _put_int(digest, X.shape[1])
     for name in X.columns:
         _put_column(digest, name, X[name])
+    return digest
+
+
+def finish_hash(digest: Any, y: pd.Series, t1: pd.Series) -> str:
+    """:func:`content_hash` from :func:`features_digest`'s digest: y and t1 added."""
     _put_column(digest, y.name, y)
     _put_column(digest, t1.name, t1)
-    return digest.hexdigest()
+    return str(digest.hexdigest())
 
 
 def _put_int(digest: Any, value: int) -> None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, Literal, cast
 
 import numpy as np
 import pandas as pd
 
+from .._threads import threads
 from .._typing import DateLike, Errors, TimeLike
 from ..errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
 from ..params import check_symbols, to_date, to_utc
@@ -25,7 +27,14 @@ from .replay import features_from_info, features_of, first_difference, pinned
 from .sources import LakeLike, Source, base_name, resolve_source
 from .spec import Feature, check_errors, check_offset
 from .splits import PurgedSplitter, splitter
-from .trainfile import content_hash, feature_definition, read_parts, write_training_set
+from .trainfile import (
+    content_hash,
+    feature_definition,
+    features_digest,
+    finish_hash,
+    read_parts,
+    write_training_set,
+)
 
 __all__ = ["TrainingSet", "training_set", "read_training_set", "rebuild"]
 
@@ -399,25 +408,30 @@ def training_set(
         executor=executor,
     )
 
-    dates, universe = _grid(cast(pd.MultiIndex, X.index))
-    if len(dates):
-        window = label.price_window(dates, offset)
-        spans = None
-        if label.prices is not None:
-            prices = long_prices(label.prices)
+    # X is hashed (info["content_hash"]) while the labels are made: SHA-256 runs outside
+    # the GIL, and the hash was a fifth of a training set's own work beside its panel.
+    with ThreadPoolExecutor(1, thread_name_prefix="mdframes-hash") as pool:
+        hashing = pool.submit(features_digest, X) if threads(2) > 1 else None
+        dates, universe = _grid(cast(pd.MultiIndex, X.index))
+        if len(dates):
+            window = label.price_window(dates, offset)
+            spans = None
+            if label.prices is not None:
+                prices = long_prices(label.prices)
+            else:
+                failed = set(X.attrs.get("failed", {}))
+                usable = [s for s in universe if s not in failed]
+                prices = _default_prices(resolved, usable, window, errors)
+                warn_jumps(prices, PRICE_DATASET)
+                spans = _price_spans(resolved, universe)
+            values, t1_dates = label.compute(dates, universe, offset, prices, spans)
+            t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
         else:
-            failed = set(X.attrs.get("failed", {}))
-            usable = [s for s in universe if s not in failed]
-            prices = _default_prices(resolved, usable, window, errors)
-            warn_jumps(prices, PRICE_DATASET)
-            spans = _price_spans(resolved, universe)
-        values, t1_dates = label.compute(dates, universe, offset, prices, spans)
-        t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
-    else:
-        values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
-    y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
-    t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
-    _warn_mostly_missing(X, y)
+            values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
+        y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
+        t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
+        _warn_mostly_missing(X, y)
+        digest = features_digest(X) if hashing is None else hashing.result()
 
     info = {
         "symbols": universe,
@@ -431,7 +445,7 @@ def training_set(
         "source": resolved.describe(),
         "versions": resolved.versions(_lake_names(datasets)),
         "pinned_at": None if pinned_at is None else pinned_at.isoformat(),
-        "content_hash": content_hash(X, y, t1_series),
+        "content_hash": finish_hash(digest, y, t1_series),
         "mdframes": mdframes.__version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
