@@ -555,7 +555,9 @@ def test_batches_hold_disjoint_symbol_ranges_so_reads_need_no_sort(
     assert snap is not None and len(snap.files) > 5 and table.in_stored_order(snap)
     sorts: list[int] = []
     original = modes_module.WindowMode.sort
-    monkeypatch.setattr(modes_module.WindowMode, "sort", lambda *a: sorts.append(1) or original(*a))
+    monkeypatch.setattr(
+        modes_module.WindowMode, "sort", lambda *a, **k: sorts.append(1) or original(*a, **k)
+    )
     frame = lake.read("sentiment")
     assert not sorts and len(frame) == 730 * len(symbols)
     assert frame["symbol"].is_monotonic_increasing

@@ -182,11 +182,19 @@ class Mode:
         return [(k, "ascending") for k in keys]
 
     def sort(
-        self, table: pa.Table, manifest: Manifest, symbols: Sequence[str] | None = None
+        self,
+        table: pa.Table,
+        manifest: Manifest,
+        symbols: Sequence[str] | None = None,
+        by_symbol: bool = False,
     ) -> pa.Table:
         """``table`` (rows of a read) in :meth:`sort_keys` order, symbols in the order
-        ``symbols`` gives them (as a loader called with that list orders them)."""
+        ``symbols`` gives them (as a loader called with that list orders them).
+        ``by_symbol``: each symbol's rows are in order already (files read in stored
+        order), so the keys up to the symbol are sorted by, stably."""
         keys = [k for k, _ in self.sort_keys(manifest) if k in table.column_names]
+        if by_symbol and "symbol" in keys:
+            keys = keys[: keys.index("symbol") + 1]
         ranked = symbols is not None and len(symbols) > 1 and "symbol" in keys
         if ranked:
             rank = pc.index_in(table["symbol"], value_set=pa.array(list(symbols or ())))

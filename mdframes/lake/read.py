@@ -161,9 +161,16 @@ def _read(
     # Rows come in stored order when the version's files hold disjoint symbol ranges (the
     # log's statistics say so) and the row groups read hold ascending ones in each file
     # (theirs): no sort, no check then.
-    ordered = (syms is None or syms == sorted(syms)) and store.in_stored_order(scanned, syms, span)
+    in_files = store.in_stored_order(scanned)
+    ordered = (
+        in_files
+        and (syms is None or syms == sorted(syms))
+        and store.groups_in_order(scanned, syms, span)
+    )
     if not ordered:
-        table = store.mode.sort(table, manifest, syms)
+        # Files in order each hold each symbol's rows in order (slice after slice when laid
+        # out in time slices): ordering the symbols, stably, is enough then.
+        table = store.mode.sort(table, manifest, syms, by_symbol=in_files)
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     frame = to_frame(plain_text(table.select(keep)), manifest)
     frame.attrs["dataset"] = ds.name

@@ -545,14 +545,17 @@ def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> pa.Array:
     import numpy as np
 
     wanted = pa.array(symbols, pa.string())
+    members = set(symbols)
     masks = []
     for chunk in column.chunks:
         if pa.types.is_dictionary(chunk.type):
-            codes = np.flatnonzero(
-                pc.is_in(chunk.dictionary, value_set=wanted).to_numpy(zero_copy_only=False)
+            # A row group's dictionary holds its few symbols: looked up in a set, not an
+            # is_in that hashes every wanted symbol again for each of a read's row groups.
+            member = np.fromiter(
+                (v in members for v in chunk.dictionary.to_pylist()), bool, len(chunk.dictionary)
             )
             indices = chunk.indices.to_numpy(zero_copy_only=False)  # symbols are never null
-            masks.append(indices == codes[0] if len(codes) == 1 else np.isin(indices, codes))
+            masks.append(np.ones(len(indices), bool) if member.all() else member[indices])
         else:
             masks.append(pc.is_in(chunk, value_set=wanted).to_numpy(zero_copy_only=False))
     return pa.array(np.concatenate(masks) if masks else np.zeros(0, bool))

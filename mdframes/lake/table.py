@@ -161,16 +161,16 @@ class DatasetTable:
             return rows
         return self.mode.one_per_fetch(rows, self.manifest)
 
-    def in_stored_order(
-        self,
-        snap: Snapshot | None,
-        symbols: list[str] | None = None,
-        span: tuple[Any, Any] | None = None,
+    def in_stored_order(self, snap: Snapshot | None) -> bool:
+        """Whether the log shows the version's files in order, with disjoint symbol ranges."""
+        return self.log.in_stored_order(snap)
+
+    def groups_in_order(
+        self, snap: Snapshot | None, symbols: list[str] | None, span: tuple[Any, Any] | None
     ) -> bool:
-        """Whether a read of ``symbols`` (None: all) over ``span`` (see
-        :meth:`~.scan.Records.scan`) gets its rows in stored order: the log shows the files
-        in order, and the row groups read are in order within each file."""
-        return self.log.in_stored_order(snap) and self.records.in_order(snap, symbols, span)
+        """Whether the row groups a read of ``symbols`` (None: all) over ``span`` (see
+        :meth:`~.scan.Records.scan`) reads are in order within each file."""
+        return self.records.in_order(snap, symbols, span)
 
     def overtaken(self, exc: LakeDamagedError) -> bool:
         """Whether the data file ``exc`` names is this table's and has left it since (Delta
