@@ -5,7 +5,7 @@ driver's memory when write_panel writes chunks.
     python benchmarks/bench_features.py [--symbols 500] [--repeat 5] [--quick]
                                         [--lake-symbols 2000] [--row-symbols 200] [--no-lake]
                                         [--only-lake | --only-dask | --only-splits | --only-audit |
-                                         --only-window]
+                                         --only-window | --only-memory]
 
 The inputs are every dataset the catalog reads, loaded once from the sandbox for 20
 symbols over its two years of history and repeated under new names up to ``--symbols``
@@ -33,7 +33,8 @@ revisions are stored as versions, the lake uncompacted as syncs leave it):
 - a 3-month panel / the 24-month panel of the same 500 symbols from the lake (``--only-window``
   runs this part alone, on a lake of its own, and gives the CPU-time ratio too);
 - the serial panel's peak RSS above its process's baseline / the size of the panel it returns
-  (a fresh subprocess);
+  (a fresh subprocess; ``--only-memory`` runs this part alone, ``--repeat`` fresh processes,
+  on a lake of its own, and gives the median and spread);
 - write_panel's driver peak memory with 4 chunks / the whole panel in memory (tracemalloc, each
   in a fresh subprocess);
 - training set / panel: ``md.features.training_set`` / the scalar ``known_at`` panel, from
@@ -424,6 +425,23 @@ def window_part(args: argparse.Namespace) -> None:
           f"3 months: {statistics.median(cpu['3 months']) * 1000:.0f} ms)")  # fmt: skip
 
 
+def memory_part(args: argparse.Namespace) -> None:
+    """The serial panel's peak RSS above baseline / its size alone: ``--repeat`` fresh
+    processes on a fresh lake of ``--lake-symbols`` symbols synced three times."""
+    symbols = [f"L{k:04d}" for k in range(args.lake_symbols)]
+    warnings.simplefilter("ignore")
+    root = fresh_folder(args.lake, "lake")
+    build_lake(root, symbols)
+    runs = [peak_memory(root, symbols, "rss", root.parent) for _ in range(args.repeat)]
+    shutil.rmtree(root.parent, ignore_errors=True)
+    ratios = sorted(r["peak"] / r["size"] for r in runs)
+    peaks = sorted(r["peak"] / 2**20 for r in runs)
+    print(f"panel RSS above baseline {statistics.median(peaks):8.0f} MiB "
+          f"[{peaks[0]:.0f}-{peaks[-1]:.0f}]; the panel {runs[0]['size'] / 2**20:.0f} MiB -> "
+          f"{statistics.median(ratios):.2f}x [{ratios[0]:.2f}-{ratios[-1]:.2f} over {len(runs)} "
+          f"processes]   (goal <= 4x; load {os.getloadavg()[0]:.1f})")  # fmt: skip
+
+
 def dask_part(args: argparse.Namespace) -> None:
     """Serial / two-worker Dask alone, from a fresh lake synced three times, local and on S3."""
     symbols = [f"L{k:04d}" for k in range(args.lake_symbols)]
@@ -468,6 +486,11 @@ def main() -> None:
         "--only-window", action="store_true", help="only 3-month / 24-month from a 500-symbol lake"
     )
     parser.add_argument(
+        "--only-memory",
+        action="store_true",
+        help="only the serial lake panel's peak RSS / its size (--repeat fresh processes)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="small sizes (a few minutes): 100 symbols, a lake of 200 (40 of them row symbols)",
@@ -487,6 +510,9 @@ def main() -> None:
         return
     if args.only_window:
         window_part(args)
+        return
+    if args.only_memory:
+        memory_part(args)
         return
     if not args.only_lake:
         dict_part(args)
