@@ -695,3 +695,29 @@ def test_long_prices_in_order_or_not_keep_the_last_given_of_each_day() -> None:
         key = got["symbol"].cat.codes.to_numpy().astype(np.int64) * 100_000 + got["day"].to_numpy()
         assert (np.diff(key) > 0).all()  # by symbol, then day
         assert set(got["price"]) >= {-1.0, -2.0, -3.0}
+
+
+def test_prices_looked_up_by_table_and_by_search_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A label's prices come from a (symbol, day) count table, or from binary searches
+    where that table would dwarf the lookups: the same rows, also for prices before and
+    after the days asked and for symbols without prices (code -1)."""
+    from mdframes.features import labels
+
+    rng = np.random.default_rng(5)
+    n_codes = 7
+    p_code = np.sort(rng.integers(0, n_codes, 400))
+    p_day = np.concatenate(
+        [np.sort(rng.integers(19_000, 19_400, k)) for k in np.bincount(p_code, minlength=n_codes)]
+    )
+    q_code = rng.integers(-1, n_codes + 1, 3000)
+    q_code[q_code == n_codes] = 2  # a code with prices, asked often
+    q_day = rng.integers(19_100, 19_300, 3000)
+    args = (p_code, p_day, q_code, q_day, n_codes)
+    keys = (p_code << 32) | (p_day + 2**31)
+    searched = np.searchsorted(keys, (q_code << 32) | (q_day + 2**31), side="right")
+    table = labels._rows_up_to(*args)
+    mine = q_code >= 0
+    np.testing.assert_array_equal(table[mine], searched[mine])
+    monkeypatch.setattr(labels, "DENSE_CELLS", 0)
+    monkeypatch.setattr(labels, "DENSE_PER_QUERY", 0)
+    np.testing.assert_array_equal(labels._rows_up_to(*args), searched)

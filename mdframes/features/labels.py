@@ -234,13 +234,11 @@ def _price_at(
     p_code = prices["symbol"].cat.codes.to_numpy().astype(np.int64)
     p_day = prices["day"].to_numpy(dtype=np.int64)
     p_val = prices["price"].to_numpy(dtype="float64")
-    # One sorted key per (symbol, day): a single binary search answers every row.
-    offset = np.int64(2**31)
-    keys = (p_code << 32) | (p_day + offset)
-    wanted = pd.Index(prices["symbol"].cat.categories).get_indexer(list(symbols))
+    categories = prices["symbol"].cat.categories
+    wanted = pd.Index(categories).get_indexer(list(symbols))
     q_code = np.tile(wanted.astype(np.int64), len(days))
     q_day = np.repeat(days, m)
-    idx = np.searchsorted(keys, (q_code << 32) | (q_day + offset), side="right") - 1
+    idx = _rows_up_to(p_code, p_day, q_code, q_day, len(categories)) - 1
     found = (idx >= 0) & (q_code >= 0)
     idx = np.maximum(idx, 0)
     ok = found & (p_code[idx] == q_code) & (p_day[idx] >= q_day - MAX_PRICE_AGE)
@@ -261,6 +259,37 @@ def _price_at(
             ok[:, j] &= (k >= 0) & (days <= ends[at]) & (found_day[:, j] >= starts[at])
         ok = ok.ravel()
     return np.where(ok, p_val[idx], np.nan)
+
+
+# A (symbol, day) count table of up to this many cells (or DENSE_PER_QUERY per looked-up
+# price) replaces the binary searches; past it (a long range sampled sparsely), searching
+# is cheaper.
+DENSE_CELLS = 1 << 22
+DENSE_PER_QUERY = 4
+
+
+def _rows_up_to(
+    p_code: np.ndarray, p_day: np.ndarray, q_code: np.ndarray, q_day: np.ndarray, n_codes: int
+) -> np.ndarray:
+    """Per query (symbol code, day): how many price rows (sorted by code, then day) sort at
+    or before it, as a binary search finds it; from the prices counted per (code, day) and
+    accumulated in that order where that table is not much larger than the queries (the
+    engine's way). Queries of a code < 0 get a meaningless count."""
+    if not len(q_day):
+        return np.zeros(0, dtype=np.int64)
+    base = int(q_day.min()) - 1  # column 0: every day up to the first query's eve
+    span = int(q_day.max()) - base + 2  # the last column: days after the last query
+    size = max(n_codes, 1) * span
+    if size > max(DENSE_PER_QUERY * len(q_day), DENSE_CELLS):
+        # One sorted key per (symbol, day): a single binary search answers every query.
+        offset = np.int64(2**31)
+        keys = (p_code << 32) | (p_day + offset)
+        return np.searchsorted(keys, (q_code << 32) | (q_day + offset), side="right")
+    cells = np.clip(p_day - base, 0, span - 1)
+    cells += p_code * span
+    totals = np.bincount(cells, minlength=size)
+    np.cumsum(totals, out=totals)
+    return totals[np.maximum(q_code, 0) * span + (q_day - base)]
 
 
 def warn_jumps(prices: pd.DataFrame, source: str) -> None:
