@@ -220,9 +220,13 @@ def features_digest(X: pd.DataFrame) -> Any:
         if isinstance(index, pd.MultiIndex) and _canonical_dtype(level.dtype) == "text":
             # A level's own codes: its texts are not hashed row by row (one per distinct).
             codes = np.asarray(index.codes[i], dtype=np.int64)
-            used = np.unique(codes[codes >= 0])
-            coded = (np.searchsorted(used, codes), index.levels[i][used])
-            coded[0][codes < 0] = -1
+            present = codes >= 0
+            # The level's entries in use, in level order, and each code's place among them
+            # (a count and a gather: codes are small integers).
+            used = np.flatnonzero(np.bincount(codes[present], minlength=len(index.levels[i])))
+            place = np.zeros(len(index.levels[i]), dtype=np.int64)
+            place[used] = np.arange(len(used))
+            coded = (np.where(present, place[np.maximum(codes, 0)], -1), index.levels[i][used])
         _put_column(digest, level.name, level, coded)
     _put_int(digest, X.shape[1])
     for name in X.columns:
@@ -273,7 +277,7 @@ def _put_column(digest: Any, name: Any, values: Any, coded: Any = None) -> None:
     _put_text(digest, "" if name is None else str(name))
     _put_text(digest, kind)
     missing = np.asarray(pd.isna(values), dtype=bool)
-    digest.update(np.packbits(missing).tobytes())
+    digest.update(np.packbits(missing))
     if kind == "text":
         # Distinct texts sorted, then each row's position among them: equal columns give
         # equal bytes whatever their dictionary or level order, in one hashing pass.
@@ -292,7 +296,7 @@ def _put_column(digest: Any, name: Any, values: Any, coded: Any = None) -> None:
         for text in texts[order]:
             _put_text(digest, text)
         raw = np.where(codes < 0, -1, rank[np.maximum(codes, 0)] if len(rank) else -1)
-        digest.update(np.ascontiguousarray(raw, dtype="<i8").tobytes())
+        digest.update(np.ascontiguousarray(raw, dtype="<i8"))
         return
     if kind.startswith("datetime64"):
         stamps = pd.DatetimeIndex(values)
@@ -303,5 +307,9 @@ def _put_column(digest: Any, name: Any, values: Any, coded: Any = None) -> None:
         raw = pd.array(values, dtype="boolean").to_numpy(dtype="u1", na_value=0)
     else:
         numpy_dtype = np.dtype(str(values.dtype).lower())  # Int64 -> int64, Float64 -> float64
-        raw = pd.array(values).to_numpy(dtype=numpy_dtype, na_value=0)
-    digest.update(np.ascontiguousarray(raw, dtype=raw.dtype.newbyteorder("<")).tobytes())
+        if values.dtype == numpy_dtype and not missing.any():  # its own numbers: no copy
+            raw = np.asarray(values)
+        else:
+            raw = pd.array(values).to_numpy(dtype=numpy_dtype, na_value=0)
+    # The array's own buffer is hashed (hashlib reads it without a copy of its bytes).
+    digest.update(np.ascontiguousarray(raw, dtype=raw.dtype.newbyteorder("<")))
