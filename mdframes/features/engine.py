@@ -263,7 +263,13 @@ class Events:
                 cells += self.codes * span
                 counts = np.bincount(cells, minlength=size)
                 del cells
-                self._dense = (base, span, np.cumsum(counts, out=counts))
+                # Positions of fewer than 2**31 rows fit 32 bits: half the table, and half
+                # each cell's positions gathered from it (``ends``), while the dataset's
+                # features are computed.
+                small = len(self.codes) < 2**31
+                totals = np.cumsum(counts, dtype=np.int32) if small else np.cumsum(counts)
+                del counts
+                self._dense = (base, span, totals)
         return None if self._dense[1] == 0 else self._dense
 
     def values(self, feature: Feature) -> tuple[np.ndarray, np.ndarray | None, bool]:
