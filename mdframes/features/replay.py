@@ -1,9 +1,8 @@
 """A training set made again: its features from ``info``, the lake at the table versions it
 recorded (Delta time travel), and the set rebuilt and compared (CONTRACT §13).
 
-:class:`LakeAt` is a lake seen at fixed table versions: every read of a dataset it has a
-version for reads that version (``Lake.read(..., version=)``), so later syncs, compactions
-and vacuums within their retention do not change what a rebuild or an audit reads.
+:class:`~.sources.LakeAt` (the lake pinned at fixed table versions, which a training set
+also reads through) lives with the sources and is named here too.
 """
 
 from __future__ import annotations
@@ -17,80 +16,11 @@ import pandas as pd
 
 from ..errors import InvalidParameterError
 from .definitions import by_name
-from .sources import base_name
+from .sources import LakeAt
 from .spec import Feature
 from .trainfile import feature_definition
 
 __all__ = ["LakeAt", "features_of", "features_from_info", "pinned", "first_difference"]
-
-
-class LakeAt:
-    """``lake`` read at the table ``versions`` (dataset -> version) a set recorded; datasets
-    without a recorded version read the latest. Answers ``read``, ``coverage``, ``version``
-    and ``changes`` as the lake does.
-
-    ``coverage``: the frame ``lake.coverage()`` gave when the versions were pinned (asked
-    again, it answers from it); else ``lake.coverage()`` as known at ``at`` (the time the
-    versions were pinned, a UTC Timestamp), or now without it."""
-
-    def __init__(
-        self,
-        lake: Any,
-        versions: Mapping[str, int | None],
-        *,
-        coverage: pd.DataFrame | None = None,
-        at: pd.Timestamp | None = None,
-    ) -> None:
-        self.lake = lake
-        self.versions = {k: v for k, v in versions.items() if v is not None}
-        self.root = getattr(lake, "root", None)
-        self.pinned_coverage = coverage
-        self.at = at
-
-    def __repr__(self) -> str:
-        return f"<LakeAt {self.lake!r} versions={self.versions}>"
-
-    def __reduce__(self) -> Any:
-        # A worker opens the lake itself from its root (never its client: no key travels).
-        from .sources import lake_spec
-
-        return (_reopened, (lake_spec(self.lake), self.versions, self.pinned_coverage, self.at))
-
-    def read(self, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
-        name = base_name(dataset.replace("-", "_")) if dataset else dataset
-        version = self.versions.get(name)
-        if version is not None:
-            options.setdefault("version", version)
-        frame: pd.DataFrame = self.lake.read(dataset, symbols, **options)
-        return frame
-
-    def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
-        kept = self.pinned_coverage
-        if kept is not None:
-            names = None if datasets is None else {base_name(str(d)) for d in datasets}
-            if names is None or names <= set(kept["dataset"].astype(object)):
-                rows = kept if names is None else kept[kept["dataset"].isin(sorted(names))]
-                table = rows.reset_index(drop=True)
-                table.attrs = dict(kept.attrs)
-                return table
-        if self.at is not None:
-            at: pd.DataFrame = self.lake.coverage(datasets, symbols, known_at=self.at)
-            return at
-        now: pd.DataFrame = self.lake.coverage(datasets, symbols)
-        return now
-
-    def version(self, dataset: str) -> int | None:
-        recorded = self.versions.get(dataset)
-        if recorded is not None:
-            return int(recorded)
-        current: int | None = self.lake.version(dataset)
-        return current
-
-
-def _reopened(spec: Any, versions: Any, coverage: Any, at: Any) -> LakeAt:
-    from .sources import open_lake
-
-    return LakeAt(open_lake(spec), versions, coverage=coverage, at=at)
 
 
 def pinned(source: Any, info: Mapping[str, Any]) -> Any:

@@ -48,6 +48,7 @@ __all__ = [
     "ServiceSource",
     "FramesSource",
     "LakeSource",
+    "LakeAt",
     "resolve_source",
     "ROW",
 ]
@@ -566,7 +567,6 @@ class LakeSource(Source):
         what a set reads is then exactly what its ``info["versions"]`` says, whatever syncs
         run meanwhile. A lake-like object that does not say its versions, as it is."""
         from .coverage import read_coverage
-        from .replay import LakeAt
 
         names = sorted({base_name(d) for d in datasets})
         if isinstance(self.lake, LakeAt):  # already pinned (a rebuild)
@@ -598,6 +598,71 @@ class LakeSource(Source):
 
         # The root goes into info and the file: never a credential of its URI.
         return redact_root(str(getattr(self.lake, "root", type(self.lake).__name__)))
+
+
+class LakeAt:
+    """``lake`` read at the table ``versions`` (dataset -> version) a set recorded; datasets
+    without a recorded version read the latest. Answers ``read``, ``coverage``, ``version``
+    and ``changes`` as the lake does.
+
+    ``coverage``: the frame ``lake.coverage()`` gave when the versions were pinned (asked
+    again, it answers from it); else ``lake.coverage()`` as known at ``at`` (the time the
+    versions were pinned, a UTC Timestamp), or now without it."""
+
+    def __init__(
+        self,
+        lake: Any,
+        versions: Mapping[str, int | None],
+        *,
+        coverage: pd.DataFrame | None = None,
+        at: pd.Timestamp | None = None,
+    ) -> None:
+        self.lake = lake
+        self.versions = {k: v for k, v in versions.items() if v is not None}
+        self.root = getattr(lake, "root", None)
+        self.pinned_coverage = coverage
+        self.at = at
+
+    def __repr__(self) -> str:
+        return f"<LakeAt {self.lake!r} versions={self.versions}>"
+
+    def __reduce__(self) -> Any:
+        # A worker opens the lake itself from its root (never its client: no key travels).
+        return (_reopened_at, (lake_spec(self.lake), self.versions, self.pinned_coverage, self.at))
+
+    def read(self, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
+        name = base_name(dataset.replace("-", "_")) if dataset else dataset
+        version = self.versions.get(name)
+        if version is not None:
+            options.setdefault("version", version)
+        frame: pd.DataFrame = self.lake.read(dataset, symbols, **options)
+        return frame
+
+    def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
+        kept = self.pinned_coverage
+        if kept is not None:
+            names = None if datasets is None else {base_name(str(d)) for d in datasets}
+            if names is None or names <= set(kept["dataset"].astype(object)):
+                rows = kept if names is None else kept[kept["dataset"].isin(sorted(names))]
+                table = rows.reset_index(drop=True)
+                table.attrs = dict(kept.attrs)
+                return table
+        if self.at is not None:
+            at: pd.DataFrame = self.lake.coverage(datasets, symbols, known_at=self.at)
+            return at
+        now: pd.DataFrame = self.lake.coverage(datasets, symbols)
+        return now
+
+    def version(self, dataset: str) -> int | None:
+        recorded = self.versions.get(dataset)
+        if recorded is not None:
+            return int(recorded)
+        current: int | None = self.lake.version(dataset)
+        return current
+
+
+def _reopened_at(spec: Any, versions: Any, coverage: Any, at: Any) -> LakeAt:
+    return LakeAt(open_lake(spec), versions, coverage=coverage, at=at)
 
 
 _PIN_TRIES: Final = 20  # syncs committing between a version and coverage read: read again
