@@ -108,7 +108,11 @@ def register(subcommands: Any) -> None:
         "[DATASET...] [SYMBOL...] (status synced, pending, failed, not_found or never; the "
         "span first..last synced and its gaps), read from the lake's state, not its data",
     )
-    p.add_argument("--known-at", dest="known_at", help="read: versions known at this time")
+    p.add_argument(
+        "--known-at",
+        dest="known_at",
+        help="read: versions known at this time; coverage: what was synced by then",
+    )
     p.add_argument("--as-of", dest="as_of", help="read: rows public at this time")
     p.add_argument("--since", help="changes: revisions fetched after this time")
     p.add_argument("--until", help="changes: revisions fetched at or before this time")
@@ -273,7 +277,7 @@ def _cmd_lake(args: argparse.Namespace) -> int:
         return 0
     if action == "coverage":
         names, listed = split_words(words)
-        table = lake.coverage(names or None, listed or None)
+        table = lake.coverage(names or None, listed or None, known_at=args.known_at)
         table["gaps"] = table["gaps"].map(_gaps_text).astype("string")
         emit(table, out, max_rows=200)
         return 0
