@@ -183,10 +183,9 @@ def _draw_splitter(data: Any) -> tuple[str, int, int, int, int | None]:
     return method, n, k, embargo, window
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_splits_are_purged_and_embargoed_exactly_as_the_brute_force(data: Any) -> None:
-    ts = random_set(data)
+def _brute_force_case(data: Any, ts: Any) -> tuple[str, dict[str, Any], Any]:
+    """A drawn splitter, its settings and the brute force's folds (``None``: it must refuse,
+    which is checked here)."""
     method, n, k, embargo, window = _draw_splitter(data)
     t1 = dict(zip(ts.X.index, ts.t1, strict=True))
     want = brute_force_splits(
@@ -196,11 +195,20 @@ def test_splits_are_purged_and_embargoed_exactly_as_the_brute_force(data: Any) -
     if want is None:
         with pytest.raises(md.InvalidParameterError, match="too few|no training row"):
             ts.splits(method, **args)
+    return method, args, want
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_splits_are_purged_and_embargoed_exactly_as_the_brute_force(data: Any) -> None:
+    ts = random_set(data)
+    method, args, want = _brute_force_case(data, ts)
+    if want is None:
         return
     got = ts.splits(method, **args)
     assert [(list(a), list(b)) for a, b in got] == want
     assert all(a.dtype.kind == "i" and b.dtype.kind == "i" for a, b in got)
-    check_properties(ts, got, embargo)
+    check_properties(ts, got, args["embargo"])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -209,15 +217,8 @@ def test_rows_grouped_by_date_split_as_the_brute_force(data: Any) -> None:
     """Many symbols a date, in the set's order: the rows come in runs of one (date, t1)
     pair and a fold's positions are built from the runs (not a gather of every row)."""
     ts = random_set(data, symbols=(8, 16))
-    method, n, k, embargo, window = _draw_splitter(data)
-    t1 = dict(zip(ts.X.index, ts.t1, strict=True))
-    want = brute_force_splits(
-        list(ts.X.index), t1, list(ts.y), ts.info["freq"], method, n, k, embargo, window
-    )
-    args = {"n_splits": n, "n_test_splits": k, "embargo": embargo, "train_window": window}
+    method, args, want = _brute_force_case(data, ts)
     if want is None:
-        with pytest.raises(md.InvalidParameterError, match="too few|no training row"):
-            ts.splits(method, **args)
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
