@@ -517,7 +517,7 @@ def canonical_hash(ts: TrainingSet) -> str:
         text("" if name is None else str(name))
         is_text = pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
         if pd.api.types.is_datetime64_any_dtype(dtype):
-            kind = "datetime64[ns]"
+            kind = "datetime64[ns, UTC]" if getattr(dtype, "tz", None) else "datetime64[ns]"
         else:
             kind = "text" if is_text else str(dtype)
         text(kind)
@@ -534,7 +534,7 @@ def canonical_hash(ts: TrainingSet) -> str:
                 text(s)
             for v, m in zip(values, missing, strict=True):
                 integer(-1 if m else distinct.index(v))
-        elif kind == "datetime64[ns]":
+        elif kind.startswith("datetime64[ns"):  # an aware time's value is UTC's
             for v, m in zip(values, missing, strict=True):
                 integer(0 if m else pd.Timestamp(v).as_unit("ns").value)
         elif kind == "float64":
@@ -601,6 +601,31 @@ def test_the_content_hash_is_the_documented_canonical_form(
     assert ts.labelled().info is ts.info  # the whole set's hash, not the labelled rows'
 
 
+def test_the_hash_of_an_index_with_unused_reordered_and_missing_entries_is_canonical() -> None:
+    """The index is hashed from its levels and codes: a level's unused entries, its order,
+    a row without a date or a symbol (code -1) and an aware date level give the canonical
+    bytes of the rows' own values."""
+    dates = pd.date_range("2026-01-05", periods=4, tz="America/New_York")
+    index = pd.MultiIndex(
+        levels=[dates[::-1], pd.Index(["MSFT", "AAPL", "KO"], dtype="string")],
+        codes=[[3, 3, 1, -1, 0, 1], [1, 2, -1, 0, 2, 1]],
+        names=["date", "symbol"],
+    )
+    X = pd.DataFrame(
+        {"a": [1.5, np.nan, -0.0, 2.0, np.nan, 3.0],
+         "n": pd.array([1, None, 3, 0, 5, None], dtype="Int64")}, index=index,
+    )  # fmt: skip
+    X.attrs = {"coverage": {"news": "partial"}}
+    y = pd.Series([0.1, np.nan, 0.2, 0.3, np.nan, 0.0], index=index, name="fwd_return_1")
+    t1 = pd.Series(pd.to_datetime(["2026-01-13"] * 3 + [None] + ["2026-01-14"] * 2), index=index,
+                   name="t1")  # fmt: skip
+    ts = TrainingSet(X, y, t1, {})
+    assert ts.content_hash() == canonical_hash(ts)
+    naive = X.set_axis(index.set_levels(dates[::-1].tz_convert("UTC").tz_localize(None), level=0))
+    assert TrainingSet(naive, y.set_axis(naive.index), t1.set_axis(naive.index), {}).content_hash(
+    ) != ts.content_hash()  # fmt: skip
+
+
 def test_a_feature_na_on_most_labelled_rows_warns_once() -> None:
     days = pd.bdate_range("2026-01-01", "2026-06-30")
     prices = pd.concat(
@@ -628,6 +653,16 @@ def test_a_feature_na_on_most_labelled_rows_warns_once() -> None:
     assert re.search(r"news_sentiment_mean_7d \(9\d%\)", text)  # not all: 90-99 %
     assert "news_count_7d" not in text and "put_call_ratio_last" not in text
     assert ts.info["errors"] == "raise"
+    # The share is of the labelled rows: with prices up to June 12 no row with news has a
+    # label, though news has values on 6 % of all rows.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        early = md.features.training_set(
+            ["AAPL", "KO"], "2026-01-05", "2026-06-30", ["news_sentiment_mean_7d"],
+            source={"put_call_ratio": prices[prices["date"] <= "2026-06-12"], "news": late},
+        )  # fmt: skip
+    assert early.X["news_sentiment_mean_7d"].notna().any()
+    assert re.search(r"news_sentiment_mean_7d \(100%\)", str(caught[-1].message))
 
 
 @pytest.mark.parametrize(

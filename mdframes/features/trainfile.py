@@ -202,36 +202,33 @@ def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
 def features_digest(X: pd.DataFrame) -> Any:
     """The first part of :func:`content_hash`: the digest over its header, X's index and
     X's columns (a training set hashes them while it computes its labels)."""
+    return digest_and_missing(X)[0]
+
+
+def digest_and_missing(X: pd.DataFrame) -> tuple[Any, dict[Any, np.ndarray]]:
+    """:func:`features_digest`'s digest, and the missing-value mask it wrote of each column
+    that has a missing value (a training set counts its mostly-missing features from them:
+    one ``isna`` per column, not two)."""
     digest = hashlib.sha256(_HASH_HEADER)
     # A view without attrs: pandas deep-copies a frame's attrs (a panel's coverage) into
     # every column taken from it, which would cost more than hashing the column.
     X = X.copy(deep=False)
     X.attrs = {}
     index = X.index
-    levels = (
-        [index.get_level_values(i) for i in range(index.nlevels)]
-        if isinstance(index, pd.MultiIndex)
-        else [index]
-    )
     _put_int(digest, len(X))
-    _put_int(digest, len(levels))
-    for i, level in enumerate(levels):
-        coded = None
-        if isinstance(index, pd.MultiIndex) and _canonical_dtype(level.dtype) == "text":
-            # A level's own codes: its texts are not hashed row by row (one per distinct).
-            codes = np.asarray(index.codes[i], dtype=np.int64)
-            present = codes >= 0
-            # The level's entries in use, in level order, and each code's place among them
-            # (a count and a gather: codes are small integers).
-            used = np.flatnonzero(np.bincount(codes[present], minlength=len(index.levels[i])))
-            place = np.zeros(len(index.levels[i]), dtype=np.int64)
-            place[used] = np.arange(len(used))
-            coded = (np.where(present, place[np.maximum(codes, 0)], -1), index.levels[i][used])
-        _put_column(digest, level.name, level, coded)
+    _put_int(digest, index.nlevels)
+    if not isinstance(index, pd.MultiIndex):
+        _put_column(digest, index.name, index)
+    else:
+        for i in range(index.nlevels):
+            _put_level(digest, index, i)
     _put_int(digest, X.shape[1])
+    missing: dict[Any, np.ndarray] = {}
     for name in X.columns:
-        _put_column(digest, name, X[name])
-    return digest
+        mask = _put_column(digest, name, X[name])
+        if mask.any():
+            missing[name] = mask
+    return digest, missing
 
 
 def finish_hash(digest: Any, y: pd.Series, t1: pd.Series) -> str:
@@ -239,6 +236,32 @@ def finish_hash(digest: Any, y: pd.Series, t1: pd.Series) -> str:
     _put_column(digest, y.name, y)
     _put_column(digest, t1.name, t1)
     return str(digest.hexdigest())
+
+
+def _put_level(digest: Any, index: pd.MultiIndex, i: int) -> None:
+    """Level ``i`` of ``index`` as the column of its values, from the level's own distinct
+    values and the rows' codes (a level holds no missing value: a row's is code -1)."""
+    level, codes = index.levels[i], np.asarray(index.codes[i], dtype=np.int64)
+    kind = _canonical_dtype(level.dtype)
+    if kind == "text":
+        # Its texts are not hashed row by row (one per distinct): the entries in use, in
+        # level order, and each code's place among them (a count and a gather).
+        present = codes >= 0
+        used = np.flatnonzero(np.bincount(codes[present], minlength=len(level)))
+        place = np.zeros(len(level), dtype=np.int64)
+        place[used] = np.arange(len(used))
+        coded = (np.where(present, place[np.maximum(codes, 0)], -1), level[used])
+        _put_column(digest, level.name, level, coded)  # the level: its dtype, no row's text
+    elif kind.startswith("datetime64") and not isinstance(level.dtype, pd.CategoricalDtype):
+        # Each distinct time made canonical once, then gathered by the codes (a row's
+        # time is its level entry's; code -1 is NaT, written as 0 under the mask).
+        missing = codes < 0
+        own = _time_numbers(level)
+        raw = np.where(missing, 0, own[np.maximum(codes, 0)] if len(own) else 0)
+        _put_head(digest, level.name, kind, missing)
+        digest.update(np.ascontiguousarray(raw, dtype="<i8"))
+    else:
+        _put_column(digest, level.name, index.get_level_values(i))
 
 
 def _put_int(digest: Any, value: int) -> None:
@@ -267,17 +290,35 @@ def _canonical_dtype(dtype: Any) -> str:
     )
 
 
-def _put_column(digest: Any, name: Any, values: Any, coded: Any = None) -> None:
+def _put_head(digest: Any, name: Any, kind: str, missing: np.ndarray) -> None:
+    _put_text(digest, "" if name is None else str(name))
+    _put_text(digest, kind)
+    digest.update(np.packbits(missing))
+
+
+def _time_numbers(values: Any) -> np.ndarray:
+    """Times as int64 nanoseconds (UTC when aware); NaT as NaT's number."""
+    stamps = pd.DatetimeIndex(values)
+    if stamps.tz is not None:
+        stamps = stamps.tz_convert("UTC").tz_localize(None)
+    return np.asarray(stamps.as_unit("ns").asi8)
+
+
+def _put_column(digest: Any, name: Any, values: Any, coded: Any = None) -> np.ndarray:
     """One named column: its name, its canonical dtype, its missing-value mask, then its
     values (missing ones as 0 or the empty text). ``coded``: text's codes and distinct
-    values, where the caller has them."""
+    values, where the caller has them. Returns the missing-value mask."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         values = pd.Index(values).astype(values.dtype.categories.dtype)
     kind = _canonical_dtype(values.dtype)
-    _put_text(digest, "" if name is None else str(name))
-    _put_text(digest, kind)
-    missing = np.asarray(pd.isna(values), dtype=bool)
-    digest.update(np.packbits(missing))
+    # The column's own array: numpy's asarray of a Series asks it for attributes it lacks,
+    # and each such question searches its (date, symbol) index for the name as a date.
+    array = values.array if isinstance(values, (pd.Series, pd.Index)) else pd.array(values)
+    if coded is not None:
+        missing = np.asarray(coded[0]) < 0
+    else:
+        missing = np.asarray(array.isna(), dtype=bool)
+    _put_head(digest, name, kind, missing)
     if kind == "text":
         # Distinct texts sorted, then each row's position among them: equal columns give
         # equal bytes whatever their dictionary or level order, in one hashing pass.
@@ -297,19 +338,18 @@ def _put_column(digest: Any, name: Any, values: Any, coded: Any = None) -> None:
             _put_text(digest, text)
         raw = np.where(codes < 0, -1, rank[np.maximum(codes, 0)] if len(rank) else -1)
         digest.update(np.ascontiguousarray(raw, dtype="<i8"))
-        return
+        return missing
     if kind.startswith("datetime64"):
-        stamps = pd.DatetimeIndex(values)
-        if stamps.tz is not None:
-            stamps = stamps.tz_convert("UTC").tz_localize(None)
-        raw = np.where(missing, 0, stamps.as_unit("ns").asi8)
+        raw = np.where(missing, 0, _time_numbers(array))
     elif pd.api.types.is_bool_dtype(values.dtype):
         raw = pd.array(values, dtype="boolean").to_numpy(dtype="u1", na_value=0)
     else:
         numpy_dtype = np.dtype(str(values.dtype).lower())  # Int64 -> int64, Float64 -> float64
-        if values.dtype == numpy_dtype and not missing.any():  # its own numbers: no copy
-            raw = np.asarray(values)
+        if values.dtype == numpy_dtype:  # numpy's own numbers: no copy without a missing one
+            own = array.to_numpy()
+            raw = np.where(missing, own.dtype.type(0), own) if missing.any() else own
         else:
-            raw = pd.array(values).to_numpy(dtype=numpy_dtype, na_value=0)
+            raw = array.to_numpy(dtype=numpy_dtype, na_value=0)
     # The array's own buffer is hashed (hashlib reads it without a copy of its bytes).
     digest.update(np.ascontiguousarray(raw, dtype=raw.dtype.newbyteorder("<")))
+    return missing

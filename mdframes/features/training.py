@@ -29,8 +29,8 @@ from .spec import Feature, check_errors, check_offset
 from .splits import PurgedSplitter, splitter
 from .trainfile import (
     content_hash,
+    digest_and_missing,
     feature_definition,
-    features_digest,
     finish_hash,
     read_parts,
     write_training_set,
@@ -409,9 +409,10 @@ def training_set(
     )
 
     # X is hashed (info["content_hash"]) while the labels are made: SHA-256 runs outside
-    # the GIL, and the hash was a fifth of a training set's own work beside its panel.
+    # the GIL, and the hash was a fifth of a training set's own work beside its panel. The
+    # hash's missing-value masks count the mostly-missing features afterwards.
     with ThreadPoolExecutor(1, thread_name_prefix="mdframes-hash") as pool:
-        hashing = pool.submit(features_digest, X) if threads(2) > 1 else None
+        hashing = pool.submit(digest_and_missing, X) if threads(2) > 1 else None
         dates, universe = _grid(cast(pd.MultiIndex, X.index))
         if len(dates):
             window = label.price_window(dates, offset)
@@ -430,8 +431,12 @@ def training_set(
             values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
         y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
         t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
-        _warn_mostly_missing(X, y)
-        digest = features_digest(X) if hashing is None else hashing.result()
+        try:
+            digest, missing = digest_and_missing(X) if hashing is None else hashing.result()
+        except Exception:
+            _warn_mostly_missing(X, y, None)  # the warning comes before the hash's error
+            raise
+        _warn_mostly_missing(X, y, missing)
 
     info = {
         "symbols": universe,
@@ -452,14 +457,21 @@ def training_set(
     return TrainingSet(X, y, t1_series, info, wanted)
 
 
-def _warn_mostly_missing(X: pd.DataFrame, y: pd.Series) -> None:
-    """One DataQualityWarning naming the features NA on more than 90 % of labelled rows."""
+def _warn_mostly_missing(
+    X: pd.DataFrame, y: pd.Series, missing: Mapping[Any, np.ndarray] | None
+) -> None:
+    """One DataQualityWarning naming the features NA on more than 90 % of labelled rows.
+    ``missing``: the mask of each column that has a missing value (``None``: not known)."""
     known = y.notna().to_numpy()
     if not known.any():
         return
-    plain = X.copy(deep=False)
-    plain.attrs = {}  # pandas would deep-copy the panel's attrs into every column taken
-    share = {name: float(np.mean(plain[name].isna().to_numpy()[known])) for name in X.columns}
+    if missing is None:
+        plain = X.copy(deep=False)
+        plain.attrs = {}  # pandas would deep-copy the panel's attrs into every column taken
+        missing = {name: plain[name].isna().to_numpy() for name in X.columns}
+    share = {
+        name: float(np.mean(missing[name][known])) if name in missing else 0.0 for name in X.columns
+    }
     mostly = [f"{name} ({share[name]:.0%})" for name in X.columns if share[name] > _MOSTLY_NA]
     if mostly:
         warn(
