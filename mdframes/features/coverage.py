@@ -161,35 +161,54 @@ class Coverage:
                 assert lo is not None and hi is not None and day is not None
                 self._fills.setdefault((dataset, symbol), []).append((lo, hi, day))
         self.later = bool(later)
-        self._spans: dict[tuple[str, str | None], tuple[np.ndarray, np.ndarray]] = {}
-        found: dict[tuple[str, str | None], tuple[str, str]] = {}
         n = len(table)
 
         def column(name: str) -> list[Any]:
             if name not in table.columns:
                 return [None] * n
-            values = table[name]
-            return values.astype(object).where(values.notna(), None).tolist()
+            return table[name].to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[no-any-return]
 
+        keys = list(
+            zip(
+                [str(d) for d in column("dataset")],
+                [None if s is None else str(s) for s in column("symbol")],
+                strict=True,
+            )
+        )
+        statuses = [str(s or "never") for s in column("status")]
+        errors = ["" if e is None else str(e) for e in column("error")]
+        found = dict(zip(keys, zip(statuses, errors, strict=True), strict=True))
         firsts, lasts = _days(table, "first"), _days(table, "last")
-        rows = zip(column("dataset"), column("symbol"), column("status"), column("error"),
-                   column("gaps"), strict=True)  # fmt: skip
         # The symbols of one sync share their span: its arrays are made once (read-only).
         shared: dict[tuple[int | None, int | None], tuple[np.ndarray, np.ndarray]] = {}
-        for k, (dataset, symbol, status, error, gaps) in enumerate(rows):
-            key = (str(dataset), None if symbol is None else str(symbol))
-            found[key] = (str(status or "never"), "" if error is None else str(error))
+        spans: list[tuple[np.ndarray, np.ndarray]] = []
+        for k, (first, last, gaps) in enumerate(zip(firsts, lasts, column("gaps"), strict=True)):
             if gaps is None or not len(gaps):  # the usual case: one span, no gap
-                ends = (firsts[k], lasts[k])
-                spans = shared.get(ends)
-                if spans is None:
-                    spans = shared[ends] = _spans(*ends, ())
-                self._spans[key] = spans
+                one = shared.get((first, last))
+                if one is None:
+                    one = shared[(first, last)] = _spans(first, last, ())
+                spans.append(one)
             else:
-                self._spans[key] = _spans(table["first"].iloc[k], table["last"].iloc[k], gaps)
-        # symbol -> dataset -> what the lake says of it, for the failures only
+                spans.append(_spans(table["first"].iloc[k], table["last"].iloc[k], gaps))
+        self._spans: dict[tuple[str, str | None], tuple[np.ndarray, np.ndarray]] = dict(
+            zip(keys, spans, strict=True)
+        )
+        # symbol -> dataset -> what the lake says of it, for the failures only: the symbols
+        # that fail somewhere are found by sets, then named in the universe's order.
+        wanted = set(symbols)
+        held: dict[str, set[str | None]] = {}
+        failing: set[str | None] = set()
+        for (dataset, symbol), (status, _) in found.items():
+            held.setdefault(dataset, set()).add(symbol)
+            if status in MISSING:
+                failing.add(symbol)
+        for dataset in self.datasets:
+            if found.get((dataset, None), ("never", ""))[0] in MISSING:
+                failing |= wanted - held.get(dataset, set())
         self.missing: dict[str, dict[str, str]] = {}
-        for symbol in symbols:
+        if None in failing:  # a cross section's failure is every symbol's
+            failing = wanted
+        for symbol in (s for s in symbols if s in failing):
             for dataset in self.datasets:
                 status, error = found.get(
                     (dataset, symbol), found.get((dataset, None), ("never", ""))
