@@ -166,7 +166,8 @@ class Coverage:
         def column(name: str) -> list[Any]:
             if name not in table.columns:
                 return [None] * n
-            return table[name].to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[no-any-return]
+            values = table[name].to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
+            return list(values)
 
         keys = list(
             zip(
@@ -195,7 +196,7 @@ class Coverage:
         )
         # symbol -> dataset -> what the lake says of it, for the failures only: the symbols
         # that fail somewhere are found by sets, then named in the universe's order.
-        wanted = set(symbols)
+        wanted: set[str | None] = set(symbols)
         held: dict[str, set[str | None]] = {}
         failing: set[str | None] = set()
         for (dataset, symbol), (status, _) in found.items():
@@ -207,7 +208,7 @@ class Coverage:
                 failing |= wanted - held.get(dataset, set())
         self.missing: dict[str, dict[str, str]] = {}
         if None in failing:  # a cross section's failure is every symbol's
-            failing = wanted
+            failing = set(symbols)
         for symbol in (s for s in symbols if s in failing):
             for dataset in self.datasets:
                 status, error = found.get(
