@@ -485,6 +485,40 @@ def test_keys_too_wide_to_pack_sort_text_read_as_its_dictionary() -> None:
     assert arrange(table, keys).column("row").equals(expected.column("row"))
 
 
+def test_text_in_many_chunks_of_a_few_dictionaries_sorts_as_decoded() -> None:
+    """Text read as its dictionary in many chunks sharing a few row groups' dictionaries
+    (the slices a filter or a cut leaves), dictionaries larger than the rows, nulls among
+    the codes: the order and the values of Table.sort_by on the decoded rows."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mdframes.lake.order import arrange
+
+    rng = np.random.default_rng(3)
+    groups = []
+    for g in range(3):
+        values = pa.array([f"id{g}-{k:04d}" if k % 7 else f"id{k:04d}" for k in range(900)])
+        picks = rng.integers(0, 900, 200)
+        codes = pa.array([None if x % 11 == 0 else int(x) for x in picks], pa.int32())
+        groups.append(pa.DictionaryArray.from_arrays(codes, values))
+    chunks = [group.slice(at, 25) for group in groups for at in range(0, 200, 25)]
+    order = rng.permutation(len(chunks))
+    column = pa.chunked_array([chunks[i] for i in order])
+    n = len(column)
+    table = pa.table(
+        {
+            "symbol": pa.chunked_array([pa.array(rng.integers(0, 3, n).astype(str))]),
+            "key": column,
+            "row": pa.array(np.arange(n)),
+        }
+    )
+    decoded = table.set_column(1, "key", column.cast(pa.string()))
+    expected = decoded.sort_by([("symbol", "ascending"), ("key", "ascending")])
+    got = arrange(table, ["symbol", "key"])
+    assert got.column("row").equals(expected.column("row"))
+    assert got.column("key").cast(pa.string()).equals(expected.column("key"))
+
+
 # --- readers during compactions in another process -------------------------------------------------
 
 

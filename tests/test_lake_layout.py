@@ -213,3 +213,52 @@ def test_an_old_layout_lake_compacted_now_is_sliced_and_reads_the_same(
             pd.testing.assert_frame_equal(
                 now.read(name, SYMBOLS, **kw), lakes["old"].read(name, SYMBOLS, **kw)
             )
+
+
+@pytest.mark.parametrize("layout", ["old", "sliced"])
+def test_a_short_window_of_synced_files_equals_the_window_cut_from_a_compacted_read(
+    lakes: dict[str, md.Lake], layout: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Three syncs' files overlap in symbols: a window whose row groups lie in one file comes
+    # in stored order without a sort, one that meets a later sync's file (new dates and
+    # revisions of the same symbols) is merged; both equal the same rows of one file.
+    import mdframes.lake.modes as modes_module
+
+    lake, whole = lakes[layout], lakes[f"{layout}-compacted"]
+    assert len(lake.files("sentiment")) > 1 and len(whole.files("sentiment")) == 1
+    known = lake.read("sentiment", history=True)["_fetched_at"].min() + dt.timedelta(days=2)
+    sorts: list[int] = []
+    original = modes_module.WindowMode.sort
+    monkeypatch.setattr(
+        modes_module.WindowMode, "sort", lambda *a, **k: sorts.append(1) or original(*a, **k)
+    )
+    windows = [("2025-11-15", "2026-02-01"), ("2026-09-01", None), ("2026-06-20", "2026-09-28")]
+    rows: list[int] = []
+    sorted_: list[bool] = []
+    for name in DATASETS:
+        time = "date"
+        for start, end in windows:
+            for known_at in (None, known):
+                for symbols in (sorted(SYMBOLS), ["NVDA", "AAPL", "KO"], ["KO"]):
+                    before = len(sorts)
+                    got = lake.read(name, symbols, start=start, end=end, known_at=known_at)
+                    sorted_.append(len(sorts) > before)
+                    cut = whole.read(name, symbols, known_at=known_at)
+                    days = cut[time] >= pd.Timestamp(start)
+                    if end is not None:
+                        days &= cut[time] <= pd.Timestamp(end)
+                    want = cut[days].reset_index(drop=True)
+                    want.attrs = got.attrs
+                    pd.testing.assert_frame_equal(
+                        _plain_categories(got), _plain_categories(want), obj=f"{name} {start}"
+                    )
+                    rows.append(len(got))
+    assert sum(n > 0 for n in rows) > len(rows) * 3 // 4, rows
+    # Some windows were read without a sort, some with one.
+    assert any(sorted_) and not all(sorted_), sorted_
+
+
+def _plain_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with categories as text: a read's categories are the values it holds."""
+    kinds = frame.select_dtypes("category").columns
+    return frame.astype(dict.fromkeys(kinds, object))

@@ -160,12 +160,11 @@ def _read(
         table = store.mode.latest(table, manifest)  # a filter: the order stays
     # Rows come in stored order when the version's files hold disjoint symbol ranges (the
     # log's statistics say so) and the row groups read hold ascending ones in each file
-    # (theirs): no sort, no check then.
+    # (theirs), or, where the files overlap, when the row groups read do from file to file
+    # (a short window's read often reads one file): no sort, no check then.
     in_files = store.in_stored_order(scanned)
-    ordered = (
-        in_files
-        and (syms is None or syms == sorted(syms))
-        and store.groups_in_order(scanned, syms, span)
+    ordered = (syms is None or syms == sorted(syms)) and (
+        store.groups_in_order(scanned, syms, span, across=not in_files)
     )
     if not ordered:
         # Files in order each hold each symbol's rows in order (slice after slice when laid

@@ -312,19 +312,36 @@ class Records:
         return (table if coded else _plain_strings(table, fields)).select(stored)
 
     def in_order(
-        self, snap: Snapshot | None, symbols: list[str] | None, span: tuple[Any, Any] | None
+        self,
+        snap: Snapshot | None,
+        symbols: list[str] | None,
+        span: tuple[Any, Any] | None,
+        across: bool = False,
     ) -> bool:
         """Whether the row groups a read of ``symbols`` (None: all) over ``span`` reads hold
         ascending symbol ranges file by file (the log tells whether the files do among them):
         one symbol's rows always do, every file's row groups do unless laid out in time
-        slices."""
-        if snap is None or not snap.files or (symbols is not None and len(symbols) == 1):
+        slices. ``across`` (a read of ``symbols``): whether they also do from one file's
+        groups to the next's, no symbol in two files: the rows then come in stored order
+        although the version's files overlap (a later sync's file holds recent dates only,
+        so a read of older months often reads one file)."""
+        if across and not symbols:
+            return False
+        if snap is None or not snap.files or (not across and symbols and len(symbols) == 1):
             return True
         try:
             groups = self._picked(snap, symbols, span) if symbols else self._groups(snap)
         except (OSError, pa.ArrowInvalid) as exc:
             raise self.which_damaged(snap, exc) from None
-        return all(g.in_order() for g in groups)
+        if not all(g.in_order() for g in groups):
+            return False
+        if not across:
+            return True
+        for a, b in zip(groups, groups[1:], strict=False):
+            high, low = a.ranges[a.picked[-1]][1], b.ranges[b.picked[0]][0]
+            if high is None or low is None or not high < low:
+                return False
+        return True
 
     def revised(
         self,

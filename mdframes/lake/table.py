@@ -166,11 +166,16 @@ class DatasetTable:
         return self.log.in_stored_order(snap)
 
     def groups_in_order(
-        self, snap: Snapshot | None, symbols: list[str] | None, span: tuple[Any, Any] | None
+        self,
+        snap: Snapshot | None,
+        symbols: list[str] | None,
+        span: tuple[Any, Any] | None,
+        across: bool = False,
     ) -> bool:
         """Whether the row groups a read of ``symbols`` (None: all) over ``span`` (see
-        :meth:`~.scan.Records.scan`) reads are in order within each file."""
-        return self.records.in_order(snap, symbols, span)
+        :meth:`~.scan.Records.scan`) reads are in order within each file (``across``: and
+        from one file to the next, see :meth:`~.scan.Records.in_order`)."""
+        return self.records.in_order(snap, symbols, span, across)
 
     def overtaken(self, exc: LakeDamagedError) -> bool:
         """Whether the data file ``exc`` names is this table's and has left it since (Delta
