@@ -7,6 +7,8 @@ lake from its root and reads its own chunk of symbols.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,6 +121,69 @@ def test_a_dask_worker_keeps_its_lake_open_across_chunks(lake: md.Lake, executor
     assert dask_client.run(_opened_lakes) == before
     assert sum(len(ids) for ids in before.values()) >= 1
     assert all(len(ids) <= 1 for ids in before.values())
+
+
+def _count_scheduler_gathers(dask_scheduler: Any) -> None:
+    """From now on, the scheduler counts the gathers it serves (a client taking results
+    through it) in ``dask_scheduler.mdframes_gathers``."""
+    served = dask_scheduler.handlers["gather"]
+    dask_scheduler.mdframes_gathers = 0
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        dask_scheduler.mdframes_gathers += 1
+        return await served(*args, **kwargs)
+
+    dask_scheduler.handlers["gather"] = counting
+
+
+def _scheduler_gathers(dask_scheduler: Any) -> int:
+    dask_scheduler.handlers["gather"] = type(dask_scheduler).gather.__get__(dask_scheduler)
+    return int(dask_scheduler.mdframes_gathers)
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_dask_chunks_come_back_straight_from_their_workers(lake: md.Lake, executor: Any) -> None:
+    """The driver takes each chunk's columns from its worker, not through the scheduler
+    (which would pickle them in band, copied on both sides)."""
+    args = (SYMBOLS, "2026-09-01", "2026-10-13", FEATURES[:2])
+    dask_client = executor._client
+    dask_client.run_on_scheduler(_count_scheduler_gathers)
+    panel = md.features.panel(*args, source=lake, executor=executor)
+    assert dask_client.run_on_scheduler(_scheduler_gathers) == 0
+    pd.testing.assert_frame_equal(panel, md.features.panel(*args, source=lake))
+
+
+def _mapped_apart(reuse: bool) -> int:
+    """How many memory maps of their own (glibc's ``mallinfo2().hblks``) an 8 MB array
+    takes, allocated inside ``reused_heap()`` or not."""
+    import contextlib
+    import ctypes
+
+    from mdframes._memory import reused_heap
+
+    class Info(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in "abcdefghij"]  # hblks: the 4th
+
+    mallinfo2 = ctypes.CDLL(None).mallinfo2
+    mallinfo2.restype = Info
+    with reused_heap() if reuse else contextlib.nullcontext():
+        before = mallinfo2().d
+        held = np.ones(1 << 20)
+        maps = int(mallinfo2().d - before)
+        del held
+    return maps
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_a_chunk_reuses_its_heap_on_a_dask_worker(executor: Any) -> None:
+    """Dask's nanny fixes MALLOC_TRIM_THRESHOLD_, so glibc maps each large array apart (and
+    faults its pages in afresh each time); inside a chunk the arrays come from the heap,
+    whose freed pages serve the next one."""
+    dask_client = executor._client
+    assert all(dask_client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values())
+    assert set(dask_client.run(_mapped_apart, False).values()) == {1}
+    assert set(dask_client.run(_mapped_apart, True).values()) == {0}
+    assert set(dask_client.run(_mapped_apart, False).values()) == {1}  # restored after
 
 
 def _noting_threads(folder: Path) -> Feature:
