@@ -1,0 +1,77 @@
+"""Each record's latest version chosen from a read's rows (``lake/versions.py``), checked
+against a plain pandas group-by on tables shaped as reads return them: several chunks (one
+per row group), text read as its dictionary (a dictionary per chunk), ids mostly distinct
+(their chunks are taken apart) or few (taken at once), missing values, revised records
+whose older versions lie in other chunks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from mdframes.lake.layout import Manifest
+from mdframes.lake.versions import latest_versions
+
+
+def _read_like(rng: np.random.Generator, n: int, chunks: int, distinct_ids: bool) -> pa.Table:
+    """``n`` records, about a tenth of them revised once or twice, the later versions
+    appended after the first ones (as a later sync's file is), cut into ``chunks``."""
+    symbols = rng.choice([f"S{k:02d}" for k in range(12)], n)
+    ids = [f"id{k:06d}" for k in range(n)] if distinct_ids else rng.choice(["a", "b", None], n)
+    days = rng.integers(0, 40, n)
+    base = pd.DataFrame({"symbol": symbols, "award_id": ids, "day": days, "_n": 0, "_version": 1})
+    if not distinct_ids:  # records told apart by (symbol, id, day) and _n
+        base["_n"] = base.groupby(["symbol", "award_id", "day"], dropna=False).cumcount()
+    revised = base.sample(frac=0.1, random_state=1)
+    again = revised.sample(frac=0.3, random_state=2)
+    frame = pd.concat(
+        [base, revised.assign(_version=2), again.assign(_version=3)], ignore_index=True
+    )
+    frame["value"] = rng.normal(size=len(frame))
+    cuts = np.linspace(0, len(frame), chunks + 1).astype(int)
+    batches = []
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        part = frame.iloc[a:b]
+        batches.append(
+            pa.record_batch(
+                {
+                    # Text as its dictionary, one per chunk (as a Parquet row group reads).
+                    "symbol": pa.array(part["symbol"].tolist(), pa.string()).dictionary_encode(),
+                    "award_id": pa.array(
+                        [v if isinstance(v, str) else None for v in part["award_id"]], pa.string()
+                    ).dictionary_encode(),
+                    "day": pa.array(part["day"].to_numpy(np.int32)).cast(pa.date32()),
+                    "_n": pa.array(part["_n"].to_numpy(np.int16)),
+                    "_version": pa.array(part["_version"].to_numpy(np.int32)),
+                    "value": pa.array(part["value"].to_numpy()),
+                }
+            )
+        )
+    return pa.Table.from_batches(batches)
+
+
+def _expected(table: pa.Table) -> pd.DataFrame:
+    frame = table.to_pandas()
+    for name in ("symbol", "award_id"):
+        frame[name] = frame[name].astype(object)
+    frame["_pos"] = np.arange(len(frame))
+    key = ["symbol", "award_id", "day", "_n"]
+    top = frame.groupby(key, dropna=False)["_version"].transform("max")
+    return frame[frame["_version"] == top].drop(columns="_pos").reset_index(drop=True)
+
+
+@pytest.mark.parametrize("distinct_ids", [True, False])
+def test_latest_versions_of_multi_chunk_dictionary_reads_equal_a_group_by(
+    distinct_ids: bool,
+) -> None:
+    rng = np.random.default_rng(7)
+    table = _read_like(rng, 3000, 7, distinct_ids)
+    manifest = Manifest("government_contracts", "window", ["symbol", "award_id", "day"], None, [])
+    got = latest_versions(table, manifest).to_pandas()
+    for name in ("symbol", "award_id"):
+        got[name] = got[name].astype(object)
+    want = _expected(table)
+    assert len(got) < table.num_rows  # older versions were dropped
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want)
