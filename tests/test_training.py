@@ -713,7 +713,13 @@ def test_long_prices_in_order_or_not_keep_the_last_given_of_each_day() -> None:
                          frame.iloc[51:91], again.iloc[[2]], frame.iloc[91:]])  # fmt: skip
     shuffled = pd.concat([frame, again]).iloc[rng.permutation(len(frame) + 3)]
     shuffled = pd.concat([shuffled[~shuffled["price"].lt(0)], again])  # the repeats still last
-    for given in (ordered, shuffled):
+    # Runs of Arrow text: one with no symbol (its rows dropped) and a symbol's rows in two
+    # runs written two ways (one symbol, one category).
+    runs = pd.concat([frame, frame.iloc[:5].assign(symbol=None, price=1.0),
+                      frame.iloc[40:45].assign(symbol="AAPL", date=days[-5:] + pd.Timedelta(days=7))],
+                     ignore_index=True)  # fmt: skip
+    runs["symbol"] = runs["symbol"].astype("string[pyarrow]")
+    for given in (ordered, shuffled, runs):
         got = long_prices(given)
         want = (
             given.dropna(subset=["price"])
@@ -729,7 +735,8 @@ def test_long_prices_in_order_or_not_keep_the_last_given_of_each_day() -> None:
         assert got_rows == want_rows and len(got) == len(want)
         key = got["symbol"].cat.codes.to_numpy().astype(np.int64) * 100_000 + got["day"].to_numpy()
         assert (np.diff(key) > 0).all()  # by symbol, then day
-        assert set(got["price"]) >= {-1.0, -2.0, -3.0}
+        assert sorted(got["symbol"].cat.categories) == ["AAPL", "KO", "MSFT"]
+    assert set(long_prices(ordered)["price"]) >= {-1.0, -2.0, -3.0}
 
 
 def test_prices_looked_up_by_table_and_by_search_agree(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,7 +45,10 @@ def _whole(value: Any, name: str, least: int) -> int:
 
 def _days(values: Any) -> np.ndarray:
     """Dates (naive or aware) -> int64 day numbers since 1970-01-01 (UTC calendar days)."""
-    stamps = pd.to_datetime(pd.Series(values), errors="raise")
+    if isinstance(values, pd.Series) and pd.api.types.is_datetime64_any_dtype(values.dtype):
+        stamps = values  # times already: nothing to parse
+    else:
+        stamps = pd.to_datetime(pd.Series(values), errors="raise")
     if getattr(stamps.dt, "tz", None) is not None:
         stamps = stamps.dt.tz_convert("UTC").dt.tz_localize(None)
     return stamps.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]").astype(np.int64)
@@ -97,25 +100,52 @@ def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
             f"{parameter}: dates or prices cannot be read ({exc})", parameter=parameter
         ) from None
     # Text work on the distinct symbols only: a price frame repeats each a few hundred times.
-    raw, distinct = pd.factorize(pd.Series(symbols), use_na_sentinel=True)
-    names = pd.Series(np.asarray(distinct, dtype=object)).astype(str).str.strip().str.upper()
-    merged, categories = pd.factorize(names)
-    code = np.where(raw >= 0, merged[np.maximum(raw, 0)] if len(merged) else -1, -1)
+    raw, distinct = _symbol_codes(pd.Series(symbols))
+    present = pd.notna(distinct)
+    names = pd.Series(distinct[present]).astype(str).str.strip().str.upper()
+    merged = np.full(len(distinct), -1, dtype=np.int64)
+    merged[present], categories = pd.factorize(names)
+    if not (raw < 0).any() and np.array_equal(merged, np.arange(len(merged))):
+        code = raw.astype(np.int64, copy=False)  # each symbol written one way: codes as they are
+    else:
+        code = np.where(raw >= 0, merged[np.maximum(raw, 0)] if len(merged) else -1, -1)
     keep = (code >= 0) & ~np.isnan(price)
-    code, day, price = code[keep], day[keep], price[keep]
-    ahead = (code[1:] > code[:-1]) | ((code[1:] == code[:-1]) & (day[1:] >= day[:-1]))
-    if not ahead.all():  # a frame by symbol and date (the loaders') is in order already
+    if not keep.all():
+        code, day, price = code[keep], day[keep], price[keep]
+    # One number per (symbol, day), in their order (a day number is far below 2**31): the
+    # rows' order and their repeats are one comparison each.
+    step = np.diff((code << 32) + day)
+    if (step < 0).any():  # a frame by symbol and date (the loaders') is in order already
         order = np.lexsort((day, code))  # stable: of equal (symbol, day), the last given last
         code, day, price = code[order], day[order], price[order]
+        step = np.diff((code << 32) + day)
     last = np.ones(len(code), dtype=bool)
-    last[:-1] = (code[1:] != code[:-1]) | (day[1:] != day[:-1])
+    last[:-1] = step != 0
+    if not last.all():
+        code, day, price = code[last], day[last], price[last]
     return pd.DataFrame(
         {
-            "symbol": pd.Categorical.from_codes(code[last], categories=pd.Index(categories)),
-            "day": day[last],
-            "price": price[last],
+            "symbol": pd.Categorical.from_codes(code, categories=pd.Index(categories)),
+            "day": day,
+            "price": price,
         }
     )
+
+
+def _symbol_codes(symbols: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (-1: missing) and the values they stand for (an entry may repeat, or be missing
+    where no code points), numbered in order of first appearance. Arrow text is coded by the
+    panel engine's way, by its runs where a symbol's rows come together (as the loaders and
+    a lake give them): no row is hashed then."""
+    if getattr(symbols.dtype, "storage", None) == "pyarrow" or isinstance(
+        symbols.dtype, pd.ArrowDtype
+    ):
+        from .engine import _factorized
+
+        codes, distinct = _factorized(symbols)
+    else:
+        codes, distinct = pd.factorize(symbols, use_na_sentinel=True)
+    return codes, np.asarray(distinct, dtype=object)
 
 
 def periods_after(dates: pd.DatetimeIndex, freq: Any, k: int) -> pd.DatetimeIndex:

@@ -319,8 +319,10 @@ def _default_prices(
     lo, hi = (np.datetime64(d, "D").astype(np.int64) for d in window)
     days = prices["day"].to_numpy()
     # Only the universe's prices within the window: a jump elsewhere is not this set's.
-    mine = prices["symbol"].isin(symbols).to_numpy() & (days >= lo) & (days <= hi)
-    return prices[mine].reset_index(drop=True)
+    column = prices["symbol"].array
+    ours = np.asarray(column.categories.isin(symbols), dtype=bool)
+    mine = ours[column.codes] & (days >= lo) & (days <= hi)
+    return prices if mine.all() else prices[mine].reset_index(drop=True)
 
 
 def _price_spans(source: Source, symbols: list[str]) -> list[tuple[np.ndarray, np.ndarray]] | None:
