@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
@@ -55,15 +56,33 @@ class RowFilter:
             out = cond if out is None else out & cond
         return out
 
-    def apply(self, table: pa.Table) -> pa.Table:
-        """The rows of ``table`` that meet every condition (a null meets none)."""
+    def mask(self, table: pa.Table) -> Any:
+        """The rows of ``table`` within ``bounds`` (null where a value is null); None when
+        there is no bound."""
         mask = None
         for name, op, value in self.bounds:
             met = (pc.greater_equal if op == "ge" else pc.less_equal)(table[name], value)
             mask = met if mask is None else pc.and_(mask, met)
-        if mask is not None:
+        return mask
+
+    def apply(self, table: pa.Table, mask: Any = None) -> pa.Table:
+        """The rows of ``table`` that meet every condition (a null meets none) and ``mask``
+        (a boolean array: one filter for both, a read's other condition)."""
+        if isinstance(mask, np.ndarray):
+            mask = None if mask.all() else pa.array(mask)
+        bounds = self.mask(table)
+        if bounds is not None:
+            mask = bounds if mask is None else pc.and_(mask, bounds)
+        if mask is not None and not _all_true(mask):
             table = table.filter(mask)  # null: dropped, as an expression's filter drops it
         return table.filter(self.rest) if self.rest is not None else table
+
+
+def _all_true(mask: Any) -> bool:
+    """Whether a boolean mask keeps every row (a filter by it would copy them all)."""
+    if isinstance(mask, np.ndarray):
+        return bool(mask.all())
+    return mask.null_count == 0 and pc.all(mask).as_py() is not False  # None: no row
 
 
 @dataclass
@@ -303,12 +322,16 @@ class Records:
             return pa.schema(fields).empty_table()
         table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
         # A mask, not an expression: filtering by an expression sets up an Acero plan, which
-        # cost a one-symbol read a fifth of its time.
-        table = table.filter(_symbol_mask(table["symbol"], symbols))
+        # cost a one-symbol read a fifth of its time. The symbols' and the bounds' masks
+        # filter once, and not at all where they keep every row (a panel of a lake's every
+        # symbol over row groups wholly within its window).
+        mine = _symbol_mask(table["symbol"], symbols)
         if isinstance(filter, RowFilter):
-            table = filter.apply(table)
-        elif filter is not None:
-            table = table.filter(filter)
+            table = filter.apply(table, mine)
+        else:
+            table = table if _all_true(mine) else table.filter(pa.array(mine))
+            if filter is not None:
+                table = table.filter(filter)
         return (table if coded else _plain_strings(table, fields)).select(stored)
 
     def in_order(
@@ -556,26 +579,36 @@ def _plain_strings(table: pa.Table, fields: list[pa.Field]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> pa.Array:
+def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> np.ndarray:
     """Rows of ``symbols``. Text read as its dictionary is matched by code: ``is_in`` on a
     dictionary column decodes it first, 30 times slower for one symbol's row group."""
-    import numpy as np
-
     wanted = pa.array(symbols, pa.string())
     members = set(symbols)
     masks = []
+    known: dict[tuple[Any, ...], np.ndarray] = {}  # a row group's dictionary: its chunks share it
     for chunk in column.chunks:
         if pa.types.is_dictionary(chunk.type):
             # A row group's dictionary holds its few symbols: looked up in a set, not an
             # is_in that hashes every wanted symbol again for each of a read's row groups.
-            member = np.fromiter(
-                (v in members for v in chunk.dictionary.to_pylist()), bool, len(chunk.dictionary)
+            dictionary = chunk.dictionary
+            key = (
+                *(b.address if b is not None else 0 for b in dictionary.buffers()),
+                len(dictionary),
+                dictionary.offset,
             )
-            indices = chunk.indices.to_numpy(zero_copy_only=False)  # symbols are never null
-            masks.append(np.ones(len(indices), bool) if member.all() else member[indices])
+            member = known.get(key)
+            if member is None:
+                member = known[key] = np.fromiter(
+                    (v in members for v in dictionary.to_pylist()), bool, len(dictionary)
+                )
+            if member.all():
+                masks.append(np.ones(len(chunk), bool))
+            else:
+                indices = chunk.indices.to_numpy(zero_copy_only=False)  # never null
+                masks.append(member[indices])
         else:
             masks.append(pc.is_in(chunk, value_set=wanted).to_numpy(zero_copy_only=False))
-    return pa.array(np.concatenate(masks) if masks else np.zeros(0, bool))
+    return np.concatenate(masks) if masks else np.zeros(0, bool)
 
 
 def _may_hold(wanted: list[str], lo: Any, hi: Any) -> bool:
