@@ -29,7 +29,12 @@ revisions are stored as versions, the lake uncompacted as syncs leave it):
 - serial / two-worker Dask (``LocalCluster``, ``Client.get_executor()``) panel time for
   ``--lake-symbols`` symbols, each worker reading its chunk from the lake; then the same with
   the lake copied to a local S3 server (moto, as the tests run it), as a team's cluster would
-  read it;
+  read it. In the same rounds, per core (whether Dask scales with cores, whatever this
+  machine's count, which is printed beside the goal): the serial panel in a child process
+  confined to one core (its threads by ``os.sched_setaffinity``, mdframes' pools and Arrow's
+  to one thread) / the same cluster with each worker confined to a core of its own (at most
+  2.0x); and for both pairs the Dask CPU (driver + workers) / the serial CPU and the workers'
+  idle share of the wall;
 - a 3-month panel / the 24-month panel of the same 500 symbols from the lake (``--only-window``
   runs this part alone, on a lake of its own, and gives the CPU-time ratio too);
 - the serial panel's peak RSS above its process's baseline / the size of the panel it returns
@@ -64,6 +69,7 @@ highest round in brackets. This machine is noisy; only ratios mean something.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -238,13 +244,47 @@ def _process_cpu() -> float:
     return time.process_time()
 
 
+def _confine(cores: set[int]) -> None:
+    """Every thread of this process (and the threads it starts later) on ``cores`` only."""
+    for tid in os.listdir("/proc/self/task"):
+        with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+            os.sched_setaffinity(int(tid), cores)
+
+
+def _one_core_panels(conn: Any, spec: Any, symbols: list[str], core: int) -> None:
+    """A child process that computes the serial panel on one core, as often as asked: its
+    threads confined to ``core``, mdframes' pools to one thread (``sharing``: one task per
+    core) and Arrow's to one (as Dask's nanny sizes a worker's); it answers each request
+    with the panel's wall and CPU seconds."""
+    import pyarrow as pa
+
+    from mdframes._threads import cores, sharing
+    from mdframes.features.sources import open_lake
+
+    _confine({core})
+    pa.set_cpu_count(1)
+    warnings.simplefilter("ignore")
+    lake = open_lake(spec)  # as a worker opens it (an S3 lake's options too)
+    with sharing(cores()):
+        while conn.recv():
+            cpu, wall = time.process_time(), time.perf_counter()
+            md.features.panel(symbols, START, END, LAKE_FEATURES, source=lake)
+            conn.send((time.perf_counter() - wall, time.process_time() - cpu))
+
+
 def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, list[float]], str]:
-    """Serial and two-worker Dask panels of ``symbols`` from ``lake``, alternating; and what
-    shows whether the parallel path is efficient (medians over the rounds): the serial
-    panel's CPU seconds and the cores it kept busy, the Dask panel's driver CPU, its
-    workers' CPU (their whole processes), the sum of the tasks' times, the workers' idle
-    share of the wall time and the machine's load."""
+    """Serial and two-worker Dask panels of ``symbols`` from ``lake``, and the same per core
+    (the serial panel in a child process confined to one core, the two workers each
+    confined to a core of its own), alternating; and what shows whether the parallel path
+    is efficient (medians over the rounds): the serial panel's CPU seconds and the cores it
+    kept busy, the Dask panel's driver CPU, its workers' CPU (their whole processes), its
+    CPU / the serial CPU, the sum of the tasks' times, the workers' idle share of the wall
+    time and the machine's load."""
+    import multiprocessing
+
     from distributed import Client, LocalCluster, get_task_stream
+
+    from mdframes.features.sources import lake_spec
 
     def panel(**kw: Any) -> Callable[[], Any]:
         return lambda: md.features.panel(symbols, START, END, LAKE_FEATURES, source=lake, **kw)
@@ -255,6 +295,12 @@ def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, 
         for key, value in values.items():
             stats.setdefault(key, []).append(value)
 
+    cores = sorted(os.sched_getaffinity(0))
+    parent, child_end = multiprocessing.get_context("spawn").Pipe()
+    child = multiprocessing.get_context("spawn").Process(
+        target=_one_core_panels, args=(child_end, lake_spec(lake), symbols, cores[0]), daemon=True
+    )
+    child.start()
     with (
         LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
@@ -263,6 +309,7 @@ def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, 
     ):
         executor = dask_client.get_executor()
         serial, parallel = panel(), panel(executor=executor)
+        workers = sorted(dask_client.scheduler_info()["workers"])
 
         def timed_serial() -> None:
             cpu = time.process_time()
@@ -274,8 +321,13 @@ def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, 
                 serial_cores=(time.process_time() - cpu) / wall,
             )
 
-        def timed_dask() -> None:
-            workers = sum(dask_client.run(_process_cpu).values())
+        def timed_one_core() -> None:
+            parent.send(True)
+            wall, cpu = parent.recv()
+            note(one_core_cpu=cpu)
+
+        def timed_dask(prefix: str = "") -> None:
+            before = sum(dask_client.run(_process_cpu).values())
             cpu, own = time.process_time(), time.thread_time()
             with get_task_stream(dask_client) as stream:
                 wall = time.perf_counter()
@@ -283,28 +335,54 @@ def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, 
                 wall = time.perf_counter() - wall
             tasks = [s["stop"] - s["start"] for t in stream.data for s in t["startstops"]
                      if s["action"] == "compute"]  # fmt: skip
-            note(
-                driver_cpu=time.process_time() - cpu,
-                driver_own=time.thread_time() - own,
-                workers_cpu=sum(dask_client.run(_process_cpu).values()) - workers,
-                tasks=sum(tasks),
-                idle=1 - sum(tasks) / (2 * wall),
-                load=os.getloadavg()[0],
-            )
+            note(**{
+                f"{prefix}driver_cpu": time.process_time() - cpu,
+                f"{prefix}driver_own": time.thread_time() - own,
+                f"{prefix}workers_cpu": sum(dask_client.run(_process_cpu).values()) - before,
+                f"{prefix}tasks": sum(tasks),
+                f"{prefix}idle": 1 - sum(tasks) / (2 * wall),
+                "load": os.getloadavg()[0],
+            })  # fmt: skip
 
-        times = rounds({"serial": timed_serial, "dask": timed_dask}, rounds_)
+        def timed_pinned() -> None:
+            for k, worker in enumerate(workers):  # each worker on a core of its own
+                dask_client.run(_confine, {cores[k % len(cores)]}, workers=[worker])
+            try:
+                timed_dask("pinned_")
+            finally:
+                dask_client.run(_confine, set(cores))
+
+        try:
+            times = rounds(
+                {"serial": timed_serial, "dask": timed_dask,
+                 "one core": timed_one_core, "pinned": timed_pinned},
+                rounds_,
+            )  # fmt: skip
+        finally:
+            parent.send(False)
+            child.join(60)
+            if child.is_alive():
+                child.kill()
         for key in stats:  # the warm-up round is not measured
             stats[key] = stats[key][-rounds_:]
     mid = {k: statistics.median(v) for k, v in stats.items()}
+
+    def total(prefix: str) -> float:
+        return mid[f"{prefix}driver_cpu"] + mid[f"{prefix}workers_cpu"]
+
     text = (
-        f"serial CPU {mid['serial_cpu']:.2f} s ({mid['serial_cores']:.2f} cores: on 2 cores "
-        f"no split of that CPU beats {2 / mid['serial_cores']:.2f}x); Dask: driver "
-        f"CPU {mid['driver_cpu']:.2f} s ({mid['driver_own']:.2f} s the panel's own thread, the "
-        f"rest the cluster's scheduler and client threads), workers' CPU "
-        f"{mid['workers_cpu']:.2f} s "
-        f"({(mid['driver_cpu'] + mid['workers_cpu']) / mid['serial_cpu']:.2f}x the serial "
-        f"CPU), tasks {mid['tasks']:.2f} s in all, workers idle {mid['idle']:.0%} of the wall; "
-        f"load {min(stats['load']):.1f}-{max(stats['load']):.1f}"
+        f"serial CPU {mid['serial_cpu']:.2f} s ({mid['serial_cores']:.2f} cores: on "
+        f"{len(cores)} cores no split of that CPU beats {len(cores) / mid['serial_cores']:.2f}x); "
+        f"Dask: driver CPU {mid['driver_cpu']:.2f} s ({mid['driver_own']:.2f} s the panel's "
+        f"own thread, the rest the cluster's scheduler and client threads), workers' CPU "
+        f"{mid['workers_cpu']:.2f} s; Dask CPU / serial CPU {total('') / mid['serial_cpu']:.2f}x "
+        f"(goal <= 1.1x); tasks {mid['tasks']:.2f} s in all, workers idle {mid['idle']:.0%} of "
+        f"the wall; load {min(stats['load']):.1f}-{max(stats['load']):.1f}\n"
+        f"  per core: serial on 1 core / 2 workers on a core each "
+        f"{ratio_text(times, 'one core', 'pinned', 'two cores for one: at most 2.0x')}\n"
+        f"    serial on 1 core: CPU {mid['one_core_cpu']:.2f} s; pinned workers: Dask CPU "
+        f"{total('pinned_'):.2f} s ({total('pinned_') / mid['one_core_cpu']:.2f}x the "
+        f"one-core serial CPU), workers idle {mid['pinned_idle']:.0%} of the wall"
     )
     return times, text
 
