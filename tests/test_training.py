@@ -760,6 +760,19 @@ def test_prices_looked_up_by_table_and_by_search_agree(monkeypatch: pytest.Monke
     table = labels._rows_up_to(*args)
     mine = q_code >= 0
     np.testing.assert_array_equal(table[mine], searched[mine])
+    # Whole label prices: every (day, symbol) from the table, and from the searches.
+    prices = pd.DataFrame(
+        {"symbol": pd.Categorical.from_codes(p_code, [f"S{c}" for c in range(n_codes)]),
+         "day": p_day, "price": rng.uniform(1, 2, len(p_code))}
+    ).drop_duplicates(["symbol", "day"], keep="last", ignore_index=True)  # fmt: skip
+    symbols = ["S3", "NONE", "S0", "S6", "S2"]
+    days = np.arange(19_050, 19_450, dtype=np.int64)  # before, within and after the prices
+    spans = [None, None, (np.array([19_100, 19_250]), np.array([19_200, 19_300])), None,
+             (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))]  # fmt: skip
+    by_table = [labels._price_at(prices, symbols, days, 5, s) for s in (None, spans)]
+    assert np.isnan(by_table[0]).any() and not np.isnan(by_table[0]).all()
     monkeypatch.setattr(labels, "DENSE_CELLS", 0)
     monkeypatch.setattr(labels, "DENSE_PER_QUERY", 0)
     np.testing.assert_array_equal(labels._rows_up_to(*args), searched)
+    for got, s in zip(by_table, (None, spans), strict=True):
+        np.testing.assert_array_equal(got, labels._price_at(prices, symbols, days, 5, s))

@@ -265,15 +265,19 @@ def _price_at(
     p_day = prices["day"].to_numpy(dtype=np.int64)
     p_val = prices["price"].to_numpy(dtype="float64")
     categories = prices["symbol"].cat.categories
-    wanted = pd.Index(categories).get_indexer(list(symbols))
-    q_code = np.tile(wanted.astype(np.int64), len(days))
-    q_day = np.repeat(days, m)
-    idx = _rows_up_to(p_code, p_day, q_code, q_day, len(categories)) - 1
-    found = (idx >= 0) & (q_code >= 0)
-    idx = np.maximum(idx, 0)
-    ok = found & (p_code[idx] == q_code) & (p_day[idx] >= q_day - MAX_PRICE_AGE)
+    wanted = pd.Index(categories).get_indexer(list(symbols)).astype(np.int64)
+    fresh = _fresh_rows(p_code, p_day, wanted, days, len(categories))
+    if fresh is not None:
+        idx, ok = fresh
+    else:
+        q_code = np.tile(wanted, len(days))
+        q_day = np.repeat(days, m)
+        idx = _rows_up_to(p_code, p_day, q_code, q_day, len(categories)) - 1
+        found = (idx >= 0) & (q_code >= 0)
+        idx = np.maximum(idx, 0)
+        ok = found & (p_code[idx] == q_code) & (p_day[idx] >= q_day - MAX_PRICE_AGE)
     # A date after the last price of the data is not in the data yet, however fresh.
-    ok &= q_day <= p_day.max()
+    ok.reshape(len(days), m)[:] &= (days <= p_day.max())[:, None]
     if spans is not None:
         ok = ok.reshape(len(days), m)
         found_day = p_day[idx].reshape(len(days), m)
@@ -296,6 +300,38 @@ def _price_at(
 # is cheaper.
 DENSE_CELLS = 1 << 22
 DENSE_PER_QUERY = 4
+
+
+def _fresh_rows(
+    p_code: np.ndarray, p_day: np.ndarray, wanted: np.ndarray, days: np.ndarray, n_codes: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per (day of ``days``, symbol code of ``wanted``), days outer: the row of the latest
+    price on or before the day (0 where none), and whether there is one at most
+    :data:`MAX_PRICE_AGE` days old; ``None`` where the (symbol, day) count table would dwarf
+    the lookups (:func:`_rows_up_to` searches then). A fresh price is one of the rows
+    counted up to the day and not up to :data:`MAX_PRICE_AGE` + 1 days before it: two
+    look-ups in the table, no row's symbol or day compared."""
+    if not len(days) or not len(wanted):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    back = MAX_PRICE_AGE + 1
+    base = int(days.min()) - back - 1  # column 0: every day up to there
+    span = int(days.max()) - base + 2  # the last column: days after the last asked
+    size = max(n_codes, 1) * span
+    if size > max(DENSE_PER_QUERY * len(days) * len(wanted), DENSE_CELLS):
+        return None
+    cells = np.clip(p_day - base, 0, span - 1)
+    cells += p_code * span
+    totals = np.bincount(cells, minlength=size)
+    np.cumsum(totals, out=totals)
+    # Cell of (day, symbol), days outer: the symbol's row of the table, the day's column.
+    cell = ((days - base)[:, None] + (np.maximum(wanted, 0) * span)[None, :]).ravel()
+    idx = totals.take(cell)
+    cell -= back
+    ok = idx > totals.take(cell)
+    ok.reshape(len(days), len(wanted))[:] &= (wanted >= 0)[None, :]
+    idx -= 1
+    np.maximum(idx, 0, out=idx)
+    return idx, ok
 
 
 def _rows_up_to(
