@@ -149,15 +149,6 @@ def _read(
     vouching = snap if version is None else store.snapshot()
     trusted = store.trusted(vouching)
     revised = history or not trusted or store.revised(snap, syms, span)
-    needed = _needed(wanted, manifest, store.mode.read_meta(revised, history))
-    # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
-    # None: no row of the version lies in the range (the log's statistics), none to scan.
-    table = store.scan(scanned, filter=filter_, columns=needed, symbols=syms, coded=True, span=span)
-    table = store.without_copies(vouching, table)
-    if known is not None and table.num_rows == 0:
-        _warn_before_every_version(store, snap, known)
-    if not history and revised:
-        table = store.mode.latest(table, manifest)  # a filter: the order stays
     # Rows come in stored order when the version's files hold disjoint symbol ranges (the
     # log's statistics say so) and the row groups read hold ascending ones in each file
     # (theirs), or, where the files overlap, when the row groups read do from file to file
@@ -166,6 +157,19 @@ def _read(
     ordered = (syms is None or syms == sorted(syms)) and (
         store.groups_in_order(scanned, syms, span, across=not in_files)
     )
+    # A read neither sorted nor choosing versions needs no identity column it does not
+    # return (a news read's urls: most of its decoding).
+    needed = _needed(
+        wanted, manifest, store.mode.read_meta(revised, history), ordered and not revised
+    )
+    # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
+    # None: no row of the version lies in the range (the log's statistics), none to scan.
+    table = store.scan(scanned, filter=filter_, columns=needed, symbols=syms, coded=True, span=span)
+    table = store.without_copies(vouching, table)
+    if known is not None and table.num_rows == 0:
+        _warn_before_every_version(store, snap, known)
+    if not history and revised:
+        table = store.mode.latest(table, manifest)  # a filter: the order stays
     if not ordered:
         # Files in order each hold each symbol's rows in order (slice after slice when laid
         # out in time slices): ordering the symbols, stably, is enough then.
@@ -350,8 +354,12 @@ def _attach_summary(frame: pd.DataFrame, store: DatasetTable, table: pa.Table) -
         frame.attrs["summary"] = summary
 
 
-def _needed(wanted: list[str], manifest: Any, meta: Any) -> list[str]:
-    extra = ["symbol", manifest.time or "", *manifest.identity.names]  # what the order reads
+def _needed(wanted: list[str], manifest: Any, meta: Any, ordered: bool = False) -> list[str]:
+    """The columns a read decodes: ``wanted``, the symbol and time (the scan's filters), the
+    record identity (the order's keys, and what latest versions are told apart by) unless
+    the rows need neither (``ordered``), and ``meta``."""
+    identity = [] if ordered else manifest.identity.names
+    extra = ["symbol", manifest.time or "", *identity]
     out = list(wanted)
     for name in extra + list(meta):
         if name and name not in out and (name in manifest.names() or name in meta):
