@@ -267,3 +267,34 @@ def test_coverage_answers_each_universe_as_a_fresh_one(lake: md.Lake) -> None:
     np.testing.assert_array_equal(
         shipped.covered(features[0], SYMBOLS, days), kept.covered(features[0], SYMBOLS, days)
     )
+
+
+@pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
+def test_a_short_panel_from_frames_evaluates_old_rows_of_symbols_without_a_nearer_value(
+    lake: md.Lake,
+) -> None:
+    # Frames hold the whole history: a short panel looks for each symbol's latest value
+    # before its windows in widening bands of days going back, so a feature's function
+    # sees the rows near the windows and, further back, only those of a symbol with no
+    # value nearer (KO's ratio, kept ten months old). The panel is the long one's rows.
+    seen: list[pd.DataFrame] = []
+
+    def ko_old(df: pd.DataFrame) -> pd.Series:
+        seen.append(df[["symbol", "date"]].copy())
+        return (df["symbol"] != "KO") | (df["date"] < pd.Timestamp("2025-11-01"))
+
+    features = [
+        "put_call_ratio_last",
+        Feature("ko_old_ratio_last", "put_call_ratio", value="ratio", window=None, agg="last",
+                where=ko_old),
+    ]  # fmt: skip
+    frames = {"put_call_ratio": lake.read("put_call_ratio", SYMBOLS)}
+    long = md.features.panel(SYMBOLS, FIRST, END, features, source=frames)
+    seen.clear()
+    short = md.features.panel(SYMBOLS, SHORT, END, features, source=frames)
+    _same(short, long)
+    _found_up_to_known_at(short, "ko_old_ratio_last", None)
+    evaluated = pd.concat(seen)
+    old = evaluated["date"] < pd.Timestamp(SHORT) - pd.Timedelta(days=40)
+    assert old.any() and set(evaluated.loc[old, "symbol"]) == {"KO"}
+    assert len(evaluated) < len(frames["put_call_ratio"]) / 2

@@ -41,6 +41,9 @@ NS_PER_DAY: Final = 86_400 * 10**9
 # binary searches; past it (a long range sampled sparsely), searching is cheaper.
 DENSE_CELLS = 1 << 22
 DENSE_PER_CELL = 4
+# Days before a short panel's window first searched for each symbol's latest value (then the
+# rest of the history, for the symbols not found there).
+_BAND: Final = 32
 
 
 def utc_naive(values: pd.Series) -> np.ndarray:
@@ -156,26 +159,22 @@ class Events:
         days = day_numbers(times)
         enters = ~np.isnat(times) & (days <= end_day)
         # Symbols are coded for the rows that can enter only: of a short panel over a long
-        # history, the window's rows and the candidates for the latest values.
-        candidates = enters
-        early: list[np.ndarray] = []
+        # history, the window's rows and each symbol's latest value before it.
+        before = None
         if cut_day is not None:
             before = enters & (days < cut_day)
             if before.any():
-                enters = enters & ~before
-                early = [before & counted_rows(frame, dataset, f) for f in latest]
-                candidates = enters.copy()
-                for rows in early:
-                    candidates |= rows
-        codes = self._codes(frame, symbols, candidates)
-        if early:
-            stamp = times.view(np.int64)
-            tie = self._tie(np.arange(len(frame)))
-            for rows in early:
-                enters[last_per_code(np.flatnonzero(rows & (codes >= 0)), codes, stamp, tie)] = True
+                enters &= ~before
+            else:
+                before = None
+        if before is not None and latest:
+            codes = np.full(len(frame), -1, dtype=np.int64)
+            self._latest_before(frame, symbols, latest, before, days, times, cut_day, codes, enters)
+        else:
+            codes = self._codes(frame, symbols, enters)
         enters &= codes >= 0
         keep = np.flatnonzero(enters)
-        del enters, candidates, early
+        del enters, before
         everything = len(keep) == len(frame)  # no copies of whole columns then
         stamps = times.view(np.int64) if everything else times[keep].view(np.int64)
         del times
@@ -217,13 +216,73 @@ class Events:
         codes[where] = symbol_codes(column, symbols, where)
         return codes
 
+    def _latest_before(
+        self,
+        frame: pd.DataFrame,
+        symbols: list[str],
+        latest: tuple[Feature, ...],
+        before: np.ndarray,
+        days: np.ndarray,
+        times: np.ndarray,
+        cut_day: int | None,
+        codes: np.ndarray,
+        enters: np.ndarray,
+    ) -> None:
+        """Codes the rows of ``enters`` (the window's) in ``codes``, and marks in ``enters``
+        (coded too) each symbol's latest row before
+        ``cut_day`` carrying a value of each ``latest`` feature. Looked for in the weeks
+        before the cut, then in the rest of the history for the symbols not found there
+        only (rows of an earlier day are earlier): the rows of a long history are not coded
+        unless a symbol has no value in those weeks, and not evaluated but for it."""
+        assert cut_day is not None
+        stamp = times.view(np.int64)
+        tie: np.ndarray | None = None
+        oldest = int(days[before].min())
+        lacking = [np.ones(len(symbols), dtype=bool) for _ in latest]
+        reads = _reads(frame, latest)
+        high, width = cut_day, _BAND
+        while True:
+            low = high - width
+            band = (
+                before & (days >= low) & (days < high) if low > oldest else before & (days < high)
+            )
+            rows = np.flatnonzero(band)
+            # The window's rows are coded with the first band's: one take of the symbols.
+            coding = np.flatnonzero(band | enters) if high == cut_day else rows
+            del band
+            if len(coding):
+                codes[coding] = symbol_codes(frame["symbol"], symbols, coding)
+            del coding
+            # Only the rows of symbols some feature has not found yet are evaluated.
+            open_ = np.append(np.logical_or.reduce(lacking), False)  # -1: another symbol
+            rows = rows[open_[codes[rows]]]
+            if len(rows):
+                part = frame.iloc[rows] if reads is None else frame[reads].iloc[rows]
+                part = part.reset_index(drop=True)
+                part.attrs = frame.attrs
+                counted = [counted_rows(part, self.dataset, f) for f in latest]
+                del part
+                if tie is None:
+                    tie = self._tie(slice(None))
+                for counts, missing in zip(counted, lacking, strict=True):
+                    mine = rows[counts]
+                    mine = mine[missing[codes[mine]]]
+                    picked = last_per_code(mine, codes, stamp, tie)
+                    enters[picked] = True
+                    missing[codes[picked]] = False
+            if low <= oldest or not any(m.any() for m in lacking):
+                return
+            # The rest at once: symbols without a value for weeks are rare, and each band
+            # more would be a pass over the whole frame again.
+            high, width = low, high - oldest + 1
+
     def first(self, grid: Grid) -> np.ndarray:
         """For each cell (g, D): the position of symbol g's first row."""
         if self._first is None:
             self._first = self.starts[grid.codes]
         return self._first
 
-    def _tie(self, keep: np.ndarray) -> np.ndarray | None:
+    def _tie(self, keep: np.ndarray | slice) -> np.ndarray | None:
         """Event dates, where they differ from the anchor: of rows public at the same moment,
         the one with the later event date is the latest."""
         event = REGISTRY[self.dataset].event
@@ -301,6 +360,25 @@ class Events:
             valid = valid & _flags(evaluate(frame, self.dataset, feature, "where"), feature)
         counted = None if valid.all() else valid[take]  # None: all count
         return vals[take], counted, is_int  # a view where take is a slice
+
+
+def _reads(frame: pd.DataFrame, features: tuple[Feature, ...]) -> list[str] | None:
+    """The columns of ``frame`` that ``features`` read (their functions' as they declare
+    them); ``None``: all of them (a function that does not say, a column the frame lacks:
+    its error names the frame's columns)."""
+    names = ["symbol"]
+    for f in features:
+        for spec in (f.value, f.sign, f.where):
+            if isinstance(spec, str):
+                names.append(spec)
+            elif callable(spec):
+                declared = getattr(spec, "columns", None)
+                if declared is None:
+                    return None
+                names += list(declared)
+    if not set(names) <= set(frame.columns):
+        return None
+    return list(dict.fromkeys(names))
 
 
 def counted_rows(frame: pd.DataFrame, dataset: str, feature: Feature) -> np.ndarray:
