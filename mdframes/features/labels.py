@@ -22,6 +22,8 @@ __all__ = ["ForwardReturn", "forward_return", "long_prices", "PRICE_DATASET", "M
 
 # The only realised price the service has: the put/call dataset's closing price on the date.
 PRICE_DATASET: Final = "put_call_ratio"
+# The columns of a price frame a label reads (the long shape of :func:`long_prices`).
+PRICE_COLUMNS: Final = ("date", "symbol", "price")
 # A price older than this (calendar days) is no price: a week covers long weekends and
 # exchange holidays, not a halted or delisted symbol.
 MAX_PRICE_AGE: Final = 7
@@ -76,7 +78,7 @@ def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
             f"date, one column per symbol), not {type(frame).__name__}",
             parameter=parameter,
         )
-    if {"date", "symbol", "price"} <= set(frame.columns):
+    if set(PRICE_COLUMNS) <= set(frame.columns):
         dates, symbols, values = frame["date"], frame["symbol"], frame["price"]
     elif isinstance(frame.index, pd.DatetimeIndex) or frame.index.name == "date":
         column = cast(

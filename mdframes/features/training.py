@@ -440,11 +440,12 @@ def training_set(
             raise
         _warn_mostly_missing(X, y, missing)
 
+    dtypes = X.dtypes  # not a column taken per feature (each a copy of X's attrs)
     info = {
         "symbols": universe,
         "start": None if not len(dates) else f"{dates[0]:%Y-%m-%d}",
         "end": None if not len(dates) else f"{dates[-1]:%Y-%m-%d}",
-        "features": {f.name: feature_definition(f, X[f.name].dtype) for f in wanted},
+        "features": {f.name: feature_definition(f, dtypes[f.name]) for f in wanted},
         "label": label.definition(),
         "freq": offset.freqstr,
         "known_at": _known_at_text(known_at),
@@ -471,8 +472,10 @@ def _warn_mostly_missing(
         plain = X.copy(deep=False)
         plain.attrs = {}  # pandas would deep-copy the panel's attrs into every column taken
         missing = {name: plain[name].isna().to_numpy() for name in X.columns}
-    share = {
-        name: float(np.mean(missing[name][known])) if name in missing else 0.0 for name in X.columns
+    labelled = int(np.count_nonzero(known))
+    share = {  # exact counts and one division: np.mean's value
+        name: np.count_nonzero(missing[name] & known) / labelled if name in missing else 0.0
+        for name in X.columns
     }
     mostly = [f"{name} ({share[name]:.0%})" for name in X.columns if share[name] > _MOSTLY_NA]
     if mostly:
