@@ -282,15 +282,14 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         else:
             for name in list(frames):
                 columns.update(next_dataset(name))
-    # The columns become the frame's blocks as they are (no copy into one 2-D block).
-    out = pd.DataFrame({f.name: columns.pop(f.name) for f in wanted}, index=index, copy=False)
-
+    # NA is set in the engine's own arrays before they become the frame's blocks (as they
+    # are: no copy into one 2-D block); a frame's .loc per feature cost more than the mask.
     # Coverage: NA where the dataset has no history for the row's window.
     row_dates = np.repeat(dates.to_numpy(), len(symbols))
     for f in wanted:
         covered = covered_from(f)
         if covered is not None:
-            out.loc[row_dates < np.datetime64(covered, "ns"), f.name] = pd.NA
+            _blank(columns[f.name], row_dates < np.datetime64(covered, "ns"))
     # Failed symbols keep their rows, NA in the features of the datasets that failed them.
     failed_text: dict[str, str] = {}
     for name, by_symbol in failed.items():
@@ -301,10 +300,11 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         hit = np.tile(np.isin(np.asarray(symbols, dtype=object), list(by_symbol)), len(dates))
         for f in wanted:
             if f.dataset == name:
-                out.loc[hit, f.name] = pd.NA
-    uncovered = _uncovered(out, request, symbols, failed_text)
+                _blank(columns[f.name], hit)
+    uncovered = _uncovered(columns, request, symbols, failed_text)
     failed_text = {s: failed_text[s] for s in symbols if s in failed_text}
-    first, non_null = _stats(out, dates, len(symbols))
+    first, non_null = _stats(columns, dates, len(symbols))
+    out = pd.DataFrame({f.name: columns.pop(f.name) for f in wanted}, index=index, copy=False)
     relied = {name: relied[name] for name in lookbacks if name in relied}
     return ChunkResult(out, first, non_null, len(out), failed_text, relied, uncovered)
 
@@ -325,8 +325,18 @@ def reading_order(names: list[str], weights: dict[str, int] | None) -> list[str]
     return out
 
 
+def _blank(values: Any, mask: np.ndarray) -> None:
+    """NA at ``mask`` in a feature's column (the engine's own array: float64 or Int64)."""
+    if not mask.any():
+        return
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+        values[mask] = np.nan
+    else:
+        values[mask] = pd.NA
+
+
 def _uncovered(
-    out: pd.DataFrame, request: Request, symbols: list[str], failed_text: dict[str, str]
+    columns: dict[str, Any], request: Request, symbols: list[str], failed_text: dict[str, str]
 ) -> dict[str, int]:
     """NA where the lake did not sync a feature's window for the row's symbol (the symbols
     it never holds: every row, each named in ``failed_text``); the rows so left NA per
@@ -344,18 +354,18 @@ def _uncovered(
         key = (f.dataset, window_span(f))
         if key not in masks:
             masks[key] = ~coverage.covered(f, symbols, days).ravel()  # dates outer, as rows
-        out.loc[masks[key], f.name] = pd.NA
+        _blank(columns[f.name], masks[key])
         counts[f.name] = int(masks[key].sum())
     return counts
 
 
 def _stats(
-    out: pd.DataFrame, dates: pd.DatetimeIndex, n_symbols: int
+    columns: dict[str, Any], dates: pd.DatetimeIndex, n_symbols: int
 ) -> tuple[dict[str, pd.Timestamp | None], dict[str, int]]:
     first: dict[str, pd.Timestamp | None] = {}
     non_null: dict[str, int] = {}
-    for name in out.columns:
-        has = out[name].notna().to_numpy().reshape(len(dates), n_symbols)
+    for name, values in columns.items():
+        has = ~pd.isna(values).reshape(len(dates), n_symbols)
         non_null[name] = int(has.sum())
         any_date = np.flatnonzero(has.any(axis=1))
         first[name] = dates[any_date[0]] if len(any_date) else None
