@@ -19,11 +19,12 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataValidationError, ResponseFormatError
+from .identity import column_ranks
 from .kinds import DATE_DTYPE, KINDS, TS_DTYPE
 from .records import Records
 from .registry import Dataset, Field, snake
 
-__all__ = ["build_frame", "cast_column", "typed_by_value", "columnize"]
+__all__ = ["build_frame", "build_columns", "Typed", "cast_column", "typed_by_value", "columnize"]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
@@ -439,12 +440,59 @@ class _Columns:
             self.undeclared(sub, [row.get(sub) for row in flat])
 
 
-def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) -> pd.DataFrame:
-    """Typed frame from the records of one or many responses, in their order.
+class Typed:
+    """A frame's typed columns before a frame holds them: a load validates them and puts
+    them in order as arrays, and builds its one frame last (a frame's ``__getitem__`` and
+    ``take`` cost more than the work they wrap, on a load's few hundred rows).
 
-    Declared header fields come first, then top-level fields the registry does not declare,
-    the declared record fields, the trailer, and last the undeclared record fields.
+    ``columns`` holds each column as the frame will (an object array pandas would read as
+    text is given here as the frame would hold it), so a rule reads the same values and
+    dtype from either.
     """
+
+    __slots__ = ("columns", "rows", "_frame", "_ranks")
+
+    def __init__(self, columns: dict[str, Any], rows: int) -> None:
+        for name, values in columns.items():
+            if isinstance(values, np.ndarray) and values.dtype == object:
+                # The frame's constructor infers text (and times) from object arrays: take
+                # the column as it would (a Series infers as a frame's column does), so that
+                # the rules see the dtype the frame will hold.
+                inferred = pd.Series(values, copy=False)
+                if inferred.dtype != object:
+                    columns[name] = inferred.array
+        self.columns = columns
+        self.rows = rows
+        self._frame: pd.DataFrame | None = None
+        self._ranks: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def __getitem__(self, name: str) -> pd.Series:
+        """Column ``name`` as the frame will hold it."""
+        return pd.Series(self.columns[name], name=name, copy=False)
+
+    def frame(self) -> pd.DataFrame:
+        """The frame of these columns (built once)."""
+        if self._frame is None:
+            self._frame = pd.DataFrame(self.columns, index=pd.RangeIndex(self.rows), copy=False)
+        return self._frame
+
+    def rank(self, name: str) -> np.ndarray:
+        """Column ``name`` as dense ranks (:func:`mdframes.identity.column_ranks`), computed
+        once: the duplicate rule and the order of ties both read them."""
+        if name not in self._ranks:
+            self._ranks[name] = column_ranks(self.columns[name])
+        return self._ranks[name]
+
+    def take(self, order: np.ndarray) -> Typed:
+        """The rows in ``order`` (positions)."""
+        return Typed({k: v.take(order) for k, v in self.columns.items()}, len(order))
+
+
+def build_columns(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) -> Typed:
+    """The typed columns :func:`build_frame` puts in a frame, in its column order."""
     build = _Columns(ds, chunks, strict)
     for f in ds.header:
         build.declared_field(f, header=True)
@@ -457,4 +505,13 @@ def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) 
         build.declared_field(f, header=True)
     for key in build.extra_record_keys(extra_header):
         build.undeclared_record(key)
-    return pd.DataFrame(build.columns, index=pd.RangeIndex(sum(build.sizes)), copy=False)
+    return Typed(build.columns, sum(build.sizes))
+
+
+def build_frame(ds: Dataset, chunks: Sequence[Records], *, strict: bool = True) -> pd.DataFrame:
+    """Typed frame from the records of one or many responses, in their order.
+
+    Declared header fields come first, then top-level fields the registry does not declare,
+    the declared record fields, the trailer, and last the undeclared record fields.
+    """
+    return build_columns(ds, chunks, strict=strict).frame()

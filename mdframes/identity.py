@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,19 @@ import pandas as pd
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Identity"]
+__all__ = ["Identity", "Table", "column_ranks"]
+
+
+class Table(Protocol):
+    """What the pandas side reads: a DataFrame, or a load's typed columns as the rules view
+    them (:class:`mdframes.schemas.Columns`)."""
+
+    @property
+    def columns(self) -> Any: ...
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, name: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -105,16 +117,28 @@ class Identity:
         return ids
 
     def duplicated(
-        self, frame: pd.DataFrame, column: Callable[[str], pd.Series] | None = None
+        self,
+        frame: Table,
+        column: Callable[[str], pd.Series] | None = None,
+        rank: Callable[[str], np.ndarray] | None = None,
     ) -> np.ndarray | None:
         """Rows whose identity an earlier row has (None when the frame has none of its
-        columns; missing values equal each other, as in ``DataFrame.duplicated``).
+        columns; missing values equal each other, as in ``DataFrame.duplicated``). ``rank``:
+        a column's :func:`column_ranks`, where the caller keeps them (a load ranks its
+        identity once, for this check and for the order of its ties).
 
         >>> f = pd.DataFrame({"s": ["A", "A", "A"], "d": [1, None, None]})
         >>> Identity.parse(["s", "d"]).duplicated(f).tolist()
         [False, False, True]
         """
-        values = self.values(frame, column)
+        if rank is not None and all(len(part) == 1 for part in self.parts):
+            # Equal ranks are equal values (a missing one a value of its own, as factorize's
+            # codes are); an alternative part ("a|b") compares coalesced text instead.
+            keys = [rank(part[0]) for part in self.parts if part[0] in frame.columns]
+            if not keys:
+                return None
+            return _repeats(np.lexsort(keys[::-1]), keys)
+        values = self.values(frame, column)  # type: ignore[arg-type]
         if not values:
             return None
         # Each part's codes folded into one integer per row (made dense again only where
@@ -129,36 +153,23 @@ class Identity:
                 key, span = _dense(key)
             key = key * width + (codes + 1)
             span *= width
-        order = np.argsort(key, kind="stable")
-        out = np.zeros(len(key), dtype=bool)
-        out[order[1:]] = key[order[1:]] == key[order[:-1]]
-        return out
+        return _repeats(np.argsort(key, kind="stable"), [key])
 
-    def tie_ranks(self, frame: pd.DataFrame, skip: Collection[str]) -> list[np.ndarray]:
+    def tie_ranks(
+        self,
+        frame: Table,
+        skip: Collection[str],
+        rank: Callable[[str], np.ndarray] | None = None,
+    ) -> list[np.ndarray]:
         """What rows that tie on ``skip`` (symbol, time) are ordered by: each identity column
-        in turn, as each row's place among the column's sorted distinct values (ascending,
-        missing last); a category by its value's text (as the lake stores it), not by its
-        place in the vocabulary.
+        in turn, as its :func:`column_ranks` (``rank``: where the caller keeps them).
 
         >>> f = pd.DataFrame({"d": [1, 1, 1], "who": pd.Categorical(["b", None, "a"], ["b", "a"])})
         >>> Identity.parse(["d", "who"]).tie_ranks(f, skip=("d",))[0].tolist()
         [1, 2, 0]
         """
-        out: list[np.ndarray] = []
-        for name in self.names:
-            if name in skip or name not in frame.columns:
-                continue
-            column = frame[name]
-            if isinstance(column.dtype, pd.CategoricalDtype):
-                categories = column.cat.categories
-                text = np.asarray(categories.astype(str), dtype=object)
-                place = np.empty(len(text) + 1, dtype=np.int64)
-                place[np.argsort(text, kind="stable")] = np.arange(len(text))
-                place[-1] = len(text)  # code -1 (missing): last
-                out.append(place[column.cat.codes.to_numpy()])
-                continue
-            out.append(_dense_ranks(column))
-        return out
+        ranked = rank if rank is not None else (lambda name: column_ranks(frame[name]))
+        return [ranked(n) for n in self.names if n not in skip and n in frame.columns]
 
     # --- Arrow (the lake) ----------------------------------------------------------------------
 
@@ -189,23 +200,54 @@ class Identity:
         return out
 
 
-def _dense_ranks(column: pd.Series) -> np.ndarray:
-    """Each value's place among the column's sorted distinct values, missing last (Arrow's
-    dense rank: a few microseconds for a load's rows, where a sorted factorize cost a
-    millisecond a column)."""
+def column_ranks(values: Any) -> np.ndarray:
+    """Each row's place among the column's sorted distinct values (ascending, missing last):
+    equal values, equal ranks. A category ranks by its value's text (as the lake stores it),
+    not by its place in the vocabulary. ``values``: a Series or the array it holds.
+
+    >>> column_ranks(pd.Series(["b", None, "a", "b"])).tolist()
+    [1, 2, 0, 1]
+    """
+    if isinstance(values, pd.Series):
+        values = values.array
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        text = np.asarray(values.categories.astype(str), dtype=object)
+        place = np.empty(len(text) + 1, dtype=np.int64)
+        place[np.argsort(text, kind="stable")] = np.arange(len(text))
+        place[-1] = len(text)  # code -1 (missing): last
+        return place[np.asarray(values.codes)]
+    return _dense_ranks(values)
+
+
+def _dense_ranks(values: Any) -> np.ndarray:
+    """Arrow's dense rank, nulls last: a few microseconds for a load's rows, where a sorted
+    factorize cost a millisecond a column."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     try:
-        data = getattr(column.array, "_pa_array", None)
-        data = pa.array(column.array) if data is None else data
+        data = getattr(values, "_pa_array", None)
+        # A numpy array reads as pandas does (NaN and NaT missing), as its Series would.
+        data = pa.array(values, from_pandas=True) if data is None else data
         if isinstance(data, pa.ChunkedArray):
             data = data.combine_chunks()
         ranks = pc.rank(data, sort_keys="ascending", tiebreaker="dense")  # nulls last
-        return np.asarray(ranks.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return np.asarray(ranks.to_numpy(zero_copy_only=False), dtype=np.int64) - 1  # from 0
     except (pa.ArrowException, TypeError, ValueError):  # mixed objects: pandas sorts them
-        codes, uniques = column.factorize(sort=True, use_na_sentinel=True)
+        codes, uniques = pd.factorize(values, sort=True, use_na_sentinel=True)
         return np.where(codes < 0, len(uniques), codes)
+
+
+def _repeats(order: np.ndarray, keys: Sequence[np.ndarray]) -> np.ndarray:
+    """Rows equal on every key to the row before them in ``order`` (a stable sort by the
+    keys): each repeat of a value, its first row (the earliest) excepted."""
+    same = np.ones(max(len(order) - 1, 0), dtype=bool)
+    for key in keys:
+        ordered = key[order]
+        same &= ordered[1:] == ordered[:-1]
+    out = np.zeros(len(order), dtype=bool)
+    out[order[1:]] = same
+    return out
 
 
 def _dense(key: np.ndarray) -> tuple[np.ndarray, int]:

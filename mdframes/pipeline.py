@@ -39,7 +39,7 @@ from .errors import (
     warnings_from_threads,
 )
 from .fetch import fetch
-from .frame import build_frame, columnize
+from .frame import Typed, build_columns, columnize
 from .params import Request, plan
 from .progress import progress_bar
 from .ratelimit import Cancelled
@@ -107,16 +107,16 @@ def load(
             batches, failed = _fetch_all(client, ds, requests, errors)
             _oldest_first(ds, batches)
             fetched = list(batches)
-            frame, batches = _build(ds, batches, failed, errors)
+            typed, batches = _build(ds, batches, failed, errors)
             quality: list[dict[str, Any]] = []
             if validate is not False:
-                frame, quality = _validate(ds, frame, batches, failed, errors, validate == "strict")
+                typed, quality = _validate(ds, typed, batches, failed, errors, validate == "strict")
                 quality = _notes(ds, batches, validate == "strict") + quality
         except (ResponseFormatError, DataValidationError):
             client.evict([r for b in batches for r in b.sources])
             raise
         client.evict([r for b in fetched if b.symbol in failed for r in b.sources])
-    frame = _order(ds, frame, batches)
+    frame = _order(ds, typed, batches)
     frame.attrs.update(_attrs(ds, batches))
     frame.attrs["quality"] = quality
     if quality:
@@ -259,14 +259,15 @@ def _all_failed(ds: Dataset, failed: dict[str, MdframesError]) -> MdframesError:
     return first
 
 
-# --- frame: built once; a symbol whose records cannot be typed is attributed -------------------
+# --- frame: typed once; a symbol whose records cannot be typed is attributed -------------------
+# The typed columns are validated and put in order as arrays; the frame is built last, once.
 
 
 def _build(
     ds: Dataset, batches: list[Records], failed: dict[str, MdframesError], errors: Errors
-) -> tuple[pd.DataFrame, list[Records]]:
+) -> tuple[Typed, list[Records]]:
     try:
-        return build_frame(ds, batches, strict=False), batches
+        return build_columns(ds, batches, strict=False), batches
     except ResponseFormatError:
         if errors == "raise" and len({b.symbol for b in batches}) <= 1:
             raise
@@ -274,19 +275,19 @@ def _build(
     bad: dict[str, ResponseFormatError] = {}
     for b in batches:
         try:
-            build_frame(ds, [b], strict=False)
+            build_columns(ds, [b], strict=False)
         except ResponseFormatError as exc:
             bad.setdefault(b.symbol, exc)
     if errors == "raise" or not bad:
         first = next(iter(bad.values()), None)
         if first is None:  # only the combination fails (should not happen): rebuild to raise
-            build_frame(ds, batches, strict=False)
+            build_columns(ds, batches, strict=False)
         raise _named(first, list(bad))  # type: ignore[arg-type]
     failed.update(bad)
     keep = [b for b in batches if b.symbol not in bad]
     if not keep:
         raise _all_failed(ds, failed)
-    return build_frame(ds, keep, strict=False), keep
+    return build_columns(ds, keep, strict=False), keep
 
 
 def _named(exc: ResponseFormatError, symbols: list[str]) -> ResponseFormatError:
@@ -300,16 +301,16 @@ def _named(exc: ResponseFormatError, symbols: list[str]) -> ResponseFormatError:
 
 def _validate(
     ds: Dataset,
-    frame: pd.DataFrame,
+    typed: Typed,
     batches: list[Records],
     failed: dict[str, MdframesError],
     errors: Errors,
     strict: bool,
-) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+) -> tuple[Typed, list[dict[str, Any]]]:
     from .schemas import check
 
     try:
-        return frame, check(frame, ds.name, strict=strict)
+        return typed, check(typed, ds.name, strict=strict)
     except DataValidationError as exc:
         if errors == "raise" or not exc.symbols or not ds.per_symbol:
             raise
@@ -319,8 +320,8 @@ def _validate(
     if not keep:
         raise _all_failed(ds, failed)
     batches[:] = keep
-    frame = build_frame(ds, keep, strict=False)
-    return frame, check(frame, ds.name, strict=strict)
+    typed = build_columns(ds, keep, strict=False)
+    return typed, check(typed, ds.name, strict=strict)
 
 
 def _notes(ds: Dataset, batches: list[Records], strict: bool) -> list[dict[str, Any]]:
@@ -359,32 +360,33 @@ def _oldest_first(ds: Dataset, batches: list[Records]) -> None:
             b.columns = {k: v[::-1] for k, v in b.columns.items()}
 
 
-def _order(ds: Dataset, frame: pd.DataFrame, batches: list[Records]) -> pd.DataFrame:
+def _order(ds: Dataset, typed: Typed, batches: list[Records]) -> pd.DataFrame:
     """Symbols in the caller's order, then time ascending, ties by the record identity's
     columns (never the service's arrival order, so a lake read of the same records gives the
     same frame): ready for ``shift``, ``rolling`` and ``merge_asof``. Cross-ticker frames keep
-    the service's order."""
+    the service's order. The rows are put in order as arrays, before the frame is built."""
     time = ds.time_column
-    if not _about_symbols(ds) or time is None or time not in frame.columns or len(frame) < 2:
-        return frame
+    if not _about_symbols(ds) or time is None or time not in typed.columns or len(typed) < 2:
+        return typed.frame()
+    values = typed.columns[time]
+    if not pd.api.types.is_datetime64_any_dtype(values.dtype):
+        return typed.frame()  # the declared time column is a date or a timestamp; else no sort
     position = {b.symbol: i for i, b in reversed(list(enumerate(batches)))}
     block = np.repeat([position[b.symbol] for b in batches], [len(b.rows) for b in batches])
-    column = frame[time]
-    if not pd.api.types.is_datetime64_any_dtype(column.dtype):
-        return frame  # the declared time column is a date or a timestamp; nothing else sorts
     # Times as integers (UTC for aware ones), missing ones last (NaT is the smallest int64).
-    stamps = np.asarray(column.array.asi8).copy()  # type: ignore[union-attr]
+    stamps = np.array(values.view("i8") if isinstance(values, np.ndarray) else values.asi8)
     stamps[stamps == np.iinfo("i8").min] = np.iinfo("i8").max
     order = np.lexsort((stamps, block))
     same = (np.diff(block[order]) == 0) & (np.diff(stamps[order]) == 0)
-    ties = ds.identity.tie_ranks(frame, skip=("symbol", time)) if same.any() else []
-    if ties:
-        # Each tie key as ranks: one stable lexsort of integers, the first key last (a
-        # frame's sort_values cost as much as the load's typing).
-        order = np.lexsort((*reversed(ties), stamps, block))
-    if (order == np.arange(len(frame))).all():
-        return frame
-    return frame.take(order).reset_index(drop=True)
+    if same.any():
+        # Each tie key as ranks (shared with the duplicate rule): one stable lexsort of
+        # integers, the first key last (a frame's sort_values cost as much as the typing).
+        ties = ds.identity.tie_ranks(typed, skip=("symbol", time), rank=typed.rank)
+        if ties:
+            order = np.lexsort((*reversed(ties), stamps, block))
+    if (order == np.arange(len(order))).all():
+        return typed.frame()
+    return typed.take(order).frame()
 
 
 def _attrs(ds: Dataset, batches: Sequence[Records]) -> dict[str, Any]:

@@ -32,8 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from pandas.arrays import NumpyExtensionArray
 
 from .errors import DataValidationError
+from .frame import Typed
+from .identity import column_ranks
 from .kinds import has_kind
 from .registry import REGISTRY, SEVERITY, Dataset, Field
 
@@ -57,22 +60,62 @@ Mask = Callable[["Columns"], "np.ndarray | None"]  # failing rows; None: none fa
 
 class Columns:
     """A frame as the rules read it: each column and the dtypes fetched once per check
-    (pandas charges some 20-50 us per column access; a load runs dozens of rules)."""
+    (pandas charges some 20-50 us per column access; a load runs dozens of rules). A load
+    passes its typed columns before any frame holds them (:class:`mdframes.frame.Typed`):
+    the rules read its arrays, and the frame is built only to describe a failure."""
 
-    __slots__ = ("frame", "_cache", "dtypes")
+    __slots__ = ("_frame", "_typed", "_cache", "_ranks", "dtypes")
 
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self.frame = frame
+    def __init__(self, frame: pd.DataFrame | Typed) -> None:
         self._cache: dict[str, pd.Series] = {}
-        self.dtypes = dict(zip(frame.columns, frame.dtypes, strict=True))
+        self._ranks: dict[str, np.ndarray] = {}
+        if isinstance(frame, Typed):
+            self._typed: Typed | None = frame
+            self._frame: pd.DataFrame | None = None
+            self.dtypes = {name: values.dtype for name, values in frame.columns.items()}
+        else:
+            self._typed, self._frame = None, frame
+            self.dtypes = dict(zip(frame.columns, frame.dtypes, strict=True))
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        if self._frame is None:
+            assert self._typed is not None
+            self._frame = self._typed.frame()
+        return self._frame
+
+    @property
+    def columns(self) -> dict[str, Any]:
+        """The column names (with their dtypes)."""
+        return self.dtypes
 
     def __getitem__(self, column: str) -> pd.Series:
         if column not in self._cache:
-            self._cache[column] = self.frame[column]
+            if self._typed is not None:
+                self._cache[column] = self._typed[column]
+            else:
+                self._cache[column] = self.frame[column]
         return self._cache[column]
 
+    def array(self, column: str) -> Any:
+        """The column's ``Series.array``, without a Series where the columns are typed."""
+        if self._typed is None:
+            return self[column].array
+        values = self._typed.columns[column]
+        if isinstance(values, np.ndarray):  # as a Series wraps it
+            return pd.array(values) if values.dtype.kind in "mM" else NumpyExtensionArray(values)
+        return values
+
+    def rank(self, column: str) -> np.ndarray:
+        """The column's dense ranks (:func:`mdframes.identity.column_ranks`), once."""
+        if self._typed is not None:
+            return self._typed.rank(column)
+        if column not in self._ranks:
+            self._ranks[column] = column_ranks(self[column])
+        return self._ranks[column]
+
     def __len__(self) -> int:
-        return len(self.frame)
+        return len(self._typed) if self._typed is not None else len(self.frame)
 
 
 # Frame-level rules named in Dataset.checks: (columns, doc, failing-row test).
@@ -154,9 +197,9 @@ def _null_rule(ds: Dataset, f: Field) -> Rule | None:
     kind = "required" if required else "not_null"
 
     def nulls(df: Columns) -> np.ndarray | None:
-        values = df[col]
-        # The array's own isna: Series.hasnans costs ten times more on a small frame.
-        return _mask(values.isna()) if values.array.isna().any() else None
+        # The array's own isna: a Series' costs ten times more on a small frame.
+        missing = pd.isna(df.array(col))
+        return missing if missing.any() else None
 
     return Rule(
         kind,
@@ -175,12 +218,12 @@ def _range_rule(ds: Dataset, f: Field) -> Rule | None:
     hi = np.inf if f.le is None else f.le
 
     def out_of_range(df: Columns) -> np.ndarray | None:
-        values = df[col]
         # NA-skipping summary first, on the array (cheaper than the Series' reductions).
-        low, high = values.array.min(), values.array.max()
+        values = df.array(col)
+        low, high = values.min(), values.max()
         if not (pd.notna(low) and (low < lo or high > hi)):
             return None
-        return _mask((values < lo) | (values > hi))
+        return _mask((df[col] < lo) | (df[col] > hi))
 
     if f.ge is not None and f.le is not None:
         bounds = f"[{f.ge:g}, {f.le:g}]"
@@ -195,12 +238,13 @@ def _vocabulary_rule(ds: Dataset, f: Field) -> Rule | None:
     col, allowed = f.name, set(f.categories)
 
     def outside(df: Columns) -> np.ndarray | None:
-        values = df[col]
-        if isinstance(values.dtype, pd.CategoricalDtype):
-            extra = set(values.dtype.categories) - allowed
+        dtype = df.dtypes[col]
+        if isinstance(dtype, pd.CategoricalDtype):
+            extra = set(dtype.categories) - allowed
             if not extra:
                 return None
-            return _mask(values.isin(list(extra)))
+            return _mask(df[col].isin(list(extra)))
+        values = df[col]
         return _mask(values.notna() & ~values.isin(list(allowed)))
 
     doc = "one of " + ", ".join(f.categories)
@@ -213,10 +257,10 @@ def _cik_rule(ds: Dataset, f: Field) -> Rule | None:
     col = f.name
 
     def not_cik(df: Columns) -> np.ndarray | None:
-        values = df[col]
-        distinct = values.unique()  # one or a few per frame; nulls are no failure
+        distinct = df.array(col).unique()  # one or a few per frame; nulls are no failure
         if all(_CIK.fullmatch(v) if isinstance(v, str) else pd.isna(v) for v in distinct):
             return None
+        values = df[col]
         return _mask(values.notna() & ~values.astype("string").str.fullmatch(r"\d{10}"))
 
     return Rule("cik_10_digits", (col,), SEVERITY["cik"], not_cik, "10 digits or null")
@@ -256,7 +300,7 @@ def _duplicate_rule(ds: Dataset) -> Rule | None:
         return None
 
     def duplicated(df: Columns) -> np.ndarray | None:
-        found = identity.duplicated(df.frame, df.__getitem__)
+        found = identity.duplicated(df, df.__getitem__, df.rank)
         return None if found is None or not found.any() else found
 
     key = identity.names
@@ -302,8 +346,9 @@ def _symbols(df: pd.DataFrame, rows: np.ndarray) -> list[str]:
     return [str(s) for s in pd.unique(df.loc[rows, "symbol"].dropna())]
 
 
-def check(df: pd.DataFrame, name: str, *, strict: bool = False) -> list[dict[str, Any]]:
-    """Run every rule of dataset ``name`` over ``df`` in one pass.
+def check(df: pd.DataFrame | Typed, name: str, *, strict: bool = False) -> list[dict[str, Any]]:
+    """Run every rule of dataset ``name`` over ``df`` in one pass (a frame, or a load's
+    typed columns before the frame holds them).
 
     Returns the soft failures as ``attrs["quality"]`` entries (``check, columns, rows,
     symbols, sample``); raises :class:`DataValidationError` for hard failures (and for soft
@@ -318,12 +363,12 @@ def check(df: pd.DataFrame, name: str, *, strict: bool = False) -> list[dict[str
     for rule in rules(name):
         if any(c not in view.dtypes for c in rule.columns):
             if rule.severity == "hard" or rule.name.startswith("dtype"):
-                hard.append(_missing_entry(rule, df))
+                hard.append(_missing_entry(rule, view.frame))
             continue
         rows = rule.fails(view)
         if rows is None:
             continue
-        entry = _entry(rule, df, rows)
+        entry = _entry(rule, view.frame, rows)
         (hard if rule.severity == "hard" or strict else soft).append(entry)
     if hard:
         symbols = list(dict.fromkeys(s for e in hard for s in e["symbols"]))
