@@ -340,7 +340,8 @@ def _put_column(digest: Any, name: Any, values: Any, coded: Any = None) -> np.nd
         digest.update(np.ascontiguousarray(raw, dtype="<i8"))
         return missing
     if kind.startswith("datetime64"):
-        raw = np.where(missing, 0, _time_numbers(array))
+        own = _time_numbers(array)
+        raw = np.where(missing, 0, own) if missing.any() else own
     elif pd.api.types.is_bool_dtype(values.dtype):
         raw = pd.array(values, dtype="boolean").to_numpy(dtype="u1", na_value=0)
     else:
