@@ -519,6 +519,27 @@ def test_text_in_many_chunks_of_a_few_dictionaries_sorts_as_decoded() -> None:
     assert got.column("key").cast(pa.string()).equals(expected.column("key"))
 
 
+def test_ties_broken_by_text_that_is_null_on_every_row_keep_their_order() -> None:
+    """Rows tied on the leading keys, broken by text that no row has (an optional column):
+    they keep their stored order, as Table.sort_by keeps it."""
+    import pyarrow as pa
+
+    from mdframes.lake.order import arrange
+
+    n = 40
+    table = pa.table(
+        {
+            "symbol": pa.array(["B", "A"] * (n // 2)),
+            "note": pa.nulls(n, pa.string()),
+            "row": pa.array(range(n)),
+        }
+    )
+    expected = table.sort_by([("symbol", "ascending"), ("note", "ascending")])
+    assert arrange(table, ["symbol", "note"]).equals(expected)
+    coded = table.set_column(1, "note", table["note"].dictionary_encode())
+    assert arrange(coded, ["symbol", "note"]).column("row").equals(expected.column("row"))
+
+
 # --- readers during compactions in another process -------------------------------------------------
 
 

@@ -23,49 +23,92 @@ def arrange(table: pa.Table, keys: list[str]) -> pa.Table:
         # key's ranks and the gather of every column would walk them (most of a short
         # read's sort).
         table = _combined(table)
-    packed = _packed(table, keys)
+    order = _order(table, keys)
+    return table if order is None else table.take(pa.array(order))
+
+
+def _order(table: pa.Table, keys: list[str]) -> np.ndarray | None:
+    """The rows' positions in ``keys`` order; None when they are in it already."""
+    packed, used = _packed(table, keys)
     if packed is None:
         # Each key's ranks, sorted together (stable). Not Arrow's sort: it refuses text read
         # as its dictionary (a read's text stays coded until rows are ordered).
         ranks = [_rank(_whole(table[k])) for k in reversed(keys)]
         order = np.lexsort(ranks)
-        if bool(np.all(order[1:] > order[:-1])):
-            return table
-        return table.take(pa.array(order))
-    if bool(np.all(packed[1:] >= packed[:-1])):
-        return table
+        return None if bool(np.all(order[1:] > order[:-1])) else order
+    rest = keys[used:]
+    if bool(np.all(packed[1:] > packed[:-1])) or (
+        not rest and bool(np.all(packed[1:] >= packed[:-1]))
+    ):
+        return None
     # A stable sort of the packed keys: a merge of the runs the files were written in
     # (timsort finds them), not a sort from scratch.
-    return table.take(pa.array(np.argsort(packed, kind="stable")))
+    order = np.argsort(packed, kind="stable")
+    if rest:
+        _break_ties(table, rest, packed, order)
+    return None if bool(np.all(order[1:] > order[:-1])) else order
 
 
-def _packed(table: pa.Table, keys: list[str]) -> np.ndarray | None:
-    """The keys packed into one 63-bit integer per row (symbol rank, day, version, ...), in
-    the same order as the keys themselves; None when they do not fit (Arrow's multi-column
-    sort then). Sorting those integers is several times faster than Arrow's sort."""
+def _break_ties(table: pa.Table, rest: list[str], packed: np.ndarray, order: np.ndarray) -> None:
+    """``order`` (by ``packed``, stable) refined in place by the keys ``rest`` among the
+    rows whose packed keys are equal, ranked on those rows alone (a record's id, text of
+    about as many values as rows, is ranked on the few rows sharing a symbol and day, not
+    over every row group's dictionary)."""
+    ranked = packed[order]
+    tie = ranked[1:] == ranked[:-1]
+    if not tie.any():
+        return
+    member = np.zeros(len(order), dtype=bool)
+    member[1:] |= tie
+    member[:-1] |= tie
+    at = np.flatnonzero(member)  # places in ``order`` of rows in runs of equal keys
+    starts = np.ones(len(at), dtype=bool)
+    starts[1:] = ~tie[at[1:] - 1]
+    runs = np.cumsum(starts)
+    rows = order[at]
+    tied = table.select(rest).take(pa.array(rows))
+    ranks = []
+    for name in reversed(rest):
+        col = _whole(tied[name])
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)  # these rows' values, not the dictionary
+        ranks.append(_rank(col))
+    order[at] = rows[np.lexsort([*ranks, runs])]
+
+
+def _packed(table: pa.Table, keys: list[str]) -> tuple[np.ndarray | None, int]:
+    """The leading keys packed into one 63-bit integer per row (symbol rank, day, version,
+    ...), in the same order as the keys themselves, and how many were packed: up to the
+    first key after the first whose dictionary holds more than a quarter as many values as
+    the rows (a record id: ranking it would sort every row group's dictionary; the keys
+    from there break the ties, :func:`_break_ties`) or that does not fit. None when the
+    first does not fit. Sorting those integers is several times faster than Arrow's sort."""
     n = table.num_rows
     # Two buffers for all keys, written in place: new arrays per step cost more (their first
     # touch) than the arithmetic.
     packed = np.empty(n, dtype=np.int64)
     part = np.empty(n, dtype=np.int64)
     bits = 0
-    for name in keys:
+    for used, name in enumerate(keys):
         col = _whole(table[name])
+        if used and pa.types.is_dictionary(col.type) and len(col.dictionary) * 4 > n:
+            return packed, used  # ranking it would sort more values than the rows hold
         if pa.types.is_floating(col.type) and bits + (n - 1).bit_length() > 62:
-            return None  # its distinct values could need as many bits as the rows
+            # its distinct values could need as many bits as the rows
+            return (packed, used) if used else (None, 0)
         values = _rank(col)
         if values.dtype.kind == "f":
             _, values = np.unique(values, return_inverse=True)  # NaN ranks last
         low = int(values.min())
         width = max((int(values.max()) - low).bit_length(), 1)
         if bits + width > 62:
-            return None
+            return (packed, used) if used else (None, 0)
         np.subtract(values, low, out=packed if bits == 0 else part, casting="unsafe")
         if bits:
             np.left_shift(packed, width, out=packed)
             np.bitwise_or(packed, part, out=packed)
         bits += width
-    return packed
+    return packed, len(keys)
 
 
 def _combined(table: pa.Table) -> pa.Table:
@@ -166,6 +209,8 @@ def _dense(values: pa.Array) -> np.ndarray:
     order = np.asarray(pc.array_sort_indices(values))  # nulls last
     ranked = values.take(pa.array(order))
     m = len(order)
+    if m == 0:  # no value (text read where every row is null): the null index's rank
+        return np.zeros(1, dtype=np.int64)
     step = np.ones(m, dtype=np.int64)
     if m > 1:
         same = pc.equal(ranked.slice(1), ranked.slice(0, m - 1))
@@ -176,7 +221,7 @@ def _dense(values: pa.Array) -> np.ndarray:
     step[0] = 0
     rank = np.empty(m + 1, dtype=np.int64)
     rank[order] = np.cumsum(step)
-    rank[m] = rank[order[-1]] + 1 if m else 0
+    rank[m] = rank[order[-1]] + 1
     return rank
 
 
