@@ -15,15 +15,24 @@ from mdframes.lake.layout import Manifest
 from mdframes.lake.versions import latest_versions
 
 
-def _read_like(rng: np.random.Generator, n: int, chunks: int, distinct_ids: bool) -> pa.Table:
+def _read_like(
+    rng: np.random.Generator, n: int, chunks: int, distinct_ids: bool, alternative: bool
+) -> pa.Table:
     """``n`` records, about a tenth of them revised once or twice, the later versions
     appended after the first ones (as a later sync's file is), cut into ``chunks``."""
     symbols = rng.choice([f"S{k:02d}" for k in range(12)], n)
     ids = [f"id{k:06d}" for k in range(n)] if distinct_ids else rng.choice(["a", "b", None], n)
     days = rng.integers(0, 40, n)
     base = pd.DataFrame({"symbol": symbols, "award_id": ids, "day": days, "_n": 0, "_version": 1})
-    if not distinct_ids:  # records told apart by (symbol, id, day) and _n
-        base["_n"] = base.groupby(["symbol", "award_id", "day"], dropna=False).cumcount()
+    # An alternative to the id where it is filed (identity part "alt|award_id").
+    base["alt"] = [f"alt{k % 50}" if k % 3 == 0 else None for k in range(n)]
+    # Records sharing an identity in one answer are told apart by _n, as a sync numbers them.
+    key = (
+        base["alt"].where(base["alt"].notna(), base["award_id"])
+        if alternative
+        else base["award_id"]
+    )
+    base["_n"] = base.assign(key=key).groupby(["symbol", "key", "day"], dropna=False).cumcount()
     revised = base.sample(frac=0.1, random_state=1)
     again = revised.sample(frac=0.3, random_state=2)
     frame = pd.concat(
@@ -42,6 +51,9 @@ def _read_like(rng: np.random.Generator, n: int, chunks: int, distinct_ids: bool
                     "award_id": pa.array(
                         [v if isinstance(v, str) else None for v in part["award_id"]], pa.string()
                     ).dictionary_encode(),
+                    "alt": pa.array(
+                        [v if isinstance(v, str) else None for v in part["alt"]], pa.string()
+                    ).dictionary_encode(),
                     "day": pa.array(part["day"].to_numpy(np.int32)).cast(pa.date32()),
                     "_n": pa.array(part["_n"].to_numpy(np.int16)),
                     "_version": pa.array(part["_version"].to_numpy(np.int32)),
@@ -52,26 +64,32 @@ def _read_like(rng: np.random.Generator, n: int, chunks: int, distinct_ids: bool
     return pa.Table.from_batches(batches)
 
 
-def _expected(table: pa.Table) -> pd.DataFrame:
+def _expected(table: pa.Table, alternative: bool) -> pd.DataFrame:
     frame = table.to_pandas()
-    for name in ("symbol", "award_id"):
+    for name in ("symbol", "award_id", "alt"):
         frame[name] = frame[name].astype(object)
     frame["_pos"] = np.arange(len(frame))
     key = ["symbol", "award_id", "day", "_n"]
+    if alternative:
+        frame["_key"] = frame["alt"].astype(object).where(frame["alt"].notna(), frame["award_id"])
+        key = ["symbol", "_key", "day", "_n"]
     top = frame.groupby(key, dropna=False)["_version"].transform("max")
-    return frame[frame["_version"] == top].drop(columns="_pos").reset_index(drop=True)
+    kept = frame[frame["_version"] == top]
+    return kept.drop(columns=["_pos", "_key"], errors="ignore").reset_index(drop=True)
 
 
+@pytest.mark.parametrize("alternative", [False, True])
 @pytest.mark.parametrize("distinct_ids", [True, False])
 def test_latest_versions_of_multi_chunk_dictionary_reads_equal_a_group_by(
-    distinct_ids: bool,
+    distinct_ids: bool, alternative: bool
 ) -> None:
     rng = np.random.default_rng(7)
-    table = _read_like(rng, 3000, 7, distinct_ids)
-    manifest = Manifest("government_contracts", "window", ["symbol", "award_id", "day"], None, [])
+    table = _read_like(rng, 3000, 7, distinct_ids, alternative)
+    ids = "alt|award_id" if alternative else "award_id"
+    manifest = Manifest("government_contracts", "window", ["symbol", ids, "day"], None, [])
     got = latest_versions(table, manifest).to_pandas()
-    for name in ("symbol", "award_id"):
+    for name in ("symbol", "award_id", "alt"):
         got[name] = got[name].astype(object)
-    want = _expected(table)
+    want = _expected(table, alternative)
     assert len(got) < table.num_rows  # older versions were dropped
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want)
