@@ -325,3 +325,16 @@ def test_dask_reads_a_lake_on_an_object_store(
     parallel = md.features.panel(*args, source=s3_lake, known_at=known_at, executor=executor)
     pd.testing.assert_frame_equal(parallel, serial)
     assert parallel.attrs == serial.attrs
+
+
+@pytest.mark.parametrize(("n", "workers"), [(7, 2), (2000, 2), (2001, 2), (3000, 2), (10000, 4)])
+def test_chunks_are_a_whole_number_per_worker_and_alike(n: int, workers: int) -> None:
+    """No task is left to run alone at the end: every worker gets as many tasks, of about
+    the same size (the last takes the remainder), none above the largest chunk."""
+    from mdframes.features.scale import _MAX_CHUNK, _chunk_size, _chunks
+
+    parts = _chunks([f"S{k}" for k in range(n)], _chunk_size(n, workers))
+    sizes = [len(p) for p in parts]
+    assert sum(sizes) == n and max(sizes) <= _MAX_CHUNK
+    assert len(parts) % workers == 0
+    assert max(sizes) - min(sizes) < len(parts)

@@ -88,6 +88,14 @@ def check_executor(executor: Any, request: Request) -> None:
                 ) from None
 
 
+def _chunk_size(n: int, workers: int) -> int:
+    """Symbols per task for ``n`` symbols on ``workers``: a whole number of tasks per worker,
+    all of about the same size and at most ``_MAX_CHUNK`` (3,000 symbols on two workers: four
+    tasks of 750, not three of 1,000, of which the last would run alone)."""
+    per_worker = max(1, -(-n // (workers * _MAX_CHUNK)))
+    return max(1, -(-n // (workers * per_worker)))
+
+
 def _chunks(symbols: list[str], size: int) -> list[list[str]]:
     return [symbols[i : i + size] for i in range(0, len(symbols), size)]
 
@@ -282,9 +290,7 @@ def _gather(
 
 def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[ChunkResult]]:
     """The whole panel from chunks computed on ``executor``, in the serial panel's order."""
-    n = len(request.symbols)
-    size = min(_MAX_CHUNK, max(1, -(-n // _workers(executor))))
-    parts = _chunks(request.symbols, size)
+    parts = _chunks(request.symbols, _chunk_size(len(request.symbols), _workers(executor)))
     request.share = min(len(parts), _per_machine(executor))
     tasks = _Tasks(executor)
     futures = [tasks.submit(run_chunk, request.part(part)) for part in parts]
