@@ -338,3 +338,14 @@ def test_chunks_are_a_whole_number_per_worker_and_alike(n: int, workers: int) ->
     assert sum(sizes) == n and max(sizes) <= _MAX_CHUNK
     assert len(parts) % workers == 0
     assert max(sizes) - min(sizes) < len(parts)
+
+
+def _failing(df: pd.DataFrame) -> Any:
+    raise ValueError("a row rule that fails on the worker")
+
+
+def test_a_failing_dask_chunk_raises_on_the_driver(lake: md.Lake, executor: Any) -> None:
+    failing = Feature("failing_news_7d", "news", where=_failing, agg="count", window=7)
+    with pytest.raises(ValueError, match="fails on the worker"):
+        md.features.panel(SYMBOLS, "2026-09-01", "2026-10-13", [failing], source=lake,
+                          executor=executor)  # fmt: skip
