@@ -21,7 +21,7 @@ import pandas as pd
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Identity", "Table", "column_ranks"]
+__all__ = ["Identity", "Table", "column_ranks", "sort_key"]
 
 
 class Table(Protocol):
@@ -120,39 +120,32 @@ class Identity:
         self,
         frame: Table,
         column: Callable[[str], pd.Series] | None = None,
-        rank: Callable[[str], np.ndarray] | None = None,
+        codes: Callable[[str], np.ndarray] | None = None,
     ) -> np.ndarray | None:
         """Rows whose identity an earlier row has (None when the frame has none of its
-        columns; missing values equal each other, as in ``DataFrame.duplicated``). ``rank``:
-        a column's :func:`column_ranks`, where the caller keeps them (a load ranks its
-        identity once, for this check and for the order of its ties).
+        columns; missing values equal each other, as in ``DataFrame.duplicated``). ``codes``:
+        a column's integers, equal where its values are (a missing value a value of its
+        own), where the caller keeps them: a load ranks its identity once
+        (:func:`column_ranks`), for this check and for the order of its ties.
 
         >>> f = pd.DataFrame({"s": ["A", "A", "A"], "d": [1, None, None]})
         >>> Identity.parse(["s", "d"]).duplicated(f).tolist()
         [False, False, True]
         """
-        if rank is not None and all(len(part) == 1 for part in self.parts):
-            # Equal ranks are equal values (a missing one a value of its own, as factorize's
-            # codes are); an alternative part ("a|b") compares coalesced text instead.
-            keys = [rank(part[0]) for part in self.parts if part[0] in frame.columns]
+        if codes is not None and all(len(part) == 1 for part in self.parts):
+            # An alternative part ("a|b") compares coalesced text instead.
+            keys = [codes(part[0]) for part in self.parts if part[0] in frame.columns]
             if not keys:
                 return None
-            return _repeats(np.lexsort(keys[::-1]), keys)
+            key = sort_key(keys)
+            return _repeats(np.argsort(key, kind="stable"), [key])
         values = self.values(frame, column)  # type: ignore[arg-type]
         if not values:
             return None
-        # Each part's codes folded into one integer per row (made dense again only where
-        # the product could overflow), then equal neighbours in a stable sort: no frame is
-        # built for it (a load's validation paid more for that than for the check).
-        key = np.zeros(len(frame), dtype=np.int64)
-        span = 1
-        for value in values:
-            codes, uniques = pd.factorize(value, use_na_sentinel=True)
-            width = len(uniques) + 1
-            if span * width >= 2**62:
-                key, span = _dense(key)
-            key = key * width + (codes + 1)
-            span *= width
+        # Each part's codes folded into one integer per row, then equal neighbours in a
+        # stable sort: no frame is built for it (a load's validation paid more for that than
+        # for the check).
+        key = sort_key([pd.factorize(value, use_na_sentinel=True)[0] for value in values])
         return _repeats(np.argsort(key, kind="stable"), [key])
 
     def tie_ranks(
@@ -238,6 +231,37 @@ def _dense_ranks(values: Any) -> np.ndarray:
         return np.where(codes < 0, len(uniques), codes)
 
 
+def sort_key(keys: Sequence[np.ndarray]) -> np.ndarray:
+    """One integer per row that sorts as the rows sort by ``keys`` (integers; the first key
+    first): a stable argsort of it is ``np.lexsort(keys[::-1])``, in a tenth of the time
+    (lexsort compares key by key; one integer sorts by radix).
+
+    >>> sort_key([np.array([1, 0, 1]), np.array([5, 9, -7])]).argsort(kind="stable").tolist()
+    [1, 2, 0]
+    """
+    out = np.zeros(len(keys[0]) if keys else 0, dtype=np.int64)
+    if not len(out):
+        return out
+    span = 1
+    for key in keys:
+        low, high = int(key.min()), int(key.max())
+        if high - low < len(key):
+            values, width = key - low, high - low + 1
+        else:  # sparse (times, raw integers): their places among the distinct values
+            distinct, values = np.unique(key, return_inverse=True)
+            width = len(distinct)
+        if span * width >= 2**62:  # made dense again only where the product could overflow
+            out, span = _dense_sorted(out)
+        out = out * width + values
+        span *= width
+    return out
+
+
+def _dense_sorted(key: np.ndarray) -> tuple[np.ndarray, int]:
+    distinct, places = np.unique(key, return_inverse=True)
+    return places.astype(np.int64), len(distinct)
+
+
 def _repeats(order: np.ndarray, keys: Sequence[np.ndarray]) -> np.ndarray:
     """Rows equal on every key to the row before them in ``order`` (a stable sort by the
     keys): each repeat of a value, its first row (the earliest) excepted."""
@@ -248,8 +272,3 @@ def _repeats(order: np.ndarray, keys: Sequence[np.ndarray]) -> np.ndarray:
     out = np.zeros(len(order), dtype=bool)
     out[order[1:]] = same
     return out
-
-
-def _dense(key: np.ndarray) -> tuple[np.ndarray, int]:
-    codes, uniques = pd.factorize(key)
-    return codes.astype(np.int64), len(uniques)

@@ -40,6 +40,7 @@ from .errors import (
 )
 from .fetch import fetch
 from .frame import Typed, build_columns, columnize
+from .identity import sort_key
 from .params import Request, plan
 from .progress import progress_bar
 from .ratelimit import Cancelled
@@ -376,14 +377,14 @@ def _order(ds: Dataset, typed: Typed, batches: list[Records]) -> pd.DataFrame:
     # Times as integers (UTC for aware ones), missing ones last (NaT is the smallest int64).
     stamps = np.array(values.view("i8") if isinstance(values, np.ndarray) else values.asi8)
     stamps[stamps == np.iinfo("i8").min] = np.iinfo("i8").max
-    order = np.lexsort((stamps, block))
-    same = (np.diff(block[order]) == 0) & (np.diff(stamps[order]) == 0)
-    if same.any():
-        # Each tie key as ranks (shared with the duplicate rule): one stable lexsort of
-        # integers, the first key last (a frame's sort_values cost as much as the typing).
+    key = sort_key([block, stamps])
+    order = np.argsort(key, kind="stable")
+    if (np.diff(key[order]) == 0).any():
+        # Each tie key as ranks (shared with the duplicate rule), all folded into one integer
+        # per row: one stable argsort (a frame's sort_values cost as much as the typing).
         ties = ds.identity.tie_ranks(typed, skip=("symbol", time), rank=typed.rank)
         if ties:
-            order = np.lexsort((*reversed(ties), stamps, block))
+            order = np.argsort(sort_key([key, *ties]), kind="stable")
     if (order == np.arange(len(order))).all():
         return typed.frame()
     return typed.take(order).frame()

@@ -97,14 +97,28 @@ class Columns:
                 self._cache[column] = self.frame[column]
         return self._cache[column]
 
-    def array(self, column: str) -> Any:
-        """The column's ``Series.array``, without a Series where the columns are typed."""
+    def values(self, column: str) -> Any:
+        """The column's values as held: a typed array (numpy or pandas), or ``Series.array``."""
         if self._typed is None:
             return self[column].array
-        values = self._typed.columns[column]
+        return self._typed.columns[column]
+
+    def array(self, column: str) -> Any:
+        """The column's ``Series.array``, without a Series where the columns are typed."""
+        values = self.values(column)
         if isinstance(values, np.ndarray):  # as a Series wraps it
             return pd.array(values) if values.dtype.kind in "mM" else NumpyExtensionArray(values)
         return values
+
+    def codes(self, column: str) -> np.ndarray:
+        """Integers equal where the column's values are (a missing value a value of its
+        own): a time's own integers, else its ranks."""
+        values = self.values(column)
+        if isinstance(values, np.ndarray) and values.dtype.kind == "M":
+            return values.view("i8")  # NaT: one integer, as one missing value
+        if isinstance(values, pd.arrays.DatetimeArray):
+            return values.asi8  # type: ignore[attr-defined]  # an instant, whatever its zone
+        return self.rank(column)
 
     def rank(self, column: str) -> np.ndarray:
         """The column's dense ranks (:func:`mdframes.identity.column_ranks`), once."""
@@ -198,7 +212,7 @@ def _null_rule(ds: Dataset, f: Field) -> Rule | None:
 
     def nulls(df: Columns) -> np.ndarray | None:
         # The array's own isna: a Series' costs ten times more on a small frame.
-        missing = pd.isna(df.array(col))
+        missing = pd.isna(df.values(col))
         return missing if missing.any() else None
 
     return Rule(
@@ -219,8 +233,7 @@ def _range_rule(ds: Dataset, f: Field) -> Rule | None:
 
     def out_of_range(df: Columns) -> np.ndarray | None:
         # NA-skipping summary first, on the array (cheaper than the Series' reductions).
-        values = df.array(col)
-        low, high = values.min(), values.max()
+        low, high = _low_high(df.values(col))
         if not (pd.notna(low) and (low < lo or high > hi)):
             return None
         return _mask((df[col] < lo) | (df[col] > hi))
@@ -230,6 +243,16 @@ def _range_rule(ds: Dataset, f: Field) -> Rule | None:
     else:
         bounds = f">= {f.ge:g}" if f.ge is not None else f"<= {f.le:g}"
     return Rule(f"in_range {bounds}", (col,), SEVERITY["range"], out_of_range, bounds)
+
+
+def _low_high(values: Any) -> tuple[Any, Any]:
+    """The smallest and largest value, missing ones skipped (NaN when all are)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+        # fmin/fmax skip NaN, without nanmin's warning when every value is NaN.
+        return (np.fmin.reduce(values), np.fmax.reduce(values)) if len(values) else (np.nan,) * 2
+    if isinstance(values, np.ndarray):
+        values = NumpyExtensionArray(values)
+    return values.min(), values.max()
 
 
 def _vocabulary_rule(ds: Dataset, f: Field) -> Rule | None:
@@ -300,7 +323,7 @@ def _duplicate_rule(ds: Dataset) -> Rule | None:
         return None
 
     def duplicated(df: Columns) -> np.ndarray | None:
-        found = identity.duplicated(df, df.__getitem__, df.rank)
+        found = identity.duplicated(df, df.__getitem__, df.codes)
         return None if found is None or not found.any() else found
 
     key = identity.names
