@@ -16,9 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import registry, v1
-from .appratings import app_ratings_long
-from .catalog import datasets, describe
+from . import registry
 from .client import Client, get_default_client, set_default_client
 from .errors import (
     ApiError,
@@ -42,18 +40,8 @@ from .errors import (
     ServerError,
     SkippedSymbolsWarning,
 )
-from .export import read_parquet, to_csv, to_excel, to_parquet
-from .helpers import (
-    analyst_changes,
-    congress_amount_bounds,
-    expand_v1_forecast,
-    insider_groups,
-)
-from .interop import to_arrow, to_polars
 from .loaders import *  # noqa: F403  (the public loaders: loaders.__all__, listed once)
 from .loaders import __all__ as _loader_names
-from .lookup import search
-from .pit import asof_join, point_in_time
 
 
 def _version() -> str:
@@ -65,11 +53,30 @@ def _version() -> str:
         return "0+unknown"
 
 
-# One version number: the installed package's metadata (pyproject.toml's `version`).
-__version__ = _version()
+# Public functions a load does not need: their modules (and importlib.metadata, for
+# __version__) load on first use, so `import mdframes` and a loader cost what loading needs.
+_LAZY = {
+    "app_ratings_long": "appratings",
+    "datasets": "catalog",
+    "describe": "catalog",
+    "read_parquet": "export",
+    "to_csv": "export",
+    "to_excel": "export",
+    "to_parquet": "export",
+    "analyst_changes": "helpers",
+    "congress_amount_bounds": "helpers",
+    "expand_v1_forecast": "helpers",
+    "insider_groups": "helpers",
+    "to_arrow": "interop",
+    "to_polars": "interop",
+    "search": "lookup",
+    "asof_join": "pit",
+    "point_in_time": "pit",
+}
 
 # Submodules that pull in optional or heavy dependencies load on first attribute access.
 _SUBMODULES = {
+    "v1",  # md.v1: the v1 loaders
     "aio",  # md.aio: a coroutine for every loader
     "sandbox",
     "schemas",
@@ -128,13 +135,20 @@ __all__ = [
     "to_parquet",
     "to_arrow",
     "to_polars",
-    "v1",
     *_loader_names,
     *sorted(_SUBMODULES),
 ]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value  # found once
+        return value
+    if name == "__version__":
+        # One version number: the installed package's metadata (pyproject.toml's `version`).
+        globals()[name] = _version()
+        return globals()[name]
     if name in _LAKE:
         return getattr(importlib.import_module(".lake", __name__), name)
     if name in _SUBMODULES:
@@ -147,4 +161,19 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from . import v1  # noqa: F401
+    from .appratings import app_ratings_long  # noqa: F401
+    from .catalog import datasets, describe  # noqa: F401
+    from .export import read_parquet, to_csv, to_excel, to_parquet  # noqa: F401
+    from .helpers import (  # noqa: F401
+        analyst_changes,
+        congress_amount_bounds,
+        expand_v1_forecast,
+        insider_groups,
+    )
+    from .interop import to_arrow, to_polars  # noqa: F401
     from .lake import Lake, SyncReport  # noqa: F401
+    from .lookup import search  # noqa: F401
+    from .pit import asof_join, point_in_time  # noqa: F401
+
+    __version__: str
