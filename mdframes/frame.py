@@ -38,6 +38,8 @@ def _bad(ds_name: str, column: str, message: str, samples: Sequence[Any]) -> Res
 
 def _nulls(values: list[Any]) -> list[Any]:
     # "" is how the service writes an absent date (contracts' endDate); treat it as null.
+    if "" not in values:  # one C-level scan; the list is never changed in place
+        return values
     return [None if v == "" else v for v in values]
 
 
@@ -192,6 +194,8 @@ def _strings(values: list[Any]) -> Any:
 
 
 def _cik(values: list[Any]) -> Any:
+    if set(map(type, values)) <= {str, type(None)}:  # text as sent (C-level scan)
+        return _strings(_nulls(values))
     # A number-typed cik would lose its zero padding; restore it.
     out = [
         str(v).zfill(10)
