@@ -1,11 +1,12 @@
 """The loading pipeline, in the order it runs:
 
     plan (params) -> fetch (fetch: page or walk; the client decodes the envelope)
-    -> records (records) -> frame (frame) -> validate (schemas) -> order and attrs
+    -> records (records) -> typed columns (frame) -> validate (schemas) -> order -> frame
 
 :func:`load` is that sequence. Every public loader (:mod:`mdframes.loaders`,
 :mod:`mdframes.v1`) is a thin call into it. A list of symbols is fetched concurrently on the
-client's shared session; the frame is built and validated once for the whole batch. A
+client's shared session; the columns are typed, validated and put in order once for the whole
+batch, as arrays, and the frame is built from them last. A
 response whose data turns out unusable is evicted from the HTTP cache here, in one place, so
 the next call asks the service again.
 """
