@@ -30,7 +30,16 @@ from ..pit import public_times
 from ..registry import REGISTRY
 from .spec import Feature
 
-__all__ = ["Events", "Grid", "compute", "counted_rows", "day_numbers", "evaluate", "last_per_code"]
+__all__ = [
+    "Events",
+    "Grid",
+    "compute",
+    "counted_rows",
+    "day_numbers",
+    "evaluate",
+    "factorized",
+    "last_per_code",
+]
 
 # Day numbers of datetime64[ns] lie within +-106,752; OFF makes them (and a window before
 # them) non-negative, SPAN separates symbols.
@@ -64,14 +73,14 @@ def symbol_codes(
 ) -> np.ndarray:
     """Each value's position in ``symbols`` (-1: none), of the ``rows`` positions only
     (``None``: every row)."""
-    codes, uniques = _factorized(values, rows)
+    codes, uniques = factorized(values, rows)
     where = {s: i for i, s in enumerate(symbols)}
     # One look-up per distinct symbol, not per row.
     lut = [where.get(str(u).strip().upper(), -1) for u in uniques]
     return np.asarray([*lut, -1], dtype=np.int64)[codes]
 
 
-def _factorized(values: pd.Series, rows: np.ndarray | None = None) -> tuple[np.ndarray, Any]:
+def factorized(values: pd.Series, rows: np.ndarray | None = None) -> tuple[np.ndarray, Any]:
     """Codes (-1: missing) and distinct values of a symbol column (of ``rows`` only). A
     category's codes are taken as they are; Arrow-backed text (a lake read's) is taken and
     coded by Arrow, by its runs where rows of a symbol come together (as a read returns

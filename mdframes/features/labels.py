@@ -142,9 +142,9 @@ def _symbol_codes(symbols: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if getattr(symbols.dtype, "storage", None) == "pyarrow" or isinstance(
         symbols.dtype, pd.ArrowDtype
     ):
-        from .engine import _factorized
+        from .engine import factorized
 
-        codes, distinct = _factorized(symbols)
+        codes, distinct = factorized(symbols)
     else:
         codes, distinct = pd.factorize(symbols, use_na_sentinel=True)
     return codes, np.asarray(distinct, dtype=object)
