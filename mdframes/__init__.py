@@ -153,6 +153,14 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(".lake", __name__), name)
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if not name.startswith("__"):
+        # Any other module of the package (md.pit, md.export, ...): they were attributes
+        # when the package imported them at once, and code written then still says so.
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise  # the module exists; something it imports is missing
     raise AttributeError(f"module 'mdframes' has no attribute {name!r}")
 
 

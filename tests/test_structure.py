@@ -7,6 +7,7 @@ import ast
 import importlib
 import inspect
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -546,3 +547,19 @@ def test_the_mode_decision_check_finds_each_kind(tmp_path: Path) -> None:
     )
     found = [hit.split(":")[0] for hit in _mode_decisions(probe)]
     assert sorted(found, key=int) == ["1", "2", "3", "4", "5", "6", "7", "8"]
+
+
+def test_the_package_still_names_its_modules_where_they_now_load_on_first_use() -> None:
+    """``md.pit``, ``md.export``, ...: attributes of the package since it imported them at
+    once; they now load on first use, and code (the docs pages too) still reaches them so. In
+    a fresh interpreter, where no other test has imported them already."""
+    code = (
+        "import mdframes as md\n"
+        "for name in ('registry', 'v1', 'appratings', 'catalog', 'client', 'errors', 'export',\n"
+        "             'helpers', 'interop', 'loaders', 'lookup', 'pit'):\n"
+        "    assert getattr(md, name).__name__ == 'mdframes.' + name, name\n"
+        "assert md.pit.point_in_time is md.point_in_time\n"
+        "assert not hasattr(md, 'no_such_module') and not hasattr(md, '__no_such__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
