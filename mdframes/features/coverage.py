@@ -15,6 +15,7 @@ lake call of its own.
 from __future__ import annotations
 
 import datetime as dt
+import weakref
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -26,7 +27,7 @@ from ..lake.coverage import as_known_at, filled_after
 from ..registry import REGISTRY
 from .spec import Feature
 
-__all__ = ["Coverage", "read_coverage", "window_span"]
+__all__ = ["Coverage", "lake_coverage", "read_coverage", "window_span"]
 
 # Statuses of lake.coverage() that make a symbol a failure of the panel, as they read.
 MISSING: Final = {
@@ -46,6 +47,32 @@ def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.Data
         return None
     table: pd.DataFrame = method(datasets=list(datasets), symbols=list(symbols))
     return table
+
+
+# The last Coverage made from a lake's kept coverage frame: (that frame, weakly; the
+# question; the Coverage). Panels of one universe on an unchanged lake share it.
+_LAST: tuple[weakref.ref[pd.DataFrame], tuple[Any, ...], Coverage] | None = None
+
+
+def lake_coverage(
+    lake: Any, datasets: list[str], symbols: list[str], known_at: Any = None
+) -> Coverage | None:
+    """``Coverage(read_coverage(lake, datasets, symbols), ...)``, made once while the lake
+    keeps the same coverage frame (its state files unchanged, no run open): building it
+    from 500 symbols' rows cost a panel as much as reading a month of its inputs."""
+    global _LAST
+    kept = getattr(lake, "_kept_coverage", None)
+    if not callable(kept):
+        table = read_coverage(lake, datasets, symbols)
+        return None if table is None else Coverage(table, datasets, symbols, known_at)
+    frame: pd.DataFrame = kept(list(datasets), list(symbols))
+    question = (tuple(datasets), tuple(symbols), known_at)
+    last = _LAST
+    if last is not None and last[0]() is frame and last[1] == question:
+        return last[2]
+    made = Coverage(frame, datasets, symbols, known_at)
+    _LAST = (weakref.ref(frame), question, made)
+    return made
 
 
 def window_span(feature: Feature) -> int:

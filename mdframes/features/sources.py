@@ -542,11 +542,10 @@ class LakeSource(Source):
                 )
 
     def coverage(self, datasets: list[str], symbols: list[str], known_at: Any = None) -> Any:
-        from .coverage import Coverage, read_coverage
+        from .coverage import lake_coverage
 
         bases = list(dict.fromkeys(base_name(d) for d in datasets))
-        table = read_coverage(self.lake, bases, symbols)
-        return None if table is None else Coverage(table, bases, symbols, known_at)
+        return lake_coverage(self.lake, bases, symbols, known_at)
 
     def versions(self, datasets: Iterable[str]) -> dict[str, int | None]:
         return table_versions(self.lake, datasets)

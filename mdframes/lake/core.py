@@ -383,6 +383,15 @@ class Lake:
         return coverage_frame(table if at is None else as_known_at(table, at))
 
     @reaching
+    def _kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
+        """``coverage(datasets, symbols)`` as the lake keeps it, not copied: read only. The
+        same object while the state files are unchanged (a panel's coverage is then made
+        once, not per panel)."""
+        from .coverage import coverage
+
+        return coverage(self.tables, datasets, symbols, copy=False)
+
+    @reaching
     def files(self, dataset: str) -> list[str]:
         """The data files of the dataset's current table version (URIs), for engines that
         read Parquet file lists; never double-counts. Globbing the folder is not supported.

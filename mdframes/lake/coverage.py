@@ -79,8 +79,12 @@ def coverage(
     tables: Tables,
     datasets: str | Iterable[str] | None = None,
     symbols: str | Iterable[str] | None = None,
+    *,
+    copy: bool = True,
 ) -> pd.DataFrame:
-    """See :meth:`mdframes.Lake.coverage`."""
+    """See :meth:`mdframes.Lake.coverage`; ``copy=False``: the frame kept for the next
+    same question itself (the caller must not change it), so that a panel can tell by its
+    identity that nothing changed since its last coverage."""
     wanted = None if datasets is None else resolve_datasets(datasets)
     syms = None if symbols is None else normalise_symbols(symbols)
     storage = tables.storage
@@ -102,7 +106,7 @@ def coverage(
         and kept[0] == question
         and all(a is b for a, b in zip(kept[1], memos, strict=True))
     ):
-        return _copied(kept[2])
+        return _copied(kept[2]) if copy else kept[2]
     rows: list[dict[str, Any]] = []
     for ds, memo in zip(wanted, memos, strict=True):
         rows += _dataset_rows(ds, memo, syms, explicit=datasets is not None)
@@ -111,7 +115,7 @@ def coverage(
     if filled:  # rarely any: a window widened backwards or a gap filled
         frame.attrs[FILLED] = filled
     tables.coverage_frame = None if runs else (question, memos, frame)
-    return _copied(frame) if not runs else frame
+    return _copied(frame) if copy and not runs else frame
 
 
 def _copied(frame: pd.DataFrame) -> pd.DataFrame:
