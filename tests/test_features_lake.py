@@ -315,3 +315,24 @@ def test_a_stand_in_lake_without_coverage_is_read_as_before(
     want = md.features.panel(["AAPL"], START, END, FEATURES, source=served["AAPL"])
     pd.testing.assert_frame_equal(got, want)
     assert all(e["uncovered"] == 0 for e in got.attrs["coverage"].values())
+
+
+def test_a_sync_between_two_panels_is_seen_by_the_next(
+    lake_root: Path, server: Sandbox, tmp_path: Path
+) -> None:
+    """A panel's coverage is made once while the lake's state is unchanged (a repeat reuses
+    it): a sync in between is seen by the next panel of the same lake object."""
+    import shutil
+
+    root = tmp_path / "lake"
+    shutil.copytree(lake_root, root)
+    symbols, features = ["AAPL", "IBM"], ["news_count_7d"]
+    with _client(server) as client:
+        lake = md.Lake(root, client=client)
+        for _ in range(2):  # the second answered from the kept coverage: the same failure
+            with pytest.raises(md.NotInLakeError) as caught:
+                md.features.panel(symbols, START, END, features, source=lake)
+            assert caught.value.symbols == ["IBM"]
+        lake.sync("news", ["IBM"], start=FULL[0][0], end=TODAY, progress=False)
+        panel = md.features.panel(symbols, START, END, features, source=lake)
+    assert panel.xs("IBM", level="symbol")["news_count_7d"].notna().all()
