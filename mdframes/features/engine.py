@@ -28,6 +28,7 @@ from pandas.api.types import (
 from ..errors import InvalidParameterError
 from ..pit import public_times
 from ..registry import REGISTRY
+from .reach import feature_columns
 from .spec import Feature
 
 __all__ = [
@@ -375,16 +376,10 @@ def _reads(frame: pd.DataFrame, features: tuple[Feature, ...]) -> list[str] | No
     """The columns of ``frame`` that ``features`` read (their functions' as they declare
     them); ``None``: all of them (a function that does not say, a column the frame lacks:
     its error names the frame's columns)."""
-    names = ["symbol"]
-    for f in features:
-        for spec in (f.value, f.sign, f.where):
-            if isinstance(spec, str):
-                names.append(spec)
-            elif callable(spec):
-                declared = getattr(spec, "columns", None)
-                if declared is None:
-                    return None
-                names += list(declared)
+    named = feature_columns(features)
+    if named is None:
+        return None
+    names = ["symbol", *named]
     if not set(names) <= set(frame.columns):
         return None
     return list(dict.fromkeys(names))

@@ -13,12 +13,13 @@ A panel reads only the columns its features and the point-in-time rules use
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ..registry import REGISTRY
 from .spec import Feature
 
-__all__ = ["Reach", "reaches", "read_columns"]
+__all__ = ["Reach", "feature_columns", "reaches", "read_columns"]
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,26 @@ def read_columns(dataset: str, features: list[Feature]) -> list[str] | None:
     column (a function that does not say what it reads). Names the dataset does not have
     are left out (the engine says which feature asked for them)."""
     ds = REGISTRY[dataset]
-    wanted = ["symbol", ds.anchor, ds.event, ds.deadline.event if ds.deadline else None]
+    named = feature_columns(features)
+    if named is None:
+        return None
+    wanted = ["symbol", ds.anchor, ds.event, ds.deadline.event if ds.deadline else None, *named]
+    known = set(ds.columns)
+    return [c for c in dict.fromkeys(wanted) if c is not None and c in known]
+
+
+def feature_columns(features: Iterable[Feature]) -> list[str] | None:
+    """The columns ``features`` read through their value, sign and where (a function's as
+    it declares them in its ``columns`` attribute), in order, repeats kept; ``None``: a
+    function that does not say what it reads."""
+    names: list[str] = []
     for f in features:
         for spec in (f.value, f.sign, f.where):
             if isinstance(spec, str):
-                wanted.append(spec)
+                names.append(spec)
             elif callable(spec):
                 declared = getattr(spec, "columns", None)
                 if declared is None:
                     return None
-                wanted += list(declared)
-    known = set(ds.columns)
-    return [c for c in dict.fromkeys(wanted) if c is not None and c in known]
+                names += list(declared)
+    return names
