@@ -240,26 +240,28 @@ def finish_hash(digest: Any, y: pd.Series, t1: pd.Series) -> str:
 
 def _put_level(digest: Any, index: pd.MultiIndex, i: int) -> None:
     """Level ``i`` of ``index`` as the column of its values, from the level's own distinct
-    values and the rows' codes (a level holds no missing value: a row's is code -1)."""
-    level, codes = index.levels[i], np.asarray(index.codes[i], dtype=np.int64)
+    values and the rows' codes (a level holds no missing value: a row's is code -1). Each
+    row's bytes are one gather of its code from a table of the level's entries (the table's
+    last entry, which code -1 takes, is the missing value's)."""
+    # numpy gathers with its own index type several times faster than with int8/int16.
+    level, codes = index.levels[i], np.asarray(index.codes[i], dtype=np.intp)
     kind = _canonical_dtype(level.dtype)
+    missing = codes < 0
     if kind == "text":
         # Its texts are not hashed row by row (one per distinct): the entries in use, in
-        # level order, and each code's place among them (a count and a gather).
-        present = codes >= 0
-        used = np.flatnonzero(np.bincount(codes[present], minlength=len(level)))
-        place = np.zeros(len(level), dtype=np.int64)
-        place[used] = np.arange(len(used))
-        coded = (np.where(present, place[np.maximum(codes, 0)], -1), level[used])
-        _put_column(digest, level.name, level, coded)  # the level: its dtype, no row's text
+        # level order, ranked among themselves.
+        counts = np.bincount(codes[~missing] if missing.any() else codes, minlength=len(level))
+        used = np.flatnonzero(counts)
+        ranks = _put_texts(digest, level.name, level[used], missing)
+        table = np.full(len(level) + 1, -1, dtype="<i8")
+        table[used] = ranks[:-1]
+        digest.update(table.take(codes))
     elif kind.startswith("datetime64") and not isinstance(level.dtype, pd.CategoricalDtype):
-        # Each distinct time made canonical once, then gathered by the codes (a row's
-        # time is its level entry's; code -1 is NaT, written as 0 under the mask).
-        missing = codes < 0
-        own = _time_numbers(level)
-        raw = np.where(missing, 0, own[np.maximum(codes, 0)] if len(own) else 0)
+        # Each distinct time made canonical once (code -1 is NaT, written as 0).
+        table = np.zeros(len(level) + 1, dtype="<i8")
+        table[:-1] = _time_numbers(level)
         _put_head(digest, level.name, kind, missing)
-        digest.update(np.ascontiguousarray(raw, dtype="<i8"))
+        digest.update(table.take(codes))
     else:
         _put_column(digest, level.name, index.get_level_values(i))
 
@@ -296,6 +298,27 @@ def _put_head(digest: Any, name: Any, kind: str, missing: np.ndarray) -> None:
     digest.update(np.packbits(missing))
 
 
+def _put_texts(digest: Any, name: Any, distinct: Any, missing: np.ndarray) -> np.ndarray:
+    """A text column's head and its distinct values in code-point order. Returns each
+    value's rank in that order (int64), and -1 appended: the table a row's code (-1 when
+    missing) is taken from."""
+    texts = np.asarray(distinct, dtype=object)
+    if not all(isinstance(v, str) for v in texts):
+        raise InvalidParameterError(
+            f"column {name!r} holds values that are not text; the content hash covers "
+            "numbers, booleans, times and text",
+            parameter="X",
+        )
+    order = np.argsort(texts.astype(str), kind="stable")
+    ranks = np.full(len(order) + 1, -1, dtype="<i8")
+    ranks[order] = np.arange(len(order))
+    _put_head(digest, name, "text", missing)
+    _put_int(digest, len(texts))
+    for text in texts[order]:
+        _put_text(digest, text)
+    return ranks
+
+
 def _time_numbers(values: Any) -> np.ndarray:
     """Times as int64 nanoseconds (UTC when aware); NaT as NaT's number."""
     stamps = pd.DatetimeIndex(values)
@@ -304,41 +327,24 @@ def _time_numbers(values: Any) -> np.ndarray:
     return np.asarray(stamps.as_unit("ns").asi8)
 
 
-def _put_column(digest: Any, name: Any, values: Any, coded: Any = None) -> np.ndarray:
+def _put_column(digest: Any, name: Any, values: Any) -> np.ndarray:
     """One named column: its name, its canonical dtype, its missing-value mask, then its
-    values (missing ones as 0 or the empty text). ``coded``: text's codes and distinct
-    values, where the caller has them. Returns the missing-value mask."""
+    values (missing ones as 0 or the empty text). Returns the missing-value mask."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         values = pd.Index(values).astype(values.dtype.categories.dtype)
     kind = _canonical_dtype(values.dtype)
     # The column's own array: numpy's asarray of a Series asks it for attributes it lacks,
     # and each such question searches its (date, symbol) index for the name as a date.
     array = values.array if isinstance(values, (pd.Series, pd.Index)) else pd.array(values)
-    if coded is not None:
-        missing = np.asarray(coded[0]) < 0
-    else:
-        missing = np.asarray(array.isna(), dtype=bool)
-    _put_head(digest, name, kind, missing)
+    missing = np.asarray(array.isna(), dtype=bool)
     if kind == "text":
         # Distinct texts sorted, then each row's position among them: equal columns give
         # equal bytes whatever their dictionary or level order, in one hashing pass.
-        codes, uniques = coded if coded is not None else pd.factorize(values, use_na_sentinel=True)
-        texts = np.asarray(uniques, dtype=object)
-        if not all(isinstance(v, str) for v in texts):
-            raise InvalidParameterError(
-                f"column {name!r} holds values that are not text; the content hash covers "
-                "numbers, booleans, times and text",
-                parameter="X",
-            )
-        order = np.argsort(texts.astype(str), kind="stable")
-        rank = np.empty(len(order), dtype="<i8")
-        rank[order] = np.arange(len(order))
-        _put_int(digest, len(texts))
-        for text in texts[order]:
-            _put_text(digest, text)
-        raw = np.where(codes < 0, -1, rank[np.maximum(codes, 0)] if len(rank) else -1)
-        digest.update(np.ascontiguousarray(raw, dtype="<i8"))
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        ranks = _put_texts(digest, name, uniques, missing)
+        digest.update(ranks.take(codes))
         return missing
+    _put_head(digest, name, kind, missing)
     if kind.startswith("datetime64"):
         own = _time_numbers(array)
         raw = np.where(missing, 0, own) if missing.any() else own
