@@ -196,7 +196,7 @@ def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
     process and with any supported pandas: text is written as UTF-8 (pandas' ``str`` and
     ``string`` alike), numbers as little-endian bytes, missing values as a mask.
     """
-    return finish_hash(features_digest(X), y, t1)
+    return finish_hash(features_digest(X), labels_part(y, t1))
 
 
 def features_digest(X: pd.DataFrame) -> Any:
@@ -231,10 +231,30 @@ def digest_and_missing(X: pd.DataFrame) -> tuple[Any, dict[Any, np.ndarray]]:
     return digest, missing
 
 
-def finish_hash(digest: Any, y: pd.Series, t1: pd.Series) -> str:
-    """:func:`content_hash` from :func:`features_digest`'s digest: y and t1 added."""
-    _put_column(digest, y.name, y)
-    _put_column(digest, t1.name, t1)
+class _Written:
+    """Stands in for a digest: keeps the bytes written to it, for a digest to take later
+    (a training set makes y's and t1's while X is being hashed)."""
+
+    def __init__(self) -> None:
+        self.parts: list[Any] = []
+
+    def update(self, data: Any) -> None:
+        self.parts.append(data)
+
+
+def labels_part(y: pd.Series, t1: pd.Series) -> _Written:
+    """The bytes of y and t1 in the canonical form, for :func:`finish_hash`."""
+    written = _Written()
+    _put_column(written, y.name, y)
+    _put_column(written, t1.name, t1)
+    return written
+
+
+def finish_hash(digest: Any, tail: _Written) -> str:
+    """:func:`content_hash` from :func:`features_digest`'s digest and :func:`labels_part`'s
+    bytes."""
+    for data in tail.parts:
+        digest.update(data)
     return str(digest.hexdigest())
 
 
