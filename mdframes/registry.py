@@ -133,6 +133,18 @@ class Deadline:
     rule: str
     slack_days: int = 0
 
+    @property
+    def calendar_days(self) -> int:
+        """The most calendar days the deadline can fall after its event (business days
+        with their weekends; a weekend event rolls back to Friday first).
+
+        >>> FORM_4.calendar_days
+        4
+        """
+        if not self.business_days:
+            return self.days
+        return self.days + 2 * (-(-self.days // 5))
+
 
 STOCK_ACT = Deadline(
     "date",
@@ -299,6 +311,21 @@ class Dataset:
             if f.wire == wire or f.name == wire:
                 return f.name
         return None
+
+    @property
+    def read_bound(self) -> str | None:
+        """The column a panel's reads of this dataset are bounded by when it is not the time
+        column: the anchor of a dataset whose rows become public a deadline (or, filed late,
+        any time) after their event, so that a read from a date holds every row public from
+        it and none public long before. ``None``: the time column bounds reads.
+
+        >>> get("insider_trading").read_bound, get("sentiment").read_bound
+        ('filing_date', None)
+        """
+        deadline = self.deadline
+        if deadline is None or not deadline.slack_days or self.anchor is None:
+            return None
+        return self.anchor if self.anchor != self.time_column else None
 
     @property
     def columns(self) -> list[str]:

@@ -36,6 +36,7 @@ from .sources import (
     Source,
     base_name,
     load_start,
+    public_start,
     record_key,
 )
 from .spec import Feature
@@ -629,6 +630,7 @@ def _look_ahead(
                 known_at=ROW if row else cut_known,
                 errors="skip",
                 columns=read_columns(dataset, mine),  # what the features and pit read
+                public_from=public_start(dataset, first_date, lookback),
             )
         data = _Dataset(frame, dataset, readable, row)
         floors = {s: data.first_sync_end(s) for s in readable} if row else {}

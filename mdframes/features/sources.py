@@ -37,6 +37,7 @@ __all__ = [
     "LakeLike",
     "fetch",
     "load_start",
+    "public_start",
     "history_start",
     "base_name",
     "record_key",
@@ -112,6 +113,18 @@ def load_start(dataset: str, start: dt.date, lookback: int | None) -> dt.date | 
         return first
     wanted = start - dt.timedelta(days=lookback + _slack_days(dataset))
     return wanted if first is None else max(wanted, first)
+
+
+def public_start(dataset: str, start: dt.date, lookback: int | None) -> dt.date | None:
+    """The first date a row of ``dataset`` public then or later is needed from, so that
+    every window from ``start`` is complete, where the dataset's reads are bounded by when
+    rows became public (its registry entry's ``read_bound``: a row filed any time after
+    its event is read when it became public in the windows, and none public long before
+    them is). ``None``: the time column bounds the reads (:func:`load_start`), or all
+    history is needed."""
+    if lookback is None or REGISTRY[dataset].read_bound is None:
+        return None
+    return start - dt.timedelta(days=lookback)
 
 
 # How far before a panel's windows a seek for the latest values reads first: a daily
@@ -300,13 +313,17 @@ class Source:
         known_at: Any,
         errors: str,
         columns: Sequence[str] | None = None,
+        public_from: dt.date | None = None,
     ) -> Read:
         """The frame of ``name`` for ``symbols`` from ``start`` (``None``: all history) to
         ``end``, and the symbols that failed (symbol -> error text). ``columns``: those a
-        panel needs (a source that reads columns apart reads only them; ``None``: all)."""
+        panel needs (a source that reads columns apart reads only them; ``None``: all).
+        ``public_from`` (:func:`public_start`): a source that selects rows by when they
+        became public reads those public from then on instead (a lake), else ``start``
+        holds them."""
         if start is not None and start > end:  # wholly before the history: nothing to ask
             return _nothing(name, known_at), {}
-        return self._read(name, symbols, (start, end), known_at, errors, columns)
+        return self._read(name, symbols, (start, end), known_at, errors, columns, public_from)
 
     def _read(
         self,
@@ -316,6 +333,7 @@ class Source:
         known_at: Any,
         errors: str,
         columns: Sequence[str] | None = None,
+        public_from: dt.date | None = None,
     ) -> Read:
         """:meth:`read` of a ``span`` that is not wholly before the history."""
         raise NotImplementedError
@@ -386,6 +404,7 @@ class ServiceSource(Source):
         known_at: Any,
         errors: str,
         columns: Sequence[str] | None = None,
+        public_from: dt.date | None = None,
     ) -> Read:
         from ..loaders import load
 
@@ -456,6 +475,7 @@ class FramesSource(Source):
         known_at: Any,
         errors: str,
         columns: Sequence[str] | None = None,
+        public_from: dt.date | None = None,
     ) -> Read:
         return _from_mapping(self.frames, name), {}
 
@@ -499,6 +519,8 @@ class LakeSource(Source):
     def __init__(self, lake: Any) -> None:
         self.lake = lake
         self.columns = _takes_columns(lake)
+        # md.Lake's (or a pinned one's) read of the rows public from a date (public_start).
+        self.published = _reads_published(lake)
 
     def __reduce__(self) -> Any:
         # A worker opens the lake itself from its root (never its client: no key travels).
@@ -512,6 +534,7 @@ class LakeSource(Source):
         known_at: Any,
         errors: str,
         columns: Sequence[str] | None = None,
+        public_from: dt.date | None = None,
     ) -> Read:
         if not symbols:
             return _nothing(name, known_at), {}
@@ -523,7 +546,12 @@ class LakeSource(Source):
         # Only the columns the features read, where the lake reads columns apart (a view
         # is made from its base dataset's columns: all of them).
         some = {"columns": list(columns)} if columns and base == name and self.columns else {}
-        frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at, **some)
+        if public_from is not None and self.published and base == name:
+            frame = self.lake._read_published(
+                base, symbols, since=public_from, end=end, known_at=known_at, **some
+            )
+        else:
+            frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at, **some)
         frame = _check_frame(base, frame, "the lake")
         return (daily_from_apps(frame) if base != name else frame), {}
 
@@ -638,6 +666,13 @@ class LakeAt:
         frame: pd.DataFrame = self.lake.read(dataset, symbols, **options)
         return frame
 
+    def _read_published(self, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
+        version = self.versions.get(base_name(dataset))
+        if version is not None:
+            options.setdefault("version", version)
+        frame: pd.DataFrame = self.lake._read_published(dataset, symbols, **options)
+        return frame
+
     def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
         kept = self.pinned_coverage
         if kept is not None:
@@ -679,6 +714,15 @@ def _takes_columns(lake: Any) -> bool:
     return any(p.name == "columns" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
+def _reads_published(lake: Any) -> bool:
+    """Whether ``lake`` reads the rows public from a date (``md.Lake``, pinned or not; a
+    stand-in reads by its time column)."""
+    from ..lake import Lake
+
+    inner = lake.lake if isinstance(lake, LakeAt) else lake
+    return isinstance(inner, Lake)
+
+
 def _reopened(spec: Any) -> LakeSource:
     return LakeSource(open_lake(spec))
 
@@ -711,6 +755,7 @@ def fetch(
         # dates). Elsewhere: all history.
         lookback = reach.lookback if isinstance(reach, Reach) else reach
         first = load_start(name, start, lookback)
+        public_from = public_start(name, start, lookback)
         mine = symbols if coverage is None else coverage.readable(name, symbols)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", KnowledgeTimeWarning)
@@ -728,7 +773,14 @@ def fetch(
                 )
             else:
                 frame, failed = source.read(
-                    name, mine, first, end, known_at=known_at, errors=errors, columns=columns
+                    name,
+                    mine,
+                    first,
+                    end,
+                    known_at=known_at,
+                    errors=errors,
+                    columns=columns,
+                    public_from=public_from,
                 )
         for w in caught:  # said once below, for every dataset at once
             if issubclass(w.category, KnowledgeTimeWarning):

@@ -260,6 +260,33 @@ class Lake:
         )
 
     @reaching
+    def _read_published(
+        self,
+        dataset: str,
+        symbols: str | Iterable[str] | None = None,
+        *,
+        since: dt.date,
+        end: DateLike | None = None,
+        known_at: TimeLike | None = None,
+        columns: list[str] | None = None,
+        version: int | None = None,
+    ) -> pd.DataFrame:
+        """A panel's read of a dataset bounded by when its rows became public (its registry
+        entry's ``read_bound``, not the time column): the latest versions public on or after
+        ``since`` with their event up to ``end``; rows public earlier may come too. Internal:
+        :meth:`read` keeps its contract's ``start``/``end`` on the time column."""
+        return read(
+            self.tables,
+            dataset,
+            symbols,
+            end=end,
+            known_at=known_at,
+            columns=columns,
+            version=version,
+            public_from=since,
+        )
+
+    @reaching
     def changes(
         self,
         dataset: str,

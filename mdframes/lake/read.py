@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from ..errors import InvalidParameterError, KnowledgeTimeWarning, LakeDamagedError, warn
 from .frames import to_frame
 from .plan import normalise_symbols, resolve
-from .scan import RowFilter, plain_text
+from .scan import Published, RowFilter, plain_text, time_number
 from .table import DatasetTable, Snapshot, damaged, once_more_if_overtaken
 from .tables import Tables
 
@@ -123,7 +123,12 @@ def _read(
     market: str | None = None,
     region: str | None = None,
     version: int | None = None,
+    public_from: dt.date | None = None,
 ) -> pd.DataFrame:
+    """See :func:`read`. ``public_from`` (internal: a panel's read of a dataset whose reads
+    are bounded by when rows became public, :attr:`~mdframes.registry.Dataset.read_bound`):
+    the latest versions public on or after that date, a null anchor at its legal deadline
+    (rows public earlier may come too), and row groups holding none of them not read."""
     from ..params import to_utc
 
     ds = resolve(dataset)
@@ -143,33 +148,47 @@ def _read(
         raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
     filter_ = _where(store, snap, start, end, known, market, region)
     span = _span(ds.name, manifest, start, end)
+    published = None if public_from is None else _published(ds, manifest, public_from)
     scanned = None if _wholly_outside(ds.name, manifest, snap, start, end) else snap
     # else another program committed: copies are dropped (an earlier version is trusted
     # when the latest is: the lake vouches for its log up to the latest)
     vouching = snap if version is None else store.snapshot()
     trusted = store.trusted(vouching)
-    revised = history or not trusted or store.revised(snap, syms, span)
+    revised = history or not trusted or store.revised(snap, syms, span, published)
     # Rows come in stored order when the version's files hold disjoint symbol ranges (the
     # log's statistics say so) and the row groups read hold ascending ones in each file
     # (theirs), or, where the files overlap, when the row groups read do from file to file
     # (a short window's read often reads one file): no sort, no check then.
     in_files = store.in_stored_order(scanned)
     ordered = (syms is None or syms == sorted(syms)) and (
-        store.groups_in_order(scanned, syms, span, across=not in_files)
+        store.groups_in_order(scanned, syms, span, across=not in_files, published=published)
     )
     # A read neither sorted nor choosing versions needs no identity column it does not
     # return (a news read's urls: most of its decoding).
     needed = _needed(
         wanted, manifest, store.mode.read_meta(revised, history), ordered and not revised
     )
+    if published is not None:  # the columns that say when a row became public
+        rule = ds.deadline.event if ds.deadline is not None else None
+        needed += [c for c in (published.column, rule) if c and c not in needed]
     # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
     # None: no row of the version lies in the range (the log's statistics), none to scan.
-    table = store.scan(scanned, filter=filter_, columns=needed, symbols=syms, coded=True, span=span)
+    table = store.scan(
+        scanned,
+        filter=filter_,
+        columns=needed,
+        symbols=syms,
+        coded=True,
+        span=span,
+        published=published,
+    )
     table = store.without_copies(vouching, table)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
     if not history and revised:
         table = store.mode.latest(table, manifest)  # a filter: the order stays
+    if public_from is not None:  # of the latest versions: a record's versions may differ
+        table = _public_from(table, ds, public_from)
     if not ordered:
         # Files in order each hold each symbol's rows in order (slice after slice when laid
         # out in time slices): ordering the symbols, stably, is enough then.
@@ -184,6 +203,51 @@ def _read(
 
         frame = point_in_time(frame, as_of).reset_index(drop=True)
     return frame
+
+
+def _published(ds: Any, manifest: Any, since: dt.date) -> Published:
+    """The row groups a read of the rows public from ``since`` skips (by the statistics of
+    the dataset's read bound, :attr:`~mdframes.registry.Dataset.read_bound`)."""
+    column = ds.read_bound
+    if column is None or manifest.column(column) is None:
+        raise InvalidParameterError(
+            f"{ds.name} is read by its time column, not by when its rows became public",
+            parameter="public_from",
+        )
+    rule = ds.deadline
+    due = None  # a null anchor's deadline is judged by the time column's statistics
+    if rule is not None and rule.event == manifest.time:
+        due = _first_number(manifest, rule.event, since - dt.timedelta(days=rule.calendar_days))
+    return Published(column, _first_number(manifest, column, since), due)
+
+
+def _first_number(manifest: Any, column: str, day: dt.date) -> int:
+    """The :func:`~.scan.time_number` of ``day``'s first instant in ``column``'s kind."""
+    if manifest.column(column).kind == "timestamp":
+        return int(time_number(dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc)) or 0)
+    return int(time_number(day) or 0)
+
+
+def _public_from(table: pa.Table, ds: Any, since: dt.date) -> pa.Table:
+    """The rows of ``table`` public on or after ``since``: their anchor (the read bound)
+    then or later, or, null, their event no more than the legal deadline's calendar days
+    before (a superset of those whose deadline falls then or later, mdframes.pit)."""
+    column, rule = ds.read_bound, ds.deadline
+    keep = pc.greater_equal(table[column], _day_scalar(table[column].type, since))
+    if rule is not None and rule.event in table.column_names:
+        earliest = since - dt.timedelta(days=rule.calendar_days)
+        due = pc.greater_equal(table[rule.event], _day_scalar(table[rule.event].type, earliest))
+        keep = pc.or_kleene(keep, pc.and_kleene(pc.is_null(table[column]), due))
+    keep = pc.fill_null(keep, False)
+    return table if pc.all(keep).as_py() is not False else table.filter(keep)
+
+
+def _day_scalar(kind: pa.DataType, day: dt.date) -> pa.Scalar:
+    """The first instant of ``day`` as a scalar of ``kind`` (a date, or a time: UTC)."""
+    if pa.types.is_timestamp(kind):
+        at = dt.datetime.combine(day, dt.time(), tzinfo=dt.timezone.utc if kind.tz else None)
+        return pa.scalar(at, type=kind)
+    return pa.scalar(day, type=kind)
 
 
 def _at_version(store: DatasetTable, latest: Snapshot | None, version: Any) -> Snapshot | None:

@@ -23,7 +23,7 @@ from .log import Snapshot
 from .place import TablePlace
 from .sidecar import Sidecar
 
-__all__ = ["Records", "RowFilter", "plain_text"]
+__all__ = ["Records", "RowFilter", "Published", "plain_text"]
 
 # Data files a dataset keeps open for reads: file descriptors are few (256 by default on
 # macOS); a version of more files is read whole through an Arrow dataset, which opens each
@@ -85,20 +85,50 @@ def _all_true(mask: Any) -> bool:
     return mask.null_count == 0 and pc.all(mask).as_py() is not False  # None: no row
 
 
+@dataclass(frozen=True)
+class Published:
+    """A read of the rows public from ``since`` on (a :func:`time_number` of ``column``, the
+    dataset's :attr:`~mdframes.registry.Dataset.read_bound`): a row group whose rows have
+    ``column`` before ``since``, or null with the time column (the deadline's event) before
+    ``due_since`` (their legal deadline before ``since``; None: a null is not judged),
+    holds none of them. It is skipped only when it holds first versions alone
+    (``_version`` 1): a later version skipped could leave an earlier one of its record to
+    stand as the latest; an earlier one skipped never does."""
+
+    column: str
+    since: int
+    due_since: int | None = None
+
+    def skips(self, anchors: tuple[Any, Any, Any], times: tuple[Any, Any], version: Any) -> bool:
+        """Whether a row group of ``anchors`` (least, greatest, null count), ``times`` (the
+        time column's least and greatest) and highest ``version`` (statistics; None:
+        unknown) holds no row this read needs."""
+        _, high, nulls = anchors
+        if high is None or high >= self.since or version != 1:
+            return False
+        if nulls == 0:
+            return True
+        latest = times[1]
+        return self.due_since is not None and latest is not None and latest < self.due_since
+
+
 @dataclass
 class _Groups:
-    """One data file's row groups: symbol ranges, time ranges (as :func:`time_number`s) and
-    highest ``_version`` (statistics)."""
+    """One data file's row groups: symbol ranges, time ranges (as :func:`time_number`s),
+    highest ``_version`` and the read bound's (anchor's) ranges and nulls (statistics)."""
 
     handle: Any  # pyarrow.parquet.ParquetFile, opened once (a listed file never changes)
     names: set[str]
     ranges: list[tuple[Any, Any]]
     versions: list[Any]
     times: list[tuple[Any, Any]]
+    anchors: list[tuple[Any, Any, Any]]
     picked: list[int] = field(default_factory=list)
 
     def pick(self, picked: list[int]) -> _Groups:
-        return _Groups(self.handle, self.names, self.ranges, self.versions, self.times, picked)
+        return _Groups(
+            self.handle, self.names, self.ranges, self.versions, self.times, self.anchors, picked
+        )
 
     def in_order(self) -> bool:
         """Whether the picked row groups (all, when none is picked) hold ascending symbol
@@ -122,9 +152,10 @@ class _Footer:
     ranges: list[tuple[Any, Any]]
     versions: list[Any]
     times: list[tuple[Any, Any]]
+    anchors: list[tuple[Any, Any, Any]]
 
     @classmethod
-    def read(cls, path: str, fs: Any, time: str | None) -> _Footer:
+    def read(cls, path: str, fs: Any, time: str | None, anchor: str | None = None) -> _Footer:
         import pyarrow.parquet as pq
 
         meta = pq.read_metadata(path, filesystem=fs)
@@ -133,11 +164,19 @@ class _Footer:
         symbol = names.index("symbol") if "symbol" in names else -1
         version = names.index("_version") if "_version" in names else -1
         when = names.index(time) if time is not None and time in names else -1
+        bound = names.index(anchor) if anchor is not None and anchor in names else -1
         ranges: list[tuple[Any, Any]] = []
         versions: list[Any] = []
         times: list[tuple[Any, Any]] = []
+        anchors: list[tuple[Any, Any, Any]] = []
         for i in range(meta.num_row_groups):
             group = meta.row_group(i)
+            stats = group.column(bound).statistics if bound >= 0 else None
+            if stats is not None and stats.has_min_max and stats.has_null_count:
+                lo, hi = time_number(stats.min), time_number(stats.max)
+                anchors.append((lo, hi, stats.null_count))
+            else:
+                anchors.append((None, None, None))
             stats = group.column(when).statistics if when >= 0 else None
             if stats is not None and stats.has_min_max:
                 times.append((time_number(stats.min), time_number(stats.max)))
@@ -151,7 +190,7 @@ class _Footer:
             stats = group.column(version).statistics if version >= 0 else None
             versions.append(stats.max if stats is not None and stats.has_min_max else None)
         texts = [f.name for f in schema if pa.types.is_string(f.type)]
-        return cls(meta, texts, set(names), ranges, versions, times)
+        return cls(meta, texts, set(names), ranges, versions, times, anchors)
 
 
 def time_number(value: Any) -> int | None:
@@ -208,6 +247,7 @@ class Records:
         symbols: list[str] | None = None,
         coded: bool = False,
         span: tuple[Any, Any] | None = None,
+        published: Published | None = None,
     ) -> pa.Table:
         """Stored rows of one version (every version of each record), typed by the record.
         Columns the record knows but no row has set come back as nulls. ``filter``: an
@@ -218,7 +258,9 @@ class Records:
         dictionary, for a caller that filters and orders rows before it decodes them
         (:func:`plain_text`): moving codes costs less than moving text. ``span``: the
         least and greatest :func:`time_number` of the dataset's time column that ``filter``
-        keeps (None: no bound), so that row groups wholly outside are not read."""
+        keeps (None: no bound), so that row groups wholly outside are not read.
+        ``published``: row groups of ``symbols`` that hold no row public from a point are
+        not read either (:class:`Published`; the rows of those read are all returned)."""
         manifest = self.sidecar.manifest
         meta = self.place.mode.meta
         full = schema_of(manifest, meta) if manifest is not None else pa.schema([])
@@ -234,7 +276,7 @@ class Records:
             try:
                 if symbols and "symbol" in schema.names:
                     table = self._scan_groups(
-                        snap, schema, symbols, rows or filter, stored, coded, span
+                        snap, schema, symbols, rows or filter, stored, coded, span, published
                     )
                 elif filter is None and len(snap.files) <= _OPEN_FILES:
                     table = self._scan_files(snap, schema, stored, coded)
@@ -296,6 +338,7 @@ class Records:
         stored: list[str],
         coded: bool = False,
         span: tuple[Any, Any] | None = None,
+        published: Published | None = None,
     ) -> pa.Table:
         """The few row groups that may hold ``symbols`` (by their statistics), read directly:
         for a one-symbol read this skips the dataset scanner's set-up, most of its cost. Only
@@ -303,7 +346,7 @@ class Records:
         fields = [
             schema.field(c) for c in [*stored, *(["symbol"] if "symbol" not in stored else [])]
         ]
-        picked = self._picked(snap, symbols, span)
+        picked = self._picked(snap, symbols, span, published)
         parts = _each(
             lambda g: _conform(
                 g.handle.read_row_groups(
@@ -340,6 +383,7 @@ class Records:
         symbols: list[str] | None,
         span: tuple[Any, Any] | None,
         across: bool = False,
+        published: Published | None = None,
     ) -> bool:
         """Whether the row groups a read of ``symbols`` (None: all) over ``span`` reads hold
         ascending symbol ranges file by file (the log tells whether the files do among them):
@@ -353,7 +397,7 @@ class Records:
         if snap is None or not snap.files or (not across and symbols and len(symbols) == 1):
             return True
         try:
-            groups = self._picked(snap, symbols, span) if symbols else self._groups(snap)
+            groups = self._picked(snap, symbols, span, published) if symbols else self._groups(snap)
         except (OSError, pa.ArrowInvalid) as exc:
             raise self.which_damaged(snap, exc) from None
         if not all(g.in_order() for g in groups):
@@ -371,6 +415,7 @@ class Records:
         snap: Snapshot | None,
         symbols: list[str] | None,
         span: tuple[Any, Any] | None = None,
+        published: Published | None = None,
     ) -> bool:
         """Whether some row a read of ``symbols`` (None: all) may see has a second version,
         by statistics alone (row groups for a few symbols, the log's file statistics else).
@@ -380,7 +425,8 @@ class Records:
             return False
         if symbols:
             try:
-                groups = self._picked(snap, symbols, span)  # opens files: missing is damage
+                # Opens files: missing is damage.
+                groups = self._picked(snap, symbols, span, published)
             except (OSError, pa.ArrowInvalid) as exc:
                 raise self.which_damaged(snap, exc) from None
             return any(
@@ -393,11 +439,16 @@ class Records:
         return any(v is None or v > 1 for v in highest)
 
     def _picked(
-        self, snap: Snapshot, symbols: list[str], span: tuple[Any, Any] | None = None
+        self,
+        snap: Snapshot,
+        symbols: list[str],
+        span: tuple[Any, Any] | None = None,
+        published: Published | None = None,
     ) -> list[_Groups]:
-        """Per file, the row groups whose symbol range may hold one of ``symbols`` and whose
-        time range may meet ``span`` (the last answer kept: a read asks more than once)."""
-        key = (snap.version, tuple(snap.files), tuple(symbols), span)
+        """Per file, the row groups whose symbol range may hold one of ``symbols``, whose
+        time range may meet ``span`` and that ``published`` does not skip (the last answer
+        kept: a read asks more than once)."""
+        key = (snap.version, tuple(snap.files), tuple(symbols), span, published)
         last = self._last_picked
         if last is not None and last[0] == key:
             return last[1]
@@ -408,7 +459,12 @@ class Records:
             picked = [
                 i
                 for i, (lo, hi) in enumerate(group.ranges)
-                if _may_hold(wanted, lo, hi) and _may_meet(group.times[i], low, high)
+                if _may_hold(wanted, lo, hi)
+                and _may_meet(group.times[i], low, high)
+                and not (
+                    published is not None
+                    and published.skips(group.anchors[i], group.times[i], group.versions[i])
+                )
             ]
             if picked:
                 out.append(group.pick(picked))
@@ -450,12 +506,15 @@ class Records:
         fs = self.place.storage.fs
         if footer is None:
             manifest = self.sidecar.manifest
-            footer = _Footer.read(path, fs, manifest.time if manifest is not None else None)
+            time = manifest.time if manifest is not None else None
+            footer = _Footer.read(path, fs, time, self.place.ds.read_bound)
         # Text read as its dictionary (see _plain_strings); the footer is parsed once.
         handle = pq.ParquetFile(
             path, filesystem=fs, metadata=footer.meta, read_dictionary=footer.texts or None
         )
-        opened = _Groups(handle, footer.names, footer.ranges, footer.versions, footer.times)
+        opened = _Groups(
+            handle, footer.names, footer.ranges, footer.versions, footer.times, footer.anchors
+        )
         with lock:
             self._handles[uri] = opened
             while len(self._handles) > _OPEN_FILES:

@@ -29,7 +29,7 @@ from .log import Snapshot, TableLog, deltalake_module
 from .modes import Mode
 from .place import TablePlace
 from .repair import Repair
-from .scan import Records
+from .scan import Published, Records
 from .sidecar import Sidecar
 from .storage import Storage
 
@@ -171,11 +171,12 @@ class DatasetTable:
         symbols: list[str] | None,
         span: tuple[Any, Any] | None,
         across: bool = False,
+        published: Published | None = None,
     ) -> bool:
         """Whether the row groups a read of ``symbols`` (None: all) over ``span`` (see
         :meth:`~.scan.Records.scan`) reads are in order within each file (``across``: and
         from one file to the next, see :meth:`~.scan.Records.in_order`)."""
-        return self.records.in_order(snap, symbols, span, across)
+        return self.records.in_order(snap, symbols, span, across, published)
 
     def overtaken(self, exc: LakeDamagedError) -> bool:
         """Whether the data file ``exc`` names is this table's and has left it since (Delta
@@ -195,8 +196,9 @@ class DatasetTable:
         snap: Snapshot | None,
         symbols: list[str] | None,
         span: tuple[Any, Any] | None = None,
+        published: Published | None = None,
     ) -> bool:
-        return self.records.revised(snap, symbols, span)
+        return self.records.revised(snap, symbols, span, published)
 
     def probe(self, uri: str, rows: int | None = None) -> str | None:
         return self.records.probe(uri, rows)

@@ -175,6 +175,10 @@ def insider_history(symbol: str, today: dt.date, count: int | None, anchor: dt.d
         filed = business_days_after(day, r.randint(0, 2))
         if count is not None:  # a sized fixture is wholly filed by its anchor
             filed = min(filed, anchor)
+        quirks, late = _insider_quirks(seed), None
+        if count is None and unit(seed, 6) < LATE_SHARE:
+            late = (day + dt.timedelta(days=380 + int(unit(seed, 7) * 200))).isoformat()
+            quirks += (("late_filing", "filingDate", late),)
         out.append(
             {
                 "date": day.isoformat(),
@@ -192,7 +196,8 @@ def insider_history(symbol: str, today: dt.date, count: int | None, anchor: dt.d
                 ),
                 "cik": p.cik,
                 "_from": filed.isoformat(),
-                "_q": _insider_quirks(seed),
+                "_q": quirks,
+                **({} if late is None else {"_qfrom": (("late_filing", late),)}),
             }
         )
     return newest_first(out, "date", today, count, REGISTRY["insider_trading"])
@@ -218,6 +223,9 @@ def _insider_quirks(seed: int) -> Changes:
     return tuple(out)
 
 
+# The share of Form 4s filed 380 to 580 days late (quirk ``late_filing``): later than the
+# year a load by transaction date reaches back for late filers (registry slack_days).
+LATE_SHARE = 0.05
 UNLISTED_INSIDER_TYPE = "Inheritance"  # a transaction type the spec does not list
 _ACQUIRE = set(INSIDER_GROUPS["acquisition"])
 

@@ -2,8 +2,9 @@
 become visible or change as the clock moves.
 
 Generators write every record with its whole future: private keys (starting with ``_``) say
-from which day the service shows it (``_from``), which values it revises on which later day
-(``_r``) and which live-service quirks touch it (``_q``). :func:`window` (through
+from which day the service shows it (``_from``; ``_qfrom``: another day, with a quirk on),
+which values it revises on which later day (``_r``) and which live-service quirks touch it
+(``_q``). :func:`window` (through
 :func:`materialise`) turns such records into what the service sends on a given day with the
 given quirks switched on, so builders need not know about time or quirks. Also here: the
 default clock, the quirk and bare-list option forms, and the documented revision schedule
@@ -69,6 +70,8 @@ QUIRKS: dict[str, str] = {
     "award_type": "contract awardType / contractAwardType are sometimes non-empty",
     "new_vocabulary": "an insider transaction type outside the spec's list, and a new insider "
     "field (securityTitle)",
+    "late_filing": "now and then an insider files a Form 4 more than a year after the "
+    "transaction (the record is shown from that filing day on)",
 }
 
 
@@ -125,10 +128,17 @@ def bare_list_set(value: bool | Iterable[str] | None) -> frozenset[str]:
     return frozenset(names)
 
 
-def visible(records: Iterable[dict[str, Any]], today_iso: str) -> Iterator[dict[str, Any]]:
-    """The records the service shows on ``today`` (those whose ``_from`` day has come)."""
+def visible(
+    records: Iterable[dict[str, Any]], today_iso: str, quirks: frozenset[str] = frozenset()
+) -> Iterator[dict[str, Any]]:
+    """The records the service shows on ``today`` (those whose ``_from`` day has come; a
+    switched-on quirk's day of ``_qfrom`` instead, where it names one)."""
     for rec in records:
-        if rec.get("_from", "") <= today_iso:
+        since = rec.get("_from", "")
+        for quirk, day in rec.get("_qfrom", ()):
+            if quirk in quirks:
+                since = day
+        if since <= today_iso:
             yield rec
 
 
@@ -159,7 +169,7 @@ def window(
     ds = ctx.ds
     field = field or ds.filter_field or "date"
     today = ctx.today.isoformat()
-    out = list(visible(records, today))
+    out = list(visible(records, today, ctx.quirks))
     listed, delisted = ctx.listed
     lo = max(ctx.start.isoformat() if ctx.start else "", listed.isoformat() if listed else "")
     hi = ctx.end.isoformat() if ctx.end else "9999"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Any
 
 import pytest
 import requests
@@ -385,8 +386,9 @@ def test_the_published_put_call_rows_follow_the_same_arithmetic() -> None:
 
 def test_quirks_are_off_by_default_and_switch_on_one_by_one(http: requests.Session) -> None:
     symbols = ("AAPL", "MSFT", "NVDA", "TSLA", "AMZN", "META", "GOOGL")
-    with Sandbox(today=TODAY) as plain, Sandbox(today=TODAY, quirks=True) as live:
-        assert live.quirks == set(QUIRKS) and plain.quirks == frozenset()
+    wire = set(QUIRKS) - {"late_filing"}  # what a record says; a late filing hides it: below
+    with Sandbox(today=TODAY) as plain, Sandbox(today=TODAY, quirks=wire) as live:
+        assert plain.quirks == frozenset() and Sandbox(quirks=True).quirks == set(QUIRKS)
         nulls = unknown = titled = 0
         for symbol in symbols:
             a = data(plain, http, f"/v2/insider-trading/{symbol}")["transactions"]
@@ -429,6 +431,25 @@ def test_quirks_are_off_by_default_and_switch_on_one_by_one(http: requests.Sessi
         assert switched == awards
         insider = data(plain, http, "/v2/insider-trading/AAPL")["transactions"]
         assert all(r["filingDate"] and "securityTitle" not in r for r in insider)
+        # A Form 4 filed over a year late is shown from its filing day, with that date.
+        since = {"startDate": "2024-12-01", "limit": 1000}
+
+        def every() -> list[dict[str, Any]]:
+            return [
+                r
+                for s in symbols
+                for r in data(plain, http, f"/v2/insider-trading/{s}", **since)["transactions"]
+            ]
+
+        on_time = every()
+        plain.quirks = ["late_filing"]
+        shown = every()
+        lags = [
+            (dt.date.fromisoformat(r["filingDate"]) - dt.date.fromisoformat(r["date"])).days
+            for r in shown
+        ]
+        assert max(lags) > 365 and all(r["filingDate"] <= TODAY.isoformat() for r in shown)
+        assert len(shown) < len(on_time)  # those filed after today are not shown yet
     with pytest.raises(ValueError, match="unknown quirks"):
         Sandbox(quirks=["typo"])
 
