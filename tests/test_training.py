@@ -626,6 +626,74 @@ def test_the_hash_of_an_index_with_unused_reordered_and_missing_entries_is_canon
     ) != ts.content_hash()  # fmt: skip
 
 
+def test_the_bytes_written_here_and_hashed_in_a_thread_give_the_content_hash() -> None:
+    """A training set writes the canonical bytes from its own thread and hashes them in
+    another (small ones handed over together): the same hash as hashing them at once, and a
+    closed hasher frees its thread, abandoned or not."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mdframes.features.trainfile import Hasher, content_hash, write_features, write_labels
+
+    index = pd.MultiIndex(
+        levels=[pd.date_range("2026-01-05", periods=3), pd.Index(["KO", "AAPL"], dtype="string")],
+        codes=[[0, 0, 1, 1, 2, -1], [0, 1, 0, 1, 1, 0]],
+        names=["date", "symbol"],
+    )
+    X = pd.DataFrame(
+        {"a": [1.5, np.nan, -0.0, 2.0, np.nan, 3.0],
+         "n": pd.array([1, None, 3, 0, 5, None], dtype="Int64"),
+         "s": pd.array(["x", None, "é", "x", "b" * 5000, "a"], dtype="string")}, index=index,
+    )  # fmt: skip
+    y = pd.Series([0.1, np.nan, 0.2, 0.3, np.nan, 0.0], index=index, name="fwd_return_1")
+    t1 = pd.Series(pd.to_datetime(["2026-01-13"] * 5 + [None]), index=index, name="t1")
+    expected = canonical_hash(TrainingSet(X, y, t1, {}))
+    assert content_hash(X, y, t1) == expected
+    with ThreadPoolExecutor(1) as pool:
+        hasher = Hasher(pool)
+        missing = write_features(hasher, X)
+        write_labels(hasher, y, t1)
+        assert hasher.hexdigest() == expected
+        assert sorted(missing) == ["a", "n", "s"] and missing["n"].tolist() == [0, 1, 0, 0, 0, 1]
+        abandoned = Hasher(pool)
+        write_features(abandoned, X)
+        abandoned.close(abandon=True)
+        assert pool.submit(lambda: "free").result(timeout=60) == "free"
+
+
+def test_a_set_whose_labels_fail_while_its_rows_are_hashed_raises_and_frees_the_thread() -> None:
+    """The label's prices fail after X's bytes went to the hashing thread: the error comes
+    back (no hang waiting for that thread) and the next set is made as usual."""
+    import threading
+
+    days = [f"{d:%Y-%m-%d}" for d in pd.bdate_range("2026-03-02", "2026-03-31")]
+    bad = _put_call("AAA", days, [100.0] * len(days)).astype({"price": object})
+    bad.loc[3, "price"] = "n/a"
+    outcome: list[BaseException | TrainingSet] = []
+
+    def make(frame: pd.DataFrame) -> None:
+        try:
+            outcome.append(
+                md.features.training_set(
+                    ["AAA"],
+                    "2026-03-02",
+                    "2026-03-31",
+                    ["put_call_ratio_mean_20d"],
+                    source={"put_call_ratio": frame},
+                )  # fmt: skip
+            )
+        except BaseException as exc:
+            outcome.append(exc)
+
+    for frame in (bad, _put_call("AAA", days, [100.0] * len(days))):
+        worker = threading.Thread(target=make, args=(frame,), daemon=True)
+        worker.start()
+        worker.join(timeout=60)
+        assert not worker.is_alive(), "training_set hung after its labels failed"
+    assert isinstance(outcome[0], md.InvalidParameterError), outcome[0]
+    assert "cannot be read" in str(outcome[0])
+    assert isinstance(outcome[1], TrainingSet) and outcome[1].info["content_hash"]
+
+
 def test_a_feature_na_on_most_labelled_rows_warns_once() -> None:
     days = pd.bdate_range("2026-01-01", "2026-06-30")
     prices = pd.concat(

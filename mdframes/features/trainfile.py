@@ -9,8 +9,10 @@ import datetime as dt
 import hashlib
 import json
 import os
+import queue
 import struct
 from collections.abc import Mapping
+from concurrent.futures import Executor, Future
 from typing import Any, Final, cast
 
 import numpy as np
@@ -196,20 +198,71 @@ def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
     process and with any supported pandas: text is written as UTF-8 (pandas' ``str`` and
     ``string`` alike), numbers as little-endian bytes, missing values as a mask.
     """
-    return finish_hash(features_digest(X), labels_part(y, t1))
-
-
-def features_digest(X: pd.DataFrame) -> Any:
-    """The first part of :func:`content_hash`: the digest over its header, X's index and
-    X's columns (a training set hashes them while it computes its labels)."""
-    return digest_and_missing(X)[0]
-
-
-def digest_and_missing(X: pd.DataFrame) -> tuple[Any, dict[Any, np.ndarray]]:
-    """:func:`features_digest`'s digest, and the missing-value mask it wrote of each column
-    that has a missing value (a training set counts its mostly-missing features from them:
-    one ``isna`` per column, not two)."""
     digest = hashlib.sha256(_HASH_HEADER)
+    write_features(digest, X)
+    write_labels(digest, y, t1)
+    return str(digest.hexdigest())
+
+
+class Hasher:
+    """:func:`content_hash` computed beside other work: the canonical bytes are written
+    (:func:`write_features`, :func:`write_labels`) from the caller's thread, which goes on
+    at once, and hashed in order in a thread of ``pool`` (hashlib's SHA-256 releases the GIL
+    on a large buffer; writing the bytes mostly holds it). Without a pool, hashed at once.
+
+    :meth:`close` (idempotent; always, in a ``finally``) lets the thread end: hashing what
+    was written, or with ``abandon`` the rest skipped (the set failed, no hash is wanted).
+    """
+
+    def __init__(self, pool: Executor | None) -> None:
+        self._digest = hashlib.sha256(_HASH_HEADER)
+        self._parts: queue.SimpleQueue[Any] | None = None
+        self._done: Future[None] | None = None
+        self._abandoned = False
+        self._small = bytearray()
+        if pool is not None:
+            self._parts = queue.SimpleQueue()
+            self._done = pool.submit(self._hash_parts, self._parts)
+
+    def update(self, data: Any) -> None:
+        if self._parts is None:
+            self._digest.update(data)
+        elif isinstance(data, bytes) and len(data) < 4096:
+            self._small += data  # names, counts, texts: handed over together
+        else:  # a view or a fresh array: nothing written is changed after
+            self._flush()
+            self._parts.put(data)
+
+    def _flush(self) -> None:
+        if self._small and self._parts is not None:
+            self._parts.put(bytes(self._small))
+            self._small.clear()
+
+    def _hash_parts(self, parts: queue.SimpleQueue[Any]) -> None:
+        while (data := parts.get()) is not None:
+            if not self._abandoned:
+                self._digest.update(data)
+
+    def close(self, abandon: bool = False) -> None:
+        self._abandoned = self._abandoned or abandon
+        if self._parts is not None:
+            self._flush()
+            self._parts.put(None)
+            self._parts = None
+
+    def hexdigest(self) -> str:
+        """The hash of all that was written (waits for the hashing thread)."""
+        self.close()
+        if self._done is not None:
+            self._done.result()
+        return str(self._digest.hexdigest())
+
+
+def write_features(digest: Any, X: pd.DataFrame) -> dict[Any, np.ndarray]:
+    """The first part of :func:`content_hash` after its header: X's index and columns, in
+    canonical bytes to ``digest`` (anything with ``update``). Returns the missing-value mask
+    of each column that has a missing value (a training set counts its mostly-missing
+    features from them: one ``isna`` per column, not two)."""
     # A view without attrs: pandas deep-copies a frame's attrs (a panel's coverage) into
     # every column taken from it, which would cost more than hashing the column.
     X = X.copy(deep=False)
@@ -228,34 +281,13 @@ def digest_and_missing(X: pd.DataFrame) -> tuple[Any, dict[Any, np.ndarray]]:
         mask = _put_column(digest, name, X[name])
         if mask.any():
             missing[name] = mask
-    return digest, missing
+    return missing
 
 
-class _Written:
-    """Stands in for a digest: keeps the bytes written to it, for a digest to take later
-    (a training set makes y's and t1's while X is being hashed)."""
-
-    def __init__(self) -> None:
-        self.parts: list[Any] = []
-
-    def update(self, data: Any) -> None:
-        self.parts.append(data)
-
-
-def labels_part(y: pd.Series, t1: pd.Series) -> _Written:
-    """The bytes of y and t1 in the canonical form, for :func:`finish_hash`."""
-    written = _Written()
-    _put_column(written, y.name, y)
-    _put_column(written, t1.name, t1)
-    return written
-
-
-def finish_hash(digest: Any, tail: _Written) -> str:
-    """:func:`content_hash` from :func:`features_digest`'s digest and :func:`labels_part`'s
-    bytes."""
-    for data in tail.parts:
-        digest.update(data)
-    return str(digest.hexdigest())
+def write_labels(digest: Any, y: pd.Series, t1: pd.Series) -> None:
+    """The rest of :func:`content_hash` after :func:`write_features`: y, then t1."""
+    _put_column(digest, y.name, y)
+    _put_column(digest, t1.name, t1)
 
 
 def _put_level(digest: Any, index: pd.MultiIndex, i: int) -> None:

@@ -28,12 +28,12 @@ from .sources import LakeLike, Source, base_name, resolve_source
 from .spec import Feature, check_errors, check_offset
 from .splits import PurgedSplitter, splitter
 from .trainfile import (
+    Hasher,
     content_hash,
-    digest_and_missing,
     feature_definition,
-    finish_hash,
-    labels_part,
     read_parts,
+    write_features,
+    write_labels,
     write_training_set,
 )
 
@@ -416,36 +416,26 @@ def training_set(
         executor=executor,
     )
 
-    # X is hashed (info["content_hash"]) while the labels are made: SHA-256 runs outside
-    # the GIL, and the hash was a fifth of a training set's own work beside its panel. The
-    # hash's missing-value masks count the mostly-missing features afterwards.
+    # X is hashed (info["content_hash"]) while its labels are made: this thread writes the
+    # canonical bytes (X's, then y's and t1's) and goes on, a thread only hashes them
+    # (SHA-256 runs outside the GIL, and was the largest part of a set's own work beside its
+    # panel). The hash's missing-value masks count the mostly-missing features afterwards.
     with ThreadPoolExecutor(1, thread_name_prefix="mdframes-hash") as pool:
-        hashing = pool.submit(digest_and_missing, X) if threads(2) > 1 else None
-        dates, universe = _grid(cast(pd.MultiIndex, X.index))
-        if len(dates):
-            window = label.price_window(dates, offset)
-            spans = None
-            if label.prices is not None:
-                prices = long_prices(label.prices)
-            else:
-                failed = set(X.attrs.get("failed", {}))
-                usable = [s for s in universe if s not in failed]
-                prices = _default_prices(resolved, usable, window, errors)
-                warn_jumps(prices, PRICE_DATASET)
-                spans = _price_spans(resolved, universe)
-            values, t1_dates = label.compute(dates, universe, offset, prices, spans)
-            t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
-        else:
-            values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
-        y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
-        t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
-        tail = labels_part(y, t1_series)  # while X is hashed: only its SHA-256 is left after
+        hasher = Hasher(pool if threads(2) > 1 else None)
         try:
-            digest, missing = digest_and_missing(X) if hashing is None else hashing.result()
-        except Exception:
-            _warn_mostly_missing(X, y, None)  # the warning comes before the hash's error
-            raise
-        _warn_mostly_missing(X, y, missing)
+            try:
+                missing: dict[Any, np.ndarray] | None = write_features(hasher, X)
+                failure = None
+            except InvalidParameterError as exc:  # a dtype the hash does not cover
+                missing, failure = None, exc
+            dates, universe, y, t1 = _labels(X, label, offset, resolved, errors)
+            _warn_mostly_missing(X, y, missing)  # the warning comes before the hash's error
+            if failure is not None:
+                raise failure
+            write_labels(hasher, y, t1)
+            digest = hasher.hexdigest()
+        finally:
+            hasher.close(abandon=True)
 
     dtypes = X.dtypes  # not a column taken per feature (each a copy of X's attrs)
     info = {
@@ -460,11 +450,35 @@ def training_set(
         "source": resolved.describe(),
         "versions": resolved.versions(_lake_names(datasets)),
         "pinned_at": None if pinned_at is None else pinned_at.isoformat(),
-        "content_hash": finish_hash(digest, tail),
+        "content_hash": digest,
         "mdframes": mdframes.__version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
-    return TrainingSet(X, y, t1_series, info, wanted)
+    return TrainingSet(X, y, t1, info, wanted)
+
+
+def _labels(
+    X: pd.DataFrame, label: ForwardReturn, offset: Any, source: Source, errors: str
+) -> tuple[pd.DatetimeIndex, list[str], pd.Series, pd.Series]:
+    """The panel's dates and symbols, its label ``y`` and the label's end dates ``t1``."""
+    dates, universe = _grid(cast(pd.MultiIndex, X.index))
+    if len(dates):
+        window = label.price_window(dates, offset)
+        spans = None
+        if label.prices is not None:
+            prices = long_prices(label.prices)
+        else:
+            failed = set(X.attrs.get("failed", {}))
+            usable = [s for s in universe if s not in failed]
+            prices = _default_prices(source, usable, window, errors)
+            warn_jumps(prices, PRICE_DATASET)
+            spans = _price_spans(source, universe)
+        values, t1_dates = label.compute(dates, universe, offset, prices, spans)
+        t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
+    else:
+        values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
+    y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
+    return dates, universe, y, pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
 
 
 def _warn_mostly_missing(
