@@ -283,3 +283,52 @@ def _plain_categories(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with categories as text: a read's categories are the values it holds."""
     kinds = frame.select_dtypes("category").columns
     return frame.astype(dict.fromkeys(kinds, object))
+
+
+@pytest.mark.parametrize("state", ["sliced", "sliced-compacted", "old"])
+def test_a_read_of_rows_public_from_a_date_skips_the_slices_filed_before(
+    lakes: dict[str, md.Lake], state: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Congress trades: null disclosure dates (public 45 days after the trade) and revised
+    # records (later versions in the later syncs' files, mixed in when compacted).
+    from mdframes.pit import public_times
+
+    lake = lakes[state]
+    every = lake.read("congress_trades", SYMBOLS)
+    public = public_times(every).dt.date
+    assert every["disclosure_date"].isna().any()
+    counted = _groups_read(monkeypatch)
+    lake.read("congress_trades", SYMBOLS)
+    long_groups = sum(counted)
+    end = dt.date(2026, 9, 20)
+    skipped = False
+    for days in range(0, 200, 3):  # from every few days: each row group's edge is met
+        since = dt.date(2026, 3, 1) + dt.timedelta(days=days)
+        counted.clear()
+        got = lake._read_published("congress_trades", SYMBOLS, since=since, end=end)
+        skipped |= sum(counted) < long_groups
+        wanted = every[(public >= since) & (every["date"].dt.date <= end)].reset_index(drop=True)
+        # The latest versions public from then, those public a little earlier too (a null
+        # anchor's deadline is judged by its calendar days), in the read's order.
+        kept = got[public_times(got).dt.date >= since].reset_index(drop=True)
+        pd.testing.assert_frame_equal(kept, wanted, check_categorical=False, obj=str(since))
+    assert skipped is (state != "old")  # the old layout's row groups span whole histories
+    panel = md.features.panel(SYMBOLS, "2026-09-01", end, ["congress_net_buy_90d"], source=lake)
+    whole = md.features.panel(
+        SYMBOLS, "2026-09-01", end, ["congress_net_buy_90d"], source={"congress_trades": every}
+    )
+    pd.testing.assert_frame_equal(panel, whole)
+
+
+def test_a_row_group_is_skipped_only_when_none_of_its_rows_can_be_public_from_the_date() -> None:
+    from mdframes.lake.scan import Published
+
+    bound = Published("disclosure_date", since=100, due_since=55)  # days; 45-day deadline
+    assert bound.skips((10, 99, 0), (5, 99), 1)
+    assert not bound.skips((10, 100, 0), (5, 99), 1)  # one row public that day
+    # A later version: its record's earlier one, read alone, would stand as the latest.
+    assert not bound.skips((10, 99, 0), (5, 99), 2) and not bound.skips((10, 99, 0), (5, 99), None)
+    # Null anchors: public at their trade's deadline, by the trade dates' statistics.
+    assert bound.skips((10, 99, 3), (5, 54), 1) and not bound.skips((10, 99, 3), (5, 55), 1)
+    assert not Published("filing_date", since=100).skips((10, 99, 3), (5, 20), 1)
+    assert not bound.skips((None, None, None), (5, 20), 1)  # no statistics
