@@ -122,17 +122,45 @@ def factorized(values: pd.Series, rows: np.ndarray | None = None) -> tuple[np.nd
 
 class Grid:
     """The panel's cells. Computed symbol-major, so that the searches' keys come sorted (numpy
-    searches sorted keys much faster); :meth:`panel_order` gives the panel's date-major order."""
+    searches sorted keys much faster); :meth:`panel_order` gives the panel's date-major order.
+
+    A cell's symbol and day are its row and column in a (symbols, dates) table: the engine
+    broadcasts ``date_days`` over the symbols instead of holding two int64 arrays of every
+    cell for the whole panel (``codes`` and ``days`` are made only where asked)."""
 
     def __init__(self, dates: pd.DatetimeIndex, n_symbols: int, max_back: int = 0) -> None:
-        days = day_numbers(dates.to_numpy(dtype="datetime64[ns]"))
+        self.date_days = day_numbers(dates.to_numpy(dtype="datetime64[ns]"))  # one per date
         self.max_back = max_back  # the longest window that will be asked for
         self._keys: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
-        self.n_symbols, self.n_dates = n_symbols, len(days)
-        self.codes = np.repeat(np.arange(n_symbols, dtype=np.int64), len(days))
-        self.days = np.tile(days, n_symbols)
-        self.size = len(self.codes)
+        self.n_symbols, self.n_dates = n_symbols, len(self.date_days)
+        self.size = n_symbols * self.n_dates
+        self._codes: np.ndarray | None = None
+        self._days: np.ndarray | None = None
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Each cell's symbol position (symbol-major)."""
+        with self._lock:
+            if self._codes is None:
+                self._codes = np.repeat(np.arange(self.n_symbols, dtype=np.int64), self.n_dates)
+            return self._codes
+
+    @property
+    def days(self) -> np.ndarray:
+        """Each cell's day number (symbol-major)."""
+        with self._lock:
+            if self._days is None:
+                self._days = np.tile(self.date_days, self.n_symbols)
+            return self._days
+
+    def per_symbol(self, values: np.ndarray) -> np.ndarray:
+        """One value per symbol repeated over its cells."""
+        return np.repeat(values, self.n_dates)
+
+    def table(self, values: np.ndarray) -> np.ndarray:
+        """Symbol-major cell values as a (symbols, dates) view."""
+        return values.reshape(self.n_symbols, self.n_dates)
 
     def keys(self, back: int = 0) -> np.ndarray:
         """Sort keys of (symbol, D - back): rows up to and including that day sort before.
@@ -140,7 +168,9 @@ class Grid:
         threads that share the grid."""
         with self._lock:
             if back not in self._keys:
-                self._keys[back] = self.codes * SPAN + np.maximum(self.days - back + OFF, 0)
+                symbol = np.arange(self.n_symbols, dtype=np.int64)[:, None] * SPAN
+                day = np.maximum(self.date_days - back + OFF, 0).astype(np.int64)
+                self._keys[back] = (symbol + day[None, :]).ravel()
             return self._keys[back]
 
     def panel_order(self, values: np.ndarray) -> np.ndarray:
@@ -289,7 +319,10 @@ class Events:
     def first(self, grid: Grid) -> np.ndarray:
         """For each cell (g, D): the position of symbol g's first row."""
         if self._first is None:
-            self._first = self.starts[grid.codes]
+            starts = self.starts[:-1]
+            if len(self.codes) < 2**31:  # positions fit 32 bits: half the cached array
+                starts = starts.astype(np.int32)
+            self._first = grid.per_symbol(starts)
         return self._first
 
     def _tie(self, keep: np.ndarray | slice) -> np.ndarray | None:
@@ -312,7 +345,10 @@ class Events:
                 self._ends[back] = np.searchsorted(self._keys, grid.keys(back), side="right")
             else:
                 base, span, totals = table
-                self._ends[back] = totals[grid.codes * span + (grid.days - back - base)]
+                # Row g of the (symbol, day) table at each date's column: no index array
+                # of every cell.
+                at = grid.date_days - back - base
+                self._ends[back] = totals.reshape(grid.n_symbols, span)[:, at].ravel()
         return self._ends[back]
 
     def _table(self, grid: Grid) -> tuple[int, int, np.ndarray] | None:
@@ -320,8 +356,8 @@ class Events:
         number of rows sorted up to the end of day D of symbol g, which is what a search
         would find. Cheaper than searching when the days are not many more than the cells."""
         if self._dense is None:
-            base = int(grid.days.min()) - grid.max_back - 1  # day ``base`` holds all earlier
-            span = int(grid.days.max()) - base + 1
+            base = int(grid.date_days.min()) - grid.max_back - 1  # ``base`` holds all earlier
+            span = int(grid.date_days.max()) - base + 1
             size = grid.n_symbols * span
             if size > max(DENSE_PER_CELL * grid.size, DENSE_CELLS):
                 self._dense = (0, 0, np.empty(0, dtype=np.int64))
@@ -527,10 +563,11 @@ def window_sums(
         totals = np.concatenate([[0], np.cumsum(vals)])
         return totals[b] - totals[a]
     padded = _symbol_totals(vals, codes, grid.n_symbols)
-    at = b + grid.codes
-    out = padded[at]
-    np.add(a, grid.codes, out=at)
-    out -= padded[at]
+    shift = np.arange(grid.n_symbols, dtype=np.int64)[:, None]  # symbol g's g places
+    at = grid.table(b) + shift
+    out = padded[at.ravel()]
+    np.add(grid.table(a), shift, out=at)
+    out -= padded[at.ravel()]
     return out
 
 
@@ -591,7 +628,8 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
         ok = has_now
         if n is not None:
             last = b - 1 if rows is None else rows[b - 1]
-            ok &= events.days[last] > grid.days - n
+            recent = grid.table(events.days[last]) > (grid.date_days - n)[None, :]
+            ok &= recent.ravel()
         return finish_values(feature, grid, vals[b - 1], ~ok, is_int)
     a = first if n is None else position(events.ends(grid, n))
     counts = b - a
@@ -621,6 +659,7 @@ def result_dtype(feature: Feature, is_int: bool) -> str:
 def finish_values(
     feature: Feature, grid: Grid, values: np.ndarray, missing: np.ndarray, is_int: bool
 ) -> Any:
+    given = values
     ordered = grid.panel_order(values)
     missing = grid.panel_order(missing) if missing.any() else np.zeros(len(values), dtype=bool)
     if result_dtype(feature, is_int) == "float64":
@@ -637,5 +676,10 @@ def finish_values(
                 f"feature {feature.name!r}: dtype='Int64' but its values are not whole numbers",
                 parameter="dtype",
             )
-    ints = np.where(missing, 0, values).astype(np.int64)
+        ints = np.where(missing, 0, values).astype(np.int64, copy=False)
+    else:
+        # The panel-order copy becomes the column itself (one array of the panel, not three).
+        own = values.dtype == np.int64 and not np.may_share_memory(values, given)
+        ints = values if own else values.astype(np.int64)
+        ints[missing] = 0
     return pd.arrays.IntegerArray(ints, np.ascontiguousarray(missing))
