@@ -542,6 +542,16 @@ class LakeSource(Source):
         if isinstance(known_at, str) and known_at == ROW:
             frame = self.lake.read(base, symbols, start=start, end=end, history=True)
             frame = _check_frame(base, frame, "the lake")
+            if public_from is not None and self.published and base == name and start:
+                # Every version from the slack before the windows, as before, and those of
+                # records public in the windows whose event is older still (filed late).
+                late = self.lake._read_published(
+                    base, symbols, since=public_from, end=start - _DAY, history=True
+                )
+                if len(late):
+                    both = pd.concat([_check_frame(base, late, "the lake"), frame])
+                    both.attrs = frame.attrs
+                    frame = both.reset_index(drop=True)
             return (daily_versions(frame) if base != name else frame), {}
         # Only the columns the features read, where the lake reads columns apart (a view
         # is made from its base dataset's columns: all of them).
@@ -700,6 +710,7 @@ def _reopened_at(spec: Any, versions: Any, coverage: Any, at: Any) -> LakeAt:
     return LakeAt(open_lake(spec), versions, coverage=coverage, at=at)
 
 
+_DAY: Final = dt.timedelta(days=1)
 _PIN_TRIES: Final = 20  # syncs committing between a version and coverage read: read again
 
 

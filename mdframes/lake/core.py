@@ -270,10 +270,12 @@ class Lake:
         known_at: TimeLike | None = None,
         columns: list[str] | None = None,
         version: int | None = None,
+        history: bool = False,
     ) -> pd.DataFrame:
         """A panel's read of a dataset bounded by when its rows became public (its registry
         entry's ``read_bound``, not the time column): the latest versions public on or after
-        ``since`` with their event up to ``end``; rows public earlier may come too. Internal:
+        ``since`` with their event up to ``end``; rows public earlier may come too.
+        ``history``: every version of the records one version of which is. Internal:
         :meth:`read` keeps its contract's ``start``/``end`` on the time column."""
         return read(
             self.tables,
@@ -283,6 +285,7 @@ class Lake:
             known_at=known_at,
             columns=columns,
             version=version,
+            history=history,
             public_from=since,
         )
 

@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -188,7 +189,7 @@ def _read(
     if not history and revised:
         table = store.mode.latest(table, manifest)  # a filter: the order stays
     if public_from is not None:  # of the latest versions: a record's versions may differ
-        table = _public_from(table, ds, public_from)
+        table = _public_from(table, ds, public_from, manifest if history else None)
     if not ordered:
         # Files in order each hold each symbol's rows in order (slice after slice when laid
         # out in time slices): ordering the symbols, stably, is enough then.
@@ -228,10 +229,12 @@ def _first_number(manifest: Any, column: str, day: dt.date) -> int:
     return int(time_number(day) or 0)
 
 
-def _public_from(table: pa.Table, ds: Any, since: dt.date) -> pa.Table:
+def _public_from(table: pa.Table, ds: Any, since: dt.date, whole: Any = None) -> pa.Table:
     """The rows of ``table`` public on or after ``since``: their anchor (the read bound)
     then or later, or, null, their event no more than the legal deadline's calendar days
-    before (a superset of those whose deadline falls then or later, mdframes.pit)."""
+    before (a superset of those whose deadline falls then or later, mdframes.pit).
+    ``whole`` (the manifest; every version read): every version of a record one of whose
+    versions is (an amended anchor: the earlier version alone would never be superseded)."""
     column, rule = ds.read_bound, ds.deadline
     keep = pc.greater_equal(table[column], _day_scalar(table[column].type, since))
     if rule is not None and rule.event in table.column_names:
@@ -239,7 +242,15 @@ def _public_from(table: pa.Table, ds: Any, since: dt.date) -> pa.Table:
         due = pc.greater_equal(table[rule.event], _day_scalar(table[rule.event].type, earliest))
         keep = pc.or_kleene(keep, pc.and_kleene(pc.is_null(table[column]), due))
     keep = pc.fill_null(keep, False)
-    return table if pc.all(keep).as_py() is not False else table.filter(keep)
+    if pc.all(keep).as_py() is not False:
+        return table
+    if whole is not None and table.num_rows:
+        from .versions import record_numbers
+
+        records = record_numbers(table, whole)
+        mask = np.isin(records, records[keep.to_numpy(zero_copy_only=False)])
+        return table.filter(pa.array(mask))
+    return table.filter(keep)
 
 
 def _day_scalar(kind: pa.DataType, day: dt.date) -> pa.Scalar:

@@ -300,6 +300,14 @@ def _taken(column: pa.ChunkedArray, rows: np.ndarray) -> pa.Array | pa.ChunkedAr
     return pa.concat_arrays(parts) if parts else pa.array([], type=plain)
 
 
+def record_numbers(table: pa.Table, manifest: Manifest) -> np.ndarray:
+    """One integer per record (its identity and ``_n``) for each row of ``table``: the
+    versions of a record share it."""
+    return _group_ids(
+        pa.table({p.label: p.values(table) for p in _identity_parts(table, manifest)})
+    )
+
+
 def _group_ids(ident: pa.Table) -> np.ndarray:
     """One integer per distinct identity among a few rows (a missing value, NaN included,
     is a value of its own)."""
