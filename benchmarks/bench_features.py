@@ -680,20 +680,35 @@ def dict_part(args: argparse.Namespace) -> None:
     def build() -> pd.DataFrame:
         return md.features.panel(symbols, START, END, source=frames)
 
+    cpu: dict[str, list[float]] = {"panel": [], "training": []}  # process CPU, every thread
+
+    def timed(name: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+        def run() -> Any:
+            started = time.process_time()
+            out = fn()
+            cpu[name].append(time.process_time() - started)
+            return out
+
+        return run
+
     with tempfile.TemporaryDirectory() as tmp:
         for name, frame in frames.items():
             frame.to_parquet(Path(tmp) / f"{name}.parquet")
         times = rounds(
             {
-                "panel": build,
+                "panel": timed("panel", build),
                 "read": lambda: {n: pd.read_parquet(Path(tmp) / f"{n}.parquet") for n in frames},
                 "3 months": lambda: md.features.panel(symbols, short_start, END, source=frames),
-                "training": lambda: md.features.training_set(
-                    symbols, START, END, source=frames, label=label
+                "training": timed(
+                    "training",
+                    lambda: md.features.training_set(
+                        symbols, START, END, source=frames, label=label
+                    ),
                 ),
             },
             args.repeat,
         )
+    cpu = {name: values[-args.repeat :] for name, values in cpu.items()}  # no warm-up
     panel_s = statistics.median(times["panel"])
 
     sample = symbols[:: max(1, len(symbols) // args.sample)][: args.sample]
@@ -716,6 +731,8 @@ def dict_part(args: argparse.Namespace) -> None:
     print(f"panel / read inputs        {ratio_text(times, 'panel', 'read', 'goal <= 1x')}")
     print(f"3-month / 24-month panel   {ratio_text(times, '3 months', 'panel', 'goal <= 0.3x')}")
     print(f"training set / panel       {ratio_text(times, 'training', 'panel', 'goal <= 1.2x')}")
+    print(f"  in CPU time              {ratio_text(cpu, 'training', 'panel')}")
+    print(f"  load average             {os.getloadavg()[0]:.1f}")
     print(f"panel peak memory          {peak / 2**20:8.0f} MiB (tracemalloc); process peak RSS {rss:.0f} MiB")  # fmt: skip
 
 
