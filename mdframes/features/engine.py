@@ -563,14 +563,20 @@ def window_sums(
         totals = np.concatenate([[0], np.cumsum(vals)])
         return totals[b] - totals[a]
     padded = _symbol_totals(vals, codes, grid.n_symbols)
-    shift = np.arange(grid.n_symbols, dtype=np.int64)[:, None]  # symbol g's g places
-    at = grid.table(b) + shift
-    out = padded[at.ravel()]
-    np.add(grid.table(a), shift, out=at)
-    out -= padded[at.ravel()]
+    # Symbol g's totals sit g places on; a block of symbols at a time, so that the positions
+    # and the gathered totals are the block's size, not the panel's.
+    out = np.empty(grid.size)
+    table, ends, starts = grid.table(out), grid.table(b), grid.table(a)
+    step = max(1, CELL_BLOCK // max(grid.n_dates, 1))
+    for lo in range(0, grid.n_symbols, step):
+        hi = min(lo + step, grid.n_symbols)
+        shift = np.arange(lo, hi, dtype=np.int64)[:, None]
+        np.subtract(padded[ends[lo:hi] + shift], padded[starts[lo:hi] + shift], out=table[lo:hi])
     return out
 
 
+# Cells per block of a window's sums (window_sums): its positions and gathered totals.
+CELL_BLOCK = 1 << 16
 # Rows per grouped running total: the grouping's own arrays (its copy of the values, the
 # group numbers, the result) stay this size instead of the dataset's.
 SUM_BLOCK = 1 << 18
@@ -602,7 +608,11 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
     agg, n = feature.agg, feature.days
     # Positions among all rows -> positions among the rows that count for this feature
     # (the same positions when every row counts, the common case).
-    counted = None if valid is None else np.concatenate([[0], np.cumsum(valid)])
+    counted = None
+    if valid is not None:
+        # In 32 bits where the rows allow: the positions gathered from it are panel-sized.
+        counted = np.zeros(len(valid) + 1, dtype=np.int32 if len(valid) < 2**31 else np.int64)
+        np.cumsum(valid, out=counted[1:])
 
     def position(ends: np.ndarray) -> np.ndarray:
         return ends if counted is None else counted[ends]
@@ -612,35 +622,41 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
     rows = None if valid is None else np.flatnonzero(valid)
     if rows is not None:
         vals = vals[rows]
-    first = position(events.first(grid))
+    # Each panel-sized array is made where this aggregation needs it only: a windowed sum
+    # or count never needs a symbol's first row.
     b = position(events.ends(grid))
-    has_now = b > first
     if agg == "change":
+        first = position(events.first(grid))
         prior = position(events.ends(grid, n or 0))
-        ok = has_now & (prior > first)
+        ok = b > first
+        ok &= prior > first
+        del first
         if not len(vals):
             return finish_values(feature, grid, np.zeros(grid.size), ~ok, False)
         out = vals[b - 1].astype("float64") - vals[prior - 1].astype("float64")
         return finish_values(feature, grid, out, ~ok, False)
     if agg == "last":
+        ok = b > position(events.first(grid))
         if not len(vals):
-            return finish_values(feature, grid, np.zeros(grid.size, np.int64), ~has_now, is_int)
-        ok = has_now
+            return finish_values(feature, grid, np.zeros(grid.size, np.int64), ~ok, is_int)
         if n is not None:
             last = b - 1 if rows is None else rows[b - 1]
             recent = grid.table(events.days[last]) > (grid.date_days - n)[None, :]
             ok &= recent.ravel()
         return finish_values(feature, grid, vals[b - 1], ~ok, is_int)
-    a = first if n is None else position(events.ends(grid, n))
-    counts = b - a
+    a = position(events.first(grid) if n is None else events.ends(grid, n))
     nothing_missing = np.zeros(grid.size, dtype=bool)
     if agg == "count":
-        return finish_values(feature, grid, counts, nothing_missing, True)
+        return finish_values(feature, grid, b - a, nothing_missing, True)
     codes = events.codes if rows is None else events.codes[rows]
     sums = window_sums(vals, codes, a, b, grid)
     if agg == "sum":
         return finish_values(feature, grid, sums, nothing_missing, is_int)
     means = sums if sums.dtype == np.float64 else sums.astype("float64")  # sums is ours
+    # b is this feature's own array where gathered from ``counted`` (else the dataset's
+    # cached ends, left as they are).
+    counts = np.subtract(b, a, out=b) if counted is not None else b - a
+    del a, b
     with np.errstate(invalid="ignore", divide="ignore"):
         np.divide(means, counts, out=means)
     return finish_values(feature, grid, means, counts == 0, False)
