@@ -11,8 +11,9 @@ import json
 import os
 import queue
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
+from functools import partial
 from typing import Any, Final, cast
 
 import numpy as np
@@ -233,6 +234,14 @@ class Hasher:
             self._flush()
             self._parts.put(data)
 
+    def update_later(self, make: Callable[[], np.ndarray]) -> None:
+        """Hash the array ``make()`` returns, made in the hashing thread when there is one."""
+        if self._parts is None:
+            self._digest.update(_little(make()))
+        else:
+            self._flush()
+            self._parts.put(make)
+
     def _flush(self) -> None:
         if self._small and self._parts is not None:
             self._parts.put(bytes(self._small))
@@ -241,7 +250,7 @@ class Hasher:
     def _hash_parts(self, parts: queue.SimpleQueue[Any]) -> None:
         while (data := parts.get()) is not None:
             if not self._abandoned:
-                self._digest.update(data)
+                self._digest.update(_little(data()) if callable(data) else data)
 
     def close(self, abandon: bool = False) -> None:
         self._abandoned = self._abandoned or abandon
@@ -379,6 +388,20 @@ def _time_numbers(values: Any) -> np.ndarray:
     return np.asarray(stamps.as_unit("ns").asi8)
 
 
+def _zeroed(own: np.ndarray, missing: np.ndarray) -> np.ndarray:
+    return np.where(missing, own.dtype.type(0), own) if missing.any() else own
+
+
+def _booleans(values: Any) -> np.ndarray:
+    return np.asarray(pd.array(values, dtype="boolean").to_numpy(dtype="u1", na_value=0))
+
+
+def _little(raw: np.ndarray) -> Any:
+    """The array's own buffer when it is contiguous and little-endian (hashlib reads it
+    without a copy of its bytes)."""
+    return np.ascontiguousarray(raw, dtype=raw.dtype.newbyteorder("<"))
+
+
 def _put_column(digest: Any, name: Any, values: Any) -> np.ndarray:
     """One named column: its name, its canonical dtype, its missing-value mask, then its
     values (missing ones as 0 or the empty text). Returns the missing-value mask."""
@@ -397,18 +420,21 @@ def _put_column(digest: Any, name: Any, values: Any) -> np.ndarray:
         digest.update(ranks.take(codes))
         return missing
     _put_head(digest, name, kind, missing)
+    # The values as made by ``make`` (a copy where a missing value is written as 0): made in
+    # a Hasher's thread when hashed there, so that no copy waits in its queue.
+    make: Callable[[], np.ndarray]
     if kind.startswith("datetime64"):
-        own = _time_numbers(array)
-        raw = np.where(missing, 0, own) if missing.any() else own
+        make = partial(_zeroed, _time_numbers(array), missing)
     elif pd.api.types.is_bool_dtype(values.dtype):
-        raw = pd.array(values, dtype="boolean").to_numpy(dtype="u1", na_value=0)
+        make = partial(_booleans, values)
     else:
         numpy_dtype = np.dtype(str(values.dtype).lower())  # Int64 -> int64, Float64 -> float64
         if values.dtype == numpy_dtype:  # numpy's own numbers: no copy without a missing one
-            own = array.to_numpy()
-            raw = np.where(missing, own.dtype.type(0), own) if missing.any() else own
+            make = partial(_zeroed, array.to_numpy(), missing)
         else:
-            raw = array.to_numpy(dtype=numpy_dtype, na_value=0)
-    # The array's own buffer is hashed (hashlib reads it without a copy of its bytes).
-    digest.update(np.ascontiguousarray(raw, dtype=raw.dtype.newbyteorder("<")))
+            make = partial(array.to_numpy, dtype=numpy_dtype, na_value=0)
+    if isinstance(digest, Hasher):
+        digest.update_later(make)
+    else:
+        digest.update(_little(make()))
     return missing
