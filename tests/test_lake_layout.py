@@ -332,3 +332,26 @@ def test_a_row_group_is_skipped_only_when_none_of_its_rows_can_be_public_from_th
     assert bound.skips((10, 99, 3), (5, 54), 1) and not bound.skips((10, 99, 3), (5, 55), 1)
     assert not Published("filing_date", since=100).skips((10, 99, 3), (5, 20), 1)
     assert not bound.skips((None, None, None), (5, 20), 1)  # no statistics
+
+
+def test_a_category_column_reads_as_its_vocabulary_values_outside_it_appended() -> None:
+    import pyarrow as pa
+
+    from mdframes.lake.frames import to_frame
+    from mdframes.lake.layout import Column, Manifest
+
+    manifest = Manifest(
+        "x", "window", ["symbol"], None, [Column("kind", "category", ["Purchase", "Sale"])]
+    )
+    values = ["Sale", None, "Purchase", "Sale"]
+    for coded in (False, True):  # text as read, or still as its dictionary
+        column = pa.array(values).dictionary_encode() if coded else pa.array(values)
+        frame = to_frame(pa.table({"kind": column}), manifest)
+        expected = pd.Categorical(values, categories=["Purchase", "Sale"])
+        pd.testing.assert_series_equal(frame["kind"], pd.Series(expected, name="kind"))
+    frame = to_frame(pa.table({"kind": pa.array(["Sale", "Gift", "Award", None])}), manifest)
+    assert list(frame["kind"].cat.categories) == ["Purchase", "Sale", "Award", "Gift"]
+    assert frame["kind"].tolist()[:3] == ["Sale", "Gift", "Award"]
+    assert pd.isna(frame["kind"].iloc[3])
+    empty = to_frame(pa.table({"kind": pa.array([], pa.string())}), manifest)
+    assert list(empty["kind"].cat.categories) == ["Purchase", "Sale"]
