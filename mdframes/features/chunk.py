@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._memory import give_back
+from .._memory import give_back, give_back_arrow
 from .._threads import threads
 from ..errors import (
     DataQualityWarning,
@@ -206,9 +206,11 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
 
     relied: dict[str, tuple[int | None, int]] = {}
 
-    def one_dataset(name: str, inputs: pd.DataFrame) -> dict[str, Any]:
-        out = dataset_columns(name, inputs)
-        give_back()  # the engine's arrays are gone: their pages serve the next read too
+    def one_dataset(name: str, held: list[pd.DataFrame]) -> dict[str, Any]:
+        # The inputs come in a list emptied here: no caller's reference (an executor's work
+        # item keeps its arguments until it ends) keeps them past their features.
+        out = dataset_columns(name, held.pop())
+        give_back()  # the engine's arrays and the inputs are gone: their pages go back
         return out
 
     def dataset_columns(name: str, inputs: pd.DataFrame) -> dict[str, Any]:
@@ -245,16 +247,24 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
                 failed[name] = bad
                 if running is not None:
                     columns.update(running.result())
-                running = pool.submit(context().run, one_dataset, name, inputs)
+                    # The inputs were read here and freed in the worker: Arrow's allocator
+                    # takes back their pages from this thread only, before the next read
+                    # (a 2,000-symbol sentiment read's ~50 MiB stayed through the next
+                    # dataset's engine).
+                    give_back_arrow()
+                held = [inputs]
                 del inputs
+                running = pool.submit(context().run, one_dataset, name, held)
+                del held
             if running is not None:
                 columns.update(running.result())
             del running
     elif request.source.overlaps:  # one thread (a chunk's share of its machine): in turn
         for name, inputs, bad in reads:
             failed[name] = bad
-            columns.update(one_dataset(name, inputs))
+            held = [inputs]
             del inputs
+            columns.update(one_dataset(name, held))
     else:
         frames: dict[str, pd.DataFrame] = {}
         for name, inputs, bad in reads:
@@ -262,7 +272,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
 
         def next_dataset(name: str) -> dict[str, Any]:
             # The dataset's inputs leave the dict: freed as soon as its features are done.
-            return one_dataset(name, frames.pop(name))
+            return one_dataset(name, [frames.pop(name)])
 
         # Datasets are independent, and numpy releases the GIL in its sorts, searches and
         # gathers: a thread per core computes them side by side (the same result in any
