@@ -195,7 +195,15 @@ class Mode:
         keys = [k for k, _ in self.sort_keys(manifest) if k in table.column_names]
         if by_symbol and "symbol" in keys:
             keys = keys[: keys.index("symbol") + 1]
-        ranked = symbols is not None and len(symbols) > 1 and "symbol" in keys
+        # Symbols asked in sorted order (a read's rows hold only those) are ranked by their
+        # text, as without a list: no lookup of every row's symbol among them (a panel
+        # asks its symbols sorted; 1.4 ms of a 76k-row read).
+        ranked = (
+            symbols is not None
+            and len(symbols) > 1
+            and "symbol" in keys
+            and any(a > b for a, b in zip(symbols, symbols[1:], strict=False))
+        )
         if ranked:
             rank = pc.index_in(table["symbol"], value_set=pa.array(list(symbols or ())))
             table = table.append_column("__rank", rank)
