@@ -56,6 +56,21 @@ def frames(server: Sandbox) -> dict[str, pd.DataFrame]:
     return out
 
 
+def test_windows_a_symbol_at_a_time_one_symbol_and_one_date_match_brute_force(
+    frames: dict[str, pd.DataFrame], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine gathers a window's sums a block of symbols at a time and makes an Int64
+    column in its panel-order copy: one symbol per block, a one-symbol panel and a one-date
+    panel (where that copy is a view of the engine's array) give the brute force's values."""
+    from mdframes.features import engine
+
+    monkeypatch.setattr(engine, "CELL_BLOCK", 1)  # one symbol per block
+    names = [n for n, (_, agg, _) in DEFINITIONS.items() if agg in ("sum", "mean", "count")]
+    for symbols, first in ((SYMBOLS, START), (SYMBOLS[:1], START), (SYMBOLS, END)):
+        got = md.features.panel(symbols, first, END, names, source=frames)
+        assert_matches(got, reference(frames, symbols, pd.bdate_range(first, END), names))
+
+
 def assert_matches(got: pd.DataFrame, want: pd.DataFrame) -> None:
     assert got.index.equals(want.index)
     assert list(got.columns) == list(want.columns)

@@ -336,3 +336,37 @@ def test_a_sync_between_two_panels_is_seen_by_the_next(
         lake.sync("news", ["IBM"], start=FULL[0][0], end=TODAY, progress=False)
         panel = md.features.panel(symbols, START, END, features, source=lake)
     assert panel.xs("IBM", level="symbol")["news_count_7d"].notna().all()
+
+
+@pytest.mark.parametrize("one_thread", [False, True], ids=["overlapped", "in-turn"])
+def test_a_datasets_inputs_are_freed_before_its_memory_is_given_back(
+    lake_root: Path, monkeypatch: pytest.MonkeyPatch, one_thread: bool
+) -> None:
+    """Each dataset's frame is gone when the engine gives memory back after its features (no
+    reader's local, loop variable or executor's work item keeps it): its pages can go back
+    to the system before the next dataset is computed, not at the panel's end. Read while
+    the previous dataset is computed, or (one thread: a chunk's share) in turn."""
+    import weakref
+
+    from mdframes.features import chunk
+
+    reads = chunk.fetch
+    frames: list[weakref.ref[pd.DataFrame]] = []
+    alive: list[bool] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for name, frame, bad in reads(*args, **kwargs):
+            frames.append(weakref.ref(frame))
+            box = [frame]
+            del frame
+            yield name, box.pop(), bad
+
+    def give_back() -> None:  # called once per dataset, after its features, in read order
+        alive.append(frames[len(alive)]() is not None)
+
+    monkeypatch.setattr(chunk, "fetch", recorded)
+    monkeypatch.setattr(chunk, "give_back", give_back)
+    if one_thread:
+        monkeypatch.setattr(chunk, "threads", lambda most=None: 1)
+    md.features.panel(["AAPL", "MSFT"], START, END, FEATURES, source=md.Lake(lake_root))
+    assert len(alive) == len(DATASETS) and not any(alive)

@@ -798,8 +798,11 @@ def fetch(
                 unknown_then.append(name)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        yield name, frame, failed
-        del frame  # the caller's to free once computed
+        # The caller's alone to free once computed: no local of this generator keeps it while
+        # the caller computes (a box emptied as the tuple is made).
+        box = [frame]
+        del frame
+        yield name, box.pop(), failed
     if unknown_then:
         warn(
             f"known_at={known_at} is earlier than every stored version of "
