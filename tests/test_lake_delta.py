@@ -16,6 +16,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -457,6 +458,20 @@ def test_the_packed_sort_orders_rows_as_arrow_does(seed: int) -> None:
     keys = ["symbol", "date", "t", "x", "flag", "_version"][: 2 + seed % 5]
     expected = table.sort_by([(k, "ascending") for k in keys])
     assert arrange(table, keys).equals(expected)
+    _drops_as_a_filter_first(arrange, table, keys, rng)
+
+
+def _drops_as_a_filter_first(arrange: Any, table: Any, keys: list[str], rng: Any) -> None:
+    """A sort leaving rows out (a read's older versions) equals the sort of the others."""
+    import numpy as np
+    import pyarrow as pa
+
+    for share in (0.0, 0.3, 1.0):
+        out = rng.random(table.num_rows) < share
+        drop = np.flatnonzero(out)
+        kept = table.filter(pa.array(~out))
+        want = arrange(kept, keys) if kept.num_rows else kept
+        assert arrange(table, keys, drop).column("row").equals(want.column("row"))
 
 
 def test_keys_too_wide_to_pack_sort_text_read_as_its_dictionary() -> None:
@@ -483,6 +498,7 @@ def test_keys_too_wide_to_pack_sort_text_read_as_its_dictionary() -> None:
     keys = ["symbol", "a", "b"]
     expected = decoded.sort_by([(k, "ascending") for k in keys])
     assert arrange(table, keys).column("row").equals(expected.column("row"))
+    _drops_as_a_filter_first(arrange, table, keys, rng)
 
 
 def test_text_in_many_chunks_of_a_few_dictionaries_sorts_as_decoded() -> None:
@@ -517,6 +533,7 @@ def test_text_in_many_chunks_of_a_few_dictionaries_sorts_as_decoded() -> None:
     got = arrange(table, ["symbol", "key"])
     assert got.column("row").equals(expected.column("row"))
     assert got.column("key").cast(pa.string()).equals(expected.column("key"))
+    _drops_as_a_filter_first(arrange, table, ["symbol", "key"], rng)
 
 
 def test_ties_broken_by_text_that_is_null_on_every_row_keep_their_order() -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -28,11 +29,11 @@ from .plan import Unit, window_units
 from .versions import (
     diff_snapshots,
     diff_window,
-    latest_snapshots,
-    latest_versions,
     one_per_content,
     one_per_record,
     snapshot_index,
+    superseded_snapshots,
+    superseded_versions,
     unit_of,
     window_index,
 )
@@ -161,8 +162,10 @@ class Mode:
         versions."""
         raise NotImplementedError
 
-    def latest(self, table: pa.Table, manifest: Manifest) -> pa.Table:
-        """Each record's latest version (a filter: the order stays)."""
+    def superseded(self, table: pa.Table, manifest: Manifest) -> np.ndarray:
+        """The positions (ascending) of the rows that are not their record's latest
+        version: a read cuts them out (:func:`~.versions.without_rows`, or in its sort's
+        gather, :meth:`sort`)."""
         raise NotImplementedError
 
     def sort_keys(self, manifest: Manifest) -> list[tuple[str, str]]:
@@ -187,11 +190,13 @@ class Mode:
         manifest: Manifest,
         symbols: Sequence[str] | None = None,
         by_symbol: bool = False,
+        drop: np.ndarray | None = None,
     ) -> pa.Table:
         """``table`` (rows of a read) in :meth:`sort_keys` order, symbols in the order
         ``symbols`` gives them (as a loader called with that list orders them).
         ``by_symbol``: each symbol's rows are in order already (files read in stored
-        order), so the keys up to the symbol are sorted by, stably."""
+        order), so the keys up to the symbol are sorted by, stably. ``drop``: positions
+        of rows left out (gathered once with the others, not copied out first)."""
         keys = [k for k, _ in self.sort_keys(manifest) if k in table.column_names]
         if by_symbol and "symbol" in keys:
             keys = keys[: keys.index("symbol") + 1]
@@ -208,7 +213,7 @@ class Mode:
             rank = pc.index_in(table["symbol"], value_set=pa.array(list(symbols or ())))
             table = table.append_column("__rank", rank)
             keys = ["__rank" if k == "symbol" else k for k in keys]
-        table = arrange(table, keys)
+        table = arrange(table, keys, drop)
         return table.drop_columns(["__rank"]) if ranked else table
 
     def lay_out(self, table: pa.Table, manifest: Manifest, block: int, slices: int) -> pa.Table:
@@ -266,8 +271,8 @@ class WindowMode(Mode):
     def one_per_fetch(self, table: pa.Table, manifest: Manifest) -> pa.Table:
         return one_per_record(table, manifest)
 
-    def latest(self, table: pa.Table, manifest: Manifest) -> pa.Table:
-        return latest_versions(table, manifest)
+    def superseded(self, table: pa.Table, manifest: Manifest) -> np.ndarray:
+        return superseded_versions(table, manifest)
 
     def lay_out(self, table: pa.Table, manifest: Manifest, block: int, slices: int) -> pa.Table:
         """Rows in time slices per block of symbols (:func:`~.order.time_sliced`): a read of
@@ -351,8 +356,8 @@ class SnapshotMode(Mode):
         kept = kept.append_column("_version", pa.array(version[keep], type=pa.int32()))
         return kept, added, revised
 
-    def latest(self, table: pa.Table, manifest: Manifest) -> pa.Table:
-        return latest_snapshots(table, self.unit_columns)
+    def superseded(self, table: pa.Table, manifest: Manifest) -> np.ndarray:
+        return superseded_snapshots(table, self.unit_columns)
 
     def latest_sql(self, manifest: Manifest, quote: Callable[[str], str]) -> str:
         partition = ", ".join(self.unit_columns)

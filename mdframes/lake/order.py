@@ -13,47 +13,74 @@ import pyarrow.compute as pc
 __all__ = ["arrange"]
 
 
-def arrange(table: pa.Table, keys: list[str]) -> pa.Table:
+def arrange(table: pa.Table, keys: list[str], drop: np.ndarray | None = None) -> pa.Table:
     """``table`` in ``keys`` order (ascending, nulls last, ties stable); a table already in
-    that order is returned as it is."""
-    if table.num_rows < 2 or not keys:
+    that order is returned as it is. ``drop``: positions of rows left out, in the same
+    gather (a read's older versions: not copied out of every column first)."""
+    if drop is not None and len(drop) == 0:
+        drop = None
+    if drop is None and (table.num_rows < 2 or not keys):
         return table
     if table.num_rows and table.column(0).num_chunks > 1:
         # Rows of many row groups come as as many chunks: one pass joins them, where each
         # key's ranks and the gather of every column would walk them (most of a short
         # read's sort).
         table = _combined(table)
-    order = _order(table, keys)
+    rows = None
+    if drop is not None:
+        kept = np.ones(table.num_rows, dtype=bool)
+        kept[drop] = False
+        rows = np.flatnonzero(kept)
+    order = _order(table, keys, rows) if keys else rows
     return table if order is None else table.take(pa.array(order))
 
 
-def _order(table: pa.Table, keys: list[str]) -> np.ndarray | None:
-    """The rows' positions in ``keys`` order; None when they are in it already."""
+def _order(table: pa.Table, keys: list[str], rows: np.ndarray | None = None) -> np.ndarray | None:
+    """The positions of the rows (``rows``, ascending; None: all) in ``keys`` order; None
+    when all rows are asked and in it already."""
     packed, used = _packed(table, keys)
     if packed is None:
         # Each key's ranks, sorted together (stable). Not Arrow's sort: it refuses text read
         # as its dictionary (a read's text stays coded until rows are ordered).
         ranks = [_rank(_whole(table[k])) for k in reversed(keys)]
-        order = np.lexsort(ranks)
-        return None if bool(np.all(order[1:] > order[:-1])) else order
+        if rows is not None:
+            ranks = [r[rows] for r in ranks]
+        return _positions(np.lexsort(ranks), rows)
+    if rows is not None:
+        packed = packed[rows]
     rest = keys[used:]
     if bool(np.all(packed[1:] > packed[:-1])) or (
         not rest and bool(np.all(packed[1:] >= packed[:-1]))
     ):
-        return None
+        return rows
     # A stable sort of the packed keys: a merge of the runs the files were written in
     # (timsort finds them), not a sort from scratch.
     order = np.argsort(packed, kind="stable")
     if rest:
-        _break_ties(table, rest, packed, order)
+        _break_ties(table, rest, packed, order, rows)
+    return _positions(order, rows)
+
+
+def _positions(order: np.ndarray, rows: np.ndarray | None) -> np.ndarray | None:
+    """``order`` (places among ``rows``) as positions in the table; None when every row is
+    asked and in order already."""
+    if rows is not None:
+        return rows[order]
     return None if bool(np.all(order[1:] > order[:-1])) else order
 
 
-def _break_ties(table: pa.Table, rest: list[str], packed: np.ndarray, order: np.ndarray) -> None:
+def _break_ties(
+    table: pa.Table,
+    rest: list[str],
+    packed: np.ndarray,
+    order: np.ndarray,
+    rows: np.ndarray | None = None,
+) -> None:
     """``order`` (by ``packed``, stable) refined in place by the keys ``rest`` among the
     rows whose packed keys are equal, ranked on those rows alone (a record's id, text of
     about as many values as rows, is ranked on the few rows sharing a symbol and day, not
-    over every row group's dictionary)."""
+    over every row group's dictionary). ``order`` and ``packed`` are of ``rows`` (None:
+    all)."""
     ranked = packed[order]
     tie = ranked[1:] == ranked[:-1]
     if not tie.any():
@@ -65,15 +92,15 @@ def _break_ties(table: pa.Table, rest: list[str], packed: np.ndarray, order: np.
     starts = np.ones(len(at), dtype=bool)
     starts[1:] = ~tie[at[1:] - 1]
     runs = np.cumsum(starts)
-    rows = order[at]
-    tied = table.select(rest).take(pa.array(rows))
+    places = order[at]
+    tied = table.select(rest).take(pa.array(places if rows is None else rows[places]))
     ranks = []
     for name in reversed(rest):
         col = _whole(tied[name])
         if pa.types.is_dictionary(col.type):
             col = col.cast(col.type.value_type)  # these rows' values, not the dictionary
         ranks.append(_rank(col))
-    order[at] = rows[np.lexsort([*ranks, runs])]
+    order[at] = places[np.lexsort([*ranks, runs])]
 
 
 def _packed(table: pa.Table, keys: list[str]) -> tuple[np.ndarray | None, int]:

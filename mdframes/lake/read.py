@@ -17,6 +17,7 @@ from .plan import normalise_symbols, resolve
 from .scan import Published, RowFilter, plain_text, time_number
 from .table import DatasetTable, Snapshot, damaged, once_more_if_overtaken
 from .tables import Tables
+from .versions import without_rows
 
 __all__ = ["read", "scope_of", "opened"]
 
@@ -186,14 +187,23 @@ def _read(
     table = store.without_copies(vouching, table)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
-    if not history and revised:
-        table = store.mode.latest(table, manifest)  # a filter: the order stays
-    if public_from is not None:  # of the latest versions: a record's versions may differ
-        table = _public_from(table, ds, public_from, manifest if history else None)
+    # Rows left out (older versions, rows public before public_from) are cut out once: in
+    # the sort's gather, which copies every row anyway, else by one filter or cut.
+    drop = store.mode.superseded(table, manifest) if not history and revised else None
+    if public_from is not None:
+        if history:  # every version of a record one version of which is public then
+            table = _public_from(table, ds, public_from, manifest)
+        else:  # of the latest versions, row by row: drop those of the others too
+            early = _public_mask(table, ds, public_from)
+            if early is not None:
+                early_rows = np.flatnonzero(~early)
+                drop = early_rows if drop is None else np.union1d(drop, early_rows)
     if not ordered:
         # Files in order each hold each symbol's rows in order (slice after slice when laid
         # out in time slices): ordering the symbols, stably, is enough then.
-        table = store.mode.sort(table, manifest, syms, by_symbol=in_files)
+        table = store.mode.sort(table, manifest, syms, by_symbol=in_files, drop=drop)
+    elif drop is not None:
+        table = without_rows(table, drop)
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     frame = to_frame(plain_text(table.select(keep)), manifest)
     frame.attrs["dataset"] = ds.name
@@ -229,12 +239,11 @@ def _first_number(manifest: Any, column: str, day: dt.date) -> int:
     return int(time_number(day) or 0)
 
 
-def _public_from(table: pa.Table, ds: Any, since: dt.date, whole: Any = None) -> pa.Table:
-    """The rows of ``table`` public on or after ``since``: their anchor (the read bound)
-    then or later, or, null, their event no more than the legal deadline's calendar days
-    before (a superset of those whose deadline falls then or later, mdframes.pit).
-    ``whole`` (the manifest; every version read): every version of a record one of whose
-    versions is (an amended anchor: the earlier version alone would never be superseded)."""
+def _public_mask(table: pa.Table, ds: Any, since: dt.date) -> np.ndarray | None:
+    """The rows of ``table`` public on or after ``since`` (None: all): their anchor (the
+    read bound) then or later, or, null, their event no more than the legal deadline's
+    calendar days before (a superset of those whose deadline falls then or later,
+    mdframes.pit)."""
     column, rule = ds.read_bound, ds.deadline
     keep = pc.greater_equal(table[column], _day_scalar(table[column].type, since))
     if rule is not None and rule.event in table.column_names:
@@ -243,14 +252,23 @@ def _public_from(table: pa.Table, ds: Any, since: dt.date, whole: Any = None) ->
         keep = pc.or_kleene(keep, pc.and_kleene(pc.is_null(table[column]), due))
     keep = pc.fill_null(keep, False)
     if pc.all(keep).as_py() is not False:
-        return table
-    if whole is not None and table.num_rows:
-        from .versions import record_numbers
+        return None
+    return np.asarray(keep.to_numpy(zero_copy_only=False), dtype=bool)
 
-        records = record_numbers(table, whole)
-        mask = np.isin(records, records[keep.to_numpy(zero_copy_only=False)])
-        return table.filter(pa.array(mask))
-    return table.filter(keep)
+
+def _public_from(table: pa.Table, ds: Any, since: dt.date, whole: Any) -> pa.Table:
+    """The rows of ``table`` (every version read) public on or after ``since``
+    (:func:`_public_mask`), with every version of a record one of whose versions is (an
+    amended anchor: the earlier version alone would never be superseded; ``whole``: the
+    manifest)."""
+    keep = _public_mask(table, ds, since)
+    if keep is None or not table.num_rows:
+        return table
+    from .versions import record_numbers
+
+    records = record_numbers(table, whole)
+    mask = np.isin(records, records[keep])
+    return table.filter(pa.array(mask))
 
 
 def _day_scalar(kind: pa.DataType, day: dt.date) -> pa.Scalar:

@@ -30,8 +30,9 @@ __all__ = [
     "snapshot_index",
     "diff_snapshots",
     "unit_of",
-    "latest_versions",
-    "latest_snapshots",
+    "superseded_versions",
+    "superseded_snapshots",
+    "without_rows",
     "one_per_record",
     "one_per_content",
 ]
@@ -170,26 +171,28 @@ def diff_snapshots(
 # --- reads -------------------------------------------------------------------------------------
 
 
-def latest_versions(table: pa.Table, manifest: Manifest) -> pa.Table:
-    """Each record's latest version (windowed datasets), rows in their stored order."""
+def superseded_versions(table: pa.Table, manifest: Manifest) -> np.ndarray:
+    """The positions (ascending) of the rows that are not their record's latest version
+    (windowed datasets): a read cuts them out where it copies its rows anyway (a sort's
+    gather), or with :func:`without_rows`."""
     if table.num_rows == 0 or pc.max(table["_version"]).as_py() == 1:
-        return table  # no record has a second version: nothing to choose
-    return _latest_versions(table, manifest)
+        return np.zeros(0, dtype=np.int64)  # no record has a second version: nothing to choose
+    return _superseded(table, manifest)
 
 
-def latest_snapshots(table: pa.Table, unit: Sequence[str]) -> pa.Table:
-    """Each unit's latest snapshot (``unit``: the columns that tell units apart)."""
+def superseded_snapshots(table: pa.Table, unit: Sequence[str]) -> np.ndarray:
+    """The positions (ascending) of the rows not of their unit's latest snapshot
+    (``unit``: the columns that tell units apart)."""
     if table.num_rows == 0:
-        return table
+        return np.zeros(0, dtype=np.int64)
     units = pd.Series(_unit_ids(table, unit))
     v = pd.Series(table["_version"].to_numpy().astype(np.int64))
     keep = (v == v.groupby(units).transform("max")).to_numpy()
-    return table.filter(pa.array(keep))
+    return np.flatnonzero(~keep)
 
 
-def _latest_versions(table: pa.Table, manifest: Manifest) -> pa.Table:
-    """Each record's latest version, rows kept in their stored order (rows cut out, so a
-    read of files in stored order needs no sort after it).
+def _superseded(table: pa.Table, manifest: Manifest) -> np.ndarray:
+    """The rows that are not their record's latest version.
 
     A record with an older version has a row with ``_version > 1``, and every version of it
     carries the same identity values: a membership test per identity column against the
@@ -204,8 +207,7 @@ def _latest_versions(table: pa.Table, manifest: Manifest) -> pa.Table:
     order = np.lexsort((candidates, versions, groups))
     last = np.ones(len(order), dtype=bool)
     last[:-1] = groups[order[1:]] != groups[order[:-1]]
-    dropped = np.sort(candidates[order[~last]])
-    return _without(table, dropped)
+    return np.sort(candidates[order[~last]])
 
 
 @dataclass(frozen=True)
@@ -339,7 +341,7 @@ def _group_ids(ident: pa.Table) -> np.ndarray:
 _ROWS_PER_SLICE = 1024
 
 
-def _without(table: pa.Table, dropped: np.ndarray) -> pa.Table:
+def without_rows(table: pa.Table, dropped: np.ndarray) -> pa.Table:
     """``table`` without the rows at ``dropped`` (sorted positions): few rows are cut out
     as slices around them, with no copy of the rest."""
     if len(dropped) == 0:
