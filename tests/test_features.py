@@ -56,15 +56,17 @@ def frames(server: Sandbox) -> dict[str, pd.DataFrame]:
     return out
 
 
-def test_windows_a_symbol_at_a_time_one_symbol_and_one_date_match_brute_force(
+def test_engine_blocks_one_symbol_and_one_date_panels_match_brute_force(
     frames: dict[str, pd.DataFrame], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The engine gathers a window's sums a block of symbols at a time and makes an Int64
-    column in its panel-order copy: one symbol per block, a one-symbol panel and a one-date
-    panel (where that copy is a view of the engine's array) give the brute force's values."""
+    """The engine counts its (symbol, day) table and gathers a window's sums a block at a
+    time, and makes an Int64 column in its panel-order copy: blocks of 7 cells and of one
+    symbol, a one-symbol panel and a one-date panel (where that copy is a view of the
+    engine's array) give the brute force's values."""
     from mdframes.features import engine
 
     monkeypatch.setattr(engine, "CELL_BLOCK", 1)  # one symbol per block
+    monkeypatch.setattr(engine, "TABLE_BLOCK", 7)  # blocks ending within a symbol's days
     names = [n for n, (_, agg, _) in DEFINITIONS.items() if agg in ("sum", "mean", "count")]
     for symbols, first in ((SYMBOLS, START), (SYMBOLS[:1], START), (SYMBOLS, END)):
         got = md.features.panel(symbols, first, END, names, source=frames)

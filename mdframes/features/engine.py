@@ -51,6 +51,8 @@ NS_PER_DAY: Final = 86_400 * 10**9
 # binary searches; past it (a long range sampled sparsely), searching is cheaper.
 DENSE_CELLS = 1 << 22
 DENSE_PER_CELL = 4
+# Cells of that table counted at a time (Events._table).
+TABLE_BLOCK = 1 << 18
 # Days before a short panel's window first searched for each symbol's latest value (then the
 # rest of the history, for the symbols not found there).
 _BAND: Final = 32
@@ -366,14 +368,23 @@ class Events:
                 cells = self.days - base
                 np.clip(cells, 0, span - 1, out=cells)
                 cells += self.codes * span
-                counts = np.bincount(cells, minlength=size)
-                del cells
                 # Positions of fewer than 2**31 rows fit 32 bits: half the table, and half
                 # each cell's positions gathered from it (``ends``), while the dataset's
                 # features are computed.
                 small = len(self.codes) < 2**31
-                totals = np.cumsum(counts, dtype=np.int32) if small else np.cumsum(counts)
-                del counts
+                totals = np.empty(size, dtype=np.int32 if small else np.int64)
+                # The rows are sorted by symbol, then time: their cells ascend, so the table
+                # is counted and accumulated a block of cells at a time (a 64-bit count of
+                # every cell was twice the table again while it was made).
+                carry = 0
+                for lo in range(0, size, TABLE_BLOCK):
+                    hi = min(lo + TABLE_BLOCK, size)
+                    i, j = np.searchsorted(cells, (lo, hi))
+                    block = totals[lo:hi]
+                    np.cumsum(np.bincount(cells[i:j] - lo, minlength=hi - lo), out=block)
+                    block += carry
+                    carry = int(block[-1])
+                del cells
                 self._dense = (base, span, totals)
         return None if self._dense[1] == 0 else self._dense
 
