@@ -382,7 +382,7 @@ class Events:
                     i, j = np.searchsorted(cells, (lo, hi))
                     block = totals[lo:hi]
                     np.cumsum(np.bincount(cells[i:j] - lo, minlength=hi - lo), out=block)
-                    block += carry
+                    np.add(block, carry, out=block)
                     carry = int(block[-1])
                 del cells
                 self._dense = (base, span, totals)
