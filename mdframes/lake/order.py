@@ -232,23 +232,15 @@ def _text_rank(col: pa.Array) -> np.ndarray:
 
 def _dense(values: pa.Array) -> np.ndarray:
     """Dense ranks of ``values`` (equal values equal ranks, nulls last), one more entry at
-    the end for a null index of -1."""
-    order = np.asarray(pc.array_sort_indices(values))  # nulls last
-    ranked = values.take(pa.array(order))
-    m = len(order)
+    the end for a null index of -1. One rank kernel: a sort, a gather and six comparisons of
+    the sorted values cost twice as much (a sort ranks each text key's dictionary)."""
+    m = len(values)
     if m == 0:  # no value (text read where every row is null): the null index's rank
         return np.zeros(1, dtype=np.int64)
-    step = np.ones(m, dtype=np.int64)
-    if m > 1:
-        same = pc.equal(ranked.slice(1), ranked.slice(0, m - 1))
-        same = pc.or_kleene(
-            same, pc.and_(pc.is_null(ranked.slice(1)), pc.is_null(ranked.slice(0, m - 1)))
-        )
-        step[1:] = ~pc.fill_null(same, False).to_numpy(zero_copy_only=False)
-    step[0] = 0
     rank = np.empty(m + 1, dtype=np.int64)
-    rank[order] = np.cumsum(step)
-    rank[m] = rank[order[-1]] + 1
+    rank[:m] = np.asarray(pc.rank(values, sort_keys="ascending", tiebreaker="dense"))
+    rank[:m] -= 1
+    rank[m] = rank[:m].max() + 1
     return rank
 
 
