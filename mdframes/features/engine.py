@@ -565,25 +565,38 @@ def _flags(values: pd.Series, feature: Feature) -> np.ndarray:
 
 
 def window_sums(
-    vals: np.ndarray, codes: np.ndarray, a: np.ndarray, b: np.ndarray, grid: Grid
+    vals: np.ndarray,
+    codes: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    grid: Grid,
+    panel_order: bool = False,
 ) -> np.ndarray:
-    """Sum of rows ``a..b`` of each cell, from running totals."""
+    """Sum of rows ``a..b`` of each cell, from running totals; symbol-major, or in the
+    panel's order (``panel_order``: written there, no reordered copy of the panel made)."""
     if not len(vals):
         return np.zeros(len(b), dtype=vals.dtype)
     if vals.dtype.kind == "i":  # integers: one exact running total
         totals = np.concatenate([[0], np.cumsum(vals)])
-        return totals[b] - totals[a]
+        sums = totals[b] - totals[a]
+        return grid.panel_order(sums) if panel_order else sums
     padded = _symbol_totals(vals, codes, grid.n_symbols)
     # Symbol g's totals sit g places on; a block of symbols at a time, so that the positions
     # and the gathered totals are the block's size, not the panel's.
-    out = np.empty(grid.size)
-    table, ends, starts = grid.table(out), grid.table(b), grid.table(a)
+    shape = (grid.n_dates, grid.n_symbols) if panel_order else (grid.n_symbols, grid.n_dates)
+    out = np.empty(shape)
+    ends, starts = grid.table(b), grid.table(a)
     step = max(1, CELL_BLOCK // max(grid.n_dates, 1))
     for lo in range(0, grid.n_symbols, step):
         hi = min(lo + step, grid.n_symbols)
         shift = np.arange(lo, hi, dtype=np.int64)[:, None]
-        np.subtract(padded[ends[lo:hi] + shift], padded[starts[lo:hi] + shift], out=table[lo:hi])
-    return out
+        block = padded[ends[lo:hi] + shift]
+        block -= padded[starts[lo:hi] + shift]
+        if panel_order:
+            out[:, lo:hi] = block.T
+        else:
+            out[lo:hi] = block
+    return out.ravel()
 
 
 # Cells per block of a window's sums (window_sums): its positions and gathered totals.
@@ -660,17 +673,16 @@ def compute(feature: Feature, events: Events, grid: Grid) -> Any:
     if agg == "count":
         return finish_values(feature, grid, b - a, nothing_missing, True)
     codes = events.codes if rows is None else events.codes[rows]
-    sums = window_sums(vals, codes, a, b, grid)
+    # In the panel's order already: the sums become the column, no reordered copy beside them.
+    sums = window_sums(vals, codes, a, b, grid, panel_order=True)
     if agg == "sum":
-        return finish_values(feature, grid, sums, nothing_missing, is_int)
+        return finish_ordered(feature, sums, nothing_missing, is_int)
     means = sums if sums.dtype == np.float64 else sums.astype("float64")  # sums is ours
-    # b is this feature's own array where gathered from ``counted`` (else the dataset's
-    # cached ends, left as they are).
-    counts = np.subtract(b, a, out=b) if counted is not None else b - a
+    counts = grid.panel_order(b - a)
     del a, b
     with np.errstate(invalid="ignore", divide="ignore"):
         np.divide(means, counts, out=means)
-    return finish_values(feature, grid, means, counts == 0, False)
+    return finish_ordered(feature, means, counts == 0, False)
 
 
 def result_dtype(feature: Feature, is_int: bool) -> str:
@@ -686,16 +698,24 @@ def result_dtype(feature: Feature, is_int: bool) -> str:
 def finish_values(
     feature: Feature, grid: Grid, values: np.ndarray, missing: np.ndarray, is_int: bool
 ) -> Any:
-    given = values
+    """The column of symbol-major ``values`` (NA where ``missing``), in the panel's order."""
     ordered = grid.panel_order(values)
     missing = grid.panel_order(missing) if missing.any() else np.zeros(len(values), dtype=bool)
+    # The panel-order copy is the column itself (a view of the caller's array is not).
+    return finish_ordered(
+        feature, ordered, missing, is_int, not np.may_share_memory(ordered, values)
+    )
+
+
+def finish_ordered(
+    feature: Feature, values: np.ndarray, missing: np.ndarray, is_int: bool, own: bool = True
+) -> Any:
+    """The column of ``values`` already in the panel's order (NA where ``missing``); ``own``:
+    ``values`` is the caller's to give, made into the column in place."""
     if result_dtype(feature, is_int) == "float64":
-        # The panel-order copy is the column itself (a view of the caller's array is not).
-        own = ordered.dtype == np.float64 and not np.may_share_memory(ordered, values)
-        out = ordered if own else ordered.astype("float64")
+        out = values if own and values.dtype == np.float64 else values.astype("float64")
         out[missing] = np.nan
         return out
-    values = ordered
     if values.dtype.kind == "f":
         known = values[~missing]
         if not np.array_equal(known, np.round(known)):
@@ -705,8 +725,6 @@ def finish_values(
             )
         ints = np.where(missing, 0, values).astype(np.int64, copy=False)
     else:
-        # The panel-order copy becomes the column itself (one array of the panel, not three).
-        own = values.dtype == np.int64 and not np.may_share_memory(values, given)
-        ints = values if own else values.astype(np.int64)
+        ints = values if own and values.dtype == np.int64 else values.astype(np.int64)
         ints[missing] = 0
     return pd.arrays.IntegerArray(ints, np.ascontiguousarray(missing))
