@@ -40,8 +40,21 @@ def server() -> Iterator[Sandbox]:
         yield s
 
 
-def _sync(lake: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "mdframes", "sync", *DATASETS, *SYMBOLS, "--lake", str(lake)]
+def _sync(
+    lake: Path, env: dict[str, str], flush_units: int | None = None
+) -> subprocess.Popen[bytes]:
+    """``mdframes sync`` in a process of its own; ``flush_units``: its sync commits every so
+    many units, as a sync of hundreds of symbols does every ``FLUSH_UNITS`` (four symbols
+    would otherwise all be committed at the end, in the last moments of the process)."""
+    args = ["sync", *DATASETS, *SYMBOLS, "--lake", str(lake)]
+    if flush_units is None:
+        command = [sys.executable, "-m", "mdframes", *args]
+    else:
+        code = (
+            "import sys, mdframes.lake.sync as s; from mdframes.cli import main; "
+            f"s.FLUSH_UNITS = {int(flush_units)}; sys.exit(main(sys.argv[1:]))"
+        )
+        command = [sys.executable, "-c", code, *args]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -172,10 +185,12 @@ def test_ctrl_c_stops_the_sync_and_the_next_one_finishes(
     server.latency = 0.05
     try:
         server.clear_log()
-        proc = _sync(root, sync_env(server))
+        # Each unit committed as it comes: interrupted once some unit is (the state on disk
+        # says so), never before, and while others are still being asked (a sync of four
+        # symbols commits all of them at its end, where a Ctrl-C can land after its work:
+        # CI saw exit 0 under load). The resumed run then has something it need not ask again.
+        proc = _sync(root, sync_env(server), flush_units=1)
         deadline = time.monotonic() + 120
-        # Interrupted once some unit is committed (the state on disk says so), never before:
-        # the resumed run then has something it need not ask again.
         while not _units_done(root) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.01)
         assert proc.poll() is None, "the sync finished before it could be interrupted"
