@@ -4,6 +4,7 @@ timed in alternating rounds, and a fresh folder for each run's lake."""
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 import statistics
 import subprocess
@@ -12,6 +13,17 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+# A benchmark stopped by SIGTERM (``timeout``, ``kill``) unwinds like Ctrl-C: the ``finally``
+# of each server it started stops that server, where Python's default handler would exit at
+# once and leave the sandbox and moto processes running.
+if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
 
 
 @contextlib.contextmanager
