@@ -103,6 +103,15 @@ def test_parser_types_limit_as_int() -> None:
     assert args.limit == 7 and args.symbols == ["AAPL"]
 
 
+def test_words_after_an_option_are_the_commands_words() -> None:
+    from mdframes.cli import _parse
+
+    args = _parse(build_parser(), ["load", "lobbying", "AAPL", "--limit", "7", "MSFT"])
+    assert args.limit == 7 and args.symbols == ["AAPL", "MSFT"]
+    args = _parse(build_parser(), ["lake", "coverage", "--lake", "x", "sentiment", "AAPL"])
+    assert (args.action, args.args, args.lake) == ("coverage", ["sentiment", "AAPL"], "x")
+
+
 # --- load ----------------------------------------------------------------------------------------
 
 
@@ -357,7 +366,14 @@ def test_bad_input_exits_2_with_one_line(
 
 
 @pytest.mark.parametrize(
-    "argv", [["load", "sentiment", "AAPL", "--limit", "abc"], ["nonsense"], []]
+    "argv",
+    [
+        ["load", "sentiment", "AAPL", "--limit", "abc"],
+        ["load", "sentiment", "AAPL", "--limit", "5", "--bogus"],
+        ["sandbox", "--port", "8765", "extra"],
+        ["nonsense"],
+        [],
+    ],
 )
 def test_argparse_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     code, _, err = run(capsys, *argv)

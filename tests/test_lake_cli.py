@@ -46,6 +46,12 @@ def test_sync_then_info_read_sql_compact(
     )
     frame = pd.read_csv(target)
     assert set(frame["symbol"]) == {"AAPL"}
+    # Options between the words, as a shell user writes them: the same read.
+    mixed = tmp_path / "mixed.csv"
+    assert (
+        main(["lake", "read", "--lake", lake, "insider_trading", "--out", str(mixed), "AAPL"]) == 0
+    )
+    pd.testing.assert_frame_equal(pd.read_csv(mixed), frame)
     assert any(c.startswith("_fetched_at") for c in frame.columns)  # "(UTC)" in spreadsheets
     query = "select symbol, count(*) as n from congress_trades group by 1 order by 1"
     assert main(["lake", "sql", query, "--lake", lake]) == 0

@@ -24,6 +24,7 @@ AAPL,Apple Inc.,...
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -129,10 +130,22 @@ def build_parser() -> argparse.ArgumentParser:
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     # An unknown option is reported by its subcommand's parser, so the usage shown is the
     # subcommand's (argparse alone shows the top-level usage).
-    args, extra = parser.parse_known_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(words)
     if extra:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        sub.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+        command = sub.choices[args.command]
+        # argparse gives a list of words (symbols, datasets) only the words before the first
+        # option: `lake coverage --lake PATH sentiment AAPL` left the last two unrecognized.
+        # The subcommand's words are parsed again with options and words mixed, as a shell
+        # user writes them.
+        with contextlib.suppress(TypeError, ValueError):  # a subcommand that cannot mix them
+            rest = words[words.index(args.command) + 1 :]
+            args, extra = command.parse_known_intermixed_args(
+                rest, namespace=argparse.Namespace(command=args.command)
+            )
+        if extra:
+            command.error(f"unrecognized arguments: {' '.join(extra)}")
     return args
 
 
