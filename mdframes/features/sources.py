@@ -99,6 +99,14 @@ def _slack_days(dataset: str) -> int:
     return 0 if deadline is None else deadline.slack_days
 
 
+def _identity(dataset: str) -> list[str]:
+    """The columns of ``dataset`` its record identity reads (:func:`record_key`'s parts)."""
+    from ..identity import Identity
+
+    known = set(REGISTRY[dataset].columns)
+    return [n for n in Identity.parse(record_key(dataset)).names if n in known]
+
+
 def record_key(dataset: str) -> list[str]:
     """The columns that identify one record across versions (the registry's ``record_id``;
     ``"a|b"``: a, or b where a is null)."""
@@ -539,23 +547,27 @@ class LakeSource(Source):
         if not symbols:
             return _nothing(name, known_at), {}
         base, (start, end) = base_name(name), span
+        # Only the columns the features read, where the lake reads columns apart (a view
+        # is made from its base dataset's columns: all of them).
+        some = {"columns": list(columns)} if columns and base == name and self.columns else {}
         if isinstance(known_at, str) and known_at == ROW:
-            frame = self.lake.read(base, symbols, start=start, end=end, history=True)
+            # Every version, with its record's identity besides: the engine tells a
+            # record's versions apart by it (knowledge.record_ids).
+            if some:
+                some = {"columns": list(dict.fromkeys([*some["columns"], *_identity(base)]))}
+            frame = self.lake.read(base, symbols, start=start, end=end, history=True, **some)
             frame = _check_frame(base, frame, "the lake")
             if public_from is not None and self.published and base == name and start:
                 # Every version from the slack before the windows, as before, and those of
                 # records public in the windows whose event is older still (filed late).
                 late = self.lake._read_published(
-                    base, symbols, since=public_from, end=start - _DAY, history=True
+                    base, symbols, since=public_from, end=start - _DAY, history=True, **some
                 )
                 if len(late):
                     both = pd.concat([_check_frame(base, late, "the lake"), frame])
                     both.attrs = frame.attrs
                     frame = both.reset_index(drop=True)
             return (daily_versions(frame) if base != name else frame), {}
-        # Only the columns the features read, where the lake reads columns apart (a view
-        # is made from its base dataset's columns: all of them).
-        some = {"columns": list(columns)} if columns and base == name and self.columns else {}
         if public_from is not None and self.published and base == name:
             frame = self.lake._read_published(
                 base, symbols, since=public_from, end=end, known_at=known_at, **some
