@@ -298,3 +298,41 @@ def test_a_short_panel_from_frames_evaluates_old_rows_of_symbols_without_a_neare
     old = evaluated["date"] < pd.Timestamp(SHORT) - pd.Timedelta(days=40)
     assert old.any() and set(evaluated.loc[old, "symbol"]) == {"KO"}
     assert len(evaluated) < len(frames["put_call_ratio"]) / 2
+
+
+def test_a_chunks_coverage_shipped_to_a_worker_answers_as_the_panels() -> None:
+    # A chunk's coverage (part, then pickled) holds its symbols' spans flat: a symbol with
+    # gaps (several spans) and one without must answer exactly as in the panel's coverage.
+    import pickle
+
+    from mdframes.features.coverage import Coverage
+    from mdframes.features.definitions import resolve_features
+
+    day = pd.Timestamp
+    table = pd.DataFrame({
+        "dataset": ["news", "news", "news", "sentiment"],
+        "symbol": ["GAPS", "ONE", "FAILED", "ONE"],
+        "status": ["synced", "synced", "failed", "synced"],
+        "first": [day("2025-01-01"), day("2025-03-01"), pd.NaT, pd.NaT],
+        "last": [day("2025-12-31"), day("2025-09-30"), pd.NaT, day("2025-06-30")],
+        "gaps": [[(day("2025-02-01"), day("2025-02-10")), (day("2025-05-01"), day("2025-05-01"))],
+                 [], [], []],
+        "error": [None, None, "boom", None],
+    })  # fmt: skip
+    universe = ["ONE", "GAPS", "FAILED", "NEVER"]
+    whole = Coverage(table, ["news", "sentiment"], universe)
+    features = resolve_features(["news_count_7d", "sentiment_mean_7d"])
+    days = np.arange(20000, 20500)
+    for chunk in (["GAPS", "NEVER"], ["FAILED", "ONE", "GAPS"], universe):
+        shipped = pickle.loads(pickle.dumps(whole.part(chunk)))
+        for f in features:
+            np.testing.assert_array_equal(
+                shipped.covered(f, chunk, days), whole.covered(f, chunk, days)
+            )
+        for symbol in chunk:
+            for a, b in zip(
+                shipped.spans("news", symbol), whole.spans("news", symbol), strict=True
+            ):
+                np.testing.assert_array_equal(a, b)
+        assert shipped.missing == {s: v for s, v in whole.missing.items() if s in chunk}
+    assert len(whole.spans("news", "GAPS")[0]) == 3

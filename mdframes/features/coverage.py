@@ -218,9 +218,12 @@ class Coverage:
                 spans.append(one)
             else:
                 spans.append(_spans(table["first"].iloc[k], table["last"].iloc[k], gaps))
-        self._spans: dict[tuple[str, str | None], tuple[np.ndarray, np.ndarray]] = dict(
-            zip(keys, spans, strict=True)
-        )
+        by_dataset: dict[str, tuple[list[str | None], list[tuple[np.ndarray, np.ndarray]]]] = {}
+        for (dataset, symbol), pair in zip(keys, spans, strict=True):
+            names, pairs = by_dataset.setdefault(dataset, ([], []))
+            names.append(symbol)
+            pairs.append(pair)
+        self._table = {d: _Spans.of(names, pairs) for d, (names, pairs) in by_dataset.items()}
         # symbol -> dataset -> what the lake says of it, for the failures only: the symbols
         # that fail somewhere are found by sets, then named in the universe's order.
         wanted: set[str | None] = set(symbols)
@@ -247,30 +250,16 @@ class Coverage:
                     self.missing.setdefault(symbol, {})[dataset] = text
 
     def __getstate__(self) -> dict[str, Any]:
-        # The spans as four flat arrays: a pair of small arrays per (dataset, symbol) made
-        # thousands of buffers, each framed on its own by Dask's serialiser.
-        keys = list(self._spans)
-        spans = [self._spans[k] for k in keys]
-        sizes = np.fromiter((len(a) for a, _ in spans), np.int64, len(spans))
-        starts = np.concatenate([a for a, _ in spans]) if spans else np.empty(0, np.int64)
-        ends = np.concatenate([b for _, b in spans]) if spans else np.empty(0, np.int64)
-        return {"datasets": self.datasets, "missing": self.missing, "later": self.later,
-                "fills": self._fills, "keys": keys, "spans": (sizes, starts, ends)}  # fmt: skip
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.datasets, self.missing = state["datasets"], state["missing"]
-        self.later, self._fills = state["later"], state["fills"]
-        sizes, starts, ends = state["spans"]
-        cuts = np.cumsum(sizes)[:-1]
-        pairs = zip(np.split(starts, cuts), np.split(ends, cuts), strict=True)
-        self._spans = dict(zip(state["keys"], pairs, strict=True)) if len(sizes) else {}
+        state = dict(self.__dict__)
+        state.pop("_memo", None)  # the last universe's bounds: the worker's own
+        return state
 
     def part(self, symbols: list[str]) -> Coverage:
         """The coverage of one chunk's symbols (what a worker is sent)."""
         out = Coverage.__new__(Coverage)
         out.datasets = self.datasets
         wanted = {*symbols, None}
-        out._spans = {k: v for k, v in self._spans.items() if k[1] in wanted}
+        out._table = {d: spans.part(wanted) for d, spans in self._table.items()}
         out.missing = {s: v for s, v in self.missing.items() if s in wanted}
         out.later = self.later
         out._fills = {k: v for k, v in self._fills.items() if k[1] in wanted}
@@ -295,10 +284,11 @@ class Coverage:
         """The day ranges (inclusive starts and ends, day numbers, sorted) the lake synced of
         ``dataset`` for ``symbol``; none for a symbol that is a failure."""
         base = _base(dataset)
-        spans = self._spans.get((base, symbol), self._spans.get((base, None)))
-        if spans is None or base in self.missing.get(symbol, {}):
+        table = self._table.get(base)
+        row = -1 if table is None else table.row(symbol)
+        if table is None or row < 0 or base in self.missing.get(symbol, {}):
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        return spans
+        return table.pair(row)
 
     def covered(self, feature: Feature, symbols: list[str], days: np.ndarray) -> np.ndarray:
         """Whether the lake synced ``feature``'s whole window on each (day, symbol):
@@ -333,15 +323,21 @@ class Coverage:
         # Most symbols have one span: compared all at once; the others one by one.
         first = np.full(len(symbols), np.iinfo(np.int64).max)
         last = np.full(len(symbols), np.iinfo(np.int64).min)
-        several = []
-        for i, symbol in enumerate(symbols):
-            spans = self._spans.get((base, symbol), self._spans.get((base, None)))
-            if spans is None or base in self.missing.get(symbol, {}):
-                continue
-            if len(spans[0]) == 1:
-                first[i], last[i] = spans[0][0], spans[1][0]
-            elif len(spans[0]) > 1:
-                several.append((i, spans))
+        several: list[tuple[int, tuple[np.ndarray, np.ndarray]]] = []
+        table = self._table.get(base)
+        if table is not None and len(table.symbols) and len(symbols):
+            rows = table.rows(symbols)
+            if self.missing:
+                failing = np.fromiter(
+                    (base in self.missing.get(s, {}) for s in symbols), bool, len(symbols)
+                )
+                rows[failing] = -1
+            held = rows >= 0
+            sizes = np.where(held, np.diff(table.offsets)[np.maximum(rows, 0)], 0)
+            one = sizes == 1
+            at = table.offsets[rows[one]]
+            first[one], last[one] = table.starts[at], table.ends[at]
+            several = [(int(i), table.pair(int(rows[i]))) for i in np.flatnonzero(sizes > 1)]
         memo[1][base] = (first, last, several)
         return first, last, several
 
@@ -369,6 +365,69 @@ class Coverage:
             symbols=symbols,
             datasets=datasets,
         )
+
+
+class _Spans:
+    """One dataset's synced day ranges per symbol, flat: those of ``symbols[i]`` (``None``:
+    a cross section's, every symbol's) are ``starts[offsets[i]:offsets[i + 1]]`` and the
+    same slice of ``ends``. A chunk's coverage crosses to a worker as these few arrays: a
+    pair of small arrays per symbol took 13-24 ms per task to pickle and to unpickle."""
+
+    __slots__ = ("symbols", "offsets", "starts", "ends", "_at")
+
+    def __init__(
+        self, symbols: list[str | None], offsets: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> None:
+        self.symbols, self.offsets, self.starts, self.ends = symbols, offsets, starts, ends
+        self._at: dict[str | None, int] | None = None
+
+    @classmethod
+    def of(cls, symbols: list[str | None], pairs: list[tuple[np.ndarray, np.ndarray]]) -> _Spans:
+        sizes = np.fromiter((len(a) for a, _ in pairs), np.int64, len(pairs))
+        offsets = np.zeros(len(pairs) + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        starts = np.concatenate([a for a, _ in pairs]) if pairs else np.empty(0, np.int64)
+        ends = np.concatenate([b for _, b in pairs]) if pairs else np.empty(0, np.int64)
+        return cls(symbols, offsets, starts.astype(np.int64), ends.astype(np.int64))
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.symbols, self.offsets, self.starts, self.ends
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.symbols, self.offsets, self.starts, self.ends = state
+        self._at = None
+
+    def _place(self) -> dict[str | None, int]:
+        if self._at is None:  # a later row of a symbol wins, as a dict of the rows would
+            self._at = {s: i for i, s in enumerate(self.symbols)}
+        return self._at
+
+    def row(self, symbol: str | None) -> int:
+        """The row of ``symbol``, else the cross section's; -1: neither."""
+        at = self._place()
+        return at.get(symbol, at.get(None, -1))
+
+    def rows(self, symbols: list[str]) -> np.ndarray:
+        at = self._place()
+        none = at.get(None, -1)
+        return np.fromiter((at.get(s, none) for s in symbols), np.int64, len(symbols))
+
+    def pair(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        a, b = self.offsets[row], self.offsets[row + 1]
+        return self.starts[a:b], self.ends[a:b]
+
+    def part(self, wanted: set[str | None]) -> _Spans:
+        """The rows of the ``wanted`` symbols only."""
+        keep = [i for i, s in enumerate(self.symbols) if s in wanted]
+        if len(keep) == len(self.symbols):
+            return self
+        take = np.asarray(keep, np.int64)
+        sizes = np.diff(self.offsets)[take]
+        offsets = np.zeros(len(take) + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        cells = np.repeat(self.offsets[take] - offsets[:-1], sizes) + np.arange(offsets[-1])
+        symbols = [self.symbols[i] for i in keep]
+        return _Spans(symbols, offsets, self.starts[cells], self.ends[cells])
 
 
 def _base(dataset: str) -> str:
