@@ -34,7 +34,7 @@ from .definitions import resolve_features
 from .engine import Events, Grid, day_numbers, result_dtype
 from .engine import compute as compute_feature
 from .knowledge import VersionEvents, compute_row
-from .reach import reaches
+from .reach import Reach, feature_columns, reaches
 from .sources import ROW, Source, fetch, history_start, record_key, resolve_source
 from .spec import Feature, check_errors, check_offset
 
@@ -226,7 +226,9 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         reach = lookbacks[name]
         # Rows public before the longest window enter only as latest values (reach.py).
         cut = None if reach.whole else first_day - reach.days
-        events = Events(inputs, name, symbols, end_day, cut, reach.latest)
+        events = Events(
+            inputs, name, symbols, end_day, cut, reach.latest, _columns(reach, mine, inputs)
+        )
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
     columns: dict[str, Any] = {}
@@ -317,6 +319,20 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     out = pd.DataFrame({f.name: columns.pop(f.name) for f in wanted}, index=index, copy=False)
     relied = {name: relied[name] for name in lookbacks if name in relied}
     return ChunkResult(out, first, non_null, len(out), failed_text, relied, uncovered)
+
+
+def _columns(reach: Reach, features: list[Feature], frame: pd.DataFrame) -> list[str] | None:
+    """The columns of ``frame`` the features of one dataset and the point-in-time rules read
+    (``reach.columns``), where the frame has each of them and every column a feature names:
+    of a short panel over a long history the engine then copies these only (else every
+    column, and a missing one's error names them all)."""
+    if reach.columns is None:
+        return None
+    named = feature_columns(features)
+    have = set(frame.columns)
+    if named is None or not set(named) <= have:
+        return None
+    return [c for c in reach.columns if c in have]
 
 
 def reading_order(names: list[str], weights: dict[str, int] | None) -> list[str]:
