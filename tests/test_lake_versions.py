@@ -93,3 +93,44 @@ def test_latest_versions_of_multi_chunk_dictionary_reads_equal_a_group_by(
     want = _expected(table, alternative)
     assert len(got) < table.num_rows  # older versions were dropped
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want)
+
+
+@pytest.mark.parametrize("distinct_ids", [True, False])
+def test_a_sort_that_tells_latest_versions_keeps_the_rows_chosen_apart(distinct_ids: bool) -> None:
+    """A read's sort whose keys are the record identity, ``_n`` and ``_version`` tells each
+    record's latest version itself (``lake/order.py``): the same rows, in the same order,
+    as the versions chosen apart and then sorted; some days missing, symbols asked out of
+    order. Ids mostly distinct do not pack into the sort's integers: chosen apart then."""
+    from mdframes.lake.layout import Column
+    from mdframes.lake.modes import WindowMode
+
+    rng = np.random.default_rng(11)
+    table = _read_like(rng, 3000, 7, distinct_ids, False).drop_columns(["alt"])
+    missing = pa.array(rng.random(table.num_rows) < 0.05)
+    day = pa.compute.if_else(missing, pa.scalar(None, pa.date32()), table["day"].combine_chunks())
+    cuts = np.cumsum([0, *(len(c) for c in table["day"].chunks)]).tolist()
+    day = pa.chunked_array([day.slice(a, b - a) for a, b in zip(cuts, cuts[1:], strict=False)])
+    table = table.set_column(table.column_names.index("day"), "day", day)
+    columns = [
+        Column("symbol", "string"),
+        Column("award_id", "string"),
+        Column("day", "date"),
+        Column("value", "float64"),
+    ]
+    manifest = Manifest(
+        "government_contracts", "window", ["symbol", "award_id", "day"], "day", columns
+    )
+    mode = WindowMode()
+    older = superseded_versions(table, manifest)
+    assert len(older) > 0
+    symbols = sorted({s for c in table["symbol"].chunks for s in c.dictionary.to_pylist()})
+    for asked in (None, symbols[::-1]):
+        got = mode.sort(table, manifest, asked, latest=True, columns=["symbol", "day", "value"])
+        want = mode.sort(table, manifest, asked, drop=older).select(["symbol", "day", "value"])
+        assert got.equals(want)
+    if not distinct_ids:  # the sort told them: the versions were not chosen apart
+        from mdframes.lake.order import arrange
+
+        keys = [k for k, _ in mode.sort_keys(manifest)]
+        told = arrange(table, keys, latest=lambda: pytest.fail("chosen apart"))
+        assert told.num_rows == table.num_rows - len(older)

@@ -29,6 +29,7 @@ from .plan import Unit, window_units
 from .versions import (
     diff_snapshots,
     diff_window,
+    keys_tell_versions,
     one_per_content,
     one_per_record,
     snapshot_index,
@@ -191,14 +192,21 @@ class Mode:
         symbols: Sequence[str] | None = None,
         by_symbol: bool = False,
         drop: np.ndarray | None = None,
+        latest: bool = False,
+        columns: list[str] | None = None,
     ) -> pa.Table:
         """``table`` (rows of a read) in :meth:`sort_keys` order, symbols in the order
         ``symbols`` gives them (as a loader called with that list orders them).
         ``by_symbol``: each symbol's rows are in order already (files read in stored
         order), so the keys up to the symbol are sorted by, stably. ``drop``: positions
-        of rows left out (gathered once with the others, not copied out first)."""
+        of rows left out (gathered once with the others, not copied out first).
+        ``latest``: each record's latest version only (:meth:`superseded`, told by the
+        sort where it can, :meth:`versions_by_keys`). ``columns``: those returned."""
         keys = [k for k, _ in self.sort_keys(manifest) if k in table.column_names]
-        if by_symbol and "symbol" in keys:
+        by_keys = latest and self.versions_by_keys(table, manifest, keys)
+        if by_symbol and "symbol" in keys and not by_keys:
+            # (The versions told by the sort need every key: packed, they cost less than
+            # the versions chosen apart.)
             keys = keys[: keys.index("symbol") + 1]
         # Symbols asked in sorted order (a read's rows hold only those) are ranked by their
         # text, as without a list: no lookup of every row's symbol among them (a panel
@@ -213,8 +221,18 @@ class Mode:
             rank = pc.index_in(table["symbol"], value_set=pa.array(list(symbols or ())))
             table = table.append_column("__rank", rank)
             keys = ["__rank" if k == "symbol" else k for k in keys]
-        table = arrange(table, keys, drop)
-        return table.drop_columns(["__rank"]) if ranked else table
+        if latest and not by_keys:
+            older = self.superseded(table, manifest)
+            drop = older if drop is None else np.union1d(drop, older)
+        chosen = (lambda: self.superseded(table, manifest)) if by_keys else None
+        out = columns if columns is not None else [c for c in table.column_names if c != "__rank"]
+        return arrange(table, keys, drop, latest=chosen, columns=out)
+
+    def versions_by_keys(self, table: pa.Table, manifest: Manifest, keys: list[str]) -> bool:
+        """Whether rows equal on every one of ``keys`` (:meth:`sort_keys`, those ``table``
+        has) but the last are versions of one record, the last key their version (the
+        sort then tells the latest, :func:`~.order.arrange`)."""
+        return False
 
     def lay_out(self, table: pa.Table, manifest: Manifest, block: int, slices: int) -> pa.Table:
         """The rows of a write (sorted in :meth:`sort_keys` order) in the order they are
@@ -273,6 +291,12 @@ class WindowMode(Mode):
 
     def superseded(self, table: pa.Table, manifest: Manifest) -> np.ndarray:
         return superseded_versions(table, manifest)
+
+    def versions_by_keys(self, table: pa.Table, manifest: Manifest, keys: list[str]) -> bool:
+        """Where the identity's every part is one column of exact values (no alternative
+        columns, whose first value present is compared, no floats) and the table has them
+        all: the keys then end with them, ``_n`` and ``_version``."""
+        return keys_tell_versions(table, manifest, keys)
 
     def lay_out(self, table: pa.Table, manifest: Manifest, block: int, slices: int) -> pa.Table:
         """Rows in time slices per block of symbols (:func:`~.order.time_sliced`): a read of

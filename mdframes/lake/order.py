@@ -6,6 +6,9 @@ sorted); the rest are sorted here, by packing the keys into one integer where th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Literal
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -13,14 +16,39 @@ import pyarrow.compute as pc
 __all__ = ["arrange"]
 
 
-def arrange(table: pa.Table, keys: list[str], drop: np.ndarray | None = None) -> pa.Table:
+def arrange(
+    table: pa.Table,
+    keys: list[str],
+    drop: np.ndarray | None = None,
+    *,
+    latest: Callable[[], np.ndarray] | None = None,
+    columns: list[str] | None = None,
+) -> pa.Table:
     """``table`` in ``keys`` order (ascending, nulls last, ties stable); a table already in
     that order is returned as it is. ``drop``: positions of rows left out, in the same
-    gather (a read's older versions: not copied out of every column first)."""
+    gather (a read's older versions: not copied out of every column first). ``latest``:
+    only each record's latest version is kept, where the keys end with the version and
+    the keys before it tell records apart (a record's identity, then ``_n``): of rows
+    equal on all keys but the last, the last in order. The sort tells them so when it
+    packs every key into its integers (no row hashed, no identity compared again);
+    otherwise ``latest()`` gives the positions of the rows to leave out. ``columns``: the
+    columns returned (None: all; the gather copies only these)."""
     if drop is not None and len(drop) == 0:
         drop = None
-    if drop is None and (table.num_rows < 2 or not keys):
-        return table
+    if columns is not None:
+        columns = [c for c in columns if c in table.column_names]
+    if drop is None and latest is None and (table.num_rows < 2 or not keys):
+        return table if columns is None else table.select(columns)
+    if latest is not None:
+        order = _latest_in_order(table, keys, drop) if table.num_rows and keys else False
+        if order is not False:
+            out = table if columns is None else table.select(columns)
+            return out if order is None else _gathered(out, order)
+        drop = latest() if drop is None else np.union1d(drop, latest())
+        if len(drop) == 0:
+            drop = None
+        if drop is None and (table.num_rows < 2 or not keys):
+            return table if columns is None else table.select(columns)
     if table.num_rows and table.column(0).num_chunks > 1:
         # Rows of many row groups come as as many chunks: one pass joins them, where each
         # key's ranks and the gather of every column would walk them (most of a short
@@ -32,7 +60,58 @@ def arrange(table: pa.Table, keys: list[str], drop: np.ndarray | None = None) ->
         kept[drop] = False
         rows = np.flatnonzero(kept)
     order = _order(table, keys, rows) if keys else rows
+    if columns is not None:
+        table = table.select(columns)
     return table if order is None else table.take(pa.array(order))
+
+
+def _latest_in_order(
+    table: pa.Table, keys: list[str], drop: np.ndarray | None
+) -> np.ndarray | None | Literal[False]:
+    """The positions of the rows kept by :func:`arrange` with ``latest``, in order (None:
+    every row, in order already), where all ``keys`` pack into one integer; False where
+    they do not (the caller asks which rows to leave out, and sorts as without
+    ``latest``)."""
+    packed, widths = _packed_chunks(table, keys)
+    if packed is None or len(widths) != len(keys):
+        return False
+    ascending = bool(np.all(packed[1:] >= packed[:-1]))
+    order = None if ascending else np.argsort(packed, kind="stable")
+    # Rows equal on every key but the last (the version) are versions of one record: all
+    # but the last of each run are older ones. (The keys, shifted in place: a new array
+    # costs more, its first touch, than the shift.)
+    record = packed if order is None else packed[order]
+    np.right_shift(record, widths[-1], out=record)
+    older = np.flatnonzero(record[1:] == record[:-1])
+    if drop is None:
+        if order is None:
+            return np.delete(np.arange(table.num_rows), older) if len(older) else None
+        return np.delete(order, older)
+    kept = np.ones(table.num_rows, dtype=bool)
+    kept[drop] = False
+    if order is None:
+        kept[older] = False
+        return np.flatnonzero(kept)
+    kept[order[older]] = False
+    return order[kept[order]]
+
+
+def _gathered(table: pa.Table, order: np.ndarray) -> pa.Table:
+    """The rows of ``table`` at ``order``: each column gathered from its chunks (no join
+    of every column first, a copy of the whole table), text read as its dictionary
+    joined first where its chunks' dictionaries hold more values than the rows (a
+    gather would unify them by hashing every value, :func:`_combined`)."""
+    at = pa.array(order)
+    arrays = []
+    for column in table.columns:
+        if (
+            column.num_chunks > 1
+            and pa.types.is_dictionary(column.type)
+            and _words(column) > len(column)
+        ):
+            column = pa.chunked_array([_joined_dictionary(column)])
+        arrays.append(column.take(at))
+    return pa.Table.from_arrays(arrays, schema=table.schema)
 
 
 def _order(table: pa.Table, keys: list[str], rows: np.ndarray | None = None) -> np.ndarray | None:
@@ -136,6 +215,164 @@ def _packed(table: pa.Table, keys: list[str]) -> tuple[np.ndarray | None, int]:
             np.bitwise_or(packed, part, out=packed)
         bits += width
     return packed, len(keys)
+
+
+def _packed_chunks(table: pa.Table, keys: list[str]) -> tuple[np.ndarray | None, list[int]]:
+    """The leading keys packed into one 63-bit integer per row, as :func:`_packed` packs
+    them, and each packed key's width in bits (the last key's in the lowest bits). Made
+    chunk by chunk: a row group's codes looked up in the ranks of every row group's
+    dictionary, ranked once; numbers and times read where they are stored, with no cast,
+    no null filled and no join of the chunks first."""
+    n = table.num_rows
+    packed = np.empty(n, dtype=np.int64)
+    part = np.empty(n, dtype=np.int64)
+    bits = 0
+    widths: list[int] = []
+    for name in keys:
+        column = table[name]
+        if widths and pa.types.is_dictionary(column.type) and _words(column) * 4 > n:
+            break  # ranking it would sort more values than the rows hold (see _packed)
+        if pa.types.is_floating(column.type) and bits + (n - 1).bit_length() > 62:
+            break
+        width = _key_numbers(column, part if widths else packed)
+        if width is None or bits + width > 62:
+            break
+        if widths:
+            np.left_shift(packed, width, out=packed)
+            np.bitwise_or(packed, part, out=packed)
+        bits += width
+        widths.append(width)
+    return (packed if widths else None), widths
+
+
+def _words(column: pa.ChunkedArray) -> int:
+    """The values of a dictionary column's chunks' dictionaries, each counted once."""
+    return sum(len(d) for d in _dictionaries(column).values())
+
+
+def _dictionaries(column: pa.ChunkedArray) -> dict[tuple[int, ...], pa.Array]:
+    """A dictionary column's distinct dictionaries (by their buffers: a row group's chunks
+    share one), in the order of the chunks."""
+    out: dict[tuple[int, ...], pa.Array] = {}
+    for chunk in column.chunks:
+        out.setdefault(_dictionary_key(chunk.dictionary), chunk.dictionary)
+    return out
+
+
+def _dictionary_key(dictionary: pa.Array) -> tuple[int, ...]:
+    return (
+        *(b.address if b is not None else 0 for b in dictionary.buffers()),
+        dictionary.offset,
+        len(dictionary),
+    )
+
+
+def _key_numbers(column: pa.ChunkedArray, out: np.ndarray) -> int | None:
+    """One key's values as integers from 0, in the key's order (nulls last, equal values
+    equal), written in ``out``; their width in bits, None when more than 62."""
+    kind = column.type
+    if pa.types.is_dictionary(kind) and pa.types.is_string(kind.value_type):
+        return _coded_numbers(column, out)
+    if _stored_as_integers(kind):
+        return _integer_numbers(column, out)
+    values = _rank(_whole(column))
+    if values.dtype.kind == "f":
+        _, values = np.unique(values, return_inverse=True)  # NaN ranks last
+    low = int(values.min())
+    width = max((int(values.max()) - low).bit_length(), 1)
+    if width > 62:
+        return None
+    np.subtract(values, low, out=out, casting="unsafe")
+    return width
+
+
+def _stored_as_integers(kind: pa.DataType) -> bool:
+    return (
+        (pa.types.is_integer(kind) and not pa.types.is_uint64(kind))
+        or pa.types.is_date(kind)
+        or pa.types.is_timestamp(kind)
+        or pa.types.is_time(kind)
+        or pa.types.is_duration(kind)
+    )
+
+
+def _coded_numbers(column: pa.ChunkedArray, out: np.ndarray) -> int:
+    """:func:`_key_numbers` of text read as its dictionary: every chunk's dictionary
+    ranked together once, each row's code looked up in its own's ranks."""
+    dictionaries = _dictionaries(column)
+    values = list(dictionaries.values())
+    rank = _dense(pa.concat_arrays(values) if values else pa.array([], pa.string()))
+    lookups: dict[tuple[int, ...], np.ndarray] = {}
+    at = 0
+    for dictionary in values:  # each dictionary's ranks, the null's last (code -1)
+        ranks = np.empty(len(dictionary) + 1, dtype=np.int64)
+        ranks[:-1] = rank[at : at + len(dictionary)]
+        ranks[-1] = rank[-1]
+        lookups[_dictionary_key(dictionary)] = ranks
+        at += len(dictionary)
+    start = 0
+    nulls = False
+    for chunk in column.chunks:
+        if not len(chunk):
+            continue
+        indices = chunk.indices
+        if chunk.null_count:
+            nulls = True
+            codes = pc.fill_null(indices, -1).to_numpy()
+        else:
+            codes = indices.to_numpy()
+        lookup = lookups[_dictionary_key(chunk.dictionary)]
+        np.take(lookup, codes, out=out[start : start + len(chunk)], mode="wrap")  # -1: last
+        start += len(chunk)
+    highest = int(rank[-1]) if nulls else int(rank[-1]) - 1
+    return max(highest.bit_length(), 1)
+
+
+def _integer_numbers(column: pa.ChunkedArray, out: np.ndarray) -> int | None:
+    """:func:`_key_numbers` of integers, dates and times: each chunk's stored integers
+    less the least, a null one more than the greatest."""
+    parts = []
+    low = high = None
+    for chunk in column.chunks:
+        if not len(chunk):
+            continue
+        stored = _stored_integers(chunk)
+        valid = None
+        present = stored
+        if chunk.null_count:
+            valid = np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            present = stored[valid]
+        if len(present):
+            lo, hi = int(present.min()), int(present.max())
+            low = lo if low is None else min(low, lo)
+            high = hi if high is None else max(high, hi)
+        parts.append((stored, valid))
+    if low is None or high is None:
+        low = high = 0  # every value null
+    null = high - low + 1
+    nulls = any(valid is not None for _, valid in parts)
+    width = max((null if nulls else null - 1).bit_length(), 1)
+    if width > 62:
+        return None
+    start = 0
+    base = np.int64(low)
+    for stored, valid in parts:
+        place = out[start : start + len(stored)]
+        np.subtract(stored, base, out=place, casting="unsafe")
+        if valid is not None:
+            place[~valid] = null
+        start += len(stored)
+    return width
+
+
+def _stored_integers(chunk: pa.Array) -> np.ndarray:
+    """A chunk's values as stored (integers: days, time units), read in place (a null's
+    value is whatever is stored)."""
+    size = chunk.type.bit_width // 8
+    signed = not pa.types.is_unsigned_integer(chunk.type)
+    dtype = np.dtype(f"{'i' if signed else 'u'}{size}")
+    data = chunk.buffers()[1]
+    return np.frombuffer(data, dtype=dtype, count=len(chunk), offset=chunk.offset * size)
 
 
 def _combined(table: pa.Table) -> pa.Table:

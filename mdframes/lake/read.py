@@ -199,8 +199,10 @@ def _read(
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
     # Rows left out (older versions, rows public before public_from) are cut out once: in
-    # the sort's gather, which copies every row anyway, else by one filter or cut.
-    drop = store.mode.superseded(table, manifest) if not history and revised else None
+    # the sort's gather, which copies every row anyway, else by one filter or cut. A sort
+    # tells the older versions itself (its keys hold each record's identity).
+    latest = not history and revised
+    drop = store.mode.superseded(table, manifest) if latest and ordered else None
     if public_from is not None:
         if history:  # every version of a record one version of which is public then
             table = _public_from(table, ds, public_from, manifest)
@@ -209,13 +211,23 @@ def _read(
             if early is not None:
                 early_rows = np.flatnonzero(~early)
                 drop = early_rows if drop is None else np.union1d(drop, early_rows)
+    keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     if not ordered:
         # Files in order each hold each symbol's rows in order (slice after slice when laid
-        # out in time slices): ordering the symbols, stably, is enough then.
-        table = store.mode.sort(table, manifest, syms, by_symbol=in_files, drop=drop)
+        # out in time slices): ordering the symbols, stably, is enough then. Only the
+        # columns kept are gathered (a summary's come too).
+        summary = [c for c in ("_sync_id", "_scope") if c in table.column_names]
+        table = store.mode.sort(
+            table,
+            manifest,
+            syms,
+            by_symbol=in_files,
+            drop=drop,
+            latest=latest,
+            columns=list(dict.fromkeys(keep + summary)),
+        )
     elif drop is not None:
         table = without_rows(table, drop)
-    keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     frame = to_frame(plain_text(table.select(keep)), manifest)
     frame.attrs["dataset"] = ds.name
     if table.num_rows and not history:

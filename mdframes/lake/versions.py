@@ -30,6 +30,7 @@ __all__ = [
     "snapshot_index",
     "diff_snapshots",
     "unit_of",
+    "keys_tell_versions",
     "superseded_versions",
     "superseded_snapshots",
     "without_rows",
@@ -178,6 +179,27 @@ def superseded_versions(table: pa.Table, manifest: Manifest) -> np.ndarray:
     if table.num_rows == 0 or pc.max(table["_version"]).as_py() == 1:
         return np.zeros(0, dtype=np.int64)  # no record has a second version: nothing to choose
     return _superseded(table, manifest)
+
+
+def keys_tell_versions(table: pa.Table, manifest: Manifest, keys: list[str]) -> bool:
+    """Whether rows of ``table`` equal on every one of ``keys`` (a read's sort keys, those
+    the table has) but the last are the versions of one record, so that a sort by them
+    tells each record's latest (windowed datasets): the keys are the identity's columns,
+    ``_n`` and ``_version``, each part of the identity one column of exact values (a part
+    of several columns is compared by its first value present, as text; a float's NaN
+    is a value of its own). Another key (a time not in the identity) could differ
+    between two versions of one record."""
+    identity = manifest.identity
+    if not identity or keys[-2:] != ["_n", "_version"]:
+        return False
+    names = []
+    for part in identity.parts:
+        if len(part) != 1 or part[0] not in table.column_names:
+            return False
+        if not _prunes(_plain_type(table[part[0]].type)):
+            return False
+        names.append(part[0])
+    return sorted(keys[:-2]) == sorted(set(names))
 
 
 def superseded_snapshots(table: pa.Table, unit: Sequence[str]) -> np.ndarray:
