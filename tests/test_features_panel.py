@@ -466,3 +466,36 @@ def test_rows_before_the_first_sync_see_what_it_fetched(monkeypatch: pytest.Monk
     got = md.features.panel(*args, source=lake, known_at="row")
     pd.testing.assert_frame_equal(got, want, check_like=True)
     assert got.attrs["knowledge"]["sentiment"]["rows"] == len(got)
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_next_versions_are_found_as_record_ids_tell_records_apart(grouped: bool) -> None:
+    # The versions' order is found without a sort where a lake read's rows come grouped by
+    # their identity; records sharing a key in one sync, alternatives and missing values
+    # (each a value of its own) keep the meaning record_ids gives them.
+    from mdframes.features.knowledge import NEVER, _batches, _fetched_ns, _following, record_ids
+
+    rng = np.random.default_rng(7)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "symbol": pd.array(rng.choice(["A", "B", None], n), dtype="string[pyarrow]"),
+            "date": pd.to_datetime(rng.choice(["2026-01-02", "2026-01-05", None], n)),
+            "chamber": pd.Categorical(rng.choice(["house", "senate", None], n)),
+            "amount_raw": pd.array(rng.choice(["1", "2", None], n), dtype="string"),
+            "amount": pd.array(rng.choice(["1", "3", None], n), dtype="string[pyarrow]"),
+            "_fetched_at": pd.to_datetime("2026-01-06", utc=True)
+            + pd.to_timedelta(rng.integers(0, 4, n), unit="D"),
+        }
+    )
+    frame["_sync_id"] = pd.array(frame["_fetched_at"].astype(str), dtype="string[pyarrow]")
+    if grouped:
+        frame = frame.sort_values(["symbol", "date"], kind="stable").reset_index(drop=True)
+    for key in (["symbol", "date"], ["symbol", "chamber", "date", "amount_raw|amount"]):
+        ids, fetched = record_ids(frame, key), _fetched_ns(frame)
+        order = np.lexsort((np.arange(n), fetched, ids))
+        expected = np.full(n, NEVER, dtype=np.int64)
+        same = ids[order][1:] == ids[order][:-1]
+        expected[order[:-1][same]] = fetched[order[1:][same]]
+        assert (expected != NEVER).any()
+        np.testing.assert_array_equal(_following(frame, key, fetched, _batches(frame)), expected)

@@ -220,7 +220,10 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
             relied[name] = versions.knowledge(dates)
             if not versions.as_of_anchor:
                 return {f.name: compute_row(f, versions, grid) for f in mine}
-            frame = versions.frame.iloc[np.sort(versions.take)]  # the visible versions
+            # The visible versions, with the columns of a read of the latest versions.
+            frame = versions.frame.drop(columns=["_sync_id", "_version"], errors="ignore")
+            if len(versions.take) < len(frame):
+                frame = frame.iloc[np.sort(versions.take)]
             events = Events(frame, name, symbols, end_day)
             return {f.name: compute_feature(f, events, grid) for f in mine}
         reach = lookbacks[name]

@@ -30,7 +30,9 @@ from .engine import (
     SPAN,
     Events,
     Grid,
+    _sort_order,
     day_numbers,
+    factorized,
     finish_values,
     symbol_codes,
     utc_naive,
@@ -78,14 +80,90 @@ def record_ids(frame: pd.DataFrame, key: list[str]) -> np.ndarray:
 
 def next_fetched(frame: pd.DataFrame, key: list[str]) -> pd.Series:
     """Per row: when its record's next version was fetched (NaT for the latest version)."""
-    ids = record_ids(frame, key)
     fetched = _fetched_ns(frame)
-    n = len(frame)
-    order = np.lexsort((np.arange(n), fetched, ids))
-    following = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)  # NaT
-    same = ids[order][1:] == ids[order][:-1]
-    following[order[:-1][same]] = fetched[order[1:][same]]
+    following = _following(frame, key, fetched, _batches(frame))
+    following[following == NEVER] = np.iinfo(np.int64).min  # NaT
     return pd.Series(pd.to_datetime(following.view("datetime64[ns]"), utc=True), index=frame.index)
+
+
+def _value_codes(values: pd.Series) -> np.ndarray:
+    """Integers equal exactly where ``values`` are (a missing value is a value of its own),
+    as ``pd.factorize`` groups them, made without hashing each row for what a lake read
+    gives: a category's codes, a time's integers, Arrow text coded by its runs (only the
+    runs' values are hashed)."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return values.cat.codes.to_numpy(dtype=np.int64)
+    if dtype.kind in "mM":  # NaT: the smallest integer, a value of its own
+        return np.asarray(values.array.asi8, dtype=np.int64)
+    codes, uniques = factorized(values)
+    if isinstance(uniques, list):  # Arrow text: a code per run (or per distinct value)
+        lut = pd.factorize(pd.Index(uniques, dtype=object), use_na_sentinel=True)[0]
+        return np.where(codes >= 0, np.append(lut, -1)[codes], -1).astype(np.int64)
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _batches(frame: pd.DataFrame) -> np.ndarray:
+    """Per row: its sync (``_sync_id``, else its ``_fetched_at``) as an integer."""
+    return _value_codes(frame["_sync_id" if "_sync_id" in frame.columns else "_fetched_at"])
+
+
+def _sorted_by(parts: list[np.ndarray]) -> bool:
+    """Whether the rows ascend by ``parts`` (the first, then the next among equals...)."""
+    open_ = np.ones(max(len(parts[0]) - 1, 0), dtype=bool)  # neighbours equal so far
+    for part in parts:
+        if (open_ & (part[1:] < part[:-1])).any():
+            return False
+        open_ &= part[1:] == part[:-1]
+    return True
+
+
+def _following(
+    frame: pd.DataFrame, key: list[str], fetched: np.ndarray, batches: np.ndarray
+) -> np.ndarray:
+    """Per row: when its record's next version was fetched (NEVER for the latest), records
+    told apart as :func:`record_ids` tells them. Rows are grouped by their identity's
+    integers (:func:`_value_codes`; no sort when they come grouped, as a lake read gives
+    them), and only the few identities with more than one row are ordered by version."""
+    n = len(frame)
+    following = np.full(n, NEVER, dtype=np.int64)
+    if n < 2:
+        return following
+    parts = [_value_codes(v) for v in Identity.parse(key).values(frame)]
+    has_n = "_n" in frame.columns
+    if has_n:
+        parts.append(_value_codes(frame["_n"]))
+    if not parts:
+        parts = [np.zeros(n, dtype=np.int64)]
+    order = None if _sorted_by(parts) else np.lexsort(parts[::-1])  # stable: frame order
+    grouped = parts if order is None else [p[order] for p in parts]
+    starts = np.zeros(n, dtype=bool)
+    starts[0] = True
+    for part in grouped:
+        starts[1:] |= part[1:] != part[:-1]
+    group = np.cumsum(starts) - 1
+    del grouped, parts
+    sizes = np.bincount(group)
+    several = sizes[group] > 1
+    if not several.any():
+        return following
+    rows = np.flatnonzero(several) if order is None else order[several]  # frame positions
+    group = group[several]
+    if has_n:
+        extra = np.zeros(len(rows), dtype=np.int64)
+    else:  # records sharing a key in one sync: told apart by their place among them
+        batch = batches[rows]
+        by = np.lexsort((rows, batch, group))
+        same = np.zeros(len(rows), dtype=bool)
+        same[1:] = (group[by][1:] == group[by][:-1]) & (batch[by][1:] == batch[by][:-1])
+        run_start = np.maximum.accumulate(np.where(same, 0, np.arange(len(rows))))
+        extra = np.empty(len(rows), dtype=np.int64)
+        extra[by] = np.arange(len(rows)) - run_start
+    stamps = fetched[rows]
+    by = np.lexsort((rows, stamps, extra, group))
+    same = (group[by][1:] == group[by][:-1]) & (extra[by][1:] == extra[by][:-1])
+    following[rows[by][:-1][same]] = stamps[by][1:][same]
+    return following
 
 
 class VersionEvents(Events):
@@ -110,15 +188,13 @@ class VersionEvents(Events):
         codes = symbol_codes(frame["symbol"], symbols)
         times = utc_naive(public_times(frame))
         fetched = _fetched_ns(frame)
-        ids = record_ids(frame, key)
-        order = np.lexsort((np.arange(len(frame)), fetched, ids))
-        following = np.full(len(frame), NEVER, dtype=np.int64)
-        same = ids[order][1:] == ids[order][:-1]
-        following[order[:-1][same]] = fetched[order[1:][same]]
+        batches = _batches(frame)
+        following = _following(frame, key, fetched, batches)
         # Per symbol, when its first sync ended: what that sync fetched is known from the start
         # (rows dated before it use that sync). Per symbol, so that a chunk of symbols
         # computes exactly what the whole panel does.
-        self.floors = _first_syncs(frame, codes, fetched, len(symbols))
+        syncs = batches if "_sync_id" in frame.columns else None
+        self.floors = _first_syncs(syncs, codes, fetched, len(symbols))
         floor_ns = np.where(codes >= 0, self.floors[np.maximum(codes, 0)], NEVER)
         known = np.where(fetched > floor_ns, fetched // NS_PER_DAY, low)
         until = np.where(following == NEVER, end_day + 1, following // NS_PER_DAY)
@@ -128,11 +204,9 @@ class VersionEvents(Events):
         keep = np.flatnonzero(
             (codes >= 0) & ~np.isnat(times) & (enter < until) & (enter <= end_day)
         )
-        tie = self._tie(keep)
-        keys = [np.arange(len(keep)), times[keep].view(np.int64), codes[keep]]
-        if tie is not None:
-            keys.insert(1, tie)
-        self.take = keep[np.lexsort(keys)]
+        # Rank order, stable; a lake read's rows come in it (no sort then).
+        order = _sort_order(codes[keep], times[keep].view(np.int64), self._tie(keep))
+        self.take = keep if order is None else keep[order]
         self.codes = codes[self.take]
         self.public = np.maximum(public[self.take], low)
         self.enter = enter[self.take]
@@ -159,23 +233,23 @@ class VersionEvents(Events):
 
 
 def _first_syncs(
-    frame: pd.DataFrame, codes: np.ndarray, fetched: np.ndarray, n_symbols: int
+    syncs: np.ndarray | None, codes: np.ndarray, fetched: np.ndarray, n_symbols: int
 ) -> np.ndarray:
     """Per symbol: the latest ``_fetched_at`` of the sync that stored its earliest version
-    (without ``_sync_id``: its earliest ``_fetched_at``); NEVER where it has none."""
+    (``syncs``: each row's ``_sync_id`` as an integer; without: its earliest
+    ``_fetched_at``); NEVER where it has none."""
     out = np.full(n_symbols, NEVER, dtype=np.int64)
     mine = codes >= 0
     if not mine.any():
         return out
     np.minimum.at(out, codes[mine], fetched[mine])
-    if "_sync_id" not in frame.columns:
+    if syncs is None:
         return out
-    syncs = pd.factorize(frame["_sync_id"])[0].astype(np.int64)
-    first_row = np.full(n_symbols, -1, dtype=np.int64)
-    rows = np.flatnonzero(mine)
-    order = rows[np.lexsort((rows, fetched[rows], codes[rows]))]
-    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
-    first_row[codes[order][starts]] = order[starts]
+    # Each symbol's first row (in frame order) of those fetched earliest: no sort.
+    earliest = np.flatnonzero(mine & (fetched == out[np.maximum(codes, 0)]))
+    first_row = np.full(n_symbols, len(codes), dtype=np.int64)
+    np.minimum.at(first_row, codes[earliest], earliest)
+    first_row[first_row == len(codes)] = -1
     first_sync = np.where(first_row >= 0, syncs[np.maximum(first_row, 0)], -1)
     same = mine & (syncs == first_sync[np.maximum(codes, 0)])
     ends = np.full(n_symbols, np.iinfo(np.int64).min, dtype=np.int64)
