@@ -11,6 +11,7 @@ pool starts with ``contextvars.copy_context()`` see the same share).
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,8 +21,10 @@ __all__ = ["cores", "threads", "sharing"]
 _SHARE: contextvars.ContextVar[int] = contextvars.ContextVar("mdframes_threads", default=0)
 
 
+@functools.cache
 def cores() -> int:
-    """This machine's cores (``os.cpu_count()``)."""
+    """This machine's cores (``os.cpu_count()``, asked once: it reads ``/sys`` each time, and
+    every pool of every read asks)."""
     return os.cpu_count() or 1
 
 

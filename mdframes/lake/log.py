@@ -55,6 +55,8 @@ class Snapshot:
     _extents: dict[str, tuple[Any, Any] | None] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    # Whether its files are in stored order (TableLog.in_stored_order), once per version.
+    ordered: bool | None = field(default=None, init=False, repr=False, compare=False)
 
     def extent(self, column: str) -> tuple[Any, Any] | None:
         """The least and greatest value of ``column`` over the version's rows by the log's
@@ -259,6 +261,11 @@ class TableLog:
         log's statistics show the files in order with disjoint symbol (or filter) ranges."""
         if snap is None or len(snap.files) < 2:
             return True
+        if snap.ordered is None:
+            snap.ordered = self._in_stored_order(snap)
+        return snap.ordered
+
+    def _in_stored_order(self, snap: Snapshot) -> bool:
         stats = snap.stats
         key = self.place.mode.file_keys[0]
         if stats is None or f"min.{key}" not in stats.column_names:
