@@ -32,7 +32,6 @@ from .engine import (
     Grid,
     _sort_order,
     day_numbers,
-    factorized,
     finish_values,
     symbol_codes,
     utc_naive,
@@ -89,18 +88,51 @@ def next_fetched(frame: pd.DataFrame, key: list[str]) -> pd.Series:
 def _value_codes(values: pd.Series) -> np.ndarray:
     """Integers equal exactly where ``values`` are (a missing value is a value of its own),
     as ``pd.factorize`` groups them, made without hashing each row for what a lake read
-    gives: a category's codes, a time's integers, Arrow text coded by its runs (only the
-    runs' values are hashed)."""
+    gives: a category's codes, a time's integers, Arrow text by its runs (only the runs'
+    values are coded) or Arrow's dictionary."""
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         return values.cat.codes.to_numpy(dtype=np.int64)
     if dtype.kind in "mM":  # NaT: the smallest integer, a value of its own
         return np.asarray(values.array.asi8, dtype=np.int64)
-    codes, uniques = factorized(values)
-    if isinstance(uniques, list):  # Arrow text: a code per run (or per distinct value)
-        lut = pd.factorize(pd.Index(uniques, dtype=object), use_na_sentinel=True)[0]
-        return np.where(codes >= 0, np.append(lut, -1)[codes], -1).astype(np.int64)
-    return np.asarray(codes, dtype=np.int64)
+    if getattr(dtype, "storage", None) == "pyarrow" or isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arrow = pa.chunked_array(values.array.__arrow_array__())
+        column = arrow.combine_chunks() if arrow.num_chunks != 1 else arrow.chunk(0)
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            n = len(column)
+            starts = np.zeros(1, dtype=np.int64)
+            if n > 1:
+                changed = pc.not_equal(column.slice(1), column.slice(0, n - 1))
+                changed = pc.fill_null(changed, True).to_numpy(zero_copy_only=False)
+                starts = np.concatenate([starts, np.flatnonzero(changed) + 1])
+            runs = len(starts) * 4 <= n  # long runs: their first values are coded
+            encoded = pc.dictionary_encode(column.take(pa.array(starts)) if runs else column)
+            codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+            codes = codes.astype(np.int64)
+            return np.repeat(codes, np.diff(np.append(starts, n))) if runs else codes
+    return np.asarray(pd.factorize(values, use_na_sentinel=True)[0], dtype=np.int64)
+
+
+def _packed(parts: list[np.ndarray]) -> np.ndarray:
+    """One integer per row, equal where every part is (parts made dense where their
+    product of spans would not fit)."""
+    key = np.zeros(len(parts[0]), dtype=np.int64)
+    width = 1
+    for part in parts:
+        low = int(part.min())
+        span = int(part.max()) - low + 1
+        if width * span >= 1 << 62:
+            key = pd.factorize(key)[0].astype(np.int64)
+            width = int(key.max()) + 1
+        if width * span >= 1 << 62:
+            part = pd.factorize(part)[0].astype(np.int64)
+            low, span = 0, int(part.max()) + 1
+        key = key * span + (part - low)
+        width *= span
+    return key
 
 
 def _batches(frame: pd.DataFrame) -> np.ndarray:
@@ -135,7 +167,8 @@ def _following(
         parts.append(_value_codes(frame["_n"]))
     if not parts:
         parts = [np.zeros(n, dtype=np.int64)]
-    order = None if _sorted_by(parts) else np.lexsort(parts[::-1])  # stable: frame order
+    # Stable: the rows of one identity keep their frame order.
+    order = None if _sorted_by(parts) else np.argsort(_packed(parts), kind="stable")
     grouped = parts if order is None else [p[order] for p in parts]
     starts = np.zeros(n, dtype=bool)
     starts[0] = True
