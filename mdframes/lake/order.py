@@ -13,6 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._threads import threads
+
 __all__ = ["arrange"]
 
 
@@ -32,7 +34,8 @@ def arrange(
     equal on all keys but the last, the last in order. The sort tells them so when it
     packs every key into its integers (no row hashed, no identity compared again);
     otherwise ``latest()`` gives the positions of the rows to leave out. ``columns``: the
-    columns returned (None: all; the gather copies only these)."""
+    columns returned (None: all; the gather copies only these). Text read as its
+    dictionary comes back decoded where the rows are gathered."""
     if drop is not None and len(drop) == 0:
         drop = None
     if columns is not None:
@@ -62,7 +65,7 @@ def arrange(
     order = _order(table, keys, rows) if keys else rows
     if columns is not None:
         table = table.select(columns)
-    return table if order is None else table.take(pa.array(order))
+    return table if order is None else _gathered(table, order)
 
 
 def _latest_in_order(
@@ -97,21 +100,40 @@ def _latest_in_order(
 
 
 def _gathered(table: pa.Table, order: np.ndarray) -> pa.Table:
-    """The rows of ``table`` at ``order``: each column gathered from its chunks (no join
-    of every column first, a copy of the whole table), text read as its dictionary
-    joined first where its chunks' dictionaries hold more values than the rows (a
-    gather would unify them by hashing every value, :func:`_combined`)."""
+    """The rows of ``table`` at ``order``, text read as its dictionary decoded: each column
+    gathered from its chunks (no join of every column first, a copy of the whole table;
+    a gather of text read as its dictionary unifies its chunks' few distinct values, and
+    its decoding then reads a small dictionary), the columns in threads (a gather and a
+    decoding release the GIL: a whole table's are most of its sort)."""
     at = pa.array(order)
-    arrays = []
-    for column in table.columns:
+
+    def gather(column: pa.ChunkedArray) -> pa.ChunkedArray:
         if (
             column.num_chunks > 1
             and pa.types.is_dictionary(column.type)
             and _words(column) > len(column)
         ):
-            column = pa.chunked_array([_joined_dictionary(column)])
-        arrays.append(column.take(at))
-    return pa.Table.from_arrays(arrays, schema=table.schema)
+            column = pa.chunked_array([_joined_dictionary(column)])  # else hashed whole
+        out = column.take(at)
+        return out.cast(out.type.value_type) if pa.types.is_dictionary(out.type) else out
+
+    columns = table.columns
+    count = min(threads(), len(columns))
+    if count < 2 or len(order) < _THREADED_ROWS:
+        arrays = [gather(c) for c in columns]
+    else:
+        import contextvars
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(count) as pool:
+            runs = [pool.submit(contextvars.copy_context().run, gather, c) for c in columns]
+            arrays = [run.result() for run in runs]
+    return pa.Table.from_arrays(arrays, names=table.column_names)
+
+
+# Rows from which a gather's columns are gathered in threads (below, starting them costs
+# about as much as it saves).
+_THREADED_ROWS = 100_000
 
 
 def _order(table: pa.Table, keys: list[str], rows: np.ndarray | None = None) -> np.ndarray | None:
