@@ -145,6 +145,11 @@ def test_a_short_panel_from_frames_is_the_long_one_cut(lake: md.Lake) -> None:
     _same(short, long)
     from_lake = md.features.panel(SYMBOLS, SHORT, END, FEATURES, source=lake)
     pd.testing.assert_frame_equal(short, from_lake)
+    # A symbol the frames do not hold has no latest value near the windows nor before:
+    # the engine keeps the window's rows it picked (no second pass over older rows).
+    wider = [*SYMBOLS, "ZZZZ"]
+    long = md.features.panel(wider, FIRST, END, FEATURES, source=frames)
+    _same(md.features.panel(wider, SHORT, END, FEATURES, source=frames), long)
 
 
 def test_the_cut_keeps_each_symbols_latest_value() -> None:

@@ -58,6 +58,7 @@ TABLE_BLOCK = 1 << 18
 # Days before a short panel's window first searched for each symbol's latest value (then the
 # rest of the history, for the symbols not found there).
 _BAND: Final = 32
+_NAT: Final = np.iinfo(np.int64).min
 
 
 def utc_naive(values: pd.Series) -> np.ndarray:
@@ -124,31 +125,34 @@ def factorized(values: pd.Series, rows: np.ndarray | None = None) -> tuple[np.nd
     return pd.factorize(values, use_na_sentinel=True)
 
 
-def recent_rows(
-    frame: pd.DataFrame, dataset: str, first_day: int, end_day: int
-) -> np.ndarray | None:
-    """Positions of the rows of ``frame`` public from ``first_day`` to ``end_day`` by their
-    anchor, and of those with a null anchor (public at a deadline, or never); ``None``:
-    fewer than a quarter of the rows would be left out, or the anchors are not datetimes
-    in ns (then every row, as they are). A scan of the anchors as integers: no row is
-    converted, coded or copied."""
+def anchor_stamps(frame: pd.DataFrame, dataset: str) -> np.ndarray | None:
+    """The anchors of ``frame``'s rows as ns since the epoch (UTC, as :func:`utc_naive`
+    makes them; NaT the smallest int64), without a copy; ``None``: they are not datetimes
+    in ns (or the dataset has no anchor)."""
     ds = REGISTRY.get(dataset)
     if ds is None or ds.anchor is None or ds.anchor not in frame.columns:
         return None
     column = frame[ds.anchor]
     dtype = column.dtype
     if isinstance(dtype, pd.DatetimeTZDtype) and dtype.unit == "ns":
-        stamps = column.array.asi8  # UTC, as utc_naive makes them
-    elif dtype == np.dtype("datetime64[ns]"):
-        stamps = column.to_numpy().view(np.int64)
-    else:
-        return None
-    if not len(stamps):
+        return np.asarray(column.array.asi8)
+    if dtype == np.dtype("datetime64[ns]"):
+        return column.to_numpy().view(np.int64)
+    return None
+
+
+def recent_rows(stamps: np.ndarray | None, first_day: int, end_day: int) -> np.ndarray | None:
+    """Positions of the rows whose anchor (``stamps``: :func:`anchor_stamps`) falls from
+    ``first_day`` to ``end_day``, and of those with a null anchor (public at a deadline, or
+    never); ``None``: fewer than a quarter of the rows would be left out, or no stamps
+    (then every row, as they are). A scan of the anchors as integers: no row is
+    converted, coded or copied."""
+    if stamps is None or not len(stamps):
         return None
     low, high = first_day * NS_PER_DAY, (end_day + 1) * NS_PER_DAY
     keep = stamps >= low
     keep &= stamps < high
-    keep |= stamps == np.iinfo(np.int64).min  # NaT
+    keep |= stamps == _NAT
     rows = np.flatnonzero(keep)
     return rows if 4 * len(rows) <= 3 * len(stamps) else None
 
@@ -228,11 +232,12 @@ class Events:
         # A short panel over a long history (frames given whole): the rows public from the
         # windows on (and the weeks before them where a latest value is sought) are picked
         # by their anchors before anything else is made of them, so that the set-up below
-        # costs the window's rows, not the history's. The history is gone through only for
-        # the symbols with no latest value in those weeks (then all of it, as before).
-        recent = None
+        # costs the window's rows, not the history's. Older rows are kept only for the
+        # symbols with no latest value in those weeks (all of theirs).
+        recent = anchors = None
         if cut_day is not None and _recent:
-            recent = recent_rows(frame, dataset, cut_day - (_BAND if latest else 0), end_day)
+            anchors = anchor_stamps(frame, dataset)
+            recent = recent_rows(anchors, cut_day - (_BAND if latest else 0), end_day)
         if recent is not None:
             attrs = frame.attrs
             whole = frame
@@ -255,19 +260,34 @@ class Events:
                 enters &= ~before
             else:
                 before = None
-        if recent is not None and latest and before is None:
-            # Nothing in the weeks before the windows: the latest values are older.
-            self.__init__(whole, dataset, symbols, end_day, cut_day, latest, columns, False)  # type: ignore[misc]
-            return
+        lacking: np.ndarray | None = None  # symbols without a latest value found
+        codes: np.ndarray | None = None
         if before is not None and latest:
             codes = np.full(len(frame), -1, dtype=np.int64)
             lacking = self._latest_before(
                 frame, symbols, latest, before, days, times, cut_day, codes, enters
             )
-            if lacking and recent is not None:
-                self.__init__(whole, dataset, symbols, end_day, cut_day, latest, columns, False)  # type: ignore[misc]
+        elif recent is not None and latest:  # nothing in the weeks before the windows
+            lacking = np.ones(len(symbols), dtype=bool)
+        if lacking is not None and recent is not None:
+            # Some symbol has no value in the weeks before the windows: the same once more,
+            # with the older rows of those symbols (the older rows' symbols are coded to
+            # find them; nothing else of them is made).
+            assert anchors is not None and cut_day is not None
+            older = np.flatnonzero((anchors < (cut_day - _BAND) * NS_PER_DAY) & (anchors != _NAT))
+            if len(older):
+                mine = np.append(lacking, False)[symbol_codes(whole["symbol"], symbols, older)]
+                older = older[mine]
+            if len(older):  # else those symbols have no older row: nothing more to find
+                both = np.zeros(len(whole), dtype=bool)  # disjoint: older rows are not recent
+                both[recent] = True
+                both[older] = True
+                rows = np.flatnonzero(both)
+                again = (whole if columns is None else whole[columns]).iloc[rows]
+                again.attrs = attrs
+                self.__init__(again, dataset, symbols, end_day, cut_day, latest, None, False)  # type: ignore[misc]
                 return
-        else:
+        if codes is None:
             codes = self._codes(frame, symbols, enters)
         enters &= codes >= 0
         keep = np.flatnonzero(enters)
@@ -324,14 +344,14 @@ class Events:
         cut_day: int | None,
         codes: np.ndarray,
         enters: np.ndarray,
-    ) -> bool:
+    ) -> np.ndarray | None:
         """Codes the rows of ``enters`` (the window's) in ``codes``, and marks in ``enters``
         (coded too) each symbol's latest row before
         ``cut_day`` carrying a value of each ``latest`` feature. Looked for in the weeks
         before the cut, then in the rest of the history for the symbols not found there
         only (rows of an earlier day are earlier): the rows of a long history are not coded
         unless a symbol has no value in those weeks, and not evaluated but for it. Returns
-        whether some symbol has no such row in the frame."""
+        the symbols some feature found no such row of in the frame (``None``: none)."""
         assert cut_day is not None
         stamp = times.view(np.int64)
         tie: np.ndarray | None = None
@@ -369,9 +389,9 @@ class Events:
                     enters[picked] = True
                     missing[codes[picked]] = False
             if not any(m.any() for m in lacking):
-                return False
+                return None
             if low <= oldest:
-                return True
+                return np.logical_or.reduce(lacking)  # type: ignore[no-any-return]
             # The rest at once: symbols without a value for weeks are rare, and each band
             # more would be a pass over the whole frame again.
             high, width = low, high - oldest + 1
