@@ -32,8 +32,8 @@ from .engine import (
     Grid,
     _sort_order,
     day_numbers,
+    factorized,
     finish_values,
-    symbol_codes,
     utc_naive,
     window_sums,
 )
@@ -135,6 +135,19 @@ def _packed(parts: list[np.ndarray]) -> np.ndarray:
     return key
 
 
+def _symbols(values: pd.Series, symbols: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's position in ``symbols`` (-1: none, as :func:`~.engine.symbol_codes`) and
+    its symbol as :func:`_value_codes` codes it, from one coding of the column."""
+    codes, uniques = factorized(values)
+    where = {s: i for i, s in enumerate(symbols)}
+    lut = [where.get(str(u).strip().upper(), -1) for u in uniques]
+    places = np.asarray([*lut, -1], dtype=np.int64)[codes]
+    if isinstance(uniques, list):  # Arrow text: codes of runs, or of Arrow's dictionary
+        same = pd.factorize(pd.Index(uniques, dtype=object), use_na_sentinel=True)[0]
+        return places, np.where(codes >= 0, np.append(same, -1)[codes], -1).astype(np.int64)
+    return places, np.asarray(codes, dtype=np.int64)
+
+
 def _batches(frame: pd.DataFrame) -> np.ndarray:
     """Per row: its sync (``_sync_id``, else its ``_fetched_at``) as an integer."""
     return _value_codes(frame["_sync_id" if "_sync_id" in frame.columns else "_fetched_at"])
@@ -151,17 +164,29 @@ def _sorted_by(parts: list[np.ndarray]) -> bool:
 
 
 def _following(
-    frame: pd.DataFrame, key: list[str], fetched: np.ndarray, batches: np.ndarray
+    frame: pd.DataFrame,
+    key: list[str],
+    fetched: np.ndarray,
+    batches: np.ndarray,
+    coded: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Per row: when its record's next version was fetched (NEVER for the latest), records
     told apart as :func:`record_ids` tells them. Rows are grouped by their identity's
-    integers (:func:`_value_codes`; no sort when they come grouped, as a lake read gives
-    them), and only the few identities with more than one row are ordered by version."""
+    integers (:func:`_value_codes`, or ``coded``'s for those columns; no sort when they come
+    grouped, as a lake read gives them), and only the few identities with more than one
+    row are ordered by version."""
+    coded = coded or {}
     n = len(frame)
     following = np.full(n, NEVER, dtype=np.int64)
     if n < 2:
         return following
-    parts = [_value_codes(v) for v in Identity.parse(key).values(frame)]
+    parts: list[np.ndarray] = []
+    for alternatives in Identity.parse(key).parts:
+        names = [name for name in alternatives if name in frame.columns]
+        if len(names) == 1 and names[0] in coded:  # coded by the caller already
+            parts.append(coded[names[0]])
+        elif names:
+            parts += [_value_codes(v) for v in Identity((alternatives,)).values(frame)]
     has_n = "_n" in frame.columns
     if has_n:
         parts.append(_value_codes(frame["_n"]))
@@ -172,8 +197,8 @@ def _following(
     grouped = parts if order is None else [p[order] for p in parts]
     starts = np.zeros(n, dtype=bool)
     starts[0] = True
-    for part in grouped:
-        starts[1:] |= part[1:] != part[:-1]
+    for codes in grouped:
+        starts[1:] |= codes[1:] != codes[:-1]
     group = np.cumsum(starts) - 1
     del grouped, parts
     sizes = np.bincount(group)
@@ -218,11 +243,12 @@ class VersionEvents(Events):
         self.frame, self.dataset = frame, dataset
         end_day = int(grid.days.max())
         low = int(grid.days.min()) - grid.max_back - 2  # "before every window"
-        codes = symbol_codes(frame["symbol"], symbols)
+        codes, exact = _symbols(frame["symbol"], symbols)
         times = utc_naive(public_times(frame))
         fetched = _fetched_ns(frame)
         batches = _batches(frame)
-        following = _following(frame, key, fetched, batches)
+        following = _following(frame, key, fetched, batches, {"symbol": exact})
+        del exact
         # Per symbol, when its first sync ended: what that sync fetched is known from the start
         # (rows dated before it use that sync). Per symbol, so that a chunk of symbols
         # computes exactly what the whole panel does.
