@@ -153,6 +153,13 @@ class _Columns:
         self.offsets = np.cumsum([0, *widths[:-1]]).tolist()
         self.values: dict[str, np.ndarray] = {}
         self.missing: dict[str, np.ndarray | None] = {}
+        # Every feature is int64 or float64 (8 bytes a value): its (dates, symbols) array is
+        # made and its pages touched now, while the workers compute, and takes its type
+        # from the first chunk back; the page faults of the last chunk's copy were the
+        # driver's work after the last task ended.
+        self.raw = {name: np.empty((n_dates, sum(widths)), dtype="int64") for name in names}
+        for raw in self.raw.values():
+            raw.fill(0)
 
     def add(self, k: int, table: Any) -> None:
         """Chunk ``k``'s Arrow columns copied into its block."""
@@ -165,8 +172,8 @@ class _Columns:
             piece = piece.combine_chunks() if isinstance(piece, pa.ChunkedArray) else piece
             integer = pa.types.is_integer(piece.type)
             if name not in self.values:  # every chunk gives a feature the same type
-                dtype = "int64" if integer else "float64"
-                self.values[name] = np.empty((self.n_dates, n), dtype=dtype)
+                raw = self.raw.pop(name)
+                self.values[name] = raw if integer else raw.view("float64")
                 self.missing[name] = np.zeros((self.n_dates, n), dtype=bool) if integer else None
             values, missing = self.values[name], self.missing[name]
             if missing is not None:
@@ -295,6 +302,8 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
     tasks = _Tasks(executor)
     futures = [tasks.submit(run_chunk, request.part(part)) for part in parts]
     names = [f.name for f in request.features]
+    # The panel's index and its columns' memory are made while the workers compute.
+    index = index_of(request.dates, request.symbols)
     filled = _Columns(names, [len(part) for part in parts], len(request.dates))
 
     def arrived(k: int, result: ChunkResult) -> None:
@@ -303,7 +312,6 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
 
     results = tasks.gather(futures, arrived)
     columns = {name: filled.column(name) for name in names}
-    index = index_of(request.dates, request.symbols)
     return pd.DataFrame(columns, index=index, copy=False), results
 
 
