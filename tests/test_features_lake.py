@@ -368,5 +368,11 @@ def test_a_datasets_inputs_are_freed_before_its_memory_is_given_back(
     monkeypatch.setattr(chunk, "give_back", give_back)
     if one_thread:
         monkeypatch.setattr(chunk, "threads", lambda most=None: 1)
+    # Every engine counts as big here; a small one leaves its pages for the next dataset.
+    monkeypatch.setattr(chunk, "GIVE_BACK_FROM", 0)
     md.features.panel(["AAPL", "MSFT"], START, END, FEATURES, source=md.Lake(lake_root))
     assert len(alive) == len(DATASETS) and not any(alive)
+    monkeypatch.undo()
+    monkeypatch.setattr(chunk, "give_back", give_back)
+    md.features.panel(["AAPL", "MSFT"], START, END, FEATURES, source=md.Lake(lake_root))
+    assert len(alive) == len(DATASETS)  # two symbols' engines: none given back
