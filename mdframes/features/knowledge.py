@@ -49,7 +49,8 @@ def _fetched_ns(frame: pd.DataFrame) -> np.ndarray:
     fetched = frame["_fetched_at"]
     if not isinstance(fetched.dtype, pd.DatetimeTZDtype):
         fetched = pd.to_datetime(fetched, utc=True)
-    return utc_naive(fetched).view(np.int64)
+    # The instants' integers (UTC) in ns: no converted copy of the column made first.
+    return np.asarray(fetched.array.as_unit("ns").asi8, dtype=np.int64)
 
 
 def _compress(codes: np.ndarray) -> np.ndarray:
@@ -254,7 +255,7 @@ class VersionEvents(Events):
         # computes exactly what the whole panel does.
         syncs = batches if "_sync_id" in frame.columns else None
         self.floors = _first_syncs(syncs, codes, fetched, len(symbols))
-        floor_ns = np.where(codes >= 0, self.floors[np.maximum(codes, 0)], NEVER)
+        floor_ns = np.append(self.floors, NEVER)[codes]  # -1 (another symbol): NEVER
         known = np.where(fetched > floor_ns, fetched // NS_PER_DAY, low)
         until = np.where(following == NEVER, end_day + 1, following // NS_PER_DAY)
         until = np.where(following > floor_ns, until, low)
