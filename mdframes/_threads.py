@@ -13,10 +13,12 @@ from __future__ import annotations
 import contextvars
 import functools
 import os
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
-__all__ = ["cores", "threads", "sharing"]
+__all__ = ["cores", "threads", "sharing", "shared_pool"]
 
 _SHARE: contextvars.ContextVar[int] = contextvars.ContextVar("mdframes_threads", default=0)
 
@@ -47,3 +49,27 @@ def sharing(tasks: int) -> Iterator[int]:
         yield threads()
     finally:
         _SHARE.reset(token)
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def shared_pool() -> ThreadPoolExecutor:
+    """A thread pool kept for the process, for work split among a few threads per call (a
+    read's files): its threads start once, not per read. A forked child makes its own
+    (threads do not survive a fork); callers size their share with :func:`threads`."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max(cores(), 4), thread_name_prefix="mdframes")
+        return _POOL
+
+
+def _forget_pool() -> None:
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)

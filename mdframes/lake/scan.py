@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
-from .._threads import threads
+from .._threads import shared_pool, threads
 from ..errors import LakeDamagedError
 from .faults import damaged, unreachable
 from .frames import arrow_type, schema_of
@@ -31,10 +32,13 @@ __all__ = ["Records", "RowFilter", "Published", "plain_text"]
 # file only while it reads it.
 _OPEN_FILES = 64
 _FOOTERS = 4096  # parsed footers kept per dataset (a few kB each)
-# From this many files on, a read opens and reads them in _THREADS threads (a thread pool
-# per read: a pool kept across reads would not survive a fork into a worker process).
+# From this many files on, a read opens and reads them in _THREADS threads (the caller's
+# and the process's pool's, mdframes._threads.shared_pool).
 _PARALLEL = 8
 _THREADS = 4
+# From this many files on, a read of some symbols reads them side by side (_each): a warm
+# one-symbol read after many syncs is mostly a few files' fixed costs, ~0.3 ms each.
+_SIDE_BY_SIDE = 2
 _T = TypeVar("_T")
 
 
@@ -356,19 +360,22 @@ class Records:
             schema.field(c) for c in [*stored, *(["symbol"] if "symbol" not in stored else [])]
         ]
         picked = self._picked(snap, symbols, span, published)
+        # Files are read side by side (_each; a file's handle is never shared between
+        # threads), else a file of more than two row groups in Arrow's threads (threads
+        # cost more than one group's read).
+        arrow_threads = len(picked) < _SIDE_BY_SIDE and threads() > 1
         parts = _each(
             lambda g: _conform(
                 g.handle.read_row_groups(
                     g.picked,
                     columns=[f.name for f in fields if f.name in g.names],
-                    # Threads cost more than one group's read; many files are read in
-                    # threads of their own (see _each).
-                    use_threads=len(g.picked) > 2 and len(picked) < _PARALLEL and threads() > 1,
+                    use_threads=arrow_threads and len(g.picked) > 2,
                 ),
                 fields,
             ),
             picked,
             self._waits,
+            least=_SIDE_BY_SIDE,
         )
         if not parts:
             return pa.schema(fields).empty_table()
@@ -581,21 +588,48 @@ class Records:
         return pc.min(self.scan(snap, columns=["_fetched_at"])["_fetched_at"]).as_py()
 
 
-def _each(fn: Callable[[Any], _T], items: list[Any], waits: bool = False) -> list[_T]:
-    """``fn`` of each item, in order; over many items in a few threads (one version's small
-    files after many syncs: each open or read is mostly I/O and Parquet decoding outside
-    the GIL, and on one thread they were read one after another). Local files are decoded
-    in this task's share of the cores (:func:`~mdframes._threads.threads`); ``waits``
-    (an object store): threads that mostly wait for answers, not counted against it."""
-    count = min(_THREADS if waits else threads(_THREADS), len(items) // 2)
-    if len(items) < _PARALLEL or count < 2:
+def _each(
+    fn: Callable[[Any], _T], items: list[Any], waits: bool = False, least: int | None = None
+) -> list[_T]:
+    """``fn`` of each item, in order; from ``least`` items on (default _PARALLEL) in a few
+    threads (one version's small files after many syncs: each open or read is mostly I/O
+    and Parquet decoding outside the GIL, and on one thread they were read one after
+    another). Local files are decoded in this task's share of the cores
+    (:func:`~mdframes._threads.threads`); ``waits`` (an object store): threads that mostly
+    wait for answers, not counted against it. The calling thread takes items too, and the
+    others come from the process's pool: no thread started per call, one hand-off per
+    helper (a one-symbol read of four files)."""
+    count = min(_THREADS if waits else threads(_THREADS), len(items))
+    if len(items) < (_PARALLEL if least is None else max(least, 2)) or count < 2:
         return [fn(item) for item in items]
     import contextvars
-    from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(count) as pool:  # each item in this task's context (its share)
-        runs = [pool.submit(contextvars.copy_context().run, fn, item) for item in items]
-        return [run.result() for run in runs]
+    out: list[Any] = [None] * len(items)
+    failed: dict[int, Exception] = {}
+    queue = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                i = next(queue, None)
+            if i is None:
+                return
+            try:
+                out[i] = fn(items[i])
+            except Exception as exc:  # raised below, the first item's first
+                failed[i] = exc
+
+    pool = shared_pool()
+    # Each helper in this task's context (its share).
+    helpers = [pool.submit(contextvars.copy_context().run, work) for _ in range(count - 1)]
+    work()
+    for helper in helpers:
+        if not helper.cancel():  # not started (the pool busy elsewhere): nothing left for it
+            helper.result()
+    if failed:
+        raise failed[min(failed)]
+    return out
 
 
 def _conform(part: pa.Table, fields: list[pa.Field]) -> pa.Table:
@@ -685,11 +719,15 @@ def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> np.ndarray:
                 member = known[key] = np.fromiter(
                     (v in members for v in dictionary.to_pylist()), bool, len(dictionary)
                 )
-            if member.all():
+            hits = np.flatnonzero(member)
+            if len(hits) == len(member):
                 masks.append(np.ones(len(chunk), bool))
+            elif len(hits) == 0:
+                masks.append(np.zeros(len(chunk), bool))
             else:
                 indices = chunk.indices.to_numpy(zero_copy_only=False)  # never null
-                masks.append(member[indices])
+                # One symbol's code compared: a lookup of every row's costs ten times more.
+                masks.append(indices == hits[0] if len(hits) == 1 else member[indices])
         else:
             masks.append(pc.is_in(chunk, value_set=wanted).to_numpy(zero_copy_only=False))
     return np.concatenate(masks) if masks else np.zeros(0, bool)
