@@ -106,11 +106,15 @@ def test_a_sort_that_tells_latest_versions_keeps_the_rows_chosen_apart(distinct_
 
     rng = np.random.default_rng(11)
     table = _read_like(rng, 3000, 7, distinct_ids, False).drop_columns(["alt"])
-    missing = pa.array(rng.random(table.num_rows) < 0.05)
-    day = pa.compute.if_else(missing, pa.scalar(None, pa.date32()), table["day"].combine_chunks())
     cuts = np.cumsum([0, *(len(c) for c in table["day"].chunks)]).tolist()
-    day = pa.chunked_array([day.slice(a, b - a) for a, b in zip(cuts, cuts[1:], strict=False)])
-    table = table.set_column(table.column_names.index("day"), "day", day)
+    for name, share in (("day", 0.05), ("symbol", 0.01)):  # a few missing
+        missing = pa.array(rng.random(table.num_rows) < share)
+        plain = table[name].cast(pa.string()) if name == "symbol" else table[name]
+        values = pa.compute.if_else(missing, pa.scalar(None, plain.type), plain.combine_chunks())
+        parts = [values.slice(a, b - a) for a, b in zip(cuts, cuts[1:], strict=False)]
+        if name == "symbol":  # a dictionary per chunk again
+            parts = [p.dictionary_encode() for p in parts]
+        table = table.set_column(table.column_names.index(name), name, pa.chunked_array(parts))
     columns = [
         Column("symbol", "string"),
         Column("award_id", "string"),

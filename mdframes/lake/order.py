@@ -6,6 +6,7 @@ sorted); the rest are sorted here, by packing the keys into one integer where th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Literal
 
@@ -43,10 +44,12 @@ def arrange(
     if drop is None and latest is None and (table.num_rows < 2 or not keys):
         return table if columns is None else table.select(columns)
     if latest is not None:
-        order = _latest_in_order(table, keys, drop) if table.num_rows and keys else False
-        if order is not False:
+        told = _latest_in_order(table, keys, drop) if table.num_rows and keys else False
+        if told is not False:
+            order, first = told
             out = table if columns is None else table.select(columns)
-            return out if order is None else _gathered(out, order)
+            made = {keys[0]: first} if first is not None else {}
+            return out if order is None else _gathered(out, order, made)
         drop = latest() if drop is None else np.union1d(drop, latest())
         if len(drop) == 0:
             drop = None
@@ -70,14 +73,18 @@ def arrange(
 
 def _latest_in_order(
     table: pa.Table, keys: list[str], drop: np.ndarray | None
-) -> np.ndarray | None | Literal[False]:
+) -> tuple[np.ndarray | None, Callable[[], pa.Array] | None] | Literal[False]:
     """The positions of the rows kept by :func:`arrange` with ``latest``, in order (None:
-    every row, in order already), where all ``keys`` pack into one integer; False where
-    they do not (the caller asks which rows to leave out, and sorts as without
-    ``latest``)."""
-    packed, widths = _packed_chunks(table, keys)
+    every row, in order already), where all ``keys`` pack into one integer, and what
+    makes the first key's column in that order when it is text read as its dictionary
+    (its values by rank, looked up by each row's rank in the sorted keys: a symbol's rows
+    side by side read a few values, where a gather and a decoding would read the codes
+    and the text of every row); False where the keys do not pack (the caller asks which
+    rows to leave out, and sorts as without ``latest``)."""
+    packed, widths, values = _packed_chunks(table, keys)
     if packed is None or len(widths) != len(keys):
         return False
+    n = table.num_rows
     ascending = bool(np.all(packed[1:] >= packed[:-1]))
     order = None if ascending else np.argsort(packed, kind="stable")
     # Rows equal on every key but the last (the version) are versions of one record: all
@@ -86,26 +93,43 @@ def _latest_in_order(
     record = packed if order is None else packed[order]
     np.right_shift(record, widths[-1], out=record)
     older = np.flatnonzero(record[1:] == record[:-1])
-    if drop is None:
-        if order is None:
-            return np.delete(np.arange(table.num_rows), older) if len(older) else None
-        return np.delete(order, older)
-    kept = np.ones(table.num_rows, dtype=bool)
-    kept[drop] = False
-    if order is None:
+    kept = None  # places in the sorted order kept (None: all)
+    if drop is not None or len(older):
+        kept = np.ones(n, dtype=bool)
         kept[older] = False
-        return np.flatnonzero(kept)
-    kept[order[older]] = False
-    return order[kept[order]]
+        if drop is not None:
+            left = np.zeros(n, dtype=bool)
+            left[drop] = True
+            kept &= ~(left if order is None else left[order])
+    if order is None:
+        return (None if kept is None else np.flatnonzero(kept)), None
+    first = None
+    if values is not None:
+        shift = sum(widths[1:-1])
+        first = functools.partial(_by_rank, values, record, kept, shift)
+    return (order if kept is None else order[kept]), first
 
 
-def _gathered(table: pa.Table, order: np.ndarray) -> pa.Table:
+def _by_rank(values: pa.Array, keys: np.ndarray, kept: np.ndarray | None, shift: int) -> pa.Array:
+    """``values`` (distinct, by rank) at the ranks in the sorted ``keys`` (those ``kept``;
+    None: all) shifted right by ``shift``; the rank one past them: null."""
+    ranks = (keys if kept is None else keys[kept]) >> shift
+    missing = ranks == len(values)
+    at = pa.array(ranks, mask=missing) if missing.any() else pa.array(ranks)
+    return values.take(at)
+
+
+def _gathered(
+    table: pa.Table, order: np.ndarray, made: dict[str, Callable[[], pa.Array]] | None = None
+) -> pa.Table:
     """The rows of ``table`` at ``order``, text read as its dictionary decoded: each column
     gathered from its chunks (no join of every column first, a copy of the whole table;
     a gather of text read as its dictionary unifies its chunks' few distinct values, and
     its decoding then reads a small dictionary), the columns in threads (a gather and a
-    decoding release the GIL: a whole table's are most of its sort)."""
+    decoding release the GIL: a whole table's are most of its sort). ``made``: columns
+    made by a function of their own instead, in the same threads."""
     at = pa.array(order)
+    made = made or {}
 
     def gather(column: pa.ChunkedArray) -> pa.ChunkedArray:
         if (
@@ -117,16 +141,19 @@ def _gathered(table: pa.Table, order: np.ndarray) -> pa.Table:
         out = column.take(at)
         return out.cast(out.type.value_type) if pa.types.is_dictionary(out.type) else out
 
-    columns = table.columns
-    count = min(threads(), len(columns))
+    tasks = [
+        made[name] if name in made else functools.partial(gather, table[name])
+        for name in table.column_names
+    ]
+    count = min(threads(), len(tasks))
     if count < 2 or len(order) < _THREADED_ROWS:
-        arrays = [gather(c) for c in columns]
+        arrays = [task() for task in tasks]
     else:
         import contextvars
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(count) as pool:
-            runs = [pool.submit(contextvars.copy_context().run, gather, c) for c in columns]
+            runs = [pool.submit(contextvars.copy_context().run, task) for task in tasks]
             arrays = [run.result() for run in runs]
     return pa.Table.from_arrays(arrays, names=table.column_names)
 
@@ -239,9 +266,12 @@ def _packed(table: pa.Table, keys: list[str]) -> tuple[np.ndarray | None, int]:
     return packed, len(keys)
 
 
-def _packed_chunks(table: pa.Table, keys: list[str]) -> tuple[np.ndarray | None, list[int]]:
+def _packed_chunks(
+    table: pa.Table, keys: list[str]
+) -> tuple[np.ndarray | None, list[int], pa.Array | None]:
     """The leading keys packed into one 63-bit integer per row, as :func:`_packed` packs
-    them, and each packed key's width in bits (the last key's in the lowest bits). Made
+    them, each packed key's width in bits (the last key's in the lowest bits), and the
+    first key's distinct values by rank when it is text read as its dictionary. Made
     chunk by chunk: a row group's codes looked up in the ranks of every row group's
     dictionary, ranked once; numbers and times read where they are stored, with no cast,
     no null filled and no join of the chunks first."""
@@ -250,13 +280,18 @@ def _packed_chunks(table: pa.Table, keys: list[str]) -> tuple[np.ndarray | None,
     part = np.empty(n, dtype=np.int64)
     bits = 0
     widths: list[int] = []
+    values = None
     for name in keys:
         column = table[name]
         if widths and pa.types.is_dictionary(column.type) and _words(column) * 4 > n:
             break  # ranking it would sort more values than the rows hold (see _packed)
         if pa.types.is_floating(column.type) and bits + (n - 1).bit_length() > 62:
             break
-        width = _key_numbers(column, part if widths else packed)
+        width: int | None
+        if not widths and _is_coded_text(column.type):
+            width, values = _coded_numbers(column, packed)
+        else:
+            width = _key_numbers(column, part if widths else packed)
         if width is None or bits + width > 62:
             break
         if widths:
@@ -264,7 +299,11 @@ def _packed_chunks(table: pa.Table, keys: list[str]) -> tuple[np.ndarray | None,
             np.bitwise_or(packed, part, out=packed)
         bits += width
         widths.append(width)
-    return (packed if widths else None), widths
+    return (packed if widths else None), widths, values
+
+
+def _is_coded_text(kind: pa.DataType) -> bool:
+    return pa.types.is_dictionary(kind) and pa.types.is_string(kind.value_type)
 
 
 def _words(column: pa.ChunkedArray) -> int:
@@ -293,8 +332,8 @@ def _key_numbers(column: pa.ChunkedArray, out: np.ndarray) -> int | None:
     """One key's values as integers from 0, in the key's order (nulls last, equal values
     equal), written in ``out``; their width in bits, None when more than 62."""
     kind = column.type
-    if pa.types.is_dictionary(kind) and pa.types.is_string(kind.value_type):
-        return _coded_numbers(column, out)
+    if _is_coded_text(kind):
+        return _coded_numbers(column, out)[0]
     if _stored_as_integers(kind):
         return _integer_numbers(column, out)
     values = _rank(_whole(column))
@@ -318,12 +357,17 @@ def _stored_as_integers(kind: pa.DataType) -> bool:
     )
 
 
-def _coded_numbers(column: pa.ChunkedArray, out: np.ndarray) -> int:
+def _coded_numbers(column: pa.ChunkedArray, out: np.ndarray) -> tuple[int, pa.Array]:
     """:func:`_key_numbers` of text read as its dictionary: every chunk's dictionary
-    ranked together once, each row's code looked up in its own's ranks."""
+    ranked together once, each row's code looked up in its own's ranks; and the distinct
+    values by rank."""
     dictionaries = _dictionaries(column)
     values = list(dictionaries.values())
-    rank = _dense(pa.concat_arrays(values) if values else pa.array([], pa.string()))
+    joined = pa.concat_arrays(values) if values else pa.array([], column.type.value_type)
+    rank = _dense(joined)
+    where = np.zeros(int(rank[-1]), dtype=np.int64)  # a place of each rank's value
+    where[rank[:-1]] = np.arange(len(joined))
+    by_rank = joined.take(pa.array(where))
     lookups: dict[tuple[int, ...], np.ndarray] = {}
     at = 0
     for dictionary in values:  # each dictionary's ranks, the null's last (code -1)
@@ -347,7 +391,7 @@ def _coded_numbers(column: pa.ChunkedArray, out: np.ndarray) -> int:
         np.take(lookup, codes, out=out[start : start + len(chunk)], mode="wrap")  # -1: last
         start += len(chunk)
     highest = int(rank[-1]) if nulls else int(rank[-1]) - 1
-    return max(highest.bit_length(), 1)
+    return max(highest.bit_length(), 1), by_rank
 
 
 def _integer_numbers(column: pa.ChunkedArray, out: np.ndarray) -> int | None:
