@@ -81,8 +81,13 @@ def symbol_codes(
     (``None``: every row)."""
     codes, uniques = factorized(values, rows)
     where = {s: i for i, s in enumerate(symbols)}
-    # One look-up per distinct symbol, not per row.
-    lut = [where.get(str(u).strip().upper(), -1) for u in uniques]
+    # One look-up per distinct symbol, not per row; a value spelt as the universe spells it
+    # (normalised: a lake's, a loader's) is found as it is, the others once normalised.
+    get = where.get
+    lut = [get(u, -2) for u in uniques]
+    for i, code in enumerate(lut):
+        if code == -2:
+            lut[i] = get(str(uniques[i]).strip().upper(), -1)
     return np.asarray([*lut, -1], dtype=np.int64)[codes]
 
 
