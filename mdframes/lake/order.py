@@ -80,7 +80,7 @@ def _packed_order(table: pa.Table, keys: list[str]) -> np.ndarray | None | Liter
     """The positions of every row in ``keys`` order (None: in order already) where all
     ``keys`` pack into one integer (:func:`_packed_chunks`: no join of the chunks, no
     cast); False where they do not."""
-    packed, widths = _packed_chunks(table, keys)
+    packed, widths, _ = _packed_chunks(table, keys)
     if packed is None or len(widths) != len(keys):
         return False
     if bool(np.all(packed[1:] >= packed[:-1])):
