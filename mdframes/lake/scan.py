@@ -39,6 +39,11 @@ _THREADS = 4
 # From this many files on, a read of some symbols reads them side by side (_each): a warm
 # one-symbol read after many syncs is mostly a few files' fixed costs, ~0.3 ms each.
 _SIDE_BY_SIDE = 2
+# Reads of at most this many rows of a file (a daily sync's) are kept decoded with its open
+# handle, at most _KEPT_READS (column sets) a file: at most ~16 MB for _OPEN_FILES files of
+# 16 columns, a few kB a file in practice.
+_KEEP_ROWS = 1024
+_KEPT_READS = 2
 _T = TypeVar("_T")
 
 
@@ -136,12 +141,45 @@ class _Groups:
     versions: list[Any]
     times: list[tuple[Any, Any]]
     anchors: list[tuple[Any, Any, Any]]
+    rows: list[int]
+    # Small reads of the file, decoded (see read); shared with its picks.
+    kept: dict[tuple[Any, ...], pa.Table] = field(default_factory=dict)
     picked: list[int] = field(default_factory=list)
 
     def pick(self, picked: list[int]) -> _Groups:
         return _Groups(
-            self.handle, self.names, self.ranges, self.versions, self.times, self.anchors, picked
+            self.handle,
+            self.names,
+            self.ranges,
+            self.versions,
+            self.times,
+            self.anchors,
+            self.rows,
+            self.kept,
+            picked,
         )
+
+    def read(self, columns: list[str], use_threads: bool, groups: list[int] | None) -> pa.Table:
+        """``columns`` of row groups ``groups`` (None: all). A read of a few rows (a daily
+        sync's file) is decoded once and kept while the file is open (a listed file never
+        changes): its cost is ~40 us a column whatever its rows, most of a warm one-symbol
+        read after many syncs."""
+        every = range(len(self.rows)) if groups is None else groups
+        if sum(self.rows[i] for i in every) > _KEEP_ROWS:
+            return self._decoded(columns, use_threads, groups)
+        key = (None if groups is None else tuple(groups), tuple(columns))
+        table = self.kept.get(key)
+        if table is None:
+            table = self._decoded(columns, use_threads, groups)
+            if len(self.kept) >= _KEPT_READS:
+                self.kept.clear()
+            self.kept[key] = table
+        return table
+
+    def _decoded(self, columns: list[str], use_threads: bool, groups: list[int] | None) -> Any:
+        if groups is None:
+            return self.handle.read(columns=columns, use_threads=use_threads)
+        return self.handle.read_row_groups(groups, columns=columns, use_threads=use_threads)
 
     def in_order(self) -> bool:
         """Whether the picked row groups (all, when none is picked) hold ascending symbol
@@ -166,6 +204,7 @@ class _Footer:
     versions: list[Any]
     times: list[tuple[Any, Any]]
     anchors: list[tuple[Any, Any, Any]]
+    rows: list[int]
 
     @classmethod
     def read(cls, path: str, fs: Any, time: str | None, anchor: str | None = None) -> _Footer:
@@ -203,7 +242,8 @@ class _Footer:
             stats = group.column(version).statistics if version >= 0 else None
             versions.append(stats.max if stats is not None and stats.has_min_max else None)
         texts = [f.name for f in schema if pa.types.is_string(f.type)]
-        return cls(meta, texts, set(names), ranges, versions, times, anchors)
+        rows = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+        return cls(meta, texts, set(names), ranges, versions, times, anchors, rows)
 
 
 def time_number(value: Any) -> int | None:
@@ -330,10 +370,7 @@ class Records:
         fields = [schema.field(c) for c in stored]
         parts = _each(
             lambda g: _conform(
-                g.handle.read(
-                    columns=[f.name for f in fields if f.name in g.names],
-                    use_threads=threads() > 1,
-                ),
+                g.read([f.name for f in fields if f.name in g.names], threads() > 1, None),
                 fields,
             ),
             self._groups(snap),
@@ -366,10 +403,10 @@ class Records:
         arrow_threads = len(picked) < _SIDE_BY_SIDE and threads() > 1
         parts = _each(
             lambda g: _conform(
-                g.handle.read_row_groups(
+                g.read(
+                    [f.name for f in fields if f.name in g.names],
+                    arrow_threads and len(g.picked) > 2,
                     g.picked,
-                    columns=[f.name for f in fields if f.name in g.names],
-                    use_threads=arrow_threads and len(g.picked) > 2,
                 ),
                 fields,
             ),
@@ -529,7 +566,13 @@ class Records:
             path, filesystem=fs, metadata=footer.meta, read_dictionary=footer.texts or None
         )
         opened = _Groups(
-            handle, footer.names, footer.ranges, footer.versions, footer.times, footer.anchors
+            handle,
+            footer.names,
+            footer.ranges,
+            footer.versions,
+            footer.times,
+            footer.anchors,
+            footer.rows,
         )
         with lock:
             self._handles[uri] = opened
