@@ -44,10 +44,12 @@ def arrange(
     if drop is None and latest is None and (table.num_rows < 2 or not keys):
         return table if columns is None else table.select(columns)
     if latest is None and drop is None:  # every version (history): keys packed as below
-        order = _packed_order(table, keys)
-        if order is not False:
+        packed = _packed_order(table, keys)
+        if packed is not False:
+            order, first = packed
             out = table if columns is None else table.select(columns)
-            return out if order is None else _gathered(out, order)
+            made = {keys[0]: first} if first is not None else {}
+            return out if order is None else _gathered(out, order, made)
     if latest is not None:
         told = _latest_in_order(table, keys, drop) if table.num_rows and keys else False
         if told is not False:
@@ -76,16 +78,23 @@ def arrange(
     return table if order is None else _gathered(table, order)
 
 
-def _packed_order(table: pa.Table, keys: list[str]) -> np.ndarray | None | Literal[False]:
+def _packed_order(
+    table: pa.Table, keys: list[str]
+) -> tuple[np.ndarray | None, Callable[[], pa.Array] | None] | Literal[False]:
     """The positions of every row in ``keys`` order (None: in order already) where all
     ``keys`` pack into one integer (:func:`_packed_chunks`: no join of the chunks, no
-    cast); False where they do not."""
-    packed, widths, _ = _packed_chunks(table, keys)
+    cast), and what makes the first key's column in that order (as
+    :func:`_latest_in_order`); False where they do not pack."""
+    packed, widths, values = _packed_chunks(table, keys)
     if packed is None or len(widths) != len(keys):
         return False
     if bool(np.all(packed[1:] >= packed[:-1])):
-        return None
-    return np.argsort(packed, kind="stable")
+        return None, None
+    order = np.argsort(packed, kind="stable")
+    first = None
+    if values is not None:
+        first = functools.partial(_by_rank, values, packed[order], None, sum(widths[1:]))
+    return order, first
 
 
 def _latest_in_order(
