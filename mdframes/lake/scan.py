@@ -743,10 +743,11 @@ def _plain_strings(table: pa.Table, fields: list[pa.Field]) -> pa.Table:
 def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> np.ndarray:
     """Rows of ``symbols``. Text read as its dictionary is matched by code: ``is_in`` on a
     dictionary column decodes it first, 30 times slower for one symbol's row group."""
-    wanted = pa.array(symbols, pa.string())
+    wanted = None
     members = set(symbols)
     masks = []
-    known: dict[tuple[Any, ...], np.ndarray] = {}  # a row group's dictionary: its chunks share it
+    # A row group's dictionary (its chunks share it): which values are wanted, and where.
+    known: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
     for chunk in column.chunks:
         if pa.types.is_dictionary(chunk.type):
             # A row group's dictionary holds its few symbols: looked up in a set, not an
@@ -757,12 +758,13 @@ def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> np.ndarray:
                 len(dictionary),
                 dictionary.offset,
             )
-            member = known.get(key)
-            if member is None:
-                member = known[key] = np.fromiter(
+            got = known.get(key)
+            if got is None:
+                member = np.fromiter(
                     (v in members for v in dictionary.to_pylist()), bool, len(dictionary)
                 )
-            hits = np.flatnonzero(member)
+                got = known[key] = (member, np.flatnonzero(member))
+            member, hits = got
             if len(hits) == len(member):
                 masks.append(np.ones(len(chunk), bool))
             elif len(hits) == 0:
@@ -772,6 +774,8 @@ def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> np.ndarray:
                 # One symbol's code compared: a lookup of every row's costs ten times more.
                 masks.append(indices == hits[0] if len(hits) == 1 else member[indices])
         else:
+            if wanted is None:
+                wanted = pa.array(symbols, pa.string())
             masks.append(pc.is_in(chunk, value_set=wanted).to_numpy(zero_copy_only=False))
     return np.concatenate(masks) if masks else np.zeros(0, bool)
 
