@@ -143,3 +143,35 @@ def _sentiment_reads(lake: md.Lake, some: list[str], moments: list[Any]) -> dict
         "one": lake.read("sentiment", some[2]),
         **{f"known_at {k}": lake.read("sentiment", known_at=m) for k, m in enumerate(moments)},
     }
+
+
+def test_files_read_side_by_side_come_in_order_and_the_first_failure_is_raised() -> None:
+    from mdframes.lake.scan import _each
+
+    def read(i: int) -> int:
+        if i in (3, 5):
+            raise OSError(f"file {i} unreadable")
+        return 10 * i
+
+    # waits=True: threads that wait on an object store, whatever this machine's cores.
+    assert _each(lambda i: 10 * i, list(range(9)), waits=True, least=2) == list(range(0, 90, 10))
+    with pytest.raises(OSError, match="file 3"):  # as the files are listed, not as they fail
+        _each(read, list(range(9)), waits=True, least=2)
+    assert _each(lambda i: -i, [4], waits=True, least=2) == [-4]
+
+
+def test_a_symbols_rows_sliced_out_of_its_row_groups_equal_a_filter() -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from mdframes.lake.scan import _kept
+
+    groups = [pa.table({"symbol": ["A", "B", "B", "C"], "x": [1, 2, 3, 4]})] * 3
+    table = pa.concat_tables(groups)  # three chunks, one symbol's rows together in each
+    for mask in (
+        table["symbol"].to_numpy() == "B",  # one run a chunk: sliced
+        np.arange(12) % 2 == 0,  # many runs: filtered
+        np.zeros(12, bool),
+        np.ones(12, bool),
+    ):
+        assert _kept(table, mask).equals(table.filter(pa.array(mask)))
