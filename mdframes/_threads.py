@@ -62,7 +62,8 @@ def shared_pool() -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max(cores(), 4), thread_name_prefix="mdframes")
+            # Not named "mdframes...": those are a load's, which ends them all.
+            _POOL = ThreadPoolExecutor(max(cores(), 4), thread_name_prefix="md-pool")
         return _POOL
 
 
