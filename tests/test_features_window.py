@@ -177,6 +177,31 @@ def test_the_cut_keeps_each_symbols_latest_value() -> None:
     assert sorted(events.take.tolist()) == [3, 5, 7]  # the later of two equal times
 
 
+def test_the_second_pass_takes_the_older_rows_of_a_lacking_feature_only() -> None:
+    # A lacks "other" near the windows: its old value is found; its old ratio is not taken
+    # (a ratio was found near them). B never has "other": its older rows carry nothing it
+    # lacks, so none enters.
+    from mdframes.features.engine import Events, day_numbers
+
+    dates = ["2025-06-01", "2025-07-01", "2026-01-10", "2025-05-01", "2026-01-15", "2026-02-10"]
+    frame = pd.DataFrame(
+        {
+            "symbol": pd.array(["A", "A", "A", "B", "B", "A"], dtype="string"),
+            "date": pd.to_datetime(dates),
+            "ratio": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            "other": [9.0, np.nan, np.nan, np.nan, np.nan, np.nan],
+        }
+    )
+    latest = tuple(
+        Feature(name, "put_call_ratio", value=name, window=None, agg="last")
+        for name in ("ratio", "other")
+    )
+    cut, end = day_numbers(np.array(["2026-02-01", "2026-02-27"], dtype="datetime64[ns]"))
+    events = Events(frame, "put_call_ratio", ["A", "B"], int(end), int(cut), latest)
+    kept = events.frame.iloc[np.asarray(events.take)]["date"].dt.strftime("%Y-%m-%d")
+    assert sorted(kept) == ["2025-06-01", "2026-01-10", "2026-01-15", "2026-02-10"]
+
+
 class _Recording:
     """A real lake whose reads are noted (dataset, symbols, start, end): which rows a short
     panel asks for, not only what it computes."""

@@ -265,7 +265,8 @@ class Events:
                 enters &= ~before
             else:
                 before = None
-        lacking: np.ndarray | None = None  # symbols without a latest value found
+        # Per latest feature (rows), the symbols without a value of it found (columns).
+        lacking: np.ndarray | None = None
         codes: np.ndarray | None = None
         if before is not None and latest:
             codes = np.full(len(frame), -1, dtype=np.int64)
@@ -273,7 +274,7 @@ class Events:
                 frame, symbols, latest, before, days, times, cut_day, codes, enters
             )
         elif recent is not None and latest:  # nothing in the weeks before the windows
-            lacking = np.ones(len(symbols), dtype=bool)
+            lacking = np.ones((len(latest), len(symbols)), dtype=bool)
         if lacking is not None and recent is not None:
             # Some symbol has no value in the weeks before the windows: the same once more,
             # with the older rows of those symbols (the older rows' symbols are coded to
@@ -281,8 +282,15 @@ class Events:
             assert anchors is not None and cut_day is not None
             older = np.flatnonzero((anchors < (cut_day - _BAND) * NS_PER_DAY) & (anchors != _NAT))
             if len(older):
-                mine = np.append(lacking, False)[symbol_codes(whole["symbol"], symbols, older)]
-                older = older[mine]
+                older_codes = symbol_codes(whole["symbol"], symbols, older)
+                mine = np.append(lacking.any(axis=0), False)[older_codes]
+                older, older_codes = older[mine], older_codes[mine]
+            if len(older) and all(_plain(f) for f in latest):
+                # Of those, the rows that carry a value of a feature their symbol lacks: the
+                # others would not be picked (a symbol with no value of a feature at all,
+                # e.g. no Android app, would else take its whole history through again).
+                # Columns only: a feature's function is not run twice on a row.
+                older = older[self._could_fill(whole, latest, lacking, older, older_codes)]
             if len(older):  # else those symbols have no older row: nothing more to find
                 both = np.zeros(len(whole), dtype=bool)  # disjoint: older rows are not recent
                 both[recent] = True
@@ -356,7 +364,7 @@ class Events:
         before the cut, then in the rest of the history for the symbols not found there
         only (rows of an earlier day are earlier): the rows of a long history are not coded
         unless a symbol has no value in those weeks, and not evaluated but for it. Returns
-        the symbols some feature found no such row of in the frame (``None``: none)."""
+        per feature the symbols it found no such row of in the frame (``None``: none)."""
         assert cut_day is not None
         stamp = times.view(np.int64)
         tie: np.ndarray | None = None
@@ -396,10 +404,31 @@ class Events:
             if not any(m.any() for m in lacking):
                 return None
             if low <= oldest:
-                return np.logical_or.reduce(lacking)  # type: ignore[no-any-return]
+                return np.stack(lacking)
             # The rest at once: symbols without a value for weeks are rare, and each band
             # more would be a pass over the whole frame again.
             high, width = low, high - oldest + 1
+
+    def _could_fill(
+        self,
+        frame: pd.DataFrame,
+        latest: tuple[Feature, ...],
+        lacking: np.ndarray,
+        rows: np.ndarray,
+        codes: np.ndarray,
+    ) -> np.ndarray:
+        """Which of ``rows`` (of ``frame``; ``codes``: their symbols' positions) carry a
+        value of a ``latest`` feature their symbol lacks (``lacking``: per feature, per
+        symbol)."""
+        reads = _reads(frame, latest)
+        part = frame.iloc[rows] if reads is None else frame[reads].iloc[rows]
+        part = part.reset_index(drop=True)
+        part.attrs = {**frame.attrs, "dataset": self.dataset}
+        keep = np.zeros(len(rows), dtype=bool)
+        for feature, missing in zip(latest, lacking, strict=True):
+            if missing.any():
+                keep |= counted_rows(part, self.dataset, feature) & missing[codes]
+        return keep
 
     def first(self, grid: Grid) -> np.ndarray:
         """For each cell (g, D): the position of symbol g's first row."""
@@ -500,6 +529,12 @@ class Events:
             valid = valid & _flags(evaluate(frame, self.dataset, feature, "where"), feature)
         counted = None if valid.all() else valid[take]  # None: all count
         return vals[take], counted, is_int  # a view where take is a slice
+
+
+def _plain(feature: Feature) -> bool:
+    """Whether ``feature`` reads columns only (no function for its value, sign or where)."""
+    return all(getattr(feature, role) is None or isinstance(getattr(feature, role), str)
+               for role in ("value", "sign", "where"))  # fmt: skip
 
 
 def _reads(frame: pd.DataFrame, features: tuple[Feature, ...]) -> list[str] | None:
