@@ -7,11 +7,10 @@ cross-validation folds in which no training label overlaps the period of a test 
 
 from __future__ import annotations
 
-import contextvars
 import datetime as dt
 import os
 from collections.abc import Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, Literal, cast
 
 import numpy as np
@@ -21,12 +20,11 @@ from .._threads import threads
 from .._typing import DateLike, Errors, TimeLike
 from ..errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
 from ..params import check_symbols, to_date, to_utc
-from .chunk import dates_of
 from .definitions import resolve_features
 from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
 from .panels import panel
 from .replay import features_from_info, features_of, first_difference, pinned
-from .sources import LakeAt, LakeLike, Source, base_name, resolve_source
+from .sources import LakeLike, Source, base_name, resolve_source
 from .spec import Feature, check_errors, check_offset
 from .splits import PurgedSplitter, splitter
 from .trainfile import (
@@ -406,26 +404,17 @@ def training_set(
     # A lake's versions are fixed first and everything is read at them: info["versions"] is
     # what was read, whatever syncs run meanwhile.
     resolved, pinned_at = resolved.pin(datasets, check_symbols(symbols))
-    # From a local lake, the labels are made in a thread while the panel is computed (they
-    # need only its dates and symbols, known before it; the read sends no request a failing
-    # panel would have spared): used when the panel has those dates and symbols and none
-    # failed, else made again after it as before.
-    early = ThreadPoolExecutor(1, thread_name_prefix="mdframes-labels")
-    try:
-        ahead = _early_labels(early, resolved, label, symbols, start, end, offset, errors)
-        X = panel(
-            symbols,
-            start,
-            end,
-            wanted,
-            freq=freq,
-            source=resolved,
-            known_at=known_at,
-            errors=errors,
-            executor=executor,
-        )
-    finally:
-        early.shutdown(wait=True, cancel_futures=True)  # no thread left after an error
+    X = panel(
+        symbols,
+        start,
+        end,
+        wanted,
+        freq=freq,
+        source=resolved,
+        known_at=known_at,
+        errors=errors,
+        executor=executor,
+    )
 
     # X is hashed (info["content_hash"]) while its labels are made: this thread writes the
     # canonical bytes (X's, then y's and t1's) and goes on, a thread only hashes them
@@ -439,7 +428,7 @@ def training_set(
                 failure = None
             except InvalidParameterError as exc:  # a dtype the hash does not cover
                 missing, failure = None, exc
-            dates, universe, y, t1 = _labels(X, label, offset, resolved, errors, ahead)
+            dates, universe, y, t1 = _labels(X, label, offset, resolved, errors)
             _warn_mostly_missing(X, y, missing)  # the warning comes before the hash's error
             if failure is not None:
                 raise failure
@@ -468,130 +457,28 @@ def training_set(
     return TrainingSet(X, y, t1, info, wanted)
 
 
-# Labels made before the panel was: the symbols and dates they are of, the prices they read
-# (None: given to the label), the values and the t1 dates.
-_Early = tuple[list[str], pd.DatetimeIndex, "pd.DataFrame | None", np.ndarray, pd.DatetimeIndex]
-
-
-def _early_labels(
-    pool: ThreadPoolExecutor,
-    source: Source,
-    label: ForwardReturn,
-    symbols: Any,
-    start: Any,
-    end: Any,
-    offset: Any,
-    errors: str,
-) -> Future[_Early] | None:
-    """The labels of the symbols and dates asked, made in ``pool`` while the panel is
-    computed (a panel keeps about one core of two busy; the labels were a third of a set's
-    own work beside it); ``None`` where they are made after it only: one core, or a source
-    other than a local lake (:func:`_reads_locally`)."""
-    if threads(2) < 2 or not _reads_locally(source, label):
-        return None
-    try:
-        universe = check_symbols(symbols)
-        dates = dates_of(start, end, offset)
-    except InvalidParameterError:
-        return None  # the panel says what is wrong
-    if not len(dates) or not universe:
-        return None
-
-    def make() -> _Early:
-        made = _label_values(label, dates, universe, offset, source, errors, universe)
-        return universe, dates, *made
-
-    # The thread sees this one's share of the cores (_threads.sharing), as its reads' pools.
-    return pool.submit(contextvars.copy_context().run, make)
-
-
-def _reads_locally(source: Source, label: ForwardReturn) -> bool:
-    """Whether the label's prices are read from a local lake (an md.Lake, pinned or not; a
-    stand-in is not known), which sends no request. Not from frames or given prices: their
-    labels are all work under the GIL, which the panel's own work waits for (measured:
-    the set took 3-12 % longer); a lake's read is mostly Parquet decoding, which is not."""
-    if label.prices is not None or source.kind != "lake":
-        return False
-    lake = getattr(source, "lake", None)
-    while isinstance(lake, LakeAt):
-        lake = lake.lake
-    location = getattr(getattr(lake, "storage", None), "location", None)
-    return getattr(location, "local", False) is True
-
-
-def _label_values(
-    label: ForwardReturn,
-    dates: pd.DatetimeIndex,
-    universe: list[str],
-    offset: Any,
-    source: Source,
-    errors: str,
-    usable: list[str],
-    warns: bool = False,
-) -> tuple[pd.DataFrame | None, np.ndarray, pd.DatetimeIndex]:
-    """The label's prices (``None``: given to it), values and t1 dates; ``usable``: the
-    symbols whose prices are read. ``warns``: the prices' jumps are warned of here (in the
-    caller's thread only: a warning's order is the caller's)."""
-    spans = None
-    prices = None
-    if label.prices is not None:
-        given = long_prices(label.prices)
-    else:
-        window = label.price_window(dates, offset)
-        given = prices = _default_prices(source, usable, window, errors)
-        if warns:
-            warn_jumps(prices, PRICE_DATASET)
-        spans = _price_spans(source, universe)
-    values, t1_dates = label.compute(dates, universe, offset, given, spans)
-    return prices, values, t1_dates
-
-
 def _labels(
-    X: pd.DataFrame,
-    label: ForwardReturn,
-    offset: Any,
-    source: Source,
-    errors: str,
-    early: Future[_Early] | None = None,
+    X: pd.DataFrame, label: ForwardReturn, offset: Any, source: Source, errors: str
 ) -> tuple[pd.DatetimeIndex, list[str], pd.Series, pd.Series]:
-    """The panel's dates and symbols, its label ``y`` and the label's end dates ``t1``.
-    ``early``: :func:`_early_labels`' work, used when it is of the panel's dates and
-    symbols and none of them failed (else, or when it failed, they are made again here:
-    the same error, raised from here)."""
+    """The panel's dates and symbols, its label ``y`` and the label's end dates ``t1``."""
     dates, universe = _grid(cast(pd.MultiIndex, X.index))
     if len(dates):
-        failed = set(X.attrs.get("failed", {}))
-        made = _early_result(early, universe, dates) if not failed else None
-        if made is not None:
-            prices, values, t1_dates = made
-            if prices is not None:
-                warn_jumps(prices, PRICE_DATASET)
+        window = label.price_window(dates, offset)
+        spans = None
+        if label.prices is not None:
+            prices = long_prices(label.prices)
         else:
+            failed = set(X.attrs.get("failed", {}))
             usable = [s for s in universe if s not in failed]
-            _, values, t1_dates = _label_values(
-                label, dates, universe, offset, source, errors, usable, warns=True
-            )
+            prices = _default_prices(source, usable, window, errors)
+            warn_jumps(prices, PRICE_DATASET)
+            spans = _price_spans(source, universe)
+        values, t1_dates = label.compute(dates, universe, offset, prices, spans)
         t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
     else:
         values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
     y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
     return dates, universe, y, pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
-
-
-def _early_result(
-    early: Future[_Early] | None, universe: list[str], dates: pd.DatetimeIndex
-) -> tuple[pd.DataFrame | None, np.ndarray, pd.DatetimeIndex] | None:
-    """The early labels when made of these symbols over these dates, in this order;
-    ``None`` to make them again."""
-    if early is None:
-        return None
-    try:
-        symbols, asked, prices, values, t1_dates = early.result()
-    except Exception:  # made again in this thread: its error is raised from there
-        return None
-    if symbols != universe or not asked.equals(dates):
-        return None
-    return prices, values, t1_dates
 
 
 def _warn_mostly_missing(
