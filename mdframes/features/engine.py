@@ -40,6 +40,7 @@ __all__ = [
     "evaluate",
     "factorized",
     "last_per_code",
+    "sort_order",
 ]
 
 # Day numbers of datetime64[ns] lie within +-106,752; OFF makes them (and a window before
@@ -308,7 +309,7 @@ class Events:
         everything = len(keep) == len(frame)  # no copies of whole columns then
         stamps = times.view(np.int64) if everything else times[keep].view(np.int64)
         del times
-        order = _sort_order(codes if everything else codes[keep], stamps, self._tie(keep))
+        order = sort_order(codes if everything else codes[keep], stamps, self._tie(keep))
         del stamps
         # A short panel over a long history: a function of the frame (a value, sign or
         # where) runs on the rows that enter only, as on a lake read of the window.
@@ -621,7 +622,7 @@ def evaluate(frame: pd.DataFrame, dataset: str, feature: Feature, role: str) -> 
     return pd.Series(result, index=frame.index)
 
 
-def _sort_order(codes: np.ndarray, times: np.ndarray, tie: np.ndarray | None) -> np.ndarray | None:
+def sort_order(codes: np.ndarray, times: np.ndarray, tie: np.ndarray | None) -> np.ndarray | None:
     """The stable order by (code, time, tie): rows with equal keys keep their frame order, so
     the later row of the frame is the latest. ``None``: the rows are in that order already
     (a lake read's), no positions made.

@@ -30,10 +30,10 @@ from .engine import (
     SPAN,
     Events,
     Grid,
-    _sort_order,
     day_numbers,
     factorized,
     finish_values,
+    sort_order,
     utc_naive,
     window_sums,
 )
@@ -265,7 +265,7 @@ class VersionEvents(Events):
             (codes >= 0) & ~np.isnat(times) & (enter < until) & (enter <= end_day)
         )
         # Rank order, stable; a lake read's rows come in it (no sort then).
-        order = _sort_order(codes[keep], times[keep].view(np.int64), self._tie(keep))
+        order = sort_order(codes[keep], times[keep].view(np.int64), self._tie(keep))
         self.take = keep if order is None else keep[order]
         self.codes = codes[self.take]
         self.public = np.maximum(public[self.take], low)
