@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,6 +55,20 @@ def test_sync_then_info_read_sql_compact(
         main(["lake", "read", "--lake", lake, "insider_trading", "--out", str(mixed), "AAPL"]) == 0
     )
     pd.testing.assert_frame_equal(pd.read_csv(mixed), frame)
+    # Into a pipe whose reader is gone (`| head`): ends as Unix tools do, with no message.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mdframes", "lake", "read", "insider_trading", "--lake", lake],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (141, "")
     assert any(c.startswith("_fetched_at") for c in frame.columns)  # "(UTC)" in spreadsheets
     query = "select symbol, count(*) as n from congress_trades group by 1 order by 1"
     assert main(["lake", "sql", query, "--lake", lake]) == 0

@@ -198,6 +198,8 @@ def guarded(run: Any) -> Any:
                 _one_line(redact_root(a)) if isinstance(a, str) else a for a in exc.args
             )
             raise
+        except BrokenPipeError:  # `| head`: the reader left; main ends quietly (141)
+            raise
         except OSError as exc:
             raise CommandError(_one_line(redact_root(str(scrub(exc, *secrets))))) from None
 
