@@ -194,7 +194,8 @@ _THREADED_ROWS = 400_000
 def _order(table: pa.Table, keys: list[str], rows: np.ndarray | None = None) -> np.ndarray | None:
     """The positions of the rows (``rows``, ascending; None: all) in ``keys`` order; None
     when all rows are asked and in it already."""
-    packed, used = _packed(table, keys)
+    packed, widths, _ = _packed_chunks(table, keys)
+    used = len(widths)
     if packed is None:
         # Each key's ranks, sorted together (stable). Not Arrow's sort: it refuses text read
         # as its dictionary (a read's text stays coded until rows are ordered).
@@ -259,50 +260,20 @@ def _break_ties(
     order[at] = places[np.lexsort([*ranks, runs])]
 
 
-def _packed(table: pa.Table, keys: list[str]) -> tuple[np.ndarray | None, int]:
-    """The leading keys packed into one 63-bit integer per row (symbol rank, day, version,
-    ...), in the same order as the keys themselves, and how many were packed: up to the
-    first key after the first whose dictionary holds more than a quarter as many values as
-    the rows (a record id: ranking it would sort every row group's dictionary; the keys
-    from there break the ties, :func:`_break_ties`) or that does not fit. None when the
-    first does not fit. Sorting those integers is several times faster than Arrow's sort."""
-    n = table.num_rows
-    # Two buffers for all keys, written in place: new arrays per step cost more (their first
-    # touch) than the arithmetic.
-    packed = np.empty(n, dtype=np.int64)
-    part = np.empty(n, dtype=np.int64)
-    bits = 0
-    for used, name in enumerate(keys):
-        col = _whole(table[name])
-        if used and pa.types.is_dictionary(col.type) and len(col.dictionary) * 4 > n:
-            return packed, used  # ranking it would sort more values than the rows hold
-        if pa.types.is_floating(col.type) and bits + (n - 1).bit_length() > 62:
-            # its distinct values could need as many bits as the rows
-            return (packed, used) if used else (None, 0)
-        values = _rank(col)
-        if values.dtype.kind == "f":
-            _, values = np.unique(values, return_inverse=True)  # NaN ranks last
-        low = int(values.min())
-        width = max((int(values.max()) - low).bit_length(), 1)
-        if bits + width > 62:
-            return (packed, used) if used else (None, 0)
-        np.subtract(values, low, out=packed if bits == 0 else part, casting="unsafe")
-        if bits:
-            np.left_shift(packed, width, out=packed)
-            np.bitwise_or(packed, part, out=packed)
-        bits += width
-    return packed, len(keys)
-
-
 def _packed_chunks(
     table: pa.Table, keys: list[str]
 ) -> tuple[np.ndarray | None, list[int], pa.Array | None]:
-    """The leading keys packed into one 63-bit integer per row, as :func:`_packed` packs
-    them, each packed key's width in bits (the last key's in the lowest bits), and the
-    first key's distinct values by rank when it is text read as its dictionary. Made
-    chunk by chunk: a row group's codes looked up in the ranks of every row group's
-    dictionary, ranked once; numbers and times read where they are stored, with no cast,
-    no null filled and no join of the chunks first."""
+    """The leading keys packed into one 63-bit integer per row (symbol rank, day, version,
+    ...), in the same order as the keys themselves (sorting those integers is several times
+    faster than Arrow's sort); each packed key's width in bits (the last key's in the
+    lowest bits); and the first key's distinct values by rank when it is text read as its
+    dictionary. Keys are packed up to the first key after the first whose dictionaries hold
+    more than a quarter as many values as the rows (a record id: ranking it would sort
+    every row group's dictionary; the keys from there break the ties, :func:`_break_ties`)
+    or that does not fit; none (None) when the first does not fit. Made chunk by chunk: a
+    row group's codes looked up in the ranks of every row group's dictionary, ranked once;
+    numbers and times read where they are stored, with no cast, no null filled and no join
+    of the chunks first."""
     n = table.num_rows
     packed = np.empty(n, dtype=np.int64)
     part = np.empty(n, dtype=np.int64)
@@ -312,7 +283,7 @@ def _packed_chunks(
     for name in keys:
         column = table[name]
         if widths and pa.types.is_dictionary(column.type) and _words(column) * 4 > n:
-            break  # ranking it would sort more values than the rows hold (see _packed)
+            break  # ranking it would sort more values than the rows hold
         if pa.types.is_floating(column.type) and bits + (n - 1).bit_length() > 62:
             break
         width: int | None
