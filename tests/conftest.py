@@ -92,6 +92,27 @@ def sync_env(server: Sandbox, crash: str | None = None) -> dict[str, str]:
     return env
 
 
+def into_closed_pipe(
+    args: list[str], env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``python -m mdframes ARGS`` writing into a real pipe whose reader is gone before the
+    command writes (what `| head -1` does to the rest of a long output): every write fails
+    with EPIPE. Its stderr is captured."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "mdframes", *args],
+            env=env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=timeout,
+        )
+    finally:
+        os.close(write_end)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory

@@ -24,6 +24,8 @@ from mdframes.demo import CHART_NAME, EXCEL_NAME, run_demo, sheet_name
 from mdframes.registry import REGISTRY
 from mdframes.sandbox import Sandbox
 
+from .conftest import into_closed_pipe
+
 KEY = "sandbox-key"
 
 
@@ -655,26 +657,12 @@ def test_the_outputs_shown_on_the_cli_page_are_what_the_command_prints(
 def test_output_into_a_closed_pipe_ends_without_a_traceback(
     shared_sandbox: Sandbox, tmp_path: Path
 ) -> None:
-    # A real pipe whose reader is gone before the command writes: every write fails with EPIPE,
-    # which is what `| head -1` does to the rest of a long output.
-    read_end, write_end = os.pipe()
-    os.close(read_end)
     env = _subprocess_env(
         MDFRAMES_BASE_URL=shared_sandbox.url,
         MDFRAMES_API_KEY=KEY,
         MDFRAMES_CACHE=str(tmp_path / "c.sqlite"),
     )
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "mdframes", "load", "tickers"],
-            env=env,
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=60,
-        )
-    finally:
-        os.close(write_end)
+    proc = into_closed_pipe(["load", "tickers"], env=env, timeout=60)
     assert proc.returncode in (0, 141)
     assert proc.stderr == ""
 

@@ -15,7 +15,7 @@ from mdframes.cli import main
 from mdframes.lake.cli import split_words
 from mdframes.sandbox import Sandbox
 
-from .conftest import KEY
+from .conftest import KEY, into_closed_pipe
 
 
 @pytest.fixture
@@ -56,18 +56,7 @@ def test_sync_then_info_read_sql_compact(
     )
     pd.testing.assert_frame_equal(pd.read_csv(mixed), frame)
     # Into a pipe whose reader is gone (`| head`): ends as Unix tools do, with no message.
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "mdframes", "lake", "read", "insider_trading", "--lake", lake],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-        )
-    finally:
-        os.close(write_end)
+    proc = into_closed_pipe(["lake", "read", "insider_trading", "--lake", lake])
     assert (proc.returncode, proc.stderr) == (141, "")
     assert any(c.startswith("_fetched_at") for c in frame.columns)  # "(UTC)" in spreadsheets
     query = "select symbol, count(*) as n from congress_trades group by 1 order by 1"
@@ -188,11 +177,8 @@ def test_lake_arguments_are_checked_before_the_lake_is_opened(
 def test_a_full_disk_is_one_line_and_exit_1(env: Sandbox, tmp_path: Path) -> None:
     # A file-size limit (RLIMIT_FSIZE, with SIGXFSZ ignored) makes every write past 2 kB fail
     # with EFBIG, as a full disk fails with ENOSPC: the same path through the lake.
-    import os
     import resource
     import signal
-    import subprocess
-    import sys
 
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
