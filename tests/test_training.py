@@ -639,13 +639,21 @@ def test_the_hash_of_an_index_with_unused_reordered_and_missing_entries_is_canon
     ) != ts.content_hash()  # fmt: skip
 
 
-def test_the_bytes_written_here_and_hashed_in_a_thread_give_the_content_hash() -> None:
+@pytest.mark.parametrize("piece", [None, 4])
+def test_the_bytes_written_here_and_hashed_in_a_thread_give_the_content_hash(
+    piece: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A training set writes the canonical bytes from its own thread and hashes them in
     another (small ones handed over together): the same hash as hashing them at once, and a
-    closed hasher frees its thread, abandoned or not."""
+    closed hasher frees its thread, abandoned or not. Gathers and zeroed values are made a
+    piece at a time (``piece``: 4 values, so that every column spans several)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from mdframes.features import trainfile
     from mdframes.features.trainfile import Hasher, content_hash, write_features, write_labels
+
+    if piece is not None:
+        monkeypatch.setattr(trainfile, "_PIECE", piece)
 
     index = pd.MultiIndex(
         levels=[pd.date_range("2026-01-05", periods=3), pd.Index(["KO", "AAPL"], dtype="string")],
@@ -852,6 +860,10 @@ def test_prices_looked_up_by_table_and_by_search_agree(monkeypatch: pytest.Monke
              (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))]  # fmt: skip
     by_table = [labels._price_at(prices, symbols, days, 5, s) for s in (None, spans)]
     assert np.isnan(by_table[0]).any() and not np.isnan(by_table[0]).all()
+    with monkeypatch.context() as small:  # the table's look-ups made a day at a time
+        small.setattr(labels, "_PIECE", 3)
+        for got, s in zip(by_table, (None, spans), strict=True):
+            np.testing.assert_array_equal(got, labels._price_at(prices, symbols, days, 5, s))
     monkeypatch.setattr(labels, "DENSE_CELLS", 0)
     monkeypatch.setattr(labels, "DENSE_PER_QUERY", 0)
     np.testing.assert_array_equal(labels._rows_up_to(*args), searched)

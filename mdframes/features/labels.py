@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
@@ -64,6 +64,31 @@ def _days(values: Any) -> np.ndarray:
     return days
 
 
+class LongPrices(NamedTuple):
+    """:func:`long_prices` as arrays (a label reads these; a frame of them costs copies)."""
+
+    code: np.ndarray  # int64 codes into ``categories``, sorted with ``day``
+    day: np.ndarray  # int64 day numbers
+    price: np.ndarray  # float64
+    categories: pd.Index
+
+    @classmethod
+    def of(cls, prices: pd.DataFrame | LongPrices) -> LongPrices:
+        """The arrays of a :func:`long_prices` frame (or these arrays as they are)."""
+        if isinstance(prices, LongPrices):
+            return prices
+        symbol = prices["symbol"]
+        return cls(
+            symbol.cat.codes.to_numpy().astype(np.int64),
+            prices["day"].to_numpy(dtype=np.int64),
+            prices["price"].to_numpy(dtype="float64"),
+            symbol.cat.categories,
+        )
+
+    def take(self, rows: np.ndarray) -> LongPrices:
+        return LongPrices(self.code[rows], self.day[rows], self.price[rows], self.categories)
+
+
 def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
     """A price frame in either accepted shape -> ``symbol, day, price``, sorted by symbol and
     day, one row per symbol and day (the last given wins), nulls dropped.
@@ -80,6 +105,18 @@ def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
     0   AAPL  20458    1.0
     1   AAPL  20459    2.0
     """
+    parts = long_parts(frame, parameter=parameter)
+    return pd.DataFrame(
+        {
+            "symbol": pd.Categorical.from_codes(parts.code, categories=parts.categories),
+            "day": parts.day,
+            "price": parts.price,
+        }
+    )
+
+
+def long_parts(frame: Any, *, parameter: str = "prices") -> LongPrices:
+    """:func:`long_prices` as its arrays (no frame built)."""
     if not isinstance(frame, pd.DataFrame):
         raise InvalidParameterError(
             f"{parameter} must be a DataFrame (long: date, symbol, price; or wide: indexed by "
@@ -124,22 +161,22 @@ def long_prices(frame: Any, *, parameter: str = "prices") -> pd.DataFrame:
         code, day, price = code[keep], day[keep], price[keep]
     # One number per (symbol, day), in their order (a day number is far below 2**31): the
     # rows' order and their repeats are one comparison each.
-    step = np.diff((code << 32) + day)
-    if (step < 0).any():  # a frame by symbol and date (the loaders') is in order already
+    key = _day_keys(code, day)
+    if (key[1:] < key[:-1]).any():  # a frame by symbol and date (the loaders') is in order
         order = np.lexsort((day, code))  # stable: of equal (symbol, day), the last given last
         code, day, price = code[order], day[order], price[order]
-        step = np.diff((code << 32) + day)
+        key = _day_keys(code, day)
     last = np.ones(len(code), dtype=bool)
-    last[:-1] = step != 0
+    np.not_equal(key[1:], key[:-1], out=last[:-1])
     if not last.all():
         code, day, price = code[last], day[last], price[last]
-    return pd.DataFrame(
-        {
-            "symbol": pd.Categorical.from_codes(code, categories=pd.Index(categories)),
-            "day": day,
-            "price": price,
-        }
-    )
+    return LongPrices(code, day, price, pd.Index(categories))
+
+
+def _day_keys(code: np.ndarray, day: np.ndarray) -> np.ndarray:
+    key = code << 32
+    key += day
+    return key
 
 
 def _symbol_codes(symbols: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -236,11 +273,11 @@ class ForwardReturn:
         dates: pd.DatetimeIndex,
         symbols: Sequence[str],
         freq: Any,
-        prices: pd.DataFrame,
+        prices: pd.DataFrame | LongPrices,
         spans: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None,
     ) -> tuple[np.ndarray, pd.DatetimeIndex]:
         """Label values for every (date, symbol), dates outer, as float64 (NaN: no label), and
-        ``t1`` per date. ``prices`` is a :func:`long_prices` frame; ``spans``, per symbol,
+        ``t1`` per date. ``prices`` is a :func:`long_prices` frame (or its arrays); ``spans``, per symbol,
         the day ranges its prices were synced over (a lake's coverage; ``None``: all)."""
         calendar = periods_after(dates, freq, self.reach)
         cal_days = calendar.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]")
@@ -251,13 +288,17 @@ class ForwardReturn:
         both = _price_at(prices, symbols, cal_days[self.lag : self.reach + n], m, spans)
         shift = (self.reach - self.lag) * m
         start, end = both[: n * m], both[shift : shift + n * m]
+        # end / start - 1 where start > 0, else NaN, in one array (a fresh one per step
+        # costs more in page faults than the arithmetic).
         with np.errstate(divide="ignore", invalid="ignore"):
-            y = np.where(start > 0, end / start - 1.0, np.nan)
+            y = np.divide(end, start)
+            y -= 1.0
+        np.copyto(y, np.nan, where=~(start > 0))
         return y, calendar[self.reach : self.reach + n]
 
 
 def _price_at(
-    prices: pd.DataFrame,
+    prices: pd.DataFrame | LongPrices,
     symbols: Sequence[str],
     days: np.ndarray,
     m: int,
@@ -268,13 +309,11 @@ def _price_at(
     With ``spans`` (per symbol: the synced day ranges, or ``None``), NaN unless one synced
     range holds both the price's day and ``d``: a price that is the latest only because the
     days after it were never synced is no price. ``prices`` is a :func:`long_prices` frame
-    (sorted by symbol code and day)."""
-    if not len(prices):
+    or its arrays (sorted by symbol code and day)."""
+    parts = LongPrices.of(prices)
+    if not len(parts.code):
         return np.full(len(days) * m, np.nan)
-    p_code = prices["symbol"].cat.codes.to_numpy().astype(np.int64)
-    p_day = prices["day"].to_numpy(dtype=np.int64)
-    p_val = prices["price"].to_numpy(dtype="float64")
-    categories = prices["symbol"].cat.categories
+    p_code, p_day, p_val, categories = parts
     wanted = pd.Index(categories).get_indexer(list(symbols)).astype(np.int64)
     fresh = _fresh_rows(p_code, p_day, wanted, days, len(categories))
     if fresh is not None:
@@ -302,7 +341,19 @@ def _price_at(
             at = np.maximum(k, 0)
             ok[:, j] &= (k >= 0) & (days <= ends[at]) & (found_day[:, j] >= starts[at])
         ok = ok.ravel()
-    return np.where(ok, p_val[idx], np.nan)
+    out = p_val.take(idx)
+    np.copyto(out, np.nan, where=~ok)
+    return out
+
+
+# Arrays of a label's length are made this many values at a time where a whole-length
+# temporary is not needed: a fresh array costs ~1 ms a MB in page faults on the machines
+# measured, more than the arithmetic on it.
+_PIECE: Final = 1 << 15
+
+
+def _pieces(n: int) -> Iterator[slice]:
+    return (slice(s, min(s + _PIECE, n)) for s in range(0, n, _PIECE))
 
 
 # A (symbol, day) count table of up to this many cells (or DENSE_PER_QUERY per looked-up
@@ -329,16 +380,28 @@ def _fresh_rows(
     size = max(n_codes, 1) * span
     if size > max(DENSE_PER_QUERY * len(days) * len(wanted), DENSE_CELLS):
         return None
-    cells = np.clip(p_day - base, 0, span - 1)
-    cells += p_code * span
+    cells = p_day - base
+    np.clip(cells, 0, span - 1, out=cells)
+    for piece in _pieces(len(cells)):  # no whole-length temporary for code * span
+        cells[piece] += p_code[piece] * span
     totals = np.bincount(cells, minlength=size)
+    del cells
     np.cumsum(totals, out=totals)
-    # Cell of (day, symbol), days outer: the symbol's row of the table, the day's column.
-    cell = ((days - base)[:, None] + (np.maximum(wanted, 0) * span)[None, :]).ravel()
-    idx = totals.take(cell)
-    cell -= back
-    ok = idx > totals.take(cell)
-    ok.reshape(len(days), len(wanted))[:] &= (wanted >= 0)[None, :]
+    # Cell of (day, symbol), days outer: the symbol's row of the table, the day's column;
+    # made and looked up some days at a time (the cells of them all would be one more
+    # array of the result's length, and the look-up a day earlier another).
+    m = len(wanted)
+    rows = np.maximum(wanted, 0) * span - base
+    idx = np.empty(len(days) * m, dtype=np.int64)
+    ok = np.empty(len(days) * m, dtype=bool)
+    step = max(1, _PIECE // max(m, 1))
+    for first in range(0, len(days), step):
+        cell = (days[first : first + step, None] + rows[None, :]).ravel()
+        at = slice(first * m, first * m + len(cell))
+        totals.take(cell, out=idx[at])
+        cell -= back
+        np.greater(idx[at], totals.take(cell), out=ok[at])
+    ok.reshape(len(days), m)[:] &= (wanted >= 0)[None, :]
     idx -= 1
     np.maximum(idx, 0, out=idx)
     return idx, ok
@@ -368,11 +431,11 @@ def _rows_up_to(
     return totals[np.maximum(q_code, 0) * span + (q_day - base)]
 
 
-def warn_jumps(prices: pd.DataFrame, source: str) -> None:
+def warn_jumps(prices: pd.DataFrame | LongPrices, source: str) -> None:
     """One :class:`~mdframes.DataQualityWarning` naming each symbol and date where the price
     moved by more than :data:`JUMP_FACTOR` from the symbol's previous price."""
-    code = prices["symbol"].cat.codes.to_numpy()
-    val = prices["price"].to_numpy(dtype="float64")
+    parts = LongPrices.of(prices)
+    code, val = parts.code, parts.price
     if len(val) < 2:
         return
     same = code[1:] == code[:-1]
@@ -382,10 +445,10 @@ def warn_jumps(prices: pd.DataFrame, source: str) -> None:
     where = np.flatnonzero(jump)
     if not len(where):
         return
-    days = prices["day"].to_numpy(dtype="int64")[where + 1].astype("datetime64[D]")
-    names = prices["symbol"].to_numpy()
+    days = parts.day[where + 1].astype("datetime64[D]")
+    names = parts.categories
     items = [
-        f"{names[i + 1]} on {day} (x{ratio[i]:.2f})"
+        f"{names[code[i + 1]]} on {day} (x{ratio[i]:.2f})"
         for i, day in zip(where[:5], days[:5], strict=False)
     ]
     more = f" and {len(where) - 5} more" if len(where) > 5 else ""

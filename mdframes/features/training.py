@@ -21,7 +21,7 @@ from .._typing import DateLike, Errors, TimeLike
 from ..errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
 from ..params import check_symbols, to_date, to_utc
 from .definitions import resolve_features
-from .labels import PRICE_DATASET, ForwardReturn, long_prices, warn_jumps
+from .labels import PRICE_DATASET, ForwardReturn, LongPrices, long_parts, warn_jumps
 from .panels import panel
 from .replay import features_from_info, features_of, first_difference, pinned
 from .sources import LakeLike, Source, base_name, resolve_source
@@ -313,22 +313,21 @@ def _default_prices(
     symbols: list[str],
     window: tuple[dt.date, dt.date],
     errors: str,
-) -> pd.DataFrame:
+) -> LongPrices:
     """The put/call dataset's closing prices of ``symbols`` over ``window``, latest versions."""
     first, last = window
-    prices = long_prices(source.prices(symbols, first, last, errors), parameter="source")
+    prices = long_parts(source.prices(symbols, first, last, errors), parameter="source")
     lo, hi = (np.datetime64(d, "D").astype(np.int64) for d in window)
-    days = prices["day"].to_numpy()
     # Only the universe's prices within the window: a jump elsewhere is not this set's.
-    column = prices["symbol"].array
     # A set, not the categories' isin: pandas' Arrow strings make a pyarrow scalar of each
     # symbol asked (~7 ms for 500).
     wanted = set(symbols)
-    ours = np.fromiter(
-        (c in wanted for c in column.categories.tolist()), bool, len(column.categories)
-    )
-    mine = ours[column.codes] & (days >= lo) & (days <= hi)
-    return prices if mine.all() else prices[mine].reset_index(drop=True)
+    categories = prices.categories
+    ours = np.fromiter((c in wanted for c in categories.tolist()), bool, len(categories))
+    mine = ours[prices.code]
+    mine &= prices.day >= lo
+    mine &= prices.day <= hi
+    return prices if mine.all() else prices.take(mine)
 
 
 def _price_spans(source: Source, symbols: list[str]) -> list[tuple[np.ndarray, np.ndarray]] | None:
@@ -466,7 +465,7 @@ def _labels(
         window = label.price_window(dates, offset)
         spans = None
         if label.prices is not None:
-            prices = long_prices(label.prices)
+            prices = long_parts(label.prices)
         else:
             failed = set(X.attrs.get("failed", {}))
             usable = [s for s in universe if s not in failed]
@@ -477,8 +476,10 @@ def _labels(
         t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
     else:
         values, t1 = np.array([], dtype="float64"), np.array([], dtype="datetime64[ns]")
-    y = pd.Series(values, index=X.index, name=label.name, dtype="float64")
-    return dates, universe, y, pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]")
+    # Arrays made here for them: not copied (pandas 3 copies a numpy array by default).
+    y = pd.Series(values, index=X.index, name=label.name, dtype="float64", copy=False)
+    t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]", copy=False)
+    return dates, universe, y, t1_series
 
 
 def _warn_mostly_missing(
