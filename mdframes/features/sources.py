@@ -136,9 +136,11 @@ def public_start(dataset: str, start: dt.date, lookback: int | None) -> dt.date 
 
 
 # How far before a panel's windows a seek for the latest values reads first: a daily
-# dataset's latest value before the windows is a day or a few old; a symbol without one in
-# these days is read again over its older history (that symbol only).
-SEEK_DAYS: Final = 30
+# dataset's latest value before the windows is a day or a few old (a long weekend, a
+# holiday); a symbol without one in these days is read again over its older history (that
+# symbol only). Every day more is read for each symbol: 30 days were a sixth of a
+# 3-month panel's sentiment rows.
+SEEK_DAYS: Final = 10
 
 
 def seekable(dataset: str) -> bool:
@@ -855,12 +857,14 @@ def _seek(
     shaped.attrs = {**frame.attrs, "dataset": name}
     times = utc_naive(public_times(shaped))
     cut = (start - dt.date(1970, 1, 1)).days - reach.days  # as compute's Events cut_day
-    before = ~np.isnat(times) & (day_numbers(times) < cut)
-    codes = symbol_codes(shaped["symbol"], symbols)
+    # The symbols of the rows before the windows only (the days sought) are coded, not
+    # those of the windows' rows too (most of the read).
+    before = np.flatnonzero(~np.isnat(times) & (day_numbers(times) < cut))
+    codes = symbol_codes(shaped["symbol"], symbols, before)
     found = np.ones(len(symbols), dtype=bool)
     for feature in reach.latest:
         has = np.zeros(len(symbols) + 1, dtype=bool)  # the last place: other symbols (-1)
-        has[codes[before & counted_rows(shaped, name, feature)]] = True
+        has[codes[counted_rows(shaped, name, feature)[before]]] = True
         found &= has[:-1]
     older = [s for s, ok in zip(symbols, found, strict=True) if not ok]
     if not older:

@@ -194,7 +194,9 @@ def _read(
         span=span,
         published=published,
     )
-    decoded = table.nbytes
+    # The buffers the scan holds (nbytes of a sliced table walks every chunk's slices:
+    # ~0.5 ms for a 3-month sentiment read's 26 chunks).
+    decoded = table.get_total_buffer_size()
     table = store.without_copies(vouching, table)
     if known is not None and table.num_rows == 0:
         _warn_before_every_version(store, snap, known)
