@@ -131,6 +131,20 @@ def factorized(values: pd.Series, rows: np.ndarray | None = None) -> tuple[np.nd
     return pd.factorize(values, use_na_sentinel=True)
 
 
+def take_rows(frame: pd.DataFrame, rows: np.ndarray, columns: list[str] | None = None) -> pd.DataFrame:
+    """Rows ``rows`` (positions) of ``frame``'s ``columns`` (``None``: all) as a new frame
+    indexed from 0, without attrs: what ``frame[columns].iloc[rows].reset_index(drop=True)``
+    gives, each column taken once. Selecting columns by label, then taking rows of the
+    selection, cost twice the takes of a small frame (a short panel takes a dozen)."""
+    if not frame.columns.is_unique:
+        part = frame if columns is None else frame[columns]
+        out = part.iloc[rows].reset_index(drop=True)
+        out.attrs = {}
+        return out
+    names = list(frame.columns) if columns is None else columns
+    return pd.DataFrame({name: frame[name].array.take(rows) for name in names}, copy=False)
+
+
 def anchor_stamps(frame: pd.DataFrame, dataset: str) -> np.ndarray | None:
     """The anchors of ``frame``'s rows as ns since the epoch (UTC, as :func:`utc_naive`
     makes them; NaT the smallest int64), without a copy; ``None``: they are not datetimes
@@ -247,7 +261,7 @@ class Events:
         if recent is not None:
             attrs = frame.attrs
             whole = frame
-            frame = (frame if columns is None else frame[columns]).iloc[recent]
+            frame = take_rows(frame, recent, columns)
             frame.attrs = attrs
         frame = frame.reset_index(drop=True)
         frame.attrs = {**frame.attrs, "dataset": dataset}
@@ -297,7 +311,7 @@ class Events:
                 both[recent] = True
                 both[older] = True
                 rows = np.flatnonzero(both)
-                again = (whole if columns is None else whole[columns]).iloc[rows]
+                again = take_rows(whole, rows, columns)
                 again.attrs = attrs
                 self.__init__(again, dataset, symbols, end_day, cut_day, latest, None, False)  # type: ignore[misc]
                 return
@@ -389,8 +403,7 @@ class Events:
             open_ = np.append(np.logical_or.reduce(lacking), False)  # -1: another symbol
             rows = rows[open_[codes[rows]]]
             if len(rows):
-                part = frame.iloc[rows] if reads is None else frame[reads].iloc[rows]
-                part = part.reset_index(drop=True)
+                part = take_rows(frame, rows, reads)
                 part.attrs = frame.attrs
                 counted = [counted_rows(part, self.dataset, f) for f in latest]
                 del part
@@ -422,8 +435,7 @@ class Events:
         value of a ``latest`` feature their symbol lacks (``lacking``: per feature, per
         symbol)."""
         reads = _reads(frame, latest)
-        part = frame.iloc[rows] if reads is None else frame[reads].iloc[rows]
-        part = part.reset_index(drop=True)
+        part = take_rows(frame, rows, reads)
         part.attrs = {**frame.attrs, "dataset": self.dataset}
         keep = np.zeros(len(rows), dtype=bool)
         for feature, missing in zip(latest, lacking, strict=True):
@@ -510,7 +522,7 @@ class Events:
             callable(getattr(feature, role)) for role in ("value", "sign", "where")
         ):
             if self._part is None:
-                self._part = frame.iloc[entering].reset_index(drop=True)
+                self._part = take_rows(frame, entering)
                 self._part.attrs = frame.attrs
             assert self._order is not None  # kept wherever rows enter apart
             frame, take = self._part, self._order
