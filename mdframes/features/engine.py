@@ -268,7 +268,14 @@ class Events:
         self.frame, self.dataset = frame, dataset
         # Anchors, null anchors and their legal deadlines: mdframes.pit decides, so the panel
         # and point_in_time can never disagree on when a row became public.
-        times = utc_naive(public_times(frame))
+        stamps = anchor_stamps(frame, dataset)
+        if stamps is not None and not (stamps == _NAT).any():
+            # No null anchor: each row is public at its anchor, as pit says (its deadlines
+            # are for null anchors only); the anchors as they are, not through pandas.
+            times = stamps.view("datetime64[ns]")
+        else:
+            times = utc_naive(public_times(frame))
+        del stamps
         days = day_numbers(times)
         enters = ~np.isnat(times) & (days <= end_day)
         # Symbols are coded for the rows that can enter only: of a short panel over a long
@@ -358,7 +365,12 @@ class Events:
             return symbol_codes(column, symbols)
         codes = np.full(len(frame), -1, dtype=np.int64)
         where = np.flatnonzero(rows)
-        codes[where] = symbol_codes(column, symbols, where)
+        # Most rows: all coded, no take of the text (its codes are the same either way).
+        codes[where] = (
+            symbol_codes(column, symbols)[where]
+            if 2 * len(where) >= len(frame)
+            else symbol_codes(column, symbols, where)
+        )
         return codes
 
     def _latest_before(
@@ -396,7 +408,9 @@ class Events:
             # The window's rows are coded with the first band's: one take of the symbols.
             coding = np.flatnonzero(band | enters) if high == cut_day else rows
             del band
-            if len(coding):
+            if 2 * len(coding) >= len(frame):  # most rows: all coded, no take of them
+                codes[coding] = symbol_codes(frame["symbol"], symbols)[coding]
+            elif len(coding):
                 codes[coding] = symbol_codes(frame["symbol"], symbols, coding)
             del coding
             # Only the rows of symbols some feature has not found yet are evaluated.
