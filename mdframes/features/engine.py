@@ -131,7 +131,9 @@ def factorized(values: pd.Series, rows: np.ndarray | None = None) -> tuple[np.nd
     return pd.factorize(values, use_na_sentinel=True)
 
 
-def take_rows(frame: pd.DataFrame, rows: np.ndarray, columns: list[str] | None = None) -> pd.DataFrame:
+def take_rows(
+    frame: pd.DataFrame, rows: np.ndarray, columns: list[str] | None = None
+) -> pd.DataFrame:
     """Rows ``rows`` (positions) of ``frame``'s ``columns`` (``None``: all) as a new frame
     indexed from 0, without attrs: what ``frame[columns].iloc[rows].reset_index(drop=True)``
     gives, each column taken once. Selecting columns by label, then taking rows of the
