@@ -782,10 +782,18 @@ def test_arguments_beyond_what_pandas_holds_are_refused(kwargs: dict, match: str
             md.features.panel(*args, source=frames, **kwargs)
 
 
-def test_long_prices_in_order_or_not_keep_the_last_given_of_each_day() -> None:
+@pytest.mark.parametrize("piece", [None, 3])
+def test_long_prices_in_order_or_not_keep_the_last_given_of_each_day(
+    piece: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A price frame by symbol and date (the loaders') is taken in its order; any other
-    order is sorted; either way one row per symbol and day, the last given of a day."""
+    order is sorted; either way one row per symbol and day, the last given of a day. Its
+    order is checked a piece of rows at a time (``piece``: 3 rows, a repeat across two)."""
+    from mdframes.features import labels
     from mdframes.features.labels import long_prices
+
+    if piece is not None:
+        monkeypatch.setattr(labels, "_PIECE", piece)
 
     rng = np.random.default_rng(5)
     days = pd.bdate_range("2026-01-05", periods=40)
@@ -860,10 +868,16 @@ def test_prices_looked_up_by_table_and_by_search_agree(monkeypatch: pytest.Monke
              (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))]  # fmt: skip
     by_table = [labels._price_at(prices, symbols, days, 5, s) for s in (None, spans)]
     assert np.isnan(by_table[0]).any() and not np.isnan(by_table[0]).all()
+    label = labels.forward_return(3)
+    dates = pd.bdate_range("2022-03-01", periods=180)
+    whole = label.compute(dates, symbols, "B", prices, spans)
     with monkeypatch.context() as small:  # the table's look-ups made a day at a time
         small.setattr(labels, "_PIECE", 3)
         for got, s in zip(by_table, (None, spans), strict=True):
             np.testing.assert_array_equal(got, labels._price_at(prices, symbols, days, 5, s))
+        pieces = label.compute(dates, symbols, "B", prices, spans)  # y a few values at a time
+    np.testing.assert_array_equal(whole[0], pieces[0])
+    assert np.isfinite(whole[0]).any() and np.isnan(whole[0]).any()
     monkeypatch.setattr(labels, "DENSE_CELLS", 0)
     monkeypatch.setattr(labels, "DENSE_PER_QUERY", 0)
     np.testing.assert_array_equal(labels._rows_up_to(*args), searched)

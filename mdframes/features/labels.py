@@ -139,9 +139,12 @@ def long_parts(frame: Any, *, parameter: str = "prices") -> LongPrices:
         )
     try:
         day = _days(dates)
-        price = pd.to_numeric(pd.Series(values), errors="raise").to_numpy(
-            dtype="float64", na_value=np.nan
-        )
+        if isinstance(values, pd.Series) and values.dtype == np.float64:
+            price = values.to_numpy()  # numbers already: to_numeric would copy them
+        else:
+            price = pd.to_numeric(pd.Series(values), errors="raise").to_numpy(
+                dtype="float64", na_value=np.nan
+            )
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(
             f"{parameter}: dates or prices cannot be read ({exc})", parameter=parameter
@@ -159,24 +162,31 @@ def long_parts(frame: Any, *, parameter: str = "prices") -> LongPrices:
     keep = (code >= 0) & ~np.isnan(price)
     if not keep.all():
         code, day, price = code[keep], day[keep], price[keep]
-    # One number per (symbol, day), in their order (a day number is far below 2**31): the
-    # rows' order and their repeats are one comparison each.
-    key = _day_keys(code, day)
-    if (key[1:] < key[:-1]).any():  # a frame by symbol and date (the loaders') is in order
+    last = _last_of_days(code, day)
+    if last is None:  # a frame by symbol and date (the loaders') is in order already
         order = np.lexsort((day, code))  # stable: of equal (symbol, day), the last given last
         code, day, price = code[order], day[order], price[order]
-        key = _day_keys(code, day)
-    last = np.ones(len(code), dtype=bool)
-    np.not_equal(key[1:], key[:-1], out=last[:-1])
+        last = _last_of_days(code, day)
+        assert last is not None
     if not last.all():
         code, day, price = code[last], day[last], price[last]
     return LongPrices(code, day, price, pd.Index(categories))
 
 
-def _day_keys(code: np.ndarray, day: np.ndarray) -> np.ndarray:
-    key = code << 32
-    key += day
-    return key
+def _last_of_days(code: np.ndarray, day: np.ndarray) -> np.ndarray | None:
+    """Whether each row is the last of its (symbol, day), for rows in (symbol, day) order;
+    ``None`` when they are not in that order."""
+    last = np.ones(len(code), dtype=bool)
+    # One number per (symbol, day) (a day number is far below 2**31), a piece of rows at a
+    # time: the rows' order and their repeats are one comparison each.
+    for piece in _pieces(len(code) - 1):
+        ahead = slice(piece.start, piece.stop + 1)
+        key = code[ahead] << 32
+        key += day[ahead]
+        if (key[1:] < key[:-1]).any():
+            return None
+        np.not_equal(key[1:], key[:-1], out=last[piece])
+    return last
 
 
 def _symbol_codes(symbols: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -287,14 +297,19 @@ class ForwardReturn:
         # prices are looked up once (lag .. reach + n), each side a slice of them.
         both = _price_at(prices, symbols, cal_days[self.lag : self.reach + n], m, spans)
         shift = (self.reach - self.lag) * m
-        start, end = both[: n * m], both[shift : shift + n * m]
-        # end / start - 1 where start > 0, else NaN, in one array (a fresh one per step
-        # costs more in page faults than the arithmetic).
-        with np.errstate(divide="ignore", invalid="ignore"):
-            y = np.divide(end, start)
-            y -= 1.0
-        np.copyto(y, np.nan, where=~(start > 0))
-        return y, calendar[self.reach : self.reach + n]
+        # y = end / start - 1 where start > 0, else NaN (start: both's first n * m values,
+        # end: shift further), written over start a piece at a time: a piece reads only
+        # values at or after its own (none written yet), and no array of y's length is
+        # made (a fresh one costs more in page faults than the arithmetic).
+        for piece in _pieces(n * m):
+            start = both[piece]
+            end = both[piece.start + shift : piece.stop + shift]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = end / start
+            value -= 1.0
+            np.copyto(value, np.nan, where=~(start > 0))
+            start[:] = value
+        return both[: n * m], calendar[self.reach : self.reach + n]
 
 
 def _price_at(
@@ -341,8 +356,14 @@ def _price_at(
             at = np.maximum(k, 0)
             ok[:, j] &= (k >= 0) & (days <= ends[at]) & (found_day[:, j] >= starts[at])
         ok = ok.ravel()
-    out = p_val.take(idx)
-    np.copyto(out, np.nan, where=~ok)
+    # The prices written over the rows' numbers (both 8 bytes a value), a piece at a time:
+    # no array of the result's length is made.
+    idx = idx.astype(np.int64, copy=False)  # 8 bytes a value, as the prices'
+    out = idx.view(np.float64)
+    for piece in _pieces(len(idx)):
+        value = p_val.take(idx[piece])
+        np.copyto(value, np.nan, where=~ok[piece])
+        out[piece] = value
     return out
 
 
@@ -380,12 +401,12 @@ def _fresh_rows(
     size = max(n_codes, 1) * span
     if size > max(DENSE_PER_QUERY * len(days) * len(wanted), DENSE_CELLS):
         return None
-    cells = p_day - base
-    np.clip(cells, 0, span - 1, out=cells)
-    for piece in _pieces(len(cells)):  # no whole-length temporary for code * span
-        cells[piece] += p_code[piece] * span
-    totals = np.bincount(cells, minlength=size)
-    del cells
+    totals = np.zeros(size, dtype=np.int64)
+    for piece in _pieces(len(p_day)):  # the rows' cells a piece at a time, counted
+        cells = p_day[piece] - base
+        np.clip(cells, 0, span - 1, out=cells)
+        cells += p_code[piece] * span
+        np.add.at(totals, cells, 1)
     np.cumsum(totals, out=totals)
     # Cell of (day, symbol), days outer: the symbol's row of the table, the day's column;
     # made and looked up some days at a time (the cells of them all would be one more
@@ -438,18 +459,24 @@ def warn_jumps(prices: pd.DataFrame | LongPrices, source: str) -> None:
     code, val = parts.code, parts.price
     if len(val) < 2:
         return
-    same = code[1:] == code[:-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = val[1:] / val[:-1]
-    jump = same & ((ratio > JUMP_FACTOR) | (ratio < 1 / JUMP_FACTOR))
-    where = np.flatnonzero(jump)
+    found = []
+    for piece in _pieces(len(val) - 1):  # row i + 1 against row i, a piece at a time
+        ahead = slice(piece.start + 1, piece.stop + 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = val[ahead] / val[piece]
+        jump = (ratio > JUMP_FACTOR) | (ratio < 1 / JUMP_FACTOR)
+        jump &= code[ahead] == code[piece]
+        found.append(np.flatnonzero(jump) + piece.start)
+    where = np.concatenate(found)
     if not len(where):
         return
     days = parts.day[where + 1].astype("datetime64[D]")
     names = parts.categories
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = val[where[:5] + 1] / val[where[:5]]
     items = [
-        f"{names[code[i + 1]]} on {day} (x{ratio[i]:.2f})"
-        for i, day in zip(where[:5], days[:5], strict=False)
+        f"{names[code[i + 1]]} on {day} (x{r:.2f})"
+        for i, day, r in zip(where[:5], days[:5], ratios, strict=False)
     ]
     more = f" and {len(where) - 5} more" if len(where) > 5 else ""
     warn(

@@ -295,8 +295,8 @@ def write_features(digest: Any, X: pd.DataFrame) -> dict[Any, np.ndarray]:
             _put_level(digest, index, i)
     _put_int(digest, X.shape[1])
     missing: dict[Any, np.ndarray] = {}
-    for position, name in enumerate(X.columns):
-        mask = _put_column(digest, name, plain.iloc[:, position])
+    for name, column in plain.items():
+        mask = _put_column(digest, name, column)
         if mask.any():
             missing[name] = mask
     return missing
@@ -413,6 +413,10 @@ def _canonical_dtype(dtype: Any) -> str:
     """The dtype's name in the canonical form: text of any flavour is ``text`` (pandas'
     ``str``, ``string`` and ``object`` of strings differ between pandas versions, not in
     content), times are ``datetime64[ns]`` (UTC when aware), the rest pandas' own name."""
+    if getattr(dtype, "kind", None) in ("f", "i", "u") and not isinstance(
+        dtype, pd.CategoricalDtype
+    ):  # numbers (numpy's or pandas' masked), as the checks below find them, without them
+        return str(dtype)
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return "datetime64[ns, UTC]" if getattr(dtype, "tz", None) is not None else "datetime64[ns]"
     if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
@@ -447,8 +451,9 @@ def _put_texts(digest: Any, name: Any, distinct: Any, missing: np.ndarray) -> np
     ranks[order] = np.arange(len(order))
     _put_head(digest, name, "text", missing)
     _put_int(digest, len(texts))
-    for text in texts[order]:
-        _put_text(digest, text)
+    # Each text's length and UTF-8 bytes (_put_text's), all in one update.
+    raws = [text.encode("utf-8") for text in texts[order]]
+    digest.update(b"".join(b"%b%b" % (struct.pack("<q", len(raw)), raw) for raw in raws))
     return ranks
 
 
