@@ -400,6 +400,9 @@ class Events:
         oldest = int(days[before].min())
         lacking = [np.ones(len(symbols), dtype=bool) for _ in latest]
         reads = _reads(frame, latest)
+        # Features of columns only: which rows carry a value is read off the columns, no
+        # rows taken out (made once, for each band).
+        plain: list[np.ndarray] | None = None
         high, width = cut_day, _BAND
         while True:
             low = high - width
@@ -419,10 +422,15 @@ class Events:
             open_ = np.append(np.logical_or.reduce(lacking), False)  # -1: another symbol
             rows = rows[open_[codes[rows]]]
             if len(rows):
-                part = take_rows(frame, rows, reads)
-                part.attrs = frame.attrs
-                counted = [counted_rows(part, self.dataset, f) for f in latest]
-                del part
+                if all(_plain(f) for f in latest):
+                    if plain is None:
+                        plain = [counted_rows(frame, self.dataset, f) for f in latest]
+                    counted = [valid[rows] for valid in plain]
+                else:  # a function runs on these rows only
+                    part = take_rows(frame, rows, reads)
+                    part.attrs = frame.attrs
+                    counted = [counted_rows(part, self.dataset, f) for f in latest]
+                    del part
                 if tie is None:
                     tie = self._tie(slice(None))
                 for counts, missing in zip(counted, lacking, strict=True):
