@@ -289,7 +289,9 @@ def _candidates(table: pa.Table, parts: list[_Part], later: np.ndarray) -> np.nd
     """Positions of the rows that may share an identity with a row of ``later`` (every
     such row, and a few others): each part's value is among those rows' values (numbers
     and dates tested first, text on what is left), until few rows are left."""
-    tested = [p for p in parts if _prunes(_plain_type(p.kind(table)))]
+    # ``_n`` (a record's place among rows of one identity) is 0 on nearly every row: its
+    # test narrows nothing, and costs two gathers and a membership test of every row.
+    tested = [p for p in parts if p.label != "_n" and _prunes(_plain_type(p.kind(table)))]
     tested.sort(key=lambda p: _is_text(_plain_type(p.kind(table))))
     candidates: np.ndarray | None = None
     for part in tested:
