@@ -202,6 +202,33 @@ def test_the_second_pass_takes_the_older_rows_of_a_lacking_feature_only() -> Non
     assert sorted(kept) == ["2025-06-01", "2026-01-10", "2026-01-15", "2026-02-10"]
 
 
+def test_an_engine_takes_rows_as_pandas_selects_them() -> None:
+    # A short panel's engine takes the window's rows column by column: the frame pandas'
+    # frame[columns].iloc[rows].reset_index(drop=True) gives, for every kind of column a
+    # loader makes, and for a frame with a repeated label.
+    from mdframes.features.engine import take_rows
+
+    frame = pd.DataFrame(
+        {
+            "symbol": pd.array(["A", "B", None, "A"], dtype="string"),
+            "date": pd.to_datetime(["2026-01-02", "2026-01-03", None, "2026-01-05"], utc=True),
+            "kind": pd.Categorical(["x", "y", "x", None]),
+            "count": pd.array([1, None, 3, 4], dtype="Int64"),
+            "ratio": [0.5, np.nan, 1.5, 2.0],
+            "codes": [["a"], [], None, ["b", "c"]],
+        },
+        index=[10, 11, 12, 13],
+    )
+    rows = np.array([0, 2, 3])
+    for columns in (None, ["ratio", "symbol", "codes"]):
+        expected = (frame if columns is None else frame[columns]).iloc[rows]
+        got = take_rows(frame, rows, columns)
+        pd.testing.assert_frame_equal(got, expected.reset_index(drop=True), check_column_type=True)
+    twice = pd.concat([frame[["ratio"]], frame[["ratio"]]], axis=1)
+    expected = twice.iloc[rows].reset_index(drop=True)
+    pd.testing.assert_frame_equal(take_rows(twice, rows), expected)
+
+
 class _Recording:
     """A real lake whose reads are noted (dataset, symbols, start, end): which rows a short
     panel asks for, not only what it computes."""
