@@ -836,6 +836,41 @@ def test_long_prices_in_order_or_not_keep_the_last_given_of_each_day(
     assert set(long_prices(ordered)["price"]) >= {-1.0, -2.0, -3.0}
 
 
+def test_the_synced_ranges_of_every_symbol_are_found_in_one_search() -> None:
+    """A label's price counts only where one synced range of its symbol holds the day and
+    the price's day: the ranges of all symbols searched at once give what a search per
+    symbol gives (no range, some, none synced at all, every day)."""
+    from mdframes.features import labels
+
+    rng = np.random.default_rng(11)
+    days = np.arange(19_000, 19_120, dtype=np.int64)
+    found_day = days[:, None] - rng.integers(0, 9, (len(days), 6))
+
+    def ranges(k: int) -> tuple[np.ndarray, np.ndarray]:
+        edges = np.sort(rng.choice(np.arange(18_990, 19_130), 2 * k, replace=False))
+        return edges[::2], edges[1::2]
+
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    for spans in ([None, ranges(3), empty, ranges(1), None, ranges(6)], [empty, None] * 3):
+        ok = rng.random((len(days), 6)) < 0.8
+        want = ok.copy()
+        for j, synced in enumerate(spans):  # one search per symbol
+            if synced is None:
+                continue
+            starts, ends = synced
+            k = np.searchsorted(starts, days, side="right") - 1
+            at = np.maximum(k, 0)
+            hit = (
+                (k >= 0) & (days <= ends[at]) & (found_day[:, j] >= starts[at])
+                if len(starts)
+                else False
+            )
+            want[:, j] &= hit
+        labels._within_spans(ok, found_day, days, spans)
+        np.testing.assert_array_equal(ok, want)
+        assert want.any() and not want.all()
+
+
 def test_prices_looked_up_by_table_and_by_search_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     """A label's prices come from a (symbol, day) count table, or from binary searches
     where that table would dwarf the lookups: the same rows, also for prices before and

@@ -343,19 +343,7 @@ def _price_at(
     # A date after the last price of the data is not in the data yet, however fresh.
     ok.reshape(len(days), m)[:] &= (days <= p_day.max())[:, None]
     if spans is not None:
-        ok = ok.reshape(len(days), m)
-        found_day = p_day[idx].reshape(len(days), m)
-        for j, synced in enumerate(spans):
-            if synced is None:
-                continue
-            starts, ends = synced
-            if not len(starts):
-                ok[:, j] = False
-                continue
-            k = np.searchsorted(starts, days, side="right") - 1
-            at = np.maximum(k, 0)
-            ok[:, j] &= (k >= 0) & (days <= ends[at]) & (found_day[:, j] >= starts[at])
-        ok = ok.ravel()
+        _within_spans(ok.reshape(len(days), m), p_day[idx].reshape(len(days), m), days, spans)
     # The prices written over the rows' numbers (both 8 bytes a value), a piece at a time:
     # no array of the result's length is made.
     idx = idx.astype(np.int64, copy=False)  # 8 bytes a value, as the prices'
@@ -365,6 +353,36 @@ def _price_at(
         np.copyto(value, np.nan, where=~ok[piece])
         out[piece] = value
     return out
+
+
+def _within_spans(
+    ok: np.ndarray,
+    found_day: np.ndarray,
+    days: np.ndarray,
+    spans: Sequence[tuple[np.ndarray, np.ndarray] | None],
+) -> None:
+    """``ok`` (days x symbols) cleared where no synced range of the symbol (``spans``: per
+    symbol its sorted ranges, ``None``: all days) holds both the day and the price's day
+    (``found_day``). One search for every symbol: the ranges keyed by (symbol, start)."""
+    asked = np.array([j for j, synced in enumerate(spans) if synced is not None], dtype=np.intp)
+    if not len(asked):
+        return
+    ranges = [spans[j] for j in asked]
+    owner = np.repeat(np.arange(len(asked), dtype=np.int64), [len(r[0]) for r in ranges])
+    starts = np.concatenate([np.asarray(r[0], dtype=np.int64) for r in ranges])
+    ends = np.concatenate([np.asarray(r[1], dtype=np.int64) for r in ranges])
+    if not len(starts):  # none of them synced
+        ok[:, asked] = False
+        return
+    lift = np.int64(2**31)  # a day number is far within +-2**31
+    keys = (owner << 32) | (starts + lift)
+    mine = np.arange(len(asked), dtype=np.int64)[None, :]
+    # The symbol's last range starting on or before the day (another symbol's: none).
+    k = np.searchsorted(keys, (mine << 32) | (days[:, None] + lift), side="right") - 1
+    at = np.maximum(k, 0)
+    inside = (k >= 0) & (owner[at] == mine) & (days[:, None] <= ends[at])
+    inside &= found_day[:, asked] >= starts[at]
+    ok[:, asked] &= inside
 
 
 # Arrays of a label's length are made this many values at a time where a whole-length
