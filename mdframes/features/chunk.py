@@ -243,8 +243,9 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         # Rows public before the longest window enter only as latest values (reach.py).
         cut = None if reach.whole else first_day - reach.days
         events = Events(
-            inputs, name, symbols, end_day, cut, reach.latest, _columns(reach, mine, inputs)
-        )
+            inputs, name, symbols, end_day, cut, reach.latest, _columns(reach, mine, inputs),
+            reach=max((f.days or 0) for f in mine),
+        )  # fmt: skip
         rows[0] = len(events.frame)
         return {f.name: compute_feature(f, events, grid) for f in mine}
 

@@ -238,7 +238,12 @@ class Grid:
 
 
 class Events:
-    """One dataset's rows that can enter the panel, sorted by (symbol, public time)."""
+    """One dataset's rows that can enter the panel, sorted by (symbol, public time).
+
+    ``reach``: the longest window its features ask for (``None``: the grid's, of every
+    dataset's features), so that its (symbol, day) count table spans its own windows."""
+
+    reach: int | None = None
 
     def __init__(
         self,
@@ -250,12 +255,14 @@ class Events:
         latest: tuple[Feature, ...] = (),
         columns: list[str] | None = None,
         _recent: bool = True,
+        reach: int | None = None,
     ):
         # A short panel over a long history (frames given whole): the rows public from the
         # windows on (and the weeks before them where a latest value is sought) are picked
         # by their anchors before anything else is made of them, so that the set-up below
         # costs the window's rows, not the history's. Older rows are kept only for the
         # symbols with no latest value in those weeks (all of theirs).
+        self.reach = reach
         recent = anchors = None
         if cut_day is not None and _recent:
             anchors = anchor_stamps(frame, dataset)
@@ -322,7 +329,7 @@ class Events:
                 rows = np.flatnonzero(both)
                 again = take_rows(whole, rows, columns)
                 again.attrs = attrs
-                self.__init__(again, dataset, symbols, end_day, cut_day, latest, None, False)  # type: ignore[misc]
+                self.__init__(again, dataset, symbols, end_day, cut_day, latest, None, False, reach)  # type: ignore[misc]
                 return
         if codes is None:
             codes = self._codes(frame, symbols, enters)
@@ -489,7 +496,7 @@ class Events:
         all symbols (so rows of symbol g run from ``starts[g]`` to it). Shared by the
         dataset's features."""
         if back not in self._ends:
-            table = self._table(grid) if back <= grid.max_back else None
+            table = self._table(grid) if back <= self._reach(grid) else None
             if table is None:
                 if self._keys is None:  # made for the first search only
                     self._keys = self.codes * SPAN + (self.days + OFF)
@@ -502,12 +509,16 @@ class Events:
                 self._ends[back] = totals.reshape(grid.n_symbols, span)[:, at].ravel()
         return self._ends[back]
 
+    def _reach(self, grid: Grid) -> int:
+        """The longest window asked of this dataset's rows."""
+        return grid.max_back if self.reach is None else min(self.reach, grid.max_back)
+
     def _table(self, grid: Grid) -> tuple[int, int, np.ndarray] | None:
         """Rows counted per (symbol, day) and accumulated in sort order: entry (g, D) is the
         number of rows sorted up to the end of day D of symbol g, which is what a search
         would find. Cheaper than searching when the days are not many more than the cells."""
         if self._dense is None:
-            base = int(grid.date_days.min()) - grid.max_back - 1  # ``base`` holds all earlier
+            base = int(grid.date_days.min()) - self._reach(grid) - 1  # all earlier rows
             span = int(grid.date_days.max()) - base + 1
             size = grid.n_symbols * span
             if size > max(DENSE_PER_CELL * grid.size, DENSE_CELLS):
