@@ -339,6 +339,22 @@ def test_a_row_group_is_skipped_only_when_none_of_its_rows_can_be_public_from_th
     assert not bound.skips((None, None, None), (5, 20), 1)  # no statistics
 
 
+def test_a_row_group_public_only_after_a_panels_last_date_is_skipped() -> None:
+    # A panel's read (``after``: the day after its last date) leaves out first versions all
+    # public later (a later sync's new rows): they never enter it and supersede nothing.
+    from mdframes.lake.scan import Published
+
+    bound = Published("filing_date", since=100, after=300, due_after=300)
+    assert bound.skips((300, 310, 0), (298, 310), 1)
+    assert not bound.skips((299, 310, 0), (298, 310), 1)  # one row public by then
+    assert not bound.skips((300, 310, 0), (298, 310), 2)  # a later version: it supersedes
+    # Null anchors: public at their deadline, never before their event.
+    assert bound.skips((300, 310, 2), (300, 310), 1)
+    assert not bound.skips((300, 310, 2), (299, 310), 1)
+    assert not Published("filing_date", since=100, after=300).skips((300, 310, 2), (300, 310), 1)
+    assert not bound.skips((None, None, None), (300, 310), 1)  # no statistics
+
+
 def test_a_category_column_reads_as_its_vocabulary_values_outside_it_appended() -> None:
     import pyarrow as pa
 

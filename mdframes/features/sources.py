@@ -330,7 +330,8 @@ class Source:
         panel needs (a source that reads columns apart reads only them; ``None``: all).
         ``public_from`` (:func:`public_start`): a source that selects rows by when they
         became public reads those public from then on instead (a lake), else ``start``
-        holds them."""
+        holds them; it may then leave out rows that became public only after ``end`` (they
+        never enter a panel ending then)."""
         if start is not None and start > end:  # wholly before the history: nothing to ask
             return _nothing(name, known_at), {}
         return self._read(name, symbols, (start, end), known_at, errors, columns, public_from)
@@ -571,8 +572,10 @@ class LakeSource(Source):
                     frame = both.reset_index(drop=True)
             return (daily_versions(frame) if base != name else frame), {}
         if public_from is not None and self.published and base == name:
+            # Row groups of rows that became public only after ``end`` are not read (a panel
+            # ending before a lake's last syncs: their new rows never enter it).
             frame = self.lake._read_published(
-                base, symbols, since=public_from, end=end, known_at=known_at, **some
+                base, symbols, since=public_from, end=end, known_at=known_at, until=end, **some
             )
         else:
             frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at, **some)

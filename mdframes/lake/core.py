@@ -271,12 +271,15 @@ class Lake:
         columns: list[str] | None = None,
         version: int | None = None,
         history: bool = False,
+        until: dt.date | None = None,
     ) -> pd.DataFrame:
         """A panel's read of a dataset bounded by when its rows became public (its registry
         entry's ``read_bound``, not the time column): the latest versions public on or after
         ``since`` with their event up to ``end``; rows public earlier may come too.
-        ``history``: every version of the records one version of which is. Internal:
-        :meth:`read` keeps its contract's ``start``/``end`` on the time column."""
+        ``history``: every version of the records one version of which is. ``until`` (not
+        with ``history``): the panel's last date; row groups of first versions all public
+        after it are not read (rows public later may still come). Internal: :meth:`read`
+        keeps its contract's ``start``/``end`` on the time column."""
         return read(
             self.tables,
             dataset,
@@ -287,6 +290,7 @@ class Lake:
             version=version,
             history=history,
             public_from=since,
+            public_until=until,
         )
 
     @reaching

@@ -135,12 +135,16 @@ def _read(
     region: str | None = None,
     version: int | None = None,
     public_from: dt.date | None = None,
+    public_until: dt.date | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """See :func:`read`; also the bytes it decoded. ``public_from`` (internal: a panel's read
     of a dataset whose reads are bounded by when rows became public,
     :attr:`~mdframes.registry.Dataset.read_bound`):
     the latest versions public on or after that date, a null anchor at its legal deadline
-    (rows public earlier may come too), and row groups holding none of them not read."""
+    (rows public earlier may come too), and row groups holding none of them not read.
+    ``public_until`` (with ``public_from``, not ``history``: a panel's last date): row
+    groups of first versions all public after it are not read either (their rows would
+    never enter the panel, and supersede no other; rows public later may still come)."""
     from ..params import to_utc
 
     ds = resolve(dataset)
@@ -160,7 +164,10 @@ def _read(
         raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
     filter_ = _where(store, snap, start, end, known, market, region)
     span = _span(ds.name, manifest, start, end)
-    published = None if public_from is None else _published(ds, manifest, public_from)
+    published = None
+    if public_from is not None:
+        until = None if history else public_until
+        published = _published(ds, manifest, public_from, until)
     scanned = None if _wholly_outside(ds.name, manifest, snap, start, end) else snap
     # else another program committed: copies are dropped (an earlier version is trusted
     # when the latest is: the lake vouches for its log up to the latest)
@@ -241,9 +248,10 @@ def _read(
     return frame, decoded
 
 
-def _published(ds: Any, manifest: Any, since: dt.date) -> Published:
-    """The row groups a read of the rows public from ``since`` skips (by the statistics of
-    the dataset's read bound, :attr:`~mdframes.registry.Dataset.read_bound`)."""
+def _published(ds: Any, manifest: Any, since: dt.date, until: dt.date | None = None) -> Published:
+    """The row groups a read of the rows public from ``since`` (and, of first versions, by
+    ``until``) skips (by the statistics of the dataset's read bound,
+    :attr:`~mdframes.registry.Dataset.read_bound`)."""
     column = ds.read_bound
     if column is None or manifest.column(column) is None:
         raise InvalidParameterError(
@@ -254,7 +262,12 @@ def _published(ds: Any, manifest: Any, since: dt.date) -> Published:
     due = None  # a null anchor's deadline is judged by the time column's statistics
     if rule is not None and rule.event == manifest.time:
         due = _first_number(manifest, rule.event, since - dt.timedelta(days=rule.calendar_days))
-    return Published(column, _first_number(manifest, column, since), due)
+    after = due_after = None
+    if until is not None:  # public after ``until``: then its next day's first instant or later
+        after = _first_number(manifest, column, until + dt.timedelta(days=1))
+        if rule is not None and rule.event == manifest.time:
+            due_after = _first_number(manifest, rule.event, until + dt.timedelta(days=1))
+    return Published(column, _first_number(manifest, column, since), due, after, due_after)
 
 
 def _first_number(manifest: Any, column: str, day: dt.date) -> int:

@@ -109,20 +109,34 @@ class Published:
     dataset's :attr:`~mdframes.registry.Dataset.read_bound`): a row group whose rows have
     ``column`` before ``since``, or null with the time column (the deadline's event) before
     ``due_since`` (their legal deadline before ``since``; None: a null is not judged),
-    holds none of them. It is skipped only when it holds first versions alone
-    (``_version`` 1): a later version skipped could leave an earlier one of its record to
-    stand as the latest; an earlier one skipped never does."""
+    holds none of them. So does one whose rows all became public at or after ``after``
+    (a panel's read: rows public after its last date never enter it; None: no such
+    bound), their anchors then or later, or null with the time column (the deadline's
+    event) at or after ``due_after`` (a legal deadline is never before its event; None:
+    a null is not judged). A row group is skipped only when it holds
+    first versions alone (``_version`` 1): a later version skipped could leave an earlier
+    one of its record to stand as the latest; an earlier one skipped never does."""
 
     column: str
     since: int
     due_since: int | None = None
+    after: int | None = None
+    due_after: int | None = None
 
     def skips(self, anchors: tuple[Any, Any, Any], times: tuple[Any, Any], version: Any) -> bool:
         """Whether a row group of ``anchors`` (least, greatest, null count), ``times`` (the
         time column's least and greatest) and highest ``version`` (statistics; None:
         unknown) holds no row this read needs."""
-        _, high, nulls = anchors
-        if high is None or high >= self.since or version != 1:
+        low, high, nulls = anchors
+        if version != 1:
+            return False
+        if self.after is not None and low is not None and low >= self.after:
+            earliest = times[0]
+            if nulls == 0 or (
+                self.due_after is not None and earliest is not None and earliest >= self.due_after
+            ):
+                return True
+        if high is None or high >= self.since:
             return False
         if nulls == 0:
             return True
