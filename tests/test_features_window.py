@@ -229,6 +229,30 @@ def test_an_engine_takes_rows_as_pandas_selects_them() -> None:
     pd.testing.assert_frame_equal(take_rows(twice, rows), expected)
 
 
+def test_the_window_rows_found_by_runs_are_those_a_scan_finds() -> None:
+    # A long frame's window rows are found by searching its runs of ascending anchors:
+    # the same positions as a scan, with null anchors at a run's head or amid it, runs of
+    # one row and empty runs of the window.
+    from mdframes.features.engine import NS_PER_DAY, _rows_by_runs
+
+    nat = np.iinfo(np.int64).min
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        runs = []
+        for _ in range(int(rng.integers(1, 30))):
+            run = np.sort(rng.integers(0, 100, int(rng.integers(1, 60)))) * NS_PER_DAY
+            run[: int(rng.integers(0, 3))] = nat
+            if rng.random() < 0.2:
+                run[int(rng.integers(0, len(run)))] = nat
+            runs.append(run)
+        stamps = np.concatenate(runs)
+        first, last = sorted(int(d) for d in rng.integers(-5, 110, 2))
+        low, high = first * NS_PER_DAY, (last + 1) * NS_PER_DAY
+        scan = np.flatnonzero((stamps >= low) & (stamps < high) | (stamps == nat))
+        found = _rows_by_runs(stamps, low, high)
+        assert found is None or np.array_equal(found, scan)
+
+
 class _Recording:
     """A real lake whose reads are noted (dataset, symbols, start, end): which rows a short
     panel asks for, not only what it computes."""
