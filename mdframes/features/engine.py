@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import (
     is_bool_dtype,
+    is_datetime64_any_dtype,
     is_float_dtype,
     is_integer_dtype,
     is_object_dtype,
@@ -226,6 +227,32 @@ def _search_runs(
         hi = np.where(open_ & ~right, mid, hi)
 
 
+def _public_times(frame: pd.DataFrame, dataset: str) -> np.ndarray:
+    """When each row of ``frame`` became public (datetime64[ns], UTC), as
+    :func:`mdframes.pit.public_times` says: a row at its anchor, a null anchor at its legal
+    deadline (or never). Each row's time is its own: pit is asked of the rows with a null
+    anchor only, the others' are their anchors as they are (no pass through pandas)."""
+    stamps = anchor_stamps(frame, dataset)
+    if stamps is None:
+        return utc_naive(public_times(frame))
+    nulls = np.flatnonzero(stamps == _NAT)
+    if not len(nulls):
+        return stamps.view("datetime64[ns]")
+    ds = REGISTRY[dataset]
+    assert ds.anchor is not None  # anchor_stamps found its column
+    columns = [ds.anchor]
+    event = ds.deadline.event if ds.deadline is not None else None
+    if event is not None and event in frame.columns:
+        if not is_datetime64_any_dtype(frame[event].dtype):
+            return utc_naive(public_times(frame))  # text dates: parsed as a whole column is
+        columns.append(event)
+    part = take_rows(frame, nulls, columns)
+    part.attrs = {"dataset": dataset}
+    times = stamps.view("datetime64[ns]").copy()  # stamps may be the frame's own
+    times[nulls] = utc_naive(public_times(part))
+    return times
+
+
 class Grid:
     """The panel's cells. Computed symbol-major, so that the searches' keys come sorted (numpy
     searches sorted keys much faster); :meth:`panel_order` gives the panel's date-major order.
@@ -324,14 +351,7 @@ class Events:
         self.frame, self.dataset = frame, dataset
         # Anchors, null anchors and their legal deadlines: mdframes.pit decides, so the panel
         # and point_in_time can never disagree on when a row became public.
-        stamps = anchor_stamps(frame, dataset)
-        if stamps is not None and not (stamps == _NAT).any():
-            # No null anchor: each row is public at its anchor, as pit says (its deadlines
-            # are for null anchors only); the anchors as they are, not through pandas.
-            times = stamps.view("datetime64[ns]")
-        else:
-            times = utc_naive(public_times(frame))
-        del stamps
+        times = _public_times(frame, dataset)
         days = day_numbers(times)
         enters = ~np.isnat(times) & (days <= end_day)
         # Symbols are coded for the rows that can enter only: of a short panel over a long
