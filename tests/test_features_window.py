@@ -216,14 +216,20 @@ def test_an_engine_takes_rows_as_pandas_selects_them() -> None:
             "count": pd.array([1, None, 3, 4], dtype="Int64"),
             "ratio": [0.5, np.nan, 1.5, 2.0],
             "codes": [["a"], [], None, ["b", "c"]],
+            "text": pd.Series(["a", "b", "c", "d"], dtype=object),
+            "mixed": pd.Series(["a", 1, None, 2.5], dtype=object),
         },
         index=[10, 11, 12, 13],
     )
     rows = np.array([0, 2, 3])
-    for columns in (None, ["ratio", "symbol", "codes"]):
+    for columns in (None, ["ratio", "symbol", "codes", "mixed"]):
         expected = (frame if columns is None else frame[columns]).iloc[rows]
         got = take_rows(frame, rows, columns)
         pd.testing.assert_frame_equal(got, expected.reset_index(drop=True), check_column_type=True)
+    # Object values stay objects (a frame's constructor would infer text of an array).
+    text = pd.DataFrame({"text": pd.Series(["a", "b", "c"], dtype=object)})
+    expected = text.iloc[[0, 2]].reset_index(drop=True)
+    pd.testing.assert_frame_equal(take_rows(text, np.array([0, 2])), expected)
     twice = pd.concat([frame[["ratio"]], frame[["ratio"]]], axis=1)
     expected = twice.iloc[rows].reset_index(drop=True)
     pd.testing.assert_frame_equal(take_rows(twice, rows), expected)

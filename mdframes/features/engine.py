@@ -145,7 +145,14 @@ def take_rows(
         out.attrs = {}
         return out
     names = list(frame.columns) if columns is None else columns
-    return pd.DataFrame({name: frame[name].array.take(rows) for name in names}, copy=False)
+    return pd.DataFrame({name: _taken(frame[name], rows) for name in names}, copy=False)
+
+
+def _taken(column: pd.Series, rows: np.ndarray) -> Any:
+    """``column``'s values at ``rows``, as the frame's constructor keeps them: object values
+    in an object Series (an array of them would be inferred, text becoming strings)."""
+    values = column.array.take(rows)
+    return pd.Series(values, dtype=object, copy=False) if is_object_dtype(column.dtype) else values
 
 
 def anchor_stamps(frame: pd.DataFrame, dataset: str) -> np.ndarray | None:
