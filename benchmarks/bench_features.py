@@ -669,6 +669,9 @@ def splits_part(args: argparse.Namespace) -> None:
 
 def dict_part(args: argparse.Namespace) -> None:
     frames, symbols = inputs(args.symbols)
+    # The training set's warning of mostly-missing app scores, once per round: the figures
+    # are what matters here.
+    warnings.simplefilter("ignore", md.DataQualityWarning)
     dates = pd.bdate_range(START, END)
     rows = sum(len(f) for f in frames.values())
     cells = len(dates) * len(symbols)
