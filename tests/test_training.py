@@ -850,8 +850,18 @@ def test_the_synced_ranges_of_every_symbol_are_found_in_one_search() -> None:
         edges = np.sort(rng.choice(np.arange(18_990, 19_130), 2 * k, replace=False))
         return edges[::2], edges[1::2]
 
+    def open_start(k: int) -> tuple[np.ndarray, np.ndarray]:
+        # Synced from the history's start: coverage's open first day, far before any date.
+        starts, ends = ranges(k)
+        starts[0] = -(2**40)
+        return starts, ends
+
     empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-    for spans in ([None, ranges(3), empty, ranges(1), None, ranges(6)], [empty, None] * 3):
+    for spans in (
+        [None, ranges(3), empty, ranges(1), None, ranges(6)],
+        [empty, None] * 3,
+        [open_start(1), open_start(2), ranges(2), open_start(3), empty, open_start(1)],
+    ):
         ok = rng.random((len(days), 6)) < 0.8
         want = ok.copy()
         for j, synced in enumerate(spans):  # one search per symbol

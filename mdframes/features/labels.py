@@ -374,11 +374,15 @@ def _within_spans(
     if not len(starts):  # none of them synced
         ok[:, asked] = False
         return
-    lift = np.int64(2**31)  # a day number is far within +-2**31
-    keys = (owner << 32) | (starts + lift)
+    # A day number is far within +-2**31; a range open to the history's start begins at
+    # coverage's -2**40, which in a key would run into the symbol's bits: clipped there
+    # (no day lies before it either way).
+    lift = np.int64(2**31)
+    keys = (owner << 32) | (np.clip(starts, -lift, lift - 1) + lift)
     mine = np.arange(len(asked), dtype=np.int64)[None, :]
     # The symbol's last range starting on or before the day (another symbol's: none).
-    k = np.searchsorted(keys, (mine << 32) | (days[:, None] + lift), side="right") - 1
+    asked_days = np.clip(days, -lift, lift - 1)[:, None] + lift
+    k = np.searchsorted(keys, (mine << 32) | asked_days, side="right") - 1
     at = np.maximum(k, 0)
     inside = (k >= 0) & (owner[at] == mine) & (days[:, None] <= ends[at])
     inside &= found_day[:, asked] >= starts[at]
