@@ -81,6 +81,10 @@ def symbol_codes(
 ) -> np.ndarray:
     """Each value's position in ``symbols`` (-1: none), of the ``rows`` positions only
     (``None``: every row)."""
+    if rows is not None and 2 * len(rows) >= len(values):
+        # Most rows: all coded, then taken (no take of the text; a value's code is the same
+        # either way).
+        return symbol_codes(values, symbols)[rows]
     codes, uniques = factorized(values, rows)
     where = {s: i for i, s in enumerate(symbols)}
     # One look-up per distinct symbol, not per row; a value spelt as the universe spells it
@@ -448,12 +452,7 @@ class Events:
             return symbol_codes(column, symbols)
         codes = np.full(len(frame), -1, dtype=np.int64)
         where = np.flatnonzero(rows)
-        # Most rows: all coded, no take of the text (its codes are the same either way).
-        codes[where] = (
-            symbol_codes(column, symbols)[where]
-            if 2 * len(where) >= len(frame)
-            else symbol_codes(column, symbols, where)
-        )
+        codes[where] = symbol_codes(column, symbols, where)
         return codes
 
     def _latest_before(
@@ -494,9 +493,7 @@ class Events:
             # The window's rows are coded with the first band's: one take of the symbols.
             coding = np.flatnonzero(band | enters) if high == cut_day else rows
             del band
-            if 2 * len(coding) >= len(frame):  # most rows: all coded, no take of them
-                codes[coding] = symbol_codes(frame["symbol"], symbols)[coding]
-            elif len(coding):
+            if len(coding):
                 codes[coding] = symbol_codes(frame["symbol"], symbols, coding)
             del coding
             # Only the rows of symbols some feature has not found yet are evaluated.
