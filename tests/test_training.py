@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 import mdframes as md
+from mdframes import _memory
 from mdframes.features.training import TrainingSet
 from mdframes.sandbox import Sandbox
 
@@ -649,11 +650,10 @@ def test_the_bytes_written_here_and_hashed_in_a_thread_give_the_content_hash(
     piece at a time (``piece``: 4 values, so that every column spans several)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from mdframes.features import trainfile
     from mdframes.features.trainfile import Hasher, content_hash, write_features, write_labels
 
     if piece is not None:
-        monkeypatch.setattr(trainfile, "_PIECE", piece)
+        monkeypatch.setattr(_memory, "PIECE", piece)
 
     index = pd.MultiIndex(
         levels=[pd.date_range("2026-01-05", periods=3), pd.Index(["KO", "AAPL"], dtype="string")],
@@ -789,11 +789,10 @@ def test_long_prices_in_order_or_not_keep_the_last_given_of_each_day(
     """A price frame by symbol and date (the loaders') is taken in its order; any other
     order is sorted; either way one row per symbol and day, the last given of a day. Its
     order is checked a piece of rows at a time (``piece``: 3 rows, a repeat across two)."""
-    from mdframes.features import labels
     from mdframes.features.labels import long_prices
 
     if piece is not None:
-        monkeypatch.setattr(labels, "_PIECE", piece)
+        monkeypatch.setattr(_memory, "PIECE", piece)
 
     rng = np.random.default_rng(5)
     days = pd.bdate_range("2026-01-05", periods=40)
@@ -917,7 +916,7 @@ def test_prices_looked_up_by_table_and_by_search_agree(monkeypatch: pytest.Monke
     dates = pd.bdate_range("2022-03-01", periods=180)
     whole = label.compute(dates, symbols, "B", prices, spans)
     with monkeypatch.context() as small:  # the table's look-ups made a day at a time
-        small.setattr(labels, "_PIECE", 3)
+        small.setattr(_memory, "PIECE", 3)
         for got, s in zip(by_table, (None, spans), strict=True):
             np.testing.assert_array_equal(got, labels._price_at(prices, symbols, days, 5, s))
         pieces = label.compute(dates, symbols, "B", prices, spans)  # y a few values at a time

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import numbers
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
 
+from .. import _memory
 from ..errors import DataQualityWarning, InvalidParameterError, warn
 
 __all__ = ["ForwardReturn", "forward_return", "long_prices", "PRICE_DATASET", "MAX_PRICE_AGE"]
@@ -179,7 +180,7 @@ def _last_of_days(code: np.ndarray, day: np.ndarray) -> np.ndarray | None:
     last = np.ones(len(code), dtype=bool)
     # One number per (symbol, day) (a day number is far below 2**31), a piece of rows at a
     # time: the rows' order and their repeats are one comparison each.
-    for piece in _pieces(len(code) - 1):
+    for piece in _memory.pieces(len(code) - 1):
         ahead = slice(piece.start, piece.stop + 1)
         key = code[ahead] << 32
         key += day[ahead]
@@ -301,7 +302,7 @@ class ForwardReturn:
         # end: shift further), written over start a piece at a time: a piece reads only
         # values at or after its own (none written yet), and no array of y's length is
         # made (a fresh one costs more in page faults than the arithmetic).
-        for piece in _pieces(n * m):
+        for piece in _memory.pieces(n * m):
             start = both[piece]
             end = both[piece.start + shift : piece.stop + shift]
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -348,7 +349,7 @@ def _price_at(
     # no array of the result's length is made.
     idx = idx.astype(np.int64, copy=False)  # 8 bytes a value, as the prices'
     out = idx.view(np.float64)
-    for piece in _pieces(len(idx)):
+    for piece in _memory.pieces(len(idx)):
         value = p_val.take(idx[piece])
         np.copyto(value, np.nan, where=~ok[piece])
         out[piece] = value
@@ -389,16 +390,6 @@ def _within_spans(
     ok[:, asked] &= inside
 
 
-# Arrays of a label's length are made this many values at a time where a whole-length
-# temporary is not needed: a fresh array costs ~1 ms a MB in page faults on the machines
-# measured, more than the arithmetic on it.
-_PIECE: Final = 1 << 15
-
-
-def _pieces(n: int) -> Iterator[slice]:
-    return (slice(s, min(s + _PIECE, n)) for s in range(0, n, _PIECE))
-
-
 # A (symbol, day) count table of up to this many cells (or DENSE_PER_QUERY per looked-up
 # price) replaces the binary searches; past it (a long range sampled sparsely), searching
 # is cheaper.
@@ -424,7 +415,7 @@ def _fresh_rows(
     if size > max(DENSE_PER_QUERY * len(days) * len(wanted), DENSE_CELLS):
         return None
     totals = np.zeros(size, dtype=np.int64)
-    for piece in _pieces(len(p_day)):  # the rows' cells a piece at a time, counted
+    for piece in _memory.pieces(len(p_day)):  # the rows' cells a piece at a time, counted
         cells = p_day[piece] - base
         np.clip(cells, 0, span - 1, out=cells)
         cells += p_code[piece] * span
@@ -437,7 +428,7 @@ def _fresh_rows(
     rows = np.maximum(wanted, 0) * span - base
     idx = np.empty(len(days) * m, dtype=np.int64)
     ok = np.empty(len(days) * m, dtype=bool)
-    step = max(1, _PIECE // max(m, 1))
+    step = max(1, _memory.PIECE // max(m, 1))
     for first in range(0, len(days), step):
         cell = (days[first : first + step, None] + rows[None, :]).ravel()
         at = slice(first * m, first * m + len(cell))
@@ -482,7 +473,7 @@ def warn_jumps(prices: pd.DataFrame | LongPrices, source: str) -> None:
     if len(val) < 2:
         return
     found = []
-    for piece in _pieces(len(val) - 1):  # row i + 1 against row i, a piece at a time
+    for piece in _memory.pieces(len(val) - 1):  # row i + 1 against row i, a piece at a time
         ahead = slice(piece.start + 1, piece.stop + 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = val[ahead] / val[piece]

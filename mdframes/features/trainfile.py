@@ -19,6 +19,7 @@ from typing import Any, Final, cast
 import numpy as np
 import pandas as pd
 
+from .. import _memory
 from ..errors import InvalidParameterError, MdframesError
 from .spec import Feature
 
@@ -324,7 +325,7 @@ def _put_level(digest: Any, index: pd.MultiIndex, i: int) -> None:
             counts = np.bincount(codes[~missing], minlength=len(level))
         else:  # in pieces: bincount would make an intp copy of every code
             counts = np.zeros(len(level), dtype=np.intp)
-            for piece in _pieces(len(codes)):
+            for piece in _memory.pieces(len(codes)):
                 counts += np.bincount(codes[piece], minlength=len(level))
         used = np.flatnonzero(counts)
         ranks = _put_texts(digest, level.name, level[used], missing)
@@ -341,16 +342,6 @@ def _put_level(digest: Any, index: pd.MultiIndex, i: int) -> None:
         _put_column(digest, level.name, index.get_level_values(i))
 
 
-# Canonical bytes that are not a column's own buffer (a gather, missing values zeroed) are
-# made and hashed this many values at a time, in one buffer: a whole column's fresh copy
-# costs more in page faults than hashing it (~1 ms a MB on the machines measured).
-_PIECE: Final = 1 << 15
-
-
-def _pieces(n: int) -> Iterator[slice]:
-    return (slice(s, min(s + _PIECE, n)) for s in range(0, n, _PIECE))
-
-
 def _put_values(digest: Any, make: Callable[[], Iterable[Any]]) -> None:
     """The buffers ``make()`` yields, in order (made in a Hasher's thread when hashed there)."""
     if isinstance(digest, Hasher):
@@ -363,9 +354,9 @@ def _put_values(digest: Any, make: Callable[[], Iterable[Any]]) -> None:
 def _taken(table: np.ndarray, codes: np.ndarray) -> Iterator[np.ndarray]:
     """``table.take(codes)`` (code -1: the table's last entry), piece by piece."""
     n = len(codes)
-    out = np.empty(min(n, _PIECE), dtype=table.dtype)
-    at = np.empty(min(n, _PIECE), dtype=np.intp)  # numpy gathers fastest with its own index
-    for piece in _pieces(n):
+    out = np.empty(min(n, _memory.PIECE), dtype=table.dtype)
+    at = np.empty(min(n, _memory.PIECE), dtype=np.intp)  # numpy gathers fastest with its own index
+    for piece in _memory.pieces(n):
         k = piece.stop - piece.start
         np.copyto(at[:k], codes[piece])
         # "wrap" takes -1 as the last entry, like Python's indexing, and writes into out
@@ -383,8 +374,8 @@ def _zeroed_pieces(own: np.ndarray, missing: np.ndarray) -> Iterator[np.ndarray]
     if not missing.any():
         yield _little(own)
         return
-    out = np.empty(min(len(own), _PIECE), dtype=own.dtype.newbyteorder("<"))
-    for piece in _pieces(len(own)):
+    out = np.empty(min(len(own), _memory.PIECE), dtype=own.dtype.newbyteorder("<"))
+    for piece in _memory.pieces(len(own)):
         part = out[: piece.stop - piece.start]
         np.copyto(part, own[piece])
         np.copyto(part, 0, where=missing[piece])
@@ -396,7 +387,7 @@ def _masked_pieces(array: Any, dtype: np.dtype, missing: np.ndarray) -> Iterator
     if not missing.any():
         yield _little(array.to_numpy(dtype=dtype))  # its values, not a copy
         return
-    for piece in _pieces(len(array)):
+    for piece in _memory.pieces(len(array)):
         yield _little(array[piece].to_numpy(dtype=dtype, na_value=0))
 
 
