@@ -110,17 +110,35 @@ def _parse_text(value: str) -> Bounds:
 
 
 def _bounds_of(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Parse each distinct value once; return object arrays of min and max per row."""
+    """Each row's min and max as floats (NaN: none; every amount kept is at most
+    ``_MAX_AMOUNT``, exact in a float), each distinct value parsed once."""
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    parsed = [_parse_amount(u) for u in uniques]
+    parsed = [_parse_amount(u) for u in uniques.tolist()]
     # One extra slot at the end for the NA sentinel (-1 indexes it).
-    lo = np.array([p[0] for p in parsed] + [None], dtype=object)
-    hi = np.array([p[1] for p in parsed] + [None], dtype=object)
+    lo = np.array([np.nan if p[0] is None else p[0] for p in parsed] + [np.nan])
+    hi = np.array([np.nan if p[1] is None else p[1] for p in parsed] + [np.nan])
     return lo[codes], hi[codes]
 
 
-def _has_value(values: np.ndarray) -> np.ndarray:
-    return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+def amount_bounds(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`congress_amount_bounds`' ``amount_min`` and ``amount_max`` as float arrays
+    (NaN: NA), with no copy of ``df`` (a feature's value reads them per row)."""
+    if "amount" not in df.columns:
+        raise InvalidParameterError(
+            "congress_amount_bounds needs an 'amount' column", parameter="df"
+        )
+    lo, hi = _bounds_of(df["amount"])
+    if "amount_raw" in df.columns:
+        lo_raw, hi_raw = _bounds_of(df["amount_raw"])
+        fallback = np.isnan(lo) & np.isnan(hi)
+        lo = np.where(fallback, lo_raw, lo)
+        hi = np.where(fallback, hi_raw, hi)
+    if "amount_flag" in df.columns:
+        codes, uniques = pd.factorize(df["amount_flag"], use_na_sentinel=True)
+        flagged = np.array([str(u).strip() != "" for u in uniques.tolist()] + [False])[codes]
+        lo[flagged] = np.nan
+        hi[flagged] = np.nan
+    return lo, hi
 
 
 def congress_amount_bounds(df: pd.DataFrame) -> pd.DataFrame:
@@ -161,25 +179,11 @@ def congress_amount_bounds(df: pd.DataFrame) -> pd.DataFrame:
     1     5000001        <NA>
     2        <NA>        <NA>
     """
-    if "amount" not in df.columns:
-        raise InvalidParameterError(
-            "congress_amount_bounds needs an 'amount' column", parameter="df"
-        )
-    lo, hi = _bounds_of(df["amount"])
-    if "amount_raw" in df.columns:
-        lo_raw, hi_raw = _bounds_of(df["amount_raw"])
-        fallback = ~(_has_value(lo) | _has_value(hi))
-        lo = np.where(fallback, lo_raw, lo)
-        hi = np.where(fallback, hi_raw, hi)
-    if "amount_flag" in df.columns:
-        flag = df["amount_flag"].astype("string").str.strip()
-        flagged = (flag.notna() & (flag != "")).to_numpy(dtype=bool)
-        lo, hi = lo.copy(), hi.copy()
-        lo[flagged] = None
-        hi[flagged] = None
+    lo, hi = amount_bounds(df)
     out = df.copy()
-    out["amount_min"] = pd.array(lo, dtype="Int64")
-    out["amount_max"] = pd.array(hi, dtype="Int64")
+    for name, values in (("amount_min", lo), ("amount_max", hi)):
+        missing = np.isnan(values)
+        out[name] = pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
     return out
 
 
@@ -231,10 +235,19 @@ def insider_groups(df: pd.DataFrame) -> pd.DataFrame:
         raise InvalidParameterError(
             "insider_groups needs a 'transaction_type' column", parameter="df"
         )
-    codes, uniques = pd.factorize(df["transaction_type"], use_na_sentinel=True)
+    codes, groups = group_of_types(df["transaction_type"])
+    out = df.copy()
+    out["group"] = pd.Categorical(np.array(groups, dtype=object)[codes], categories=list(GROUPS))
+    return out
+
+
+def group_of_types(types: pd.Series) -> tuple[np.ndarray, list[str | None]]:
+    """:func:`insider_groups`' group of each distinct type (None: NA), one more None at the
+    end, and each row's place in that list (its code; -1: the last). Unknown types warn."""
+    codes, uniques = pd.factorize(types, use_na_sentinel=True)
     groups: list[str | None] = []
     unknown: list[str] = []
-    for u in uniques:
+    for u in uniques.tolist():
         group = _GROUP_OF.get(_type_key(u)) if isinstance(u, str) else None
         groups.append(group)
         if group is None:
@@ -244,10 +257,7 @@ def insider_groups(df: pd.DataFrame) -> pd.DataFrame:
             f"insider_groups: unknown transaction types get NA: {', '.join(sorted(unknown))}",
             UserWarning,
         )
-    mapped = np.array(groups + [None], dtype=object)[codes]
-    out = df.copy()
-    out["group"] = pd.Categorical(mapped, categories=list(GROUPS))
-    return out
+    return codes, [*groups, None]
 
 
 # --- analyst rating and price-target changes --------------------------------------------------

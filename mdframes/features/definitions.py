@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError
-from ..helpers import congress_amount_bounds, insider_groups
+from ..helpers import amount_bounds, group_of_types
 from ..registry import resolve_name
 from .spec import Feature
 
@@ -36,41 +36,31 @@ def _lookup(values: pd.Series, mapping: Mapping[str, int]) -> pd.Series:
     """Text to small integers by exact value (case and spaces ignored); others NA."""
     # Text work on the distinct values only: a column holds a handful of them.
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    lut = np.array(
-        [mapping.get(str(u).strip().casefold(), -99) for u in uniques] + [-99], dtype=np.int64
-    )
-    picked = lut[codes]
-    return pd.Series(pd.arrays.IntegerArray(picked, picked == -99), index=values.index)
+    found = [mapping.get(str(u).strip().casefold()) for u in uniques.tolist()]
+    return _by_code(codes, [*found, None], values.index)
 
 
-def _per_distinct(df: pd.DataFrame, columns: list[str], rule: Any) -> pd.DataFrame:
-    """``rule`` applied to the distinct combinations of ``columns`` only, spread back to every
-    row (the helpers parse text; a frame repeats a few dozen amounts and types)."""
-    present = [c for c in columns if c in df.columns]
-    key = np.zeros(len(df), dtype=np.int64)
-    for column in present:
-        codes, uniques = pd.factorize(df[column], use_na_sentinel=True)
-        key = key * (len(uniques) + 1) + (codes + 1)  # NA is its own value
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    distinct = df[present].iloc[first].reset_index(drop=True)
-    return rule(distinct).iloc[inverse.ravel()].set_axis(df.index)
+def _by_code(codes: np.ndarray, values: list[int | None], index: pd.Index) -> pd.Series:
+    """``values[code]`` of each row's code (-1: the last), None as NA, as ``Int64``."""
+    table = np.array([-99 if v is None else v for v in values], dtype=np.int64)
+    picked = table[codes]
+    return pd.Series(pd.arrays.IntegerArray(picked, picked == -99), index=index)
 
 
 @_reads("transaction_type")
 def insider_direction(df: pd.DataFrame) -> pd.Series:
     """+1 acquisition, -1 disposition, 0 neutral (by :func:`mdframes.insider_groups`); NA
     for types outside the spec's groups."""
-    groups = _per_distinct(df, ["transaction_type"], insider_groups)["group"]
-    return _lookup(groups, {"acquisition": 1, "disposition": -1, "neutral": 0})
+    codes, groups = group_of_types(df["transaction_type"])
+    sign = {"acquisition": 1, "disposition": -1, "neutral": 0}
+    return _by_code(codes, [sign.get(g) if g is not None else None for g in groups], df.index)
 
 
 @_reads("amount", "amount_raw", "amount_flag")
 def congress_midpoint(df: pd.DataFrame) -> pd.Series:
     """(min + max) / 2 of :func:`mdframes.congress_amount_bounds`; min when max is NA; NA
     when the amount has no bounds."""
-    bounds = _per_distinct(df, ["amount", "amount_raw", "amount_flag"], congress_amount_bounds)
-    lo = bounds["amount_min"].to_numpy(dtype="float64", na_value=np.nan)
-    hi = bounds["amount_max"].to_numpy(dtype="float64", na_value=np.nan)
+    lo, hi = amount_bounds(df)
     return pd.Series((lo + np.where(np.isnan(hi), lo, hi)) / 2, index=df.index)
 
 
