@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from ..errors import InvalidParameterError
 from ..registry import Dataset
 from .layout import Manifest
-from .order import arrange, time_sliced
+from .order import arrange, either, time_sliced
 from .plan import Unit, window_units
 from .versions import (
     diff_snapshots,
@@ -223,7 +223,7 @@ class Mode:
             keys = ["__rank" if k == "symbol" else k for k in keys]
         if latest and not by_keys:
             older = self.superseded(table, manifest)
-            drop = older if drop is None else np.union1d(drop, older)
+            drop = older if drop is None else either(drop, older)
         chosen = (lambda: self.superseded(table, manifest)) if by_keys else None
         out = columns if columns is not None else [c for c in table.column_names if c != "__rank"]
         return arrange(table, keys, drop, latest=chosen, columns=out)

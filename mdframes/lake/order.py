@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from .._threads import threads
 
-__all__ = ["arrange"]
+__all__ = ["arrange", "either"]
 
 
 def arrange(
@@ -57,7 +57,7 @@ def arrange(
             out = table if columns is None else table.select(columns)
             made = {keys[0]: first} if first is not None else {}
             return out if order is None else _gathered(out, order, made)
-        drop = latest() if drop is None else np.union1d(drop, latest())
+        drop = latest() if drop is None else either(drop, latest())
         if len(drop) == 0:
             drop = None
         if drop is None and (table.num_rows < 2 or not keys):
@@ -76,6 +76,17 @@ def arrange(
     if columns is not None:
         table = table.select(columns)
     return table if order is None else _gathered(table, order)
+
+
+def either(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The positions in ``a`` or ``b`` (each ascending, no repeats), ascending: the two runs
+    merged by a stable sort (``np.union1d`` hashes every value: ~0.6 ms for a read's 10k
+    rows left out before its windows)."""
+    if not len(a) or not len(b):
+        return b if not len(a) else a
+    both = np.concatenate([a, b])
+    both.sort(kind="stable")
+    return both[np.concatenate([[True], both[1:] != both[:-1]])]
 
 
 def _packed_order(

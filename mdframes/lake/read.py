@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from ..errors import InvalidParameterError, KnowledgeTimeWarning, LakeDamagedError, warn
 from .frames import to_frame
+from .order import either
 from .plan import normalise_symbols, resolve
 from .scan import Published, RowFilter, plain_text, time_number
 from .table import DatasetTable, Snapshot, damaged, once_more_if_overtaken
@@ -219,7 +220,7 @@ def _read(
             early = _public_mask(table, ds, public_from)
             if early is not None:
                 early_rows = np.flatnonzero(~early)
-                drop = early_rows if drop is None else np.union1d(drop, early_rows)
+                drop = early_rows if drop is None else either(drop, early_rows)
     keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
     if not ordered:
         # Files in order each hold each symbol's rows in order (slice after slice when laid
