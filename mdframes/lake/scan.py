@@ -412,9 +412,10 @@ class Records:
         ]
         picked = self._picked(snap, symbols, span, published)
         # Files are read side by side (_each; a file's handle is never shared between
-        # threads), else a file of more than two row groups in Arrow's threads (threads
-        # cost more than one group's read).
-        arrow_threads = len(picked) < _SIDE_BY_SIDE and threads() > 1
+        # threads), and a file of more than two row groups in Arrow's threads too (threads
+        # cost more than one group's read): a read of a big file and a later sync's small
+        # ones decoded the big one on one thread while the others had nothing to do.
+        arrow_threads = threads() > 1
         parts = _each(
             lambda g: _conform(
                 g.read(
