@@ -338,6 +338,41 @@ def test_a_sync_between_two_panels_is_seen_by_the_next(
     assert panel.xs("IBM", level="symbol")["news_count_7d"].notna().all()
 
 
+def test_panels_and_training_sets_in_turn_make_their_coverage_once(
+    lake_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the lake's state is unchanged, the coverage a panel judges by is made once per
+    question, also when questions come in turn (a panel, one at known_at="row", a training
+    set's panel and its prices') and with a run left open (this lake's symbol unknown to the
+    service waits for its retry): the lake and the panels keep the last few, and a training
+    set's pinned lake answers from the lake's own while the state is as pinned. Before,
+    each kept one, none with a run open: every question was made again."""
+    from mdframes.features import coverage as module
+
+    made: list[tuple[str, ...]] = []
+    real = module.Coverage.__init__
+
+    def counted(self: Any, table: Any, datasets: list[str], *args: Any, **kw: Any) -> None:
+        made.append(tuple(datasets))
+        real(self, table, datasets, *args, **kw)
+
+    monkeypatch.setattr(module.Coverage, "__init__", counted)
+    lake = md.Lake(lake_root)
+    symbols = ["AAPL", "MSFT"]
+
+    def in_turn() -> None:
+        md.features.panel(symbols, START, END, FEATURES, source=lake)
+        md.features.panel(symbols, START, END, FEATURES, source=lake, known_at="row")
+        md.features.training_set(symbols, START, END, FEATURES, source=lake)
+
+    in_turn()
+    first = len(made)
+    assert first >= 3
+    in_turn()
+    in_turn()
+    assert made[first:] == []
+
+
 @pytest.mark.parametrize("one_thread", [False, True], ids=["overlapped", "in-turn"])
 def test_a_datasets_inputs_are_freed_before_its_memory_is_given_back(
     lake_root: Path, monkeypatch: pytest.MonkeyPatch, one_thread: bool

@@ -7,14 +7,15 @@ dataset never synced, whose last sync of it failed, or that the service did not 
 failure, as a 404 from the service is: :class:`Coverage` names them and builds the
 ``NotInLakeError`` of ``errors="raise"``.
 
-Only :func:`read_coverage` calls the lake (``lake.coverage()``, read from the lake's state,
-not its data); everything else works on the frame it returns, so a chunk on a worker needs no
-lake call of its own.
+Only :func:`read_coverage` and :func:`kept_coverage` call the lake (``lake.coverage()``, read
+from the lake's state, not its data); everything else works on the frame they return, so a
+chunk on a worker needs no lake call of its own.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import weakref
 from collections.abc import Iterable
 from typing import Any, Final
@@ -27,7 +28,7 @@ from ..lake.coverage import as_known_at, filled_after
 from ..registry import REGISTRY
 from .spec import Feature
 
-__all__ = ["Coverage", "lake_coverage", "read_coverage", "window_span"]
+__all__ = ["Coverage", "kept_coverage", "lake_coverage", "read_coverage", "window_span"]
 
 # Statuses of lake.coverage() that make a symbol a failure of the panel, as they read.
 MISSING: Final = {
@@ -36,6 +37,17 @@ MISSING: Final = {
     "not_found": "not found by the service",
 }
 _NAMED = 10  # symbols named in an error message; the rest are counted
+
+
+def kept_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
+    """:func:`read_coverage`, read only: the frame the lake keeps for the question where it
+    keeps one (no copy; the caller must not change it)."""
+    kept = getattr(lake, "_kept_coverage", None)
+    return (
+        kept(list(datasets), list(symbols))
+        if callable(kept)
+        else read_coverage(lake, datasets, symbols)
+    )
 
 
 def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
@@ -49,9 +61,12 @@ def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.Data
     return table
 
 
-# The last Coverage made from a lake's kept coverage frame: (that frame, weakly; the
-# question; the Coverage). Panels of one universe on an unchanged lake share it.
-_LAST: tuple[weakref.ref[pd.DataFrame], tuple[Any, ...], Coverage] | None = None
+# The last few Coverages made from a lake's kept coverage frames: (that frame, weakly; the
+# question; the Coverage). Panels of one universe on an unchanged lake share one; a
+# training set's prices ask another question (one kept was made again on each).
+_LAST: list[tuple[weakref.ref[pd.DataFrame], tuple[Any, ...], Coverage]] = []
+_KEPT = 4
+_LAST_LOCK = threading.Lock()  # panels in threads share the list
 
 
 def lake_coverage(
@@ -60,18 +75,22 @@ def lake_coverage(
     """``Coverage(read_coverage(lake, datasets, symbols), ...)``, made once while the lake
     keeps the same coverage frame (its state files unchanged, no run open): building it
     from 500 symbols' rows cost a panel as much as reading a month of its inputs."""
-    global _LAST
-    kept = getattr(lake, "_kept_coverage", None)
-    if not callable(kept):
+    if not callable(getattr(lake, "_kept_coverage", None)):
         table = read_coverage(lake, datasets, symbols)
         return None if table is None else Coverage(table, datasets, symbols, known_at)
-    frame: pd.DataFrame = kept(list(datasets), list(symbols))
+    frame = kept_coverage(lake, datasets, symbols)
+    assert frame is not None
     question = (tuple(datasets), tuple(symbols), known_at)
-    last = _LAST
-    if last is not None and last[0]() is frame and last[1] == question:
-        return last[2]
+    with _LAST_LOCK:
+        for i, (ref, asked, made) in enumerate(_LAST):
+            if ref() is frame and asked == question:
+                _LAST.append(_LAST.pop(i))  # the most recent last
+                return made
     made = Coverage(frame, datasets, symbols, known_at)
-    _LAST = (weakref.ref(frame), question, made)
+    with _LAST_LOCK:
+        # Entries whose frame is gone can never answer again.
+        _LAST[:] = [e for e in _LAST if e[0]() is not None][-(_KEPT - 1) :]
+        _LAST.append((weakref.ref(frame), question, made))
     return made
 
 

@@ -618,7 +618,7 @@ class LakeSource(Source):
         its coverage of ``symbols`` read at those versions, and the time they were pinned:
         what a set reads is then exactly what its ``info["versions"]`` says, whatever syncs
         run meanwhile. A lake-like object that does not say its versions, as it is."""
-        from .coverage import read_coverage
+        from .coverage import kept_coverage
 
         names = sorted({base_name(d) for d in datasets})
         if isinstance(self.lake, LakeAt):  # already pinned (a rebuild)
@@ -627,7 +627,7 @@ class LakeSource(Source):
             return self, None
         for _ in range(_PIN_TRIES):
             versions = table_versions(self.lake, names)
-            table = read_coverage(self.lake, names, symbols)
+            table = kept_coverage(self.lake, names, symbols)
             # The state is written after its commit: with the versions unchanged after the
             # coverage was read, it holds nothing of a later version.
             if table_versions(self.lake, names) == versions:
@@ -638,7 +638,8 @@ class LakeSource(Source):
         at = pd.Timestamp(fetched) if fetched is not None and pd.notna(fetched) else None
         if at is None:
             at = pd.Timestamp.now(tz="UTC")
-        return LakeSource(LakeAt(self.lake, versions, coverage=table, at=at)), at
+        pinned = LakeAt(self.lake, versions, coverage=table, at=at, asked=(names, list(symbols)))
+        return LakeSource(pinned), at
 
     def _prices(self, symbols: list[str], first: dt.date, last: dt.date, errors: str) -> Any:
         from .labels import PRICE_COLUMNS, PRICE_DATASET
@@ -671,12 +672,17 @@ class LakeAt:
         *,
         coverage: pd.DataFrame | None = None,
         at: pd.Timestamp | None = None,
+        asked: tuple[list[str], list[str]] | None = None,
     ) -> None:
         self.lake = lake
         self.versions = {k: v for k, v in versions.items() if v is not None}
         self.root = getattr(lake, "root", None)
         self.pinned_coverage = coverage
         self.at = at
+        # The datasets and symbols ``coverage`` was read for, and each question's frame,
+        # read only (_kept_coverage).
+        self._pinned_question = asked
+        self._asked: dict[tuple[Any, ...], pd.DataFrame] = {}
 
     def __repr__(self) -> str:
         return f"<LakeAt {self.lake!r} versions={self.versions}>"
@@ -714,6 +720,35 @@ class LakeAt:
             return at
         now: pd.DataFrame = self.lake.coverage(datasets, symbols)
         return now
+
+    def _kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
+        """:meth:`coverage`, read only: the same frame for the same question (a panel's
+        Coverage is made once from it, :func:`~.coverage.lake_coverage`); the pinned frame
+        itself where the question asks all its datasets (pinned from an unchanged lake, the
+        lake's own kept frame: a set's panel shares its Coverage with the panels before)."""
+        from .coverage import kept_coverage
+
+        key = (frozenset(datasets), tuple(symbols))
+        frame = self._asked.get(key)
+        if frame is None:
+            kept, pinned = self.pinned_coverage, self._pinned_question
+            if kept is not None and key[0] == set(kept["dataset"].astype(object)):
+                frame = kept  # coverage() ignores the symbols too: rows of others are unused
+            elif (
+                kept is not None
+                and pinned is not None
+                and kept_coverage(self.lake, *pinned) is kept
+            ):
+                # The lake's state is as pinned (it keeps the very frame): its own answer,
+                # kept for the next set's question too; unless a sync came meanwhile (asked
+                # again after the answer: a state that changed stays changed).
+                frame = kept_coverage(self.lake, datasets, symbols)
+                if kept_coverage(self.lake, *pinned) is not kept:
+                    frame = None
+            if frame is None:
+                frame = self.coverage(datasets, symbols)
+            self._asked[key] = frame
+        return frame
 
     def version(self, dataset: str) -> int | None:
         recorded = self.versions.get(dataset)

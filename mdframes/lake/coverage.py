@@ -99,14 +99,9 @@ def coverage(
     question = (tuple(ds.name for ds in wanted), None if syms is None else tuple(syms),
                 datasets is not None)  # fmt: skip
     memos = [_memo(ds, tables, runs) for ds in wanted]
-    kept = tables.coverage_frame
-    if (
-        not runs
-        and kept is not None
-        and kept[0] == question
-        and all(a is b for a, b in zip(kept[1], memos, strict=True))
-    ):
-        return _copied(kept[2]) if copy else kept[2]
+    kept = tables.coverage_frames.get(question)
+    if kept is not None and all(a is b for a, b in zip(kept[0], memos, strict=True)):
+        return _copied(kept[1]) if copy else kept[1]
     rows: list[dict[str, Any]] = []
     for ds, memo in zip(wanted, memos, strict=True):
         rows += _dataset_rows(ds, memo, syms, explicit=datasets is not None)
@@ -114,8 +109,19 @@ def coverage(
     filled = [(r["dataset"], r["symbol"], *f) for r in rows for f in r["filled"]]
     if filled:  # rarely any: a window widened backwards or a gap filled
         frame.attrs[FILLED] = filled
-    tables.coverage_frame = None if runs else (question, memos, frame)
-    return _copied(frame) if copy and not runs else frame
+    # A new dict put in place of the old: reads in other threads see one or the other.
+    frames = dict(tables.coverage_frames)
+    frames.pop(question, None)
+    while len(frames) >= _KEPT_FRAMES:
+        del frames[next(iter(frames))]  # the oldest
+    frames[question] = (memos, frame)
+    tables.coverage_frames = frames
+    return _copied(frame) if copy else frame
+
+
+# Coverage frames kept per lake (Tables.coverage_frames): a panel's question, a training
+# set's prices', a few universes.
+_KEPT_FRAMES = 4
 
 
 def _copied(frame: pd.DataFrame) -> pd.DataFrame:
@@ -128,9 +134,12 @@ def _copied(frame: pd.DataFrame) -> pd.DataFrame:
 @dataclass
 class _Memo:
     """What coverage made of one dataset's state file: valid while the file holds the same
-    bytes and no run is unfinished (a sync saves the state at each step)."""
+    bytes and the same runs are unfinished (a sync saves the state at each step, and the
+    root state when a run opens or closes). A lake with a symbol the service does not know
+    keeps a run open for its retry: with every run it was made anew on each question."""
 
     raw: bytes | None
+    runs: list[OpenRun]
     units: dict[str, Any]
     failed: dict[str, Any]
     pending: set[str]
@@ -142,7 +151,7 @@ def _memo(ds: Dataset, tables: Tables, runs: list[OpenRun]) -> _Memo:
     table = tables.get(ds)
     raw = table.sidecar.state_bytes() if tables.storage.exists() else None
     memo = table.coverage_memo
-    if memo is not None and not runs and memo.raw == raw:
+    if memo is not None and memo.raw == raw and memo.runs == runs:
         return memo  # the common case: a panel's coverage of a lake no one is syncing
     state = table.sidecar.parse_state(raw) or {"units": {}, "failed": {}}
     units: dict[str, Any] = state.get("units", {})
@@ -154,8 +163,8 @@ def _memo(ds: Dataset, tables: Tables, runs: list[OpenRun]) -> _Memo:
     by_symbol: dict[str | None, list[str]] = {}
     for unit_id in dict.fromkeys([*units, *failed, *pending]):
         by_symbol.setdefault(unit_symbol(unit_id), []).append(unit_id)
-    memo = _Memo(raw, units, failed, pending, by_symbol)
-    table.coverage_memo = None if runs else memo
+    memo = _Memo(raw, list(runs), units, failed, pending, by_symbol)
+    table.coverage_memo = memo
     return memo
 
 

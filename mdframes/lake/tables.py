@@ -27,9 +27,11 @@ class Tables:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self._open: dict[str, DatasetTable] = {}
-        # The last lake.coverage() frame, its question and what it was made from
-        # (coverage.py): answered again while no state file it read has changed.
-        self.coverage_frame: Any = None
+        # The last few lake.coverage() frames by their question, each with what it was made
+        # from (coverage.py): answered again while no state file it read has changed. A
+        # training set asks two questions (its panel's datasets, then its prices'): one kept
+        # frame was made again on each.
+        self.coverage_frames: dict[Any, Any] = {}
 
     def get(self, ds: Dataset) -> DatasetTable:
         """The dataset's table object (opened once; nothing is read or created yet)."""
