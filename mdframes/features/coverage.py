@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import NotInLakeError
-from ..lake.coverage import as_known_at, filled_after
+from ..lake.coverage import KEPT_COVERAGES, as_known_at, filled_after
 from ..registry import REGISTRY
 from .spec import Feature
 
@@ -65,7 +65,6 @@ def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.Data
 # question; the Coverage). Panels of one universe on an unchanged lake share one; a
 # training set's prices ask another question (one kept was made again on each).
 _LAST: list[tuple[weakref.ref[pd.DataFrame], tuple[Any, ...], Coverage]] = []
-_KEPT = 4
 _LAST_LOCK = threading.Lock()  # panels in threads share the list
 
 
@@ -73,7 +72,7 @@ def lake_coverage(
     lake: Any, datasets: list[str], symbols: list[str], known_at: Any = None
 ) -> Coverage | None:
     """``Coverage(read_coverage(lake, datasets, symbols), ...)``, made once while the lake
-    keeps the same coverage frame (its state files unchanged, no run open): building it
+    keeps the same coverage frame (its state files and open runs unchanged): building it
     from 500 symbols' rows cost a panel as much as reading a month of its inputs."""
     if not callable(getattr(lake, "_kept_coverage", None)):
         table = read_coverage(lake, datasets, symbols)
@@ -89,7 +88,7 @@ def lake_coverage(
     made = Coverage(frame, datasets, symbols, known_at)
     with _LAST_LOCK:
         # Entries whose frame is gone can never answer again.
-        _LAST[:] = [e for e in _LAST if e[0]() is not None][-(_KEPT - 1) :]
+        _LAST[:] = [e for e in _LAST if e[0]() is not None][-(KEPT_COVERAGES - 1) :]
         _LAST.append((weakref.ref(frame), question, made))
     return made
 

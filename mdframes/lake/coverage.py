@@ -54,7 +54,15 @@ from .state import (
 )
 from .tables import Tables
 
-__all__ = ["coverage", "as_known_at", "filled_after", "COLUMNS", "STATUSES", "FILLED"]
+__all__ = [
+    "coverage",
+    "as_known_at",
+    "filled_after",
+    "COLUMNS",
+    "STATUSES",
+    "FILLED",
+    "KEPT_COVERAGES",
+]
 
 COLUMNS: Final = [
     "dataset",
@@ -112,16 +120,17 @@ def coverage(
     # A new dict put in place of the old: reads in other threads see one or the other.
     frames = dict(tables.coverage_frames)
     frames.pop(question, None)
-    while len(frames) >= _KEPT_FRAMES:
+    while len(frames) >= KEPT_COVERAGES:
         del frames[next(iter(frames))]  # the oldest
     frames[question] = (memos, frame)
     tables.coverage_frames = frames
     return _copied(frame) if copy else frame
 
 
-# Coverage frames kept per lake (Tables.coverage_frames): a panel's question, a training
-# set's prices', a few universes.
-_KEPT_FRAMES = 4
+# Coverage answers kept: frames per lake (Tables.coverage_frames) and the panels' Coverages
+# made of them (features/coverage.py): a panel's question, a training set's prices', a few
+# universes.
+KEPT_COVERAGES = 4
 
 
 def _copied(frame: pd.DataFrame) -> pd.DataFrame:
