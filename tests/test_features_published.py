@@ -33,9 +33,11 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[md.Lake]:
     root = tmp_path_factory.mktemp("published") / "lake"
     with Sandbox(today=TODAY, quirks=["late_filing"]) as server:
         client = md.Client(api_key=KEY, base_url=server.url, cache=False, progress=False)
-        client.sandbox = server  # the lake's clock: the sandbox's day
+        # The lake's clock: noon of the sandbox's day. The sandbox's own clock takes the time
+        # of day from the machine: a run after 23:00 UTC synced after the test's known_at.
+        noon = dt.datetime.combine(TODAY, dt.time(12), tzinfo=dt.timezone.utc)
         with client:
-            md.Lake(root, client=client).sync(
+            md.Lake(root, client=client, clock=lambda: noon).sync(
                 "insider_trading", SYMBOLS, start="2024-12-01", progress=False
             )
     yield md.Lake(root)
