@@ -293,6 +293,9 @@ def _all_rows(lake: md.Lake, repeat: int, label: str) -> None:
             "deltalake": lambda: DeltaTable(lake.path(BIG)).to_pyarrow_table().to_pandas(),
         },
         repeat,
+        # A call's time moves with the pages its ~150 MB frame is given (one round's ratio
+        # ran 0.5-2.0x with one call each): the median of three calls per round.
+        inner=3,
     )
     print(f"    {label}: {total:,} stored rows, {revised:,} of them later versions, "
           f"{len(files)} files")  # fmt: skip
