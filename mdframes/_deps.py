@@ -6,7 +6,12 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["require"]
+__all__ = ["require", "MissingExtra"]
+
+
+class MissingExtra(ImportError):
+    """An optional dependency is not installed; the message says which extra installs it
+    (the command line prints it as one line, not a traceback)."""
 
 
 def require(module: str, extra: str, feature: str) -> ModuleType:
@@ -21,6 +26,6 @@ def require(module: str, extra: str, feature: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         top = module.split(".")[0]
-        raise ImportError(
+        raise MissingExtra(
             f'{feature} needs {top}: pip install "mdframes[{extra}]" ({exc})'
         ) from None

@@ -194,6 +194,15 @@ def pyarrow() -> tuple[Any, Any]:
     return require("pyarrow", "parquet", "Parquet export"), pq
 
 
+def openpyxl() -> Any:
+    """``openpyxl``, or the ImportError naming the extra."""
+    return require("openpyxl", "excel", "Excel export")
+
+
+# What writing a file of each suffix needs: the command line checks it before any request.
+WRITER_NEEDS = {".xlsx": openpyxl, ".parquet": pyarrow}
+
+
 class Unstorable(Exception):
     pass
 

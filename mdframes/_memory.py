@@ -49,10 +49,11 @@ def give_back_arrow() -> None:
     """Return the free pages of Arrow's allocator to the system, those of this thread's
     allocations: mimalloc (Arrow's default) takes back only the calling thread's pages, so
     Arrow memory allocated in one thread (a read) and freed in another (the engine's) goes
-    back when the thread that allocated it calls this (~0.25 ms)."""
-    import pyarrow as pa
-
-    pa.default_memory_pool().release_unused()
+    back when the thread that allocated it calls this (~0.25 ms). Nothing to do where
+    pyarrow was never imported (the core install has none)."""
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        pa.default_memory_pool().release_unused()
 
 
 # glibc's mallopt parameters (malloc.h) and its default mmap threshold, which a fixed

@@ -240,10 +240,14 @@ def run_demo(
     >>> result["excel"]  # doctest: +SKIP
     PosixPath('out/mdframes-demo.xlsx')
     """
+    from ._deps import require
     from .export import to_excel
     from .params import check_symbols
     from .sandbox import running
 
+    # The workbook and the chart are the demo's output: said before any dataset is loaded.
+    require("openpyxl", "excel", "mdframes demo")
+    require("matplotlib", "plot", "mdframes demo")
     stream = sys.stdout if stream is None else stream
     symbols = check_symbols(list(symbols) if symbols else list(DEFAULT_SYMBOLS), dataset="demo")
     out = Path(out_dir)

@@ -35,7 +35,6 @@ import numpy as np
 import pandas as pd
 
 from . import _exportkit as kit
-from ._deps import require
 
 __all__ = [
     "to_excel",
@@ -357,7 +356,7 @@ def to_excel(frames: pd.DataFrame | Mapping[Any, pd.DataFrame], path: str | Path
     >>> md.to_excel({"AAPL insiders": df}, "insiders.xlsx")
     PosixPath('insiders.xlsx')
     """
-    openpyxl = require("openpyxl", "excel", "Excel export")
+    openpyxl = kit.openpyxl()
     if isinstance(frames, pd.DataFrame):
         frames = {frames.attrs.get("dataset") or "data": frames}
     if not isinstance(frames, Mapping):

@@ -214,10 +214,13 @@ def column_ranks(values: Any) -> np.ndarray:
 
 def _dense_ranks(values: Any) -> np.ndarray:
     """Arrow's dense rank, nulls last: a few microseconds for a load's rows, where a sorted
-    factorize cost a millisecond a column."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+    factorize cost a millisecond a column. Without pyarrow (the core install: it comes with
+    the parquet and lake extras), pandas' sorted factorize gives the same ranks."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        return _factorized_ranks(values)
     try:
         data = getattr(values, "_pa_array", None)
         # A numpy array reads as pandas does (NaN and NaT missing), as its Series would.
@@ -227,8 +230,13 @@ def _dense_ranks(values: Any) -> np.ndarray:
         ranks = pc.rank(data, sort_keys="ascending", tiebreaker="dense")  # nulls last
         return np.asarray(ranks.to_numpy(zero_copy_only=False), dtype=np.int64) - 1  # from 0
     except (pa.ArrowException, TypeError, ValueError):  # mixed objects: pandas sorts them
-        codes, uniques = pd.factorize(values, sort=True, use_na_sentinel=True)
-        return np.where(codes < 0, len(uniques), codes)
+        return _factorized_ranks(values)
+
+
+def _factorized_ranks(values: Any) -> np.ndarray:
+    # As a Series: pandas sorts the distinct values of any array it holds.
+    codes, uniques = pd.factorize(pd.Series(values, copy=False), sort=True, use_na_sentinel=True)
+    return np.where(codes < 0, len(uniques), codes).astype(np.int64, copy=False)
 
 
 def sort_key(keys: Sequence[np.ndarray]) -> np.ndarray:

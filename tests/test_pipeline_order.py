@@ -193,3 +193,17 @@ def test_duplicates_by_ranks_are_pandas_duplicates(seed: int) -> None:
     by_ranks = identity.duplicated(view, view.__getitem__, view.rank)
     assert by_codes is not None and by_ranks is not None
     assert by_codes.tolist() == expected.tolist() == by_ranks.tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_ranks_without_pyarrow_equal_arrows(seed: int) -> None:
+    # The core install has no pyarrow: a load's identity ranks come from pandas' sorted
+    # factorize there (tests/test_core_install.py runs whole loads so); the same ranks.
+    from mdframes.identity import _dense_ranks, _factorized_ranks
+
+    rng = np.random.default_rng(seed)
+    frame = _table(rng, int(rng.integers(0, 30)))
+    frame["o"] = frame["s"].astype(object)  # text as Python objects, as without pyarrow
+    for name in frame.columns:
+        values = frame[name].array
+        assert _factorized_ranks(values).tolist() == _dense_ranks(values).tolist(), name

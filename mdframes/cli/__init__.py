@@ -32,6 +32,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._deps import MissingExtra
 from ..errors import InvalidParameterError, MdframesError, redact
 from .common import (
     OUTPUT_SUFFIXES,
@@ -210,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
         except InvalidParameterError as exc:
             print(f"{PROG} {args.command}: error: {_clean(str(exc))}", file=sys.stderr)
             return 2
-        except MdframesError as exc:
+        except (MdframesError, MissingExtra) as exc:
             print(f"{PROG} {args.command}: error: {_clean(str(exc))}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:

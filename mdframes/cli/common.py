@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .._deps import MissingExtra
+from .._exportkit import WRITER_NEEDS
 from ..errors import InvalidParameterError, MdframesError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -259,6 +261,12 @@ def check_out(out: str | None, format: str | None = None) -> Output:
             f"({path.name})",
             parameter="format",
         )
+    needs = WRITER_NEEDS.get(path.suffix.lower())
+    if needs is not None:
+        try:
+            needs()  # a missing extra is said before the data is loaded, not after
+        except MissingExtra as exc:
+            raise CommandError(str(exc)) from None
     return Output(path)
 
 
@@ -329,7 +337,6 @@ def emit(df: pd.DataFrame, out: Output | Path | None, *, max_rows: int = 20) -> 
         raise
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except ImportError as exc:
-        extra = "excel" if path.suffix.lower() == ".xlsx" else "parquet"
-        raise CommandError(f"{exc}; install it with: pip install 'mdframes[{extra}]'") from None
+    except MissingExtra as exc:  # it says which extra to install
+        raise CommandError(str(exc)) from None
     print(f"wrote {len(df)} rows x {df.shape[1]} columns to {path}")

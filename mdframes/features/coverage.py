@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 
 from ..errors import NotInLakeError
-from ..lake.coverage import KEPT_COVERAGES, as_known_at, filled_after
 from ..registry import REGISTRY
 from .spec import Feature
 
@@ -74,6 +73,10 @@ def lake_coverage(
     """``Coverage(read_coverage(lake, datasets, symbols), ...)``, made once while the lake
     keeps the same coverage frame (its state files and open runs unchanged): building it
     from 500 symbols' rows cost a panel as much as reading a month of its inputs."""
+    # The lake's modules need pyarrow (the lake extra): imported for a lake only, so that
+    # features from the service or frames run on the core install.
+    from ..lake.coverage import KEPT_COVERAGES
+
     if not callable(getattr(lake, "_kept_coverage", None)):
         table = read_coverage(lake, datasets, symbols)
         return None if table is None else Coverage(table, datasets, symbols, known_at)
@@ -183,6 +186,8 @@ class Coverage:
         # known at the end of D (before the symbol's first sync: as that sync left it).
         self._fills: dict[tuple[str, str | None], list[tuple[int, int, int]]] = {}
         later: dict[tuple[str, str | None], str] = {}
+        from ..lake.coverage import as_known_at, filled_after  # as in lake_coverage
+
         if isinstance(known_at, pd.Timestamp) and {"first_fetched_at", "last_fetched_at"} <= set(
             table.columns
         ):  # (a stand-in's frame without fetch times is taken as it is)

@@ -19,6 +19,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from .._deps import require
 from ..errors import InvalidParameterError, MdframesError
 from ..lake.storage import checkpoint
 
@@ -205,7 +206,7 @@ def read_panel(path: str | os.PathLike[str]) -> pd.DataFrame:
     >>> md.features.read_panel("panel/").columns.tolist()
     ['insider_net_value_90d', 'news_count_7d']
     """
-    import pyarrow as pa
+    pa = require("pyarrow", "parquet", "read_panel")
     import pyarrow.parquet as pq
 
     from .chunk import index_of

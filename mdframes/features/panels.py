@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from .._deps import require
 from .._typing import DateLike, Errors, TimeLike
 from ..errors import InvalidParameterError
 from .chunk import compute, finish_attrs, prepare, with_coverage
@@ -175,6 +176,7 @@ def write_panel(
         raise InvalidParameterError(
             f"chunk must be a whole number of symbols >= 1, got {chunk!r}", parameter="chunk"
         )
+    require("pyarrow", "parquet", "write_panel")  # before any request is made
     request = prepare(
         symbols,
         start,

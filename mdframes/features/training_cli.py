@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``mdframes training-set`` from parsed arguments; returns the exit code."""
     from pathlib import Path
 
-    from ..cli.common import CommandError, UsageError
+    from ..cli.common import CommandError, UsageError, check_out
     from .cli import panel_request, panel_source
     from .labels import forward_return
     from .training import training_set
@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
             f"--out {args.out!r}: a training set is written as Parquet (.parquet)",
             parameter="out",
         )
+    check_out(args.out)  # pyarrow (the parquet extra) is there before anything is computed
     symbols, names = panel_request(args)
     match = _LABEL.fullmatch(args.label.strip())
     if match is None:
