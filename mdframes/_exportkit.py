@@ -203,6 +203,13 @@ def openpyxl() -> Any:
 WRITER_NEEDS = {".xlsx": openpyxl, ".parquet": pyarrow}
 
 
+def pandas_attrs(plain: Mapping[str, Any]) -> dict[bytes, bytes]:
+    """Schema metadata under pandas' own key for ``df.attrs`` (``PANDAS_ATTRS``, written and
+    read by pandas >= 2.1): ``pd.read_parquet`` restores the JSON-able attrs from it with any
+    pyarrow, where pyarrow's pandas metadata carries them only from pyarrow 21 on."""
+    return {b"PANDAS_ATTRS": json.dumps(dict(plain)).encode()} if plain else {}
+
+
 class Unstorable(Exception):
     pass
 

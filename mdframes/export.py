@@ -539,7 +539,11 @@ def to_parquet(df: pd.DataFrame, path: str | Path) -> Path:
     frame.attrs.update(plain)
     table = pa.Table.from_pandas(frame)
     extra = {"attrs": tagged, "list_columns": kit.list_columns(df)}
-    metadata = {**(table.schema.metadata or {}), _PARQUET_KEY: json.dumps(extra).encode()}
+    metadata = {
+        **(table.schema.metadata or {}),
+        **kit.pandas_attrs(plain),
+        _PARQUET_KEY: json.dumps(extra).encode(),
+    }
     out = Path(path)
     pq.write_table(table.replace_schema_metadata(metadata), out)
     return out

@@ -69,6 +69,7 @@ def _typed_lists(table: Any, names: set[str]) -> Any:
 
 def _arrow(df: pd.DataFrame, preserve_index: bool | None) -> Any:
     from ._exportkit import list_columns as _list_columns
+    from ._exportkit import pandas_attrs as _pandas_attrs
     from ._exportkit import storable_attrs as _storable_attrs
 
     pa = require("pyarrow", "parquet", "to_arrow")
@@ -85,17 +86,22 @@ def _arrow(df: pd.DataFrame, preserve_index: bool | None) -> Any:
         ) from None
     table = _typed_lists(table, _declared_lists(df))
     extra = {"attrs": tagged, "list_columns": _list_columns(df)}
-    metadata = {**(table.schema.metadata or {}), ARROW_METADATA_KEY: json.dumps(extra).encode()}
+    metadata = {
+        **(table.schema.metadata or {}),
+        **_pandas_attrs(plain),
+        ARROW_METADATA_KEY: json.dumps(extra).encode(),
+    }
     return table.replace_schema_metadata(metadata)
 
 
 def to_arrow(df: pd.DataFrame) -> pyarrow.Table:
     """``df`` as a :class:`pyarrow.Table` with every dtype kept (table in the module docs).
 
-    ``df.attrs`` go into the schema metadata twice: as pyarrow's own pandas metadata (so
-    ``table.to_pandas()`` restores them, timestamps as ISO text) and under the ``b"mdframes"``
-    key with timestamps tagged (so ``md.read_parquet`` of a file written from the table gives
-    them back as ``Timestamp``). The index is kept as pyarrow keeps it (a ``RangeIndex`` as
+    ``df.attrs`` go into the schema metadata: as pyarrow's own pandas metadata (so
+    ``table.to_pandas()`` restores them with pyarrow >= 21, timestamps as ISO text), under
+    pandas' ``PANDAS_ATTRS`` key (so ``pd.read_parquet`` of a file written from the table
+    restores them with any pyarrow) and under the ``b"mdframes"`` key with timestamps tagged
+    (so ``md.read_parquet`` gives them back as ``Timestamp``). The index is kept as pyarrow keeps it (a ``RangeIndex`` as
     metadata, any other as a column). List columns the registry declares stay
     ``list<string>`` even when every cell is null.
 

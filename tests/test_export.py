@@ -535,6 +535,27 @@ def test_parquet_attrs_are_stored(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(typed, df)
 
 
+def test_parquet_attrs_reach_pandas_without_pyarrows_own_attrs(tmp_path: Path) -> None:
+    # pyarrow < 21 keeps no attrs in its pandas metadata: the file as such a pyarrow writes
+    # it (the "attributes" entry taken out) still gives pd.read_parquet the attrs, from
+    # pandas' own PANDAS_ATTRS entry.
+    import json
+
+    import pyarrow.parquet as pq
+
+    df = pd.DataFrame({"a": [1, 2]})
+    df.attrs = {"dataset": "sentiment", "summary": {"rows": 2}}
+    path = to_parquet(df, tmp_path / "a.parquet")
+    table = pq.read_table(path)
+    metadata = dict(table.schema.metadata)
+    pandas_meta = json.loads(metadata[b"pandas"])
+    pandas_meta.pop("attributes", None)
+    metadata[b"pandas"] = json.dumps(pandas_meta).encode()
+    pq.write_table(table.replace_schema_metadata(metadata), tmp_path / "old.parquet")
+    assert pd.read_parquet(tmp_path / "old.parquet").attrs == df.attrs
+    assert read_parquet(tmp_path / "old.parquet").attrs == df.attrs
+
+
 def test_parquet_warns_about_attrs_it_cannot_store(tmp_path: Path) -> None:
     df = pd.DataFrame({"a": [1]})
     df.attrs = {"dataset": "x", "handle": object()}
