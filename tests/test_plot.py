@@ -439,6 +439,8 @@ def test_empty_frame_is_a_clear_error() -> None:
 
 
 def test_missing_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Absent as a whole (a None entry makes its import fail as if it were not installed).
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r'pip install "mdframes\[plot\]"'):
         plot.sentiment(sentiment_frame())
