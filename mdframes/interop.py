@@ -101,9 +101,9 @@ def to_arrow(df: pd.DataFrame) -> pyarrow.Table:
     ``table.to_pandas()`` restores them with pyarrow >= 21, timestamps as ISO text), under
     pandas' ``PANDAS_ATTRS`` key (so ``pd.read_parquet`` of a file written from the table
     restores them with any pyarrow) and under the ``b"mdframes"`` key with timestamps tagged
-    (so ``md.read_parquet`` gives them back as ``Timestamp``). The index is kept as pyarrow keeps it (a ``RangeIndex`` as
-    metadata, any other as a column). List columns the registry declares stay
-    ``list<string>`` even when every cell is null.
+    (so ``md.read_parquet`` gives them back as ``Timestamp``). The index is kept as pyarrow
+    keeps it (a ``RangeIndex`` as metadata, any other as a column). List columns the
+    registry declares stay ``list<string>`` even when every cell is null.
 
     Examples
     --------
