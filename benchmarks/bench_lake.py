@@ -81,7 +81,7 @@ def _record_windows() -> list[tuple[float, float]]:
     """(answer time, announced reset) of every answer the sync's pacer sees: instrumentation
     around the real pacer, nothing replaced."""
     from mdframes.client import reset_from_headers
-    from mdframes.lake.pacer import Pacer
+    from mdframes.lake.sync.pacer import Pacer
 
     seen: list[tuple[float, float]] = []
     original = Pacer.after_response
@@ -241,7 +241,7 @@ def part_e(lake: md.Lake, repeat: int) -> None:
     """One batch of 500 rows committed to the big table (as a sync's flush does)."""
     import pyarrow as pa
 
-    from mdframes.lake.lease import open_lease
+    from mdframes.lake.store.lease import open_lease
     from mdframes.registry import REGISTRY
 
     table = lake.tables.get(REGISTRY[BIG])

@@ -82,8 +82,8 @@ def lake_client(server: Sandbox) -> md.Client:
 
 def sync_env(server: Sandbox, crash: str | None = None) -> dict[str, str]:
     """The environment of an ``mdframes sync`` process against ``server``, killed at the
-    named checkpoint ``crash`` (see ``mdframes.lake.storage.CRASH_ENV``) or not at all."""
-    from mdframes.lake.storage import CRASH_ENV
+    named checkpoint ``crash`` (see ``mdframes.lake.store.storage.CRASH_ENV``) or not at all."""
+    from mdframes.lake.store.storage import CRASH_ENV
 
     env = dict(os.environ, MDFRAMES_BASE_URL=server.url, MDFRAMES_API_KEY=KEY)
     env.pop(CRASH_ENV, None)

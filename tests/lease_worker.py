@@ -16,8 +16,8 @@ import sys
 import time
 
 from mdframes.errors import LakeBusyError
-from mdframes.lake.lease import open_lease
-from mdframes.lake.location import parse_root
+from mdframes.lake.store.lease import open_lease
+from mdframes.lake.store.location import parse_root
 
 
 def _at(root: str, sub: str) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 import mdframes as md
 from mdframes.lake import LakeBusyError
-from mdframes.lake.layout import MANIFEST
+from mdframes.lake.table.layout import MANIFEST
 from mdframes.registry import REGISTRY
 from mdframes.sandbox import KNOWN_SYMBOLS, Sandbox
 
@@ -250,8 +250,8 @@ def test_bounds_the_statistics_show_every_row_meets_filter_as_before(
     """A read leaves out a bound the log's statistics show every row meets (no filter set
     up); the statistics keep times to the millisecond, so a bound between a file's
     statistic and its rows' true times must still filter: every read equals the filter."""
-    from mdframes.lake.plan import resolve
     from mdframes.lake.read import _every_row_within, opened
+    from mdframes.lake.sync.plan import resolve
 
     fetched = dt.datetime.combine(world.today, dt.time(12, 0, 0, 700), dt.timezone.utc)
     lake = md.Lake(tmp_path / "lake", client=client, clock=lambda: fetched)
@@ -378,7 +378,7 @@ def test_a_unit_that_started_finishes_when_the_budget_refuses_the_next(client: m
     time: a unit of two requests has sent one when the next unit is refused for budget."""
     import threading
 
-    from mdframes.lake.pacer import Pacer, SyncStopped, sync_client
+    from mdframes.lake.sync.pacer import Pacer, SyncStopped, sync_client
 
     pacer = Pacer(budget=3, wait=False)
     paced = sync_client(client, pacer, wait=False)
@@ -411,7 +411,7 @@ def test_a_unit_that_started_finishes_when_the_budget_refuses_the_next(client: m
 def test_requests_from_a_loaders_own_threads_are_charged_to_the_unit(client: md.Client) -> None:
     """congress_trades asks both chambers from the loader's worker threads: both count
     against the unit's reservation, so a unit started beside it is not over-refused."""
-    from mdframes.lake.pacer import Pacer, sync_client
+    from mdframes.lake.sync.pacer import Pacer, sync_client
 
     pacer = Pacer(budget=4, wait=False)
     paced = sync_client(client.replace(max_workers=2), pacer, wait=False)
@@ -448,7 +448,7 @@ def test_wait_honours_the_rate_limit_across_windows(tmp_path: Path) -> None:
 
 
 def test_two_syncs_never_interleave(lake: md.Lake) -> None:
-    from mdframes.lake.lease import open_lease
+    from mdframes.lake.store.lease import open_lease
 
     held = open_lease(lake.storage.location, owner="a test").hold()
     with held, pytest.raises(LakeBusyError, match="another writer.*a test"):

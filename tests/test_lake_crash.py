@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import mdframes as md
-from mdframes.lake.layout import STATE
+from mdframes.lake.table.layout import STATE
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY, sync_env
@@ -51,7 +51,7 @@ def _sync(
         command = [sys.executable, "-m", "mdframes", *args]
     else:
         code = (
-            "import sys, mdframes.lake.sync as s; from mdframes.cli import main; "
+            "import sys, mdframes.lake.sync.sync as s; from mdframes.cli import main; "
             f"s.FLUSH_UNITS = {int(flush_units)}; sys.exit(main(sys.argv[1:]))"
         )
         command = [sys.executable, "-c", code, *args]

@@ -40,7 +40,7 @@ def test_tables_are_append_only_and_older_tables_become_so_at_their_next_sync(
 ) -> None:
     from deltalake import DeltaTable
 
-    from mdframes.lake.commit import APP_ID
+    from mdframes.lake.table.commit import APP_ID
 
     lake = site.lake
     assert lake.sync(NAME, SYMBOLS[:1], progress=False).complete
@@ -64,7 +64,7 @@ def test_each_commit_records_its_version_in_the_state_and_its_transaction(site: 
 
     from deltalake import DeltaTable
 
-    from mdframes.lake.commit import APP_ID
+    from mdframes.lake.table.commit import APP_ID
 
     lake = site.lake
     for symbol in SYMBOLS:

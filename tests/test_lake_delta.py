@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 import mdframes as md
-from mdframes.lake.commit import APP_ID
+from mdframes.lake.table.commit import APP_ID
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY, lake_client
@@ -170,7 +170,7 @@ def test_a_commit_under_a_lost_lease_fails_and_changes_nothing(
 ) -> None:
     """Writer A starts (reads the application transaction), loses its lease while writer B
     commits; A's commit is refused and nothing of it is visible."""
-    from mdframes.lake.lease import open_lease
+    from mdframes.lake.store.lease import open_lease
 
     lake.sync("sentiment", ["AAPL"], progress=False)
     a = md.Lake(lake.root, client=client).tables.get(md.registry.REGISTRY["sentiment"])
@@ -435,7 +435,7 @@ def test_the_packed_sort_orders_rows_as_arrow_does(seed: int) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from mdframes.lake.order import arrange
+    from mdframes.lake.table.order import arrange
 
     rng = np.random.default_rng(seed)
     n = 2_000
@@ -481,7 +481,7 @@ def test_keys_too_wide_to_pack_sort_text_read_as_its_dictionary() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from mdframes.lake.order import arrange
+    from mdframes.lake.table.order import arrange
 
     rng = np.random.default_rng(7)
     n = 500
@@ -508,7 +508,7 @@ def test_text_in_many_chunks_of_a_few_dictionaries_sorts_as_decoded() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from mdframes.lake.order import arrange
+    from mdframes.lake.table.order import arrange
 
     rng = np.random.default_rng(3)
     groups = []
@@ -541,7 +541,7 @@ def test_ties_broken_by_text_that_is_null_on_every_row_keep_their_order() -> Non
     they keep their stored order, as Table.sort_by keeps it."""
     import pyarrow as pa
 
-    from mdframes.lake.order import arrange
+    from mdframes.lake.table.order import arrange
 
     n = 40
     table = pa.table(
@@ -589,7 +589,7 @@ def test_symbol_reads_pick_row_groups_by_their_statistics(
     the row groups their statistics allow and gives what filtering the whole table gives."""
     import pyarrow.parquet as pq
 
-    import mdframes.lake.commit as commit_module
+    import mdframes.lake.table.commit as commit_module
 
     monkeypatch.setattr(commit_module, "ROW_GROUP", 100)
     lake.sync("sentiment", ["AAPL", "MSFT", "NVDA", "0700"], progress=False)
@@ -611,8 +611,8 @@ def test_batches_hold_disjoint_symbol_ranges_so_reads_need_no_sort(
     """Commits every few thousand rows, often while an earlier unit is still running: every
     file still holds a symbol range of its own, so the version reads in stored order."""
     import mdframes.lake.maintenance as maintenance_module
-    import mdframes.lake.modes as modes_module
-    import mdframes.lake.sync as sync_module
+    import mdframes.lake.sync.modes as modes_module
+    import mdframes.lake.sync.sync as sync_module
     from mdframes.registry import REGISTRY
     from mdframes.sandbox import DEFAULT_TODAY, universe_symbols
 
@@ -640,7 +640,7 @@ def test_reads_of_revised_and_unrevised_row_groups_give_the_latest_versions(
 ) -> None:
     """A read skips version columns where the statistics show no second version: row groups
     with and without revisions both read back as the latest versions of a whole-table read."""
-    import mdframes.lake.commit as commit_module
+    import mdframes.lake.table.commit as commit_module
     from mdframes.registry import REGISTRY
 
     monkeypatch.setattr(commit_module, "ROW_GROUP", 100)
@@ -692,8 +692,8 @@ def test_reads_keep_a_bounded_number_of_data_files_open(
     """Open data files are kept for fast reads, but never more than a few per dataset:
     file descriptors are scarce (256 by default on macOS) and a lake may list thousands."""
     import mdframes.lake.maintenance as maintenance_module
-    import mdframes.lake.scan as scan_module
-    import mdframes.lake.sync as sync_module
+    import mdframes.lake.sync.sync as sync_module
+    import mdframes.lake.table.scan as scan_module
     from mdframes.registry import REGISTRY
     from mdframes.sandbox import DEFAULT_TODAY, universe_symbols
 

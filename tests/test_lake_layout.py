@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import mdframes as md
-import mdframes.lake.commit as commit_module
+import mdframes.lake.table.commit as commit_module
 from mdframes.registry import REGISTRY
 from mdframes.sandbox import Sandbox
 
@@ -78,7 +78,7 @@ def _groups_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Row groups Parquet decodes from here on (a spy: the real read runs). The test-sized
     row groups are small enough for a file's reads to be kept decoded: not here, where
     what a read decodes is counted."""
-    import mdframes.lake.scan as scan_module
+    import mdframes.lake.table.scan as scan_module
 
     monkeypatch.setattr(scan_module, "_KEEP_ROWS", 0)
     counted: list[int] = []
@@ -180,7 +180,7 @@ def test_one_symbols_rows_come_in_order_without_a_sort(
 ) -> None:
     # A symbol's slices follow each other in time: its rows need no sort; several symbols'
     # rows of a block read whole do (the slices hold each symbol once).
-    import mdframes.lake.modes as modes_module
+    import mdframes.lake.sync.modes as modes_module
 
     lake = lakes["sliced-compacted"]
     sorts: list[int] = []
@@ -227,7 +227,7 @@ def test_a_short_window_of_synced_files_equals_the_window_cut_from_a_compacted_r
     # Three syncs' files overlap in symbols: a window whose row groups lie in one file comes
     # in stored order without a sort, one that meets a later sync's file (new dates and
     # revisions of the same symbols) is merged; both equal the same rows of one file.
-    import mdframes.lake.modes as modes_module
+    import mdframes.lake.sync.modes as modes_module
 
     lake, whole = lakes[layout], lakes[f"{layout}-compacted"]
     assert len(lake.files("sentiment")) > 1 and len(whole.files("sentiment")) == 1
@@ -326,7 +326,7 @@ def test_a_read_of_rows_public_from_a_date_skips_the_slices_filed_before(
 
 
 def test_a_row_group_is_skipped_only_when_none_of_its_rows_can_be_public_from_the_date() -> None:
-    from mdframes.lake.scan import Published
+    from mdframes.lake.table.scan import Published
 
     bound = Published("disclosure_date", since=100, due_since=55)  # days; 45-day deadline
     assert bound.skips((10, 99, 0), (5, 99), 1)
@@ -342,7 +342,7 @@ def test_a_row_group_is_skipped_only_when_none_of_its_rows_can_be_public_from_th
 def test_a_row_group_public_only_after_a_panels_last_date_is_skipped() -> None:
     # A panel's read (``after``: the day after its last date) leaves out first versions all
     # public later (a later sync's new rows): they never enter it and supersede nothing.
-    from mdframes.lake.scan import Published
+    from mdframes.lake.table.scan import Published
 
     bound = Published("filing_date", since=100, after=300, due_after=300)
     assert bound.skips((300, 310, 0), (298, 310), 1)
@@ -358,8 +358,8 @@ def test_a_row_group_public_only_after_a_panels_last_date_is_skipped() -> None:
 def test_a_category_column_reads_as_its_vocabulary_values_outside_it_appended() -> None:
     import pyarrow as pa
 
-    from mdframes.lake.frames import to_frame
-    from mdframes.lake.layout import Column, Manifest
+    from mdframes.lake.table.frames import to_frame
+    from mdframes.lake.table.layout import Column, Manifest
 
     manifest = Manifest(
         "x", "window", ["symbol"], None, [Column("kind", "category", ["Purchase", "Sale"])]

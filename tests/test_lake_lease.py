@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from mdframes.errors import InvalidParameterError, LakeBusyError
-from mdframes.lake.lease import LOCK, LocalLease, open_lease
-from mdframes.lake.location import parse_root, redact_root
+from mdframes.lake.store.lease import LOCK, LocalLease, open_lease
+from mdframes.lake.store.location import parse_root, redact_root
 
 ROOT = Path(__file__).resolve().parent.parent
 

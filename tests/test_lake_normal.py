@@ -146,7 +146,7 @@ def _sentiment_reads(lake: md.Lake, some: list[str], moments: list[Any]) -> dict
 
 
 def test_files_read_side_by_side_come_in_order_and_the_first_failure_is_raised() -> None:
-    from mdframes.lake.scan import _each
+    from mdframes.lake.table.scan import _each
 
     def read(i: int) -> int:
         if i in (3, 5):
@@ -164,7 +164,7 @@ def test_a_symbols_rows_sliced_out_of_its_row_groups_equal_a_filter() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from mdframes.lake.scan import _kept
+    from mdframes.lake.table.scan import _kept
 
     groups = [pa.table({"symbol": ["A", "B", "B", "C"], "x": [1, 2, 3, 4]})] * 3
     table = pa.concat_tables(groups)  # three chunks, one symbol's rows together in each

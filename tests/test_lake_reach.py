@@ -21,8 +21,8 @@ import pytest
 
 import mdframes as md
 from mdframes.cli import main
-from mdframes.lake.lease import open_lease
-from mdframes.lake.location import parse_root
+from mdframes.lake.store.lease import open_lease
+from mdframes.lake.store.location import parse_root
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY, S3, lake_client
@@ -202,7 +202,7 @@ def test_the_commands_say_so_in_one_line_and_exit_1(
 def test_a_lake_on_disk_is_never_unavailable(tmp_path: Path) -> None:
     """The classification belongs to object stores: a local error that reads like one (a
     connection refused by some socket) stays what it is."""
-    from mdframes.lake.faults import unreachable
+    from mdframes.lake.store.faults import unreachable
 
     assert unreachable(parse_root(tmp_path), ConnectionRefusedError(111, "refused")) is None
     s3 = parse_root("s3://b/p?endpoint_override=127.0.0.1:9&scheme=http")
@@ -456,7 +456,7 @@ def test_the_panic_filter_passes_everything_else_through(tmp_path: Path) -> None
     neighbours pass, in order (a child process writing to its descriptor 2 meanwhile)."""
     script = (
         "import os, sys\n"
-        "from mdframes.lake.faults import rust_panics_hidden\n"
+        "from mdframes.lake.store.faults import rust_panics_hidden\n"
         "with rust_panics_hidden():\n"
         "    os.write(2, b'before\\nprogress 1%\\r')\n"
         "    os.write(2, b\"thread 'tokio-rt-worker' (7) panicked at src/a.rs:1:2:\\n\")\n"
@@ -479,7 +479,7 @@ def test_the_panic_filter_passes_everything_else_through(tmp_path: Path) -> None
 
 
 def test_the_panic_filter_is_shared_by_threads(capfd: pytest.CaptureFixture[str]) -> None:
-    from mdframes.lake.faults import rust_panics_hidden
+    from mdframes.lake.store.faults import rust_panics_hidden
 
     barrier = threading.Barrier(4)
 

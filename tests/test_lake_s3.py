@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from mdframes.errors import LakeBusyError, LakeUnavailableError
-from mdframes.lake.lease import HEARTBEAT, LEASE, TTL, ObjectLease, open_lease
-from mdframes.lake.location import parse_root
+from mdframes.lake.store.lease import HEARTBEAT, LEASE, TTL, ObjectLease, open_lease
+from mdframes.lake.store.location import parse_root
 
 from .conftest import S3
 
@@ -368,7 +368,7 @@ def test_a_commit_under_a_lost_lease_on_s3_fails_and_changes_nothing(s3_server: 
     from deltalake import DeltaTable
 
     import mdframes as md
-    from mdframes.lake.lease import ObjectLease
+    from mdframes.lake.store.lease import ObjectLease
     from mdframes.registry import REGISTRY
     from mdframes.sandbox import Sandbox
 

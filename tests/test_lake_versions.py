@@ -1,4 +1,4 @@
-"""Each record's latest version chosen from a read's rows (``lake/versions.py``), checked
+"""Each record's latest version chosen from a read's rows (``lake/sync/versions.py``), checked
 against a plain pandas group-by on tables shaped as reads return them: several chunks (one
 per row group), text read as its dictionary (a dictionary per chunk), ids mostly distinct
 (their chunks are taken apart) or few (taken at once), missing values, revised records
@@ -11,8 +11,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from mdframes.lake.layout import Manifest
-from mdframes.lake.versions import superseded_versions, without_rows
+from mdframes.lake.sync.versions import superseded_versions, without_rows
+from mdframes.lake.table.layout import Manifest
 
 
 def _read_like(
@@ -98,11 +98,11 @@ def test_latest_versions_of_multi_chunk_dictionary_reads_equal_a_group_by(
 @pytest.mark.parametrize("distinct_ids", [True, False])
 def test_a_sort_that_tells_latest_versions_keeps_the_rows_chosen_apart(distinct_ids: bool) -> None:
     """A read's sort whose keys are the record identity, ``_n`` and ``_version`` tells each
-    record's latest version itself (``lake/order.py``): the same rows, in the same order,
+    record's latest version itself (``lake/table/order.py``): the same rows, in the same order,
     as the versions chosen apart and then sorted; some days missing, symbols asked out of
     order. Ids mostly distinct do not pack into the sort's integers: chosen apart then."""
-    from mdframes.lake.layout import Column
-    from mdframes.lake.modes import WindowMode
+    from mdframes.lake.sync.modes import WindowMode
+    from mdframes.lake.table.layout import Column
 
     rng = np.random.default_rng(11)
     table = _read_like(rng, 3000, 7, distinct_ids, False).drop_columns(["alt"])
@@ -136,7 +136,7 @@ def test_a_sort_that_tells_latest_versions_keeps_the_rows_chosen_apart(distinct_
         want = mode.sort(table, manifest, asked, drop=apart).select(kept)
         assert got.equals(want)
     if not distinct_ids:  # the sort told them: the versions were not chosen apart
-        from mdframes.lake.order import arrange
+        from mdframes.lake.table.order import arrange
 
         keys = [k for k, _ in mode.sort_keys(manifest)]
         told = arrange(table, keys, latest=lambda: pytest.fail("chosen apart"))

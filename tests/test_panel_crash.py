@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import mdframes as md
-from mdframes.lake.storage import CRASH_ENV
+from mdframes.lake.store.storage import CRASH_ENV
 
 from .panel_write_worker import ARGS, SYMBOLS, frames
 

@@ -422,9 +422,9 @@ def _class_lengths(path: Path) -> dict[str, int]:
 
 
 def test_the_dataset_table_is_a_facade_over_roles() -> None:
-    """``lake/table.py`` stays a facade: its roles (records, commit, health, sidecar files)
+    """``lake/table/table.py`` stays a facade: its roles (records, commit, health, sidecar files)
     live in their own modules, and no class there grows past 300 lines."""
-    lengths = _class_lengths(PACKAGE / "lake" / "table.py")
+    lengths = _class_lengths(PACKAGE / "lake" / "table" / "table.py")
     assert "DatasetTable" in lengths
     assert {name: n for name, n in lengths.items() if n > 300} == {}
 
@@ -465,17 +465,17 @@ def _fields_set_outside_init(path: Path) -> dict[str, set[str]]:
 
 
 def test_the_sync_driver_and_dataset_runs_set_their_fields_in_init(tmp_path: Path) -> None:
-    """``lake/sync.py``: the driver and each dataset's run get what they need at
+    """``lake/sync/sync.py``: the driver and each dataset's run get what they need at
     construction (a context object, no calls back), never a field a later step creates."""
-    assert _fields_set_outside_init(PACKAGE / "lake" / "sync.py") == {}
-    assert _fields_set_outside_init(PACKAGE / "lake" / "state.py") == {}
+    assert _fields_set_outside_init(PACKAGE / "lake" / "sync" / "sync.py") == {}
+    assert _fields_set_outside_init(PACKAGE / "lake" / "sync" / "state.py") == {}
     probe = tmp_path / "late.py"
     probe.write_text("class A:\n    def __init__(self):\n        self.a = 1\n    def run(self):\n"
                      "        self.a += 1\n        self.b = 2\n")  # fmt: skip
     assert _fields_set_outside_init(probe) == {"A": {"b"}}
 
 
-# --- decisions on a dataset's mode made once (lake/modes.py), facts in the registry ----------
+# --- decisions on a dataset's mode made once (lake/sync/modes.py), facts in the registry ----------
 
 # What names a dataset (or its mode) in a comparison: ``ds.name``, ``table.ds.lake``,
 # ``mode_of(ds).name``, ``self.place.mode.name``, a variable ``d`` or ``dataset``; and the registry
@@ -483,7 +483,7 @@ def test_the_sync_driver_and_dataset_runs_set_their_fields_in_init(tmp_path: Pat
 _DATASET_HOLDERS = re.compile(r"(^|\.)(ds|d|dataset|entry|mode)$|(^|\.)mode_of\(")
 _DECIDING_FIELDS = {"name", "lake", "path", "scope"}
 # Where the decisions live: the mode objects and the registry's declared facts.
-MODE_HOMES = {"mdframes.lake.modes", "mdframes.registry"}
+MODE_HOMES = {"mdframes.lake.sync.modes", "mdframes.registry"}
 
 
 def _names_a_dataset(node: ast.expr) -> bool:
@@ -520,7 +520,7 @@ def _mode_decisions(path: Path) -> list[str]:
 def test_mode_decisions_are_made_once_in_the_mode_objects() -> None:
     """No module of the lake or of the features branches on a dataset's name or on its
     storage mode (window, snapshot, cross section): it asks the dataset's mode object
-    (``lake/modes.py``) or reads a fact its registry entry declares (CONTRACT §10.1; the
+    (``lake/sync/modes.py``) or reads a fact its registry entry declares (CONTRACT §10.1; the
     design note's "a decision about a mode is made once into an object")."""
     found = {
         name: hits

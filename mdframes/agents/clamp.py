@@ -161,7 +161,7 @@ class ClampedLake:
 
     @property
     def root(self) -> str:
-        from ..lake.location import redact_root
+        from ..lake.store.location import redact_root
 
         return redact_root(str(self._lake.root))
 
@@ -179,7 +179,7 @@ class ClampedLake:
         region: str | None = None,
     ) -> pd.DataFrame:
         """``md.Lake.read`` with ``known_at`` at most the clamp and only public rows."""
-        from ..lake.plan import resolve
+        from ..lake.sync.plan import resolve
 
         ds = resolve(dataset)
         extra = _anchor_columns(ds.name, columns)

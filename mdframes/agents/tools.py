@@ -261,7 +261,7 @@ def _time(value: str, name: str) -> pd.Timestamp:
 
 
 def _symbols(value: list[str] | None) -> list[str] | None:
-    from ..lake.plan import normalise_symbols
+    from ..lake.sync.plan import normalise_symbols
 
     if value is None:
         return None
@@ -272,7 +272,7 @@ def _symbols(value: list[str] | None) -> list[str] | None:
 
 
 def _dataset(name: str) -> Dataset:
-    from ..lake.plan import resolve
+    from ..lake.sync.plan import resolve
 
     try:
         return resolve(name)
@@ -429,7 +429,7 @@ class Tools:
 
     def clean(self, text: str) -> str:
         """``text`` without any key or storage credential this process knows."""
-        from ..lake.location import redact_root
+        from ..lake.store.location import redact_root
 
         return redact_root(redact(text, *self._secrets))
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from .._deps import require
 from ..errors import InvalidParameterError, MdframesError
-from ..lake.storage import checkpoint
+from ..lake.store.storage import checkpoint
 
 __all__ = ["PanelFolder", "read_panel", "MARKER"]
 

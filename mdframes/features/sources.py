@@ -650,7 +650,7 @@ class LakeSource(Source):
         return self.lake.read(PRICE_DATASET, symbols, start=first, end=last, **some)
 
     def describe(self) -> str:
-        from ..lake.location import redact_root
+        from ..lake.store.location import redact_root
 
         # The root goes into info and the file: never a credential of its URI.
         return redact_root(str(getattr(self.lake, "root", type(self.lake).__name__)))

@@ -1,14 +1,12 @@
 """``md.Lake``: a point-in-time history of the service in Delta Lake tables.
 
-Modules, in the order data flows: ``core`` (the facade: checks arguments, delegates),
-``plan`` (the frozen ``SyncRequest`` and the units of work), ``pacer`` (requests within the
-budget and the rate limit), ``sync`` (the driver and one dataset's run), ``modes`` (window vs
-snapshot, chosen once per dataset), ``key`` (the record key, parsed once), ``versions`` (new
-records, new versions, latest versions), ``frames`` (loader frames <-> Arrow), ``table`` (one
-dataset's Delta table: versions, files, commits, check/repair, compaction), ``storage``
-(durable files at the root; the lock until ``lease`` lands), ``layout`` (names and the dtype
-record), ``upgrade`` (format-1 lakes), ``read``, ``sql`` (DuckDB views over pinned file lists),
-``maintenance`` (compact, check, repair, info), ``cli``.
+The reader-facing rooms are here: ``core`` (the ``Lake`` facade: checks arguments, delegates),
+``read``, ``changes``, ``sql`` (DuckDB views over pinned file lists), ``coverage``, ``tables``,
+``maintenance`` (compact, check, repair, info), ``upgrade`` (format-1 lakes), ``panels`` (the
+features' role), ``display``, ``cli``. Three sub-wings hold the rest: ``table/`` (one dataset's
+Delta table: the ``DatasetTable`` facade and its roles), ``sync/`` (the requests, the modes
+window vs snapshot, versions, the run's state, the pacer, the report) and ``store/`` (where the
+lake lives and who may write: location, storage, lease, faults).
 
 Needs the ``lake`` extra: ``pip install 'mdframes[lake]'`` (deltalake, pyarrow and DuckDB).
 """
@@ -24,8 +22,8 @@ __all__ = ["Lake", "SyncReport", "LakeBusyError", "default_root"]
 _NAMES = {
     "Lake": "core",
     "default_root": "core",
-    "SyncReport": "report",
-    "LakeBusyError": "storage",
+    "SyncReport": "sync.report",
+    "LakeBusyError": "store.storage",
 }
 
 
@@ -42,5 +40,5 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import Lake, default_root  # noqa: F401
-    from .report import SyncReport  # noqa: F401
-    from .storage import LakeBusyError  # noqa: F401
+    from .store.storage import LakeBusyError  # noqa: F401
+    from .sync.report import SyncReport  # noqa: F401

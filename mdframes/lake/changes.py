@@ -21,7 +21,7 @@ from ..errors import InvalidParameterError
 from ..identity import Identity
 from ..params import to_utc
 from ..registry import Dataset
-from .modes import mode_of
+from .sync.modes import mode_of
 
 __all__ = ["COLUMNS", "check_changes", "changes", "key_columns"]
 

@@ -132,7 +132,7 @@ def split_words(words: list[str]) -> tuple[list[str], list[str]]:
     """
     from ..errors import InvalidParameterError
     from ..registry import resolve_name
-    from .plan import dataset_names
+    from .sync.plan import dataset_names
 
     names = dataset_names()
     datasets = []
@@ -160,7 +160,7 @@ def open_lake(root: str | None, *, existing: bool = False) -> Any:
     lake = Lake(root)
     if existing and not lake.storage.exists():
         from ..cli.common import UsageError
-        from .location import redact_root
+        from .store.location import redact_root
 
         where = redact_root(str(lake.root))
         raise UsageError(f"no lake at {where!r}: sync one first (mdframes sync ...)")
@@ -170,7 +170,7 @@ def open_lake(root: str | None, *, existing: bool = False) -> Any:
 def _dataset(name: str) -> str:
     """A lake dataset's canonical name (``_``/``-`` and case aside), or a "did you mean"."""
     from ..registry import resolve_name
-    from .plan import dataset_names
+    from .sync.plan import dataset_names
 
     return resolve_name(name, dataset_names(), what="lake dataset", parameter="dataset")
 
@@ -184,7 +184,7 @@ def guarded(run: Any) -> Any:
     def run_guarded(args: argparse.Namespace) -> int:
         from ..cli.common import CommandError
         from ..errors import MdframesError, scrub
-        from .location import parse_root, redact_root
+        from .store.location import parse_root, redact_root
 
         try:
             secrets = parse_root(args.lake).secrets if args.lake else ()
@@ -250,7 +250,7 @@ def _gaps_text(gaps: list[tuple[Any, Any]]) -> str:
 
 
 def _per_symbol(name: str) -> bool:
-    from .plan import resolve
+    from .sync.plan import resolve
 
     return resolve(name).per_symbol
 

@@ -13,11 +13,11 @@ import pandas as pd
 from .._typing import DateLike, TimeLike
 from ..client import Client, resolve_client
 from ..errors import InvalidParameterError
-from .faults import reaching
-from .plan import build_request, resolve
 from .read import read
-from .report import SyncReport
-from .storage import Storage
+from .store.faults import reaching
+from .store.storage import Storage
+from .sync.plan import build_request, resolve
+from .sync.report import SyncReport
 from .tables import Tables
 
 __all__ = ["Lake", "default_root"]
@@ -165,7 +165,7 @@ class Lake:
           pending (budget of 5 requests spent): congress_trades ...; at least ... requests left:
           run the same sync again to finish
         """
-        from .sync import run_sync
+        from .sync.sync import run_sync
 
         request = build_request(
             datasets,
@@ -189,7 +189,7 @@ class Lake:
         try:
             return run_sync(self.tables, self.clock, client, request, progress)
         except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
-            from .faults import write_failed
+            from .store.faults import write_failed
 
             raise write_failed("lake", exc) from None
 
@@ -492,8 +492,8 @@ class Lake:
         >>> lake.compact()
         {'congress_trades': (..., 1), 'insider_trading': (..., 1), 'put_call_ratio': (..., 1)}
         """
-        from .lease import open_lease
         from .maintenance import compact
+        from .store.lease import open_lease
         from .upgrade import upgrade_lake
 
         wanted = None if dataset is None else resolve(dataset).name
@@ -549,8 +549,8 @@ class Lake:
         >>> lake.repair().empty  # nothing to repair
         True
         """
-        from .lease import open_lease
         from .maintenance import repair
+        from .store.lease import open_lease
 
         wanted = None if dataset is None else resolve(dataset).name
         tables = [t for t in self.tables.present() if wanted is None or t.ds.name == wanted]
@@ -568,7 +568,7 @@ class Lake:
         >>> lake.upgrade()  # already in the current format
         []
         """
-        from .lease import open_lease
+        from .store.lease import open_lease
         from .upgrade import upgrade_lake
 
         if not self.storage.exists():

@@ -41,9 +41,9 @@ import pandas as pd
 from ..errors import InvalidParameterError
 from ..kinds import DATE_DTYPE
 from ..registry import REGISTRY, Dataset
-from .modes import mode_of
-from .plan import normalise_symbols, resolve_datasets
-from .state import (
+from .sync.modes import mode_of
+from .sync.plan import normalise_symbols, resolve_datasets
+from .sync.state import (
     OpenRun,
     RootState,
     failure_of,

@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 import pyarrow.compute as pc
 
-from .repair import LOST_COLUMNS
-from .storage import Storage
-from .table import DatasetTable, once_more_if_overtaken
+from .store.storage import Storage
+from .table.repair import LOST_COLUMNS
+from .table.table import DatasetTable, once_more_if_overtaken
 
 __all__ = [
     "compact",
@@ -100,7 +100,7 @@ def repair(tables: list[DatasetTable], lease: Any) -> pd.DataFrame:
 
 
 def _sync_times(storage: Storage) -> dict[str, str]:
-    from .state import RootState
+    from .sync.state import RootState
 
     return RootState.load(storage).sync_times()
 

@@ -12,13 +12,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidParameterError, KnowledgeTimeWarning, LakeDamagedError, warn
-from .frames import to_frame
-from .order import either
-from .plan import normalise_symbols, resolve
-from .scan import Published, RowFilter, plain_text, time_number
-from .table import DatasetTable, Snapshot, damaged, once_more_if_overtaken
+from .sync.plan import normalise_symbols, resolve
+from .sync.versions import without_rows
+from .table.frames import to_frame
+from .table.order import either
+from .table.scan import Published, RowFilter, plain_text, time_number
+from .table.table import DatasetTable, Snapshot, damaged, once_more_if_overtaken
 from .tables import Tables
-from .versions import without_rows
 
 __all__ = ["read", "scope_of", "opened"]
 
@@ -77,7 +77,7 @@ def read(
     **options: Any,
 ) -> pd.DataFrame:
     """See :meth:`mdframes.Lake.read`. A read overtaken by a compaction reads once more,
-    on the new version (:func:`~mdframes.lake.table.once_more_if_overtaken`)."""
+    on the new version (:func:`~mdframes.lake.table.table.once_more_if_overtaken`)."""
     table = tables.get(resolve(dataset))
     version = options.get("version")
     if version is not None:  # an earlier version: its files are its own, never overtaken
@@ -303,7 +303,7 @@ def _public_from(table: pa.Table, ds: Any, since: dt.date, whole: Any) -> pa.Tab
     keep = _public_mask(table, ds, since)
     if keep is None or not table.num_rows:
         return table
-    from .versions import record_numbers
+    from .sync.versions import record_numbers
 
     records = record_numbers(table, whole)
     mask = np.isin(records, records[keep])
@@ -391,7 +391,7 @@ def _span(name: str, manifest: Any, start: Any, end: Any) -> tuple[Any, Any] | N
     """``start``/``end`` as the least and greatest :func:`~.scan.time_number` of the time
     column a read keeps (as :func:`_time_bounds` filters), for row groups' statistics."""
     from ..params import to_date, to_utc
-    from .scan import time_number
+    from .table.scan import time_number
 
     if manifest.time is None or (start is None and end is None):
         return None

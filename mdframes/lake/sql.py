@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
-from .faults import damaged
-from .frames import types_mapper
-from .layout import view_name
-from .table import DatasetTable, Snapshot, once_more_if_overtaken
+from .store.faults import damaged
+from .table.frames import types_mapper
+from .table.layout import view_name
+from .table.table import DatasetTable, Snapshot, once_more_if_overtaken
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import REGISTRY, Dataset
-from .layout import DELTA_LOG, MANIFEST, STATE, dir_name
-from .storage import Storage
-from .table import DatasetTable
+from .store.storage import Storage
+from .table.layout import DELTA_LOG, MANIFEST, STATE, dir_name
+from .table.table import DatasetTable
 
 __all__ = ["Tables"]
 

@@ -17,13 +17,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as pads
 
-from .commit import writer_properties
-from .faults import damaged
-from .frames import schema_of
-from .layout import FORMAT1_MANIFEST, FORMAT_VERSION, Manifest, dir_name
-from .log import FORMAT1_APP, deltalake_module
-from .storage import Storage
-from .table import DatasetTable
+from .store.faults import damaged
+from .store.storage import Storage
+from .table.commit import writer_properties
+from .table.frames import schema_of
+from .table.layout import FORMAT1_MANIFEST, FORMAT_VERSION, Manifest, dir_name
+from .table.log import FORMAT1_APP, deltalake_module
+from .table.table import DatasetTable
 from .tables import Tables
 
 __all__ = ["upgrade_lake", "FORMAT1_APP"]
@@ -57,7 +57,7 @@ def upgrade_lake(tables: Tables, lease: Any) -> list[str]:
         _convert(storage, tables.get(ds), lease)
         done.append(ds.name)
     if done:
-        from .state import RootState
+        from .sync.state import RootState
 
         root = RootState.load(storage)
         root.stamp_format()

@@ -1,4 +1,4 @@
-"""Sorting Arrow tables fast, in the order :meth:`mdframes.lake.modes.Mode.sort_keys` gives.
+"""Sorting Arrow tables fast, in the order :meth:`mdframes.lake.sync.modes.Mode.sort_keys` gives.
 
 Most reads come back already ordered (files hold disjoint symbol ranges and are written
 sorted); the rest are sorted here, by packing the keys into one integer where they fit.
@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._threads import threads
+from ..._threads import threads
 
 __all__ = ["arrange", "either"]
 

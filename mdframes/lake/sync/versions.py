@@ -19,8 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .frames import key_hashes, row_hashes
-from .layout import Manifest
+from ..table.frames import key_hashes, row_hashes
+from ..table.layout import Manifest
 
 __all__ = [
     "WindowDiff",
@@ -115,7 +115,7 @@ def snapshot_index(
     stored: pa.Table, manifest: Manifest, unit: Sequence[str]
 ) -> dict[str, Snapshot]:
     """The latest stored snapshot of each unit (``unit``: the columns that tell units
-    apart, see :attr:`mdframes.lake.modes.SnapshotMode.unit_columns`)."""
+    apart, see :attr:`mdframes.lake.sync.modes.SnapshotMode.unit_columns`)."""
     if stored.num_rows == 0:
         return {}
     frame = _identity(stored, manifest)

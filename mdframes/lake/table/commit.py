@@ -41,14 +41,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import LakeBusyError
-from .faults import damaged, rust_panics_hidden, write_failed
+from ...errors import LakeBusyError
+from ..store.faults import damaged, rust_panics_hidden, write_failed
+from ..store.storage import checkpoint
 from .layout import DELTA_LOG
 from .log import APP_ID, TableLog, arrow_schema, deltalake_module
 from .place import TablePlace
 from .scan import Records
 from .sidecar import Sidecar
-from .storage import checkpoint
 
 __all__ = ["Writer", "APP_ID", "ROW_GROUP", "SLICES", "TABLE_CONFIG", "STAGE", "writer_properties"]
 

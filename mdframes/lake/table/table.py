@@ -19,19 +19,19 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from ..errors import LakeDamagedError
-from ..registry import Dataset
+from ...errors import LakeDamagedError
+from ...registry import Dataset
+from ..store.faults import damaged, write_failed
+from ..store.storage import Storage
+from ..sync.modes import Mode
 from .commit import APP_ID, ROW_GROUP, TABLE_CONFIG, Writer, writer_properties
-from .faults import damaged, write_failed
 from .health import Health
 from .layout import Manifest
 from .log import Snapshot, TableLog, deltalake_module
-from .modes import Mode
 from .place import TablePlace
 from .repair import Repair
 from .scan import Published, Records
 from .sidecar import Sidecar
-from .storage import Storage
 
 __all__ = [
     "DatasetTable",

@@ -21,10 +21,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InvalidParameterError
-from ..registry import Dataset
-from .layout import Manifest
-from .order import arrange, either, time_sliced
+from ...errors import InvalidParameterError
+from ...registry import Dataset
+from ..table.layout import Manifest
+from ..table.order import arrange, either, time_sliced
 from .plan import Unit, window_units
 from .versions import (
     diff_snapshots,

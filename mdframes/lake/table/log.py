@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .faults import damaged
+from ..store.faults import damaged
 from .layout import DELTA_LOG
 from .place import TablePlace
 
@@ -33,7 +33,7 @@ OUR_APPS = (APP_ID, FORMAT1_APP)
 
 
 def deltalake_module() -> Any:
-    from .._deps import require
+    from ..._deps import require
 
     return require("deltalake", "lake", "md.Lake")
 

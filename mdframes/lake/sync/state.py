@@ -32,10 +32,10 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import MdframesError
-from .faults import damaged
-from .layout import FORMAT_VERSION, LAKE_STATE
-from .storage import Storage
+from ...errors import MdframesError
+from ..store.faults import damaged
+from ..store.storage import Storage
+from ..table.layout import FORMAT_VERSION, LAKE_STATE
 
 __all__ = [
     "RootState",

@@ -17,9 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
-from .._threads import shared_pool, threads
-from ..errors import LakeDamagedError
-from .faults import damaged, unreachable
+from ..._threads import shared_pool, threads
+from ...errors import LakeDamagedError
+from ..store.faults import damaged, unreachable
 from .frames import arrow_type, schema_of
 from .log import Snapshot
 from .place import TablePlace

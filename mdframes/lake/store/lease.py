@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._deps import require
-from ..errors import LakeBusyError, MdframesError
+from ..._deps import require
+from ...errors import LakeBusyError, MdframesError
 from .location import Location, parse_root
 
 __all__ = ["Lease", "LocalLease", "ObjectLease", "open_lease", "TTL", "HEARTBEAT", "LEASE"]
@@ -127,7 +127,7 @@ def open_lease(
     poll: float = POLL,
 ) -> Lease:
     """The writer lease of the lake at ``store``: a :class:`Location`, a root as
-    :func:`~mdframes.lake.location.parse_root` takes it, or the lake's storage object (its
+    :func:`~mdframes.lake.store.location.parse_root` takes it, or the lake's storage object (its
     resolved ``location``). ``owner`` says who holds it
     in others' errors (e.g. ``"sync 000004"``); ``ttl``/``heartbeat`` are for tests.
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from ..registry import Dataset
+from ...registry import Dataset
+from ..store.storage import Storage
+from ..sync.modes import Mode, mode_of
 from .layout import dir_name
-from .modes import Mode, mode_of
-from .storage import Storage
 
 __all__ = ["TablePlace"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import LakeDamagedError
+from ...errors import LakeDamagedError
+from ..store.faults import damaged, unreachable
 from .commit import Writer
-from .faults import damaged, unreachable
 from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE
 from .log import LogCommit, Snapshot, TableLog, arrow_schema
 from .place import TablePlace
@@ -35,7 +35,7 @@ def mark_not_synced(state: dict[str, Any], symbols: set[str], unit_symbol: Any) 
     """Mark the synced windows (or snapshots) of ``symbols`` (empty: all) not synced in a
     dataset's state (:func:`.state.mark_not_synced`): the next sync fetches them again, and
     coverage calls them pending until then."""
-    from .state import mark_not_synced as mark
+    from ..sync.state import mark_not_synced as mark
 
     mark(state, [u for u in state["units"] if not symbols or unit_symbol(u) in symbols])
 

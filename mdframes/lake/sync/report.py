@@ -99,7 +99,7 @@ class SyncReport:
     def _repr_html_(self) -> str:
         """A notebook's view: the key figures, then one row per dataset (done, pending,
         failed with the error texts)."""
-        from .. import _html
+        from ... import _html
 
         status = "failed" if self.failed else ("pending" if self.pending else "done")
         pairs: list[tuple[str, object]] = [

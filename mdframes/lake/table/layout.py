@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..identity import Identity
-from ..registry import Dataset
+from ...identity import Identity
+from ...registry import Dataset
 
 __all__ = [
     "FORMAT_VERSION",
@@ -153,7 +153,7 @@ class Manifest:
         body: dict[str, Any] = json.loads(raw)
         fmt = body.get("format")
         if isinstance(fmt, int) and fmt > FORMAT_VERSION:
-            from ..errors import MdframesError
+            from ...errors import MdframesError
 
             raise MdframesError(
                 f"this lake was written in lake format {fmt}, newer than the format "

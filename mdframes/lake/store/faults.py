@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from ..errors import ApiError, LakeDamagedError, LakeUnavailableError, MdframesError, NetworkError
+from ...errors import ApiError, LakeDamagedError, LakeUnavailableError, MdframesError, NetworkError
 
 __all__ = ["damaged", "write_failed", "unreachable", "reaching", "rust_panics_hidden"]
 
@@ -109,7 +109,7 @@ def unreachable(location: Any, exc: BaseException) -> LakeUnavailableError | Non
 
     Examples
     --------
-    >>> from mdframes.lake.location import parse_root
+    >>> from mdframes.lake.store.location import parse_root
     >>> loc = parse_root("s3://b/lake?endpoint_override=127.0.0.1:1&scheme=http")
     >>> unreachable(loc, OSError("... tcp connect error: Connection refused (os error 111)"))
     LakeUnavailableError('lake s3://b/lake: cannot reach its object store at http://127.0.0.1:1 (connection refused); the lake is not damaged: check the endpoint and the network, then run it again')

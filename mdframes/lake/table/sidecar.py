@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import MdframesError
-from .faults import damaged
+from ...errors import MdframesError
+from ..store.faults import damaged
 from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE, Column, Manifest, time_column
 from .place import TablePlace
 
@@ -19,7 +19,7 @@ class Sidecar:
     :meth:`forget`: another writer may widen it with a commit).
 
     The state also records ``committed``, the last table version this lake committed: a log
-    that no longer reaches it lost versions (see :mod:`mdframes.lake.health`). Every save of
+    that no longer reaches it lost versions (see :mod:`mdframes.lake.table.health`). Every save of
     the state carries the newest version this object committed, so a caller's older copy of
     the state never takes it back."""
 
@@ -78,7 +78,7 @@ class Sidecar:
         Arrow ``schema``: the loader's empty frame types the registry's columns, as a sync
         records them; a column the loader left untyped or only the table has takes its kind
         from the stored type."""
-        from ..frame import build_frame
+        from ...frame import build_frame
         from .frames import arrow_type, extend_manifest
 
         ds = self.place.ds

@@ -26,8 +26,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..client import Client
-from ..errors import (
+from ...client import Client
+from ...errors import (
     AuthenticationError,
     ConfigurationError,
     MdframesError,
@@ -36,17 +36,17 @@ from ..errors import (
     RateLimitError,
     warnings_from_threads,
 )
-from ..registry import REGISTRY
-from .frames import extend_manifest, to_table
-from .maintenance import auto_compact
+from ...registry import REGISTRY
+from ..maintenance import auto_compact
+from ..store.storage import Storage, checkpoint
+from ..table.frames import extend_manifest, to_table
+from ..table.table import DatasetTable
+from ..tables import Tables
 from .modes import Arrived
 from .pacer import Pacer, SyncStopped, sync_client
 from .plan import SyncRequest, Unit, plan_text
 from .report import SyncReport
 from .state import KEEP_SYNCS, OpenRun, RootState, finished_in, record_done, record_failed
-from .storage import Storage, checkpoint
-from .table import DatasetTable
-from .tables import Tables
 
 __all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "RunContext", "DatasetRun"]
 
@@ -331,7 +331,7 @@ class Sync:
         units = [u for run in datasets for u in run.ordered]
         ctx.report.plan = plan_text(units, skipped, request.budget, ctx.pacer.rate(), ctx.now)
         if self.progress is not False:
-            from ..progress import output
+            from ...progress import output
 
             # A notebook shows stderr as an error box: the plan goes to stdout there.
             print(ctx.report.plan, file=output(), flush=True)
@@ -377,7 +377,7 @@ class Sync:
         return list(dict.fromkeys(frame["symbol"].dropna().astype(str)))
 
     def _bar(self, total: int) -> Any:
-        from ..progress import progress_bar, wanted
+        from ...progress import progress_bar, wanted
 
         bar = progress_bar(total, "sync", enabled=wanted(self.progress, total))
         if bar is not None:
@@ -410,7 +410,7 @@ class Sync:
             pool.shutdown(wait=False, cancel_futures=True)
 
     def _one(self, unit: Unit) -> tuple[Any, Any]:
-        from ..loaders import load
+        from ...loaders import load
 
         pacer = self.ctx.pacer
         try:
@@ -438,8 +438,8 @@ def run_sync(
     """Run one checked sync request under the lake's writer lease: the request's unfinished
     run resumed (or a new one), the work, then the root state (rate window, the run closed
     or kept, the sync log)."""
-    from .lease import open_lease
-    from .upgrade import upgrade_lake
+    from ..store.lease import open_lease
+    from ..upgrade import upgrade_lake
 
     storage = tables.storage
     now = clock()

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidParameterError
-from ..registry import REGISTRY, Dataset
+from ...errors import InvalidParameterError
+from ...registry import REGISTRY, Dataset
 
 __all__ = [
     "SyncRequest",
@@ -31,7 +31,7 @@ def dataset_names() -> list[str]:
 
 def resolve(name: str) -> Dataset:
     """A lake dataset by name (case, ``_`` and ``-`` aside; the registry's one resolver)."""
-    from ..registry import resolve_name
+    from ...registry import resolve_name
 
     if not isinstance(name, str):
         raise InvalidParameterError(f"dataset names are strings, got {name!r}", parameter="dataset")
@@ -57,7 +57,7 @@ def resolve_datasets(datasets: str | Iterable[str]) -> list[Dataset]:
 
 def normalise_symbols(symbols: Any, dataset: str | None = None) -> list[str]:
     """Checked symbols, stripped and upper-cased, without repeats, in the caller's order."""
-    from ..params import check_symbols
+    from ...params import check_symbols
 
     if symbols is None or not isinstance(symbols, (str, Iterable)):
         raise InvalidParameterError(
@@ -142,7 +142,7 @@ def build_request(
     >>> r.symbols, r.names
     (('AAPL',), ['insider_trading'])
     """
-    from ..params import to_date
+    from ...params import to_date
 
     resolved = resolve_datasets(datasets)
     market = _text_option(market, "market")

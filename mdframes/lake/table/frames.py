@@ -19,10 +19,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._threads import threads
-from ..errors import MdframesError
-from ..identity import Identity
-from ..registry import Dataset
+from ..._threads import threads
+from ...errors import MdframesError
+from ...identity import Identity
+from ...registry import Dataset
 from .layout import Column, Manifest, kind_of
 
 __all__ = [

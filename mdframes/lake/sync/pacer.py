@@ -16,8 +16,8 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from ..client import Client, reset_from_headers
-from ..errors import MdframesError
+from ...client import Client, reset_from_headers
+from ...errors import MdframesError
 
 __all__ = ["Pacer", "SyncStopped", "sync_client", "SYNC_MAX_WAIT"]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..errors import InvalidParameterError, redact
+from ...errors import InvalidParameterError, redact
 
 __all__ = ["Location", "parse_root", "redact_root", "SECRET_KEYS"]
 

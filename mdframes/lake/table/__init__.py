@@ -1,0 +1,1 @@
+"""One dataset's Delta table: the facade ``table.DatasetTable`` and the roles it delegates to."""
