@@ -359,9 +359,9 @@ def test_a_category_column_reads_as_its_vocabulary_values_outside_it_appended() 
     import pyarrow as pa
 
     from mdframes.lake.table.frames import to_frame
-    from mdframes.lake.table.layout import Column, Manifest
+    from mdframes.lake.table.layout import Column, DtypeRecord
 
-    manifest = Manifest(
+    manifest = DtypeRecord(
         "x", "window", ["symbol"], None, [Column("kind", "category", ["Purchase", "Sale"])]
     )
     values = ["Sale", None, "Purchase", "Sale"]

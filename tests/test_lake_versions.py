@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from mdframes.lake.sync.versions import superseded_versions, without_rows
-from mdframes.lake.table.layout import Manifest
+from mdframes.lake.table.layout import DtypeRecord
 
 
 def _read_like(
@@ -86,7 +86,7 @@ def test_latest_versions_of_multi_chunk_dictionary_reads_equal_a_group_by(
     rng = np.random.default_rng(7)
     table = _read_like(rng, 3000, 7, distinct_ids, alternative)
     ids = "alt|award_id" if alternative else "award_id"
-    manifest = Manifest("government_contracts", "window", ["symbol", ids, "day"], None, [])
+    manifest = DtypeRecord("government_contracts", "window", ["symbol", ids, "day"], None, [])
     got = without_rows(table, superseded_versions(table, manifest)).to_pandas()
     for name in ("symbol", "award_id", "alt"):
         got[name] = got[name].astype(object)
@@ -121,7 +121,7 @@ def test_a_sort_that_tells_latest_versions_keeps_the_rows_chosen_apart(distinct_
         Column("day", "date"),
         Column("value", "float64"),
     ]
-    manifest = Manifest(
+    manifest = DtypeRecord(
         "government_contracts", "window", ["symbol", "award_id", "day"], "day", columns
     )
     mode = WindowMode()

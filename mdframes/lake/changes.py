@@ -79,9 +79,9 @@ def _identity(history: pd.DataFrame, key: Sequence[str]) -> pd.Series:
     """One integer per record (and per occurrence, when one answer held several records
     with the same id)."""
     identity = Identity.parse(key)
-    for part in identity.spec:
-        if not any(c in history.columns for c in part.split("|")):
-            raise KeyError(f"record-id column {part!r} is not in the history frame")
+    for part in identity.parts:
+        if not any(c in history.columns for c in part):
+            raise KeyError(f"record-id column {'|'.join(part)!r} is not in the history frame")
     record = pd.Series(identity.ids(history), index=history.index)
     occurrence = pd.Series(0, index=history.index)
     if _FETCHED in history.columns:
@@ -129,8 +129,9 @@ def changes(
       symbol  field  old  new sync_id
     0      A  score  0.1  0.2      s2
     """
-    ids = [c for c in key_columns(key) if c in history.columns]
-    single = {part for part in key if "|" not in part}
+    identity = Identity.parse(key)
+    ids = [c for c in identity.names if c in history.columns]
+    single = {part[0] for part in identity.parts if len(part) == 1}
     fields = [c for c in history.columns if not c.startswith("_") and c not in single]
     fetched = (
         history[_FETCHED]

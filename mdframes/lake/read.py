@@ -17,13 +17,13 @@ from .sync.versions import without_rows
 from .table.frames import to_frame
 from .table.order import either
 from .table.scan import Published, RowFilter, plain_text, time_number
-from .table.table import DatasetTable, Snapshot, damaged, once_more_if_overtaken
+from .table.table import DatasetTable, TableVersion, damaged, once_more_if_overtaken
 from .tables import Tables
 
 __all__ = ["read", "scope_of", "opened"]
 
 
-def opened(table: DatasetTable) -> Snapshot | None:
+def opened(table: DatasetTable) -> TableVersion | None:
     """The version a read reads (resolved once), after the lake's own checks: a format-1
     dataset not converted yet, or a dataset never synced."""
     if table.manifest is None:
@@ -318,7 +318,9 @@ def _day_scalar(kind: pa.DataType, day: dt.date) -> pa.Scalar:
     return pa.scalar(day, type=kind)
 
 
-def _at_version(store: DatasetTable, latest: Snapshot | None, version: Any) -> Snapshot | None:
+def _at_version(
+    store: DatasetTable, latest: TableVersion | None, version: Any
+) -> TableVersion | None:
     """The table as it was at ``version`` (Delta time travel): the latest when it is."""
     if isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise InvalidParameterError(
@@ -335,7 +337,7 @@ def _at_version(store: DatasetTable, latest: Snapshot | None, version: Any) -> S
 
 def _where(
     store: DatasetTable,
-    snap: Snapshot | None,
+    snap: TableVersion | None,
     start: Any,
     end: Any,
     known: Any,
@@ -360,7 +362,7 @@ def _where(
 
 
 def _time_bounds(
-    name: str, manifest: Any, snap: Snapshot | None, start: Any, end: Any
+    name: str, manifest: Any, snap: TableVersion | None, start: Any, end: Any
 ) -> list[tuple[str, str, Any]]:
     """``start``/``end`` as bounds on the dataset's time column, both inclusive."""
     from ..params import to_date, to_utc
@@ -408,7 +410,9 @@ def _span(name: str, manifest: Any, start: Any, end: Any) -> tuple[Any, Any] | N
     return out[0], out[1]
 
 
-def _wholly_outside(name: str, manifest: Any, snap: Snapshot | None, start: Any, end: Any) -> bool:
+def _wholly_outside(
+    name: str, manifest: Any, snap: TableVersion | None, start: Any, end: Any
+) -> bool:
     """Whether the log's statistics show no row of the version within ``start``..``end``
     on the dataset's time column (a panel's seek for older rows before a lake's first)."""
     from ..params import to_date, to_utc
@@ -438,11 +442,11 @@ def _wholly_outside(name: str, manifest: Any, snap: Snapshot | None, start: Any,
 
 
 # Delta statistics keep times to the millisecond (cut, not rounded, by delta-rs): a stored
-# time is within this of the version's least and greatest (Snapshot.extent).
+# time is within this of the version's least and greatest (TableVersion.extent).
 _STATS_SLACK = dt.timedelta(milliseconds=1)
 
 
-def _every_row_within(snap: Snapshot | None, column: str, low: Any, high: Any) -> bool:
+def _every_row_within(snap: TableVersion | None, column: str, low: Any, high: Any) -> bool:
     """Whether the log's statistics show every row of the version with ``column`` set and
     at or after ``low``, at or before ``high`` (None: no bound); False when they cannot
     tell."""
@@ -464,7 +468,7 @@ def _every_row_within(snap: Snapshot | None, column: str, low: Any, high: Any) -
     return True
 
 
-def _warn_before_every_version(store: DatasetTable, snap: Snapshot | None, known: Any) -> None:
+def _warn_before_every_version(store: DatasetTable, snap: TableVersion | None, known: Any) -> None:
     first = store.first_fetched(snap)
     if first is None or known < first:
         since = "holds nothing yet" if first is None else f"was first synced at {first}"
@@ -500,7 +504,7 @@ def _needed(wanted: list[str], manifest: Any, meta: Any, ordered: bool = False) 
 
 
 def _pick_scope(
-    store: DatasetTable, snap: Snapshot | None, market: str | None, region: str | None
+    store: DatasetTable, snap: TableVersion | None, market: str | None, region: str | None
 ) -> str:
     if market or region:
         return scope_of(market, region)

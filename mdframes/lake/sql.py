@@ -11,7 +11,7 @@ import pyarrow as pa
 from .store.faults import damaged
 from .table.frames import types_mapper
 from .table.layout import view_name
-from .table.table import DatasetTable, Snapshot, once_more_if_overtaken
+from .table.table import DatasetTable, TableVersion, once_more_if_overtaken
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
@@ -40,7 +40,7 @@ def views_sql(table: DatasetTable, source: str) -> list[str]:
 
 
 def connect(
-    tables: list[DatasetTable], pinned: dict[str, Snapshot] | None = None
+    tables: list[DatasetTable], pinned: dict[str, TableVersion] | None = None
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with every dataset's views, each over one pinned table
     version's file list (never a folder glob; no extension is downloaded); ``pinned`` is
@@ -83,7 +83,7 @@ def connect(
 
 
 def _damaged(
-    tables: list[DatasetTable], pinned: dict[str, Snapshot], exc: BaseException
+    tables: list[DatasetTable], pinned: dict[str, TableVersion], exc: BaseException
 ) -> BaseException:
     """A DuckDB read error as the lake's: the damaged file of the versions the views read
     named, or the error itself."""
@@ -106,7 +106,7 @@ def run(tables: list[DatasetTable], query: str, params: Any = None) -> pd.DataFr
 def _run(tables: list[DatasetTable], query: str, params: Any) -> pd.DataFrame:
     import duckdb
 
-    pinned: dict[str, Snapshot] = {}
+    pinned: dict[str, TableVersion] = {}
     try:
         con = connect(tables, pinned)
     except (duckdb.IOException, duckdb.InvalidInputException) as exc:

@@ -21,7 +21,7 @@ from .store.faults import damaged
 from .store.storage import Storage
 from .table.commit import writer_properties
 from .table.frames import schema_of
-from .table.layout import FORMAT1_MANIFEST, FORMAT_VERSION, Manifest, dir_name
+from .table.layout import FORMAT1_MANIFEST, FORMAT_VERSION, DtypeRecord, dir_name
 from .table.log import FORMAT1_APP, deltalake_module
 from .table.table import DatasetTable
 from .tables import Tables
@@ -71,7 +71,7 @@ def _convert(storage: Storage, table: DatasetTable, lease: Any) -> None:
     raw = storage.read_bytes(folder, FORMAT1_MANIFEST)
     assert raw is not None
     try:
-        old = Manifest.from_json(raw, accept=1)
+        old = DtypeRecord.from_json(raw, accept=1)
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         raise damaged(table.ds.name, f"{folder}/{FORMAT1_MANIFEST}", exc) from None
     names = _format1_files(storage, folder)
@@ -93,7 +93,7 @@ def _convert(storage: Storage, table: DatasetTable, lease: Any) -> None:
             meta = _file_meta(storage, folder, n)
             for sync_id, by_scope in meta.get("summaries", {}).items():
                 state.setdefault("summaries", {}).setdefault(sync_id, {}).update(by_scope)
-        new = Manifest(old.dataset, old.mode, old.key, old.time, old.columns, FORMAT_VERSION)
+        new = DtypeRecord(old.dataset, old.mode, old.key, old.time, old.columns, FORMAT_VERSION)
         table.save_manifest(new)
         if delta is None:
             delta = table.create_table(table.stored_schema())

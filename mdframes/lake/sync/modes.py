@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from ...errors import InvalidParameterError
 from ...registry import Dataset
-from ..table.layout import Manifest
+from ..table.layout import DtypeRecord
 from ..table.order import arrange, either, time_sliced
 from .plan import Unit, window_units
 from .versions import (
@@ -144,7 +144,7 @@ class Mode:
             dataset=ds.name,
         )
 
-    def one_per_fetch(self, table: pa.Table, manifest: Manifest) -> pa.Table:
+    def one_per_fetch(self, table: pa.Table, manifest: DtypeRecord) -> pa.Table:
         """One row per record and fetch time: copies another writer appended never double
         a record (reads, SQL views, ``info`` and ``changes`` of a table not trusted)."""
         return one_per_content(table, manifest)
@@ -153,23 +153,23 @@ class Mode:
         """The stored rows a batch must be compared with."""
         return symbol_filter(sorted({str(a.symbol) for a in arrived}))
 
-    def index(self, stored: pa.Table | None, manifest: Manifest) -> Any:
+    def index(self, stored: pa.Table | None, manifest: DtypeRecord) -> Any:
         raise NotImplementedError
 
     def diff(
-        self, table: pa.Table, arrived: Sequence[Arrived], manifest: Manifest, index: Any
+        self, table: pa.Table, arrived: Sequence[Arrived], manifest: DtypeRecord, index: Any
     ) -> tuple[pa.Table, int, int]:
         """The rows to store (with ``_version`` and, windowed, ``_n``), new records, new
         versions."""
         raise NotImplementedError
 
-    def superseded(self, table: pa.Table, manifest: Manifest) -> np.ndarray:
+    def superseded(self, table: pa.Table, manifest: DtypeRecord) -> np.ndarray:
         """The positions (ascending) of the rows that are not their record's latest
         version: a read cuts them out (:func:`~.versions.without_rows`, or in its sort's
         gather, :meth:`sort`)."""
         raise NotImplementedError
 
-    def sort_keys(self, manifest: Manifest) -> list[tuple[str, str]]:
+    def sort_keys(self, manifest: DtypeRecord) -> list[tuple[str, str]]:
         """The one order of the dataset's rows, stored and read, the loaders' order (CONTRACT
         §2, §10.1): (filter,) symbol, time, then the record identity's columns (ties), then
         ``_n`` (records sharing an identity in one answer) and ``_version``. Text, categories
@@ -188,7 +188,7 @@ class Mode:
     def sort(
         self,
         table: pa.Table,
-        manifest: Manifest,
+        manifest: DtypeRecord,
         symbols: Sequence[str] | None = None,
         by_symbol: bool = False,
         drop: np.ndarray | None = None,
@@ -228,18 +228,18 @@ class Mode:
         out = columns if columns is not None else [c for c in table.column_names if c != "__rank"]
         return arrange(table, keys, drop, latest=chosen, columns=out)
 
-    def versions_by_keys(self, table: pa.Table, manifest: Manifest, keys: list[str]) -> bool:
+    def versions_by_keys(self, table: pa.Table, manifest: DtypeRecord, keys: list[str]) -> bool:
         """Whether rows equal on every one of ``keys`` (:meth:`sort_keys`, those ``table``
         has) but the last are versions of one record, the last key their version (the
         sort then tells the latest, :func:`~.order.arrange`)."""
         return False
 
-    def lay_out(self, table: pa.Table, manifest: Manifest, block: int, slices: int) -> pa.Table:
+    def lay_out(self, table: pa.Table, manifest: DtypeRecord, block: int, slices: int) -> pa.Table:
         """The rows of a write (sorted in :meth:`sort_keys` order) in the order they are
         stored: as sorted, but for a windowed dataset (:meth:`WindowMode.lay_out`)."""
         return table
 
-    def latest_sql(self, manifest: Manifest, quote: Callable[[str], str]) -> str:
+    def latest_sql(self, manifest: DtypeRecord, quote: Callable[[str], str]) -> str:
         """The ``qualify`` rule of the ``<name>`` view (latest versions)."""
         raise NotImplementedError
 
@@ -286,19 +286,19 @@ class WindowMode(Mode):
                 f"{ds.name} is not kept by the lake", parameter="dataset", dataset=ds.name
             )
 
-    def one_per_fetch(self, table: pa.Table, manifest: Manifest) -> pa.Table:
+    def one_per_fetch(self, table: pa.Table, manifest: DtypeRecord) -> pa.Table:
         return one_per_record(table, manifest)
 
-    def superseded(self, table: pa.Table, manifest: Manifest) -> np.ndarray:
+    def superseded(self, table: pa.Table, manifest: DtypeRecord) -> np.ndarray:
         return superseded_versions(table, manifest)
 
-    def versions_by_keys(self, table: pa.Table, manifest: Manifest, keys: list[str]) -> bool:
+    def versions_by_keys(self, table: pa.Table, manifest: DtypeRecord, keys: list[str]) -> bool:
         """Where the identity's every part is one column of exact values (no alternative
         columns, whose first value present is compared, no floats) and the table has them
         all: the keys then end with them, ``_n`` and ``_version``."""
         return keys_tell_versions(table, manifest, keys)
 
-    def lay_out(self, table: pa.Table, manifest: Manifest, block: int, slices: int) -> pa.Table:
+    def lay_out(self, table: pa.Table, manifest: DtypeRecord, block: int, slices: int) -> pa.Table:
         """Rows in time slices per block of symbols (:func:`~.order.time_sliced`): a read of
         a few months prunes row groups by time. Snapshots are read whole, latest first, and
         cross sections by filter, so only windowed datasets are sliced."""
@@ -306,11 +306,11 @@ class WindowMode(Mode):
             return table
         return time_sliced(table, manifest.time, block, slices)
 
-    def index(self, stored: pa.Table | None, manifest: Manifest) -> Any:
+    def index(self, stored: pa.Table | None, manifest: DtypeRecord) -> Any:
         return window_index(stored, manifest)
 
     def diff(
-        self, table: pa.Table, arrived: Sequence[Arrived], manifest: Manifest, index: Any
+        self, table: pa.Table, arrived: Sequence[Arrived], manifest: DtypeRecord, index: Any
     ) -> tuple[pa.Table, int, int]:
         d = diff_window(table.drop_columns(["_fetched_at"]), manifest, index)
         kept = table.take(pa.array(d.take, type=pa.int64()))
@@ -318,7 +318,7 @@ class WindowMode(Mode):
         kept = kept.append_column("_n", pa.array(d.n, type=pa.int16()))
         return kept, d.added, d.revised
 
-    def latest_sql(self, manifest: Manifest, quote: Callable[[str], str]) -> str:
+    def latest_sql(self, manifest: DtypeRecord, quote: Callable[[str], str]) -> str:
         names = set(manifest.names())
         key = manifest.identity
         parts = key.sql(names, quote) if key else [quote(n) for n in manifest.names()]
@@ -364,13 +364,13 @@ class SnapshotMode(Mode):
     def unit_meta(self, scope: str, n: int) -> dict[str, list[Any]]:
         return {"_scope": [scope] * n}
 
-    def index(self, stored: pa.Table | None, manifest: Manifest) -> Any:
+    def index(self, stored: pa.Table | None, manifest: DtypeRecord) -> Any:
         if stored is None:
             return {}
         return snapshot_index(stored, manifest, self.unit_columns)
 
     def diff(
-        self, table: pa.Table, arrived: Sequence[Arrived], manifest: Manifest, index: Any
+        self, table: pa.Table, arrived: Sequence[Arrived], manifest: DtypeRecord, index: Any
     ) -> tuple[pa.Table, int, int]:
         ids = [a.unit_id for a in arrived for _ in range(a.table.num_rows)]
         keep, version, added, revised = diff_snapshots(
@@ -380,10 +380,10 @@ class SnapshotMode(Mode):
         kept = kept.append_column("_version", pa.array(version[keep], type=pa.int32()))
         return kept, added, revised
 
-    def superseded(self, table: pa.Table, manifest: Manifest) -> np.ndarray:
+    def superseded(self, table: pa.Table, manifest: DtypeRecord) -> np.ndarray:
         return superseded_snapshots(table, self.unit_columns)
 
-    def latest_sql(self, manifest: Manifest, quote: Callable[[str], str]) -> str:
+    def latest_sql(self, manifest: DtypeRecord, quote: Callable[[str], str]) -> str:
         partition = ", ".join(self.unit_columns)
         return f"_version = max(_version) over (partition by {partition})"
 

@@ -20,13 +20,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..table.frames import key_hashes, row_hashes
-from ..table.layout import Manifest
+from ..table.layout import DtypeRecord
 
 __all__ = [
     "WindowDiff",
     "window_index",
     "diff_window",
-    "Snapshot",
+    "UnitAnswer",
     "snapshot_index",
     "diff_snapshots",
     "unit_of",
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-def _identity(table: pa.Table, manifest: Manifest) -> pd.DataFrame:
+def _identity(table: pa.Table, manifest: DtypeRecord) -> pd.DataFrame:
     ka, kb = key_hashes(table, manifest.identity)
     return pd.DataFrame({"ka": ka, "kb": kb, "h": row_hashes(table, manifest.names())})
 
@@ -47,7 +47,7 @@ def _identity(table: pa.Table, manifest: Manifest) -> pd.DataFrame:
 # --- windowed datasets -------------------------------------------------------------------------
 
 
-def window_index(stored: pa.Table | None, manifest: Manifest | None) -> pd.DataFrame:
+def window_index(stored: pa.Table | None, manifest: DtypeRecord | None) -> pd.DataFrame:
     """The latest stored version of each record: ``ka, kb, n, h, v``."""
     if stored is None or manifest is None or stored.num_rows == 0:
         return pd.DataFrame(
@@ -75,7 +75,7 @@ class WindowDiff:
     revised: int  # new versions of known records
 
 
-def diff_window(new: pa.Table, manifest: Manifest, index: pd.DataFrame) -> WindowDiff:
+def diff_window(new: pa.Table, manifest: DtypeRecord, index: pd.DataFrame) -> WindowDiff:
     """Compare a fetched table with the stored latest versions."""
     frame = _identity(new, manifest)
     frame["pos"] = np.arange(len(frame))
@@ -105,15 +105,17 @@ def unit_of(symbol: str | None, scope: str) -> str:
 
 
 @dataclass
-class Snapshot:
+class UnitAnswer:
+    """The latest stored answer of one unit: its version, content hashes and record keys."""
+
     version: int
     hashes: np.ndarray  # sorted content hashes
     keys: set[tuple[int, int]]
 
 
 def snapshot_index(
-    stored: pa.Table, manifest: Manifest, unit: Sequence[str]
-) -> dict[str, Snapshot]:
+    stored: pa.Table, manifest: DtypeRecord, unit: Sequence[str]
+) -> dict[str, UnitAnswer]:
     """The latest stored snapshot of each unit (``unit``: the columns that tell units
     apart, see :attr:`mdframes.lake.sync.modes.SnapshotMode.unit_columns`)."""
     if stored.num_rows == 0:
@@ -125,7 +127,7 @@ def snapshot_index(
     frame = frame[frame["v"] == last]
     out = {}
     for unit_id, rows in frame.groupby("unit", sort=False):
-        out[str(unit_id)] = Snapshot(
+        out[str(unit_id)] = UnitAnswer(
             int(rows["v"].iloc[0]),
             np.sort(rows["h"].to_numpy()),
             set(zip(rows["ka"].tolist(), rows["kb"].tolist(), strict=True)),
@@ -140,7 +142,7 @@ def _unit_ids(table: pa.Table, unit: Sequence[str]) -> list[str]:
 
 
 def diff_snapshots(
-    new: pa.Table, units: Sequence[str], manifest: Manifest, index: dict[str, Snapshot]
+    new: pa.Table, units: Sequence[str], manifest: DtypeRecord, index: dict[str, UnitAnswer]
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Compare fetched snapshots (rows labelled by unit) with each unit's latest stored one.
 
@@ -172,7 +174,7 @@ def diff_snapshots(
 # --- reads -------------------------------------------------------------------------------------
 
 
-def superseded_versions(table: pa.Table, manifest: Manifest) -> np.ndarray:
+def superseded_versions(table: pa.Table, manifest: DtypeRecord) -> np.ndarray:
     """The positions (ascending) of the rows that are not their record's latest version
     (windowed datasets): a read cuts them out where it copies its rows anyway (a sort's
     gather), or with :func:`without_rows`."""
@@ -181,7 +183,7 @@ def superseded_versions(table: pa.Table, manifest: Manifest) -> np.ndarray:
     return _superseded(table, manifest)
 
 
-def keys_tell_versions(table: pa.Table, manifest: Manifest, keys: list[str]) -> bool:
+def keys_tell_versions(table: pa.Table, manifest: DtypeRecord, keys: list[str]) -> bool:
     """Whether rows of ``table`` equal on every one of ``keys`` (a read's sort keys, those
     the table has) but the last are the versions of one record, so that a sort by them
     tells each record's latest (windowed datasets): the keys are the identity's columns,
@@ -213,7 +215,7 @@ def superseded_snapshots(table: pa.Table, unit: Sequence[str]) -> np.ndarray:
     return np.flatnonzero(~keep)
 
 
-def _superseded(table: pa.Table, manifest: Manifest) -> np.ndarray:
+def _superseded(table: pa.Table, manifest: DtypeRecord) -> np.ndarray:
     """The rows that are not their record's latest version.
 
     A record with an older version has a row with ``_version > 1``, and every version of it
@@ -254,7 +256,7 @@ class _Part:
         return pc.coalesce(*[c.cast(pa.string()) for c in columns])
 
 
-def _identity_parts(table: pa.Table, manifest: Manifest) -> list[_Part]:
+def _identity_parts(table: pa.Table, manifest: DtypeRecord) -> list[_Part]:
     """The identity's parts plus ``_n`` (the whole row's values for an identity-less
     dataset, as :func:`key_hashes` takes them)."""
     identity = manifest.identity
@@ -333,7 +335,7 @@ def _taken(column: pa.ChunkedArray, rows: np.ndarray) -> pa.Array | pa.ChunkedAr
     return pa.concat_arrays(parts) if parts else pa.array([], type=plain)
 
 
-def record_numbers(table: pa.Table, manifest: Manifest) -> np.ndarray:
+def record_numbers(table: pa.Table, manifest: DtypeRecord) -> np.ndarray:
     """One integer per record (its identity and ``_n``) for each row of ``table``: the
     versions of a record share it."""
     return _group_ids(
@@ -389,7 +391,7 @@ def without_rows(table: pa.Table, dropped: np.ndarray) -> pa.Table:
     return pa.concat_tables(pieces) if pieces else table.slice(0, 0)
 
 
-def one_per_record(table: pa.Table, manifest: Manifest) -> pa.Table:
+def one_per_record(table: pa.Table, manifest: DtypeRecord) -> pa.Table:
     """One row per record (identity and ``_n``) and fetch time, the first in stored order:
     copies of rows another writer appended never double a record (windowed datasets)."""
     if table.num_rows < 2 or "_fetched_at" not in table.column_names:
@@ -401,7 +403,7 @@ def one_per_record(table: pa.Table, manifest: Manifest) -> pa.Table:
     return _first_of(table, pd.DataFrame({"ka": ka, "kb": kb, "n": n}))
 
 
-def one_per_content(table: pa.Table, manifest: Manifest) -> pa.Table:
+def one_per_content(table: pa.Table, manifest: DtypeRecord) -> pa.Table:
     """One row per content and fetch time within its snapshot (filter), the first in stored
     order (snapshot datasets: a snapshot holds whole answers, rows told apart by value)."""
     if table.num_rows < 2 or "_fetched_at" not in table.column_names:

@@ -23,7 +23,7 @@ from ..._threads import threads
 from ...errors import MdframesError
 from ...identity import Identity
 from ...registry import Dataset
-from .layout import Column, Manifest, kind_of
+from .layout import Column, DtypeRecord, kind_of
 
 __all__ = [
     "arrow_type",
@@ -62,7 +62,7 @@ def arrow_type(kind: str) -> pa.DataType:
     }[kind]
 
 
-def schema_of(manifest: Manifest, meta: Sequence[str], *, stored: bool = False) -> pa.Schema:
+def schema_of(manifest: DtypeRecord, meta: Sequence[str], *, stored: bool = False) -> pa.Schema:
     """The schema of a dataset's rows; ``stored=True``: as written to the Delta table
     (columns of kind ``null`` left out)."""
     cols = [c for c in manifest.columns if not (stored and c.kind == "null")]
@@ -71,7 +71,7 @@ def schema_of(manifest: Manifest, meta: Sequence[str], *, stored: bool = False) 
     return pa.schema(fields)
 
 
-def extend_manifest(manifest: Manifest, df: pd.DataFrame, ds: Dataset) -> bool:
+def extend_manifest(manifest: DtypeRecord, df: pd.DataFrame, ds: Dataset) -> bool:
     """Add the frame's new columns to the manifest, and type columns that were all null so
     far. Returns whether the manifest changed."""
     fixed = {f.name: list(f.categories) for f in ds.all_fields if f.kind == "cat"}
@@ -146,7 +146,7 @@ def _changed(col: Column, kind: str, exc: Exception | None = None) -> MdframesEr
     )
 
 
-def to_table(df: pd.DataFrame, manifest: Manifest, meta: dict[str, Any]) -> pa.Table:
+def to_table(df: pd.DataFrame, manifest: DtypeRecord, meta: dict[str, Any]) -> pa.Table:
     """The stored form of a loader frame: every manifest column (null where the frame has
     none) and the meta columns."""
     arrays, fields = [], []
@@ -175,7 +175,7 @@ def types_mapper(t: pa.DataType) -> Any:
     return None
 
 
-def to_frame(table: pa.Table, manifest: Manifest) -> pd.DataFrame:
+def to_frame(table: pa.Table, manifest: DtypeRecord) -> pd.DataFrame:
     """A stored table as the loader's frame: dtypes from the manifest, plus any meta columns
     present (``_fetched_at`` stays UTC microseconds)."""
     arrays = []

@@ -21,7 +21,7 @@ from ...errors import LakeDamagedError
 from ..store.faults import damaged, unreachable
 from .commit import Writer
 from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE
-from .log import LogCommit, Snapshot, TableLog, arrow_schema
+from .log import LogCommit, TableLog, TableVersion, arrow_schema
 from .place import TablePlace
 from .scan import Records
 from .sidecar import Sidecar
@@ -48,7 +48,7 @@ def commit_file(folder: str, version: int) -> str:
 class Findings:
     """What :meth:`Health.examine` found in one dataset."""
 
-    snap: Snapshot | None = None
+    snap: TableVersion | None = None
     latest: int | None = None  # the log's latest version (None: no table)
     state: dict[str, Any] | None = None  # as stored (None: absent or unreadable)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (file, problem)
@@ -134,12 +134,12 @@ class Health:
         if gone is not None:
             raise gone from None
 
-    def problems(self) -> tuple[Snapshot | None, list[tuple[str, str]]]:
+    def problems(self) -> tuple[TableVersion | None, list[tuple[str, str]]]:
         """(version, [(file, problem)]) for what the lake cannot vouch for."""
         found = self.examine()
         return found.snap, found.problems
 
-    def listed_problems(self, snap: Snapshot | None) -> dict[str, str]:
+    def listed_problems(self, snap: TableVersion | None) -> dict[str, str]:
         """Listed files that are missing, unreadable, or not the size or row count the log
         says (another file put in the place of one)."""
         out: dict[str, str] = {}
@@ -165,7 +165,7 @@ class Health:
                 out.append((record, f"column {f.name} is not recorded"))
         return out
 
-    def vouched(self, snap: Snapshot | None) -> bool:
+    def vouched(self, snap: TableVersion | None) -> bool:
         """Whether every commit up to ``snap`` is the lake's own or repaired (its rows need
         no check for copies). Raises :class:`LakeDamagedError` when the log lost versions
         the lake committed: a read never gets older data silently."""

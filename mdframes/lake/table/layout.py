@@ -34,7 +34,7 @@ __all__ = [
     "DELTA_LOG",
     "FORMAT1_MANIFEST",
     "Column",
-    "Manifest",
+    "DtypeRecord",
     "dir_name",
     "view_name",
     "time_column",
@@ -116,7 +116,7 @@ class Column:
 
 
 @dataclass
-class Manifest:
+class DtypeRecord:
     """How a dataset folder is laid out and typed (``_manifest.json``)."""
 
     dataset: str
@@ -147,7 +147,7 @@ class Manifest:
         return json.dumps(body, indent=1, ensure_ascii=False).encode()
 
     @classmethod
-    def from_json(cls, raw: bytes, *, accept: int = FORMAT_VERSION) -> Manifest:
+    def from_json(cls, raw: bytes, *, accept: int = FORMAT_VERSION) -> DtypeRecord:
         """The record of ``raw``; raises ``ValueError``/``KeyError``/``TypeError`` when it is
         not one (the caller names the file) and :class:`MdframesError` for another format."""
         body: dict[str, Any] = json.loads(raw)

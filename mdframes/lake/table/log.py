@@ -15,7 +15,7 @@ from .layout import DELTA_LOG
 from .place import TablePlace
 
 __all__ = [
-    "Snapshot",
+    "TableVersion",
     "TableLog",
     "LogCommit",
     "deltalake_module",
@@ -44,7 +44,7 @@ def arrow_schema(delta: Any) -> pa.Schema:
 
 
 @dataclass
-class Snapshot:
+class TableVersion:
     """One table version: its data files (URIs as the log lists them), sizes and row counts."""
 
     version: int
@@ -110,11 +110,11 @@ class TableLog:
     file list (read from the log once per version). ``on_version`` is told of each new
     version read."""
 
-    def __init__(self, place: TablePlace, on_version: Callable[[Snapshot], None]) -> None:
+    def __init__(self, place: TablePlace, on_version: Callable[[TableVersion], None]) -> None:
         self.place = place
         self.on_version = on_version
         self.table: Any = None  # the readers' Delta table object
-        self._snap: Snapshot | None = None
+        self._snap: TableVersion | None = None
 
     def delta(self) -> Any:
         """The opened Delta table, refreshed to its latest version (None: no table yet)."""
@@ -150,7 +150,7 @@ class TableLog:
         name = f"{version + 1:020d}.json"
         return not os.path.exists(storage.path(self.place.folder, DELTA_LOG, name))
 
-    def snapshot(self) -> Snapshot | None:
+    def snapshot(self) -> TableVersion | None:
         """The latest version and its file list (None: no table yet)."""
         table = self.delta()
         if table is None:
@@ -163,11 +163,11 @@ class TableLog:
         actions = _in_stored_order(actions, self.place.mode.file_keys)
         files = [self.place.file_uri(p) for p in actions["path"].to_pylist()]
         rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
-        self._snap = Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+        self._snap = TableVersion(version, files, actions["size_bytes"].to_pylist(), rows, actions)
         self.on_version(self._snap)
         return self._snap
 
-    def snapshot_at(self, version: int) -> Snapshot:
+    def snapshot_at(self, version: int) -> TableVersion:
         """An earlier version and its file list, from the log (Delta time travel), for a
         read that must see the table as a training set recorded it. ``LakeDamagedError``
         naming the version when its commit is gone from the log (log retention)."""
@@ -190,7 +190,7 @@ class TableLog:
         actions = _in_stored_order(actions, place.mode.file_keys)
         files = [place.file_uri(p) for p in actions["path"].to_pylist()]
         rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
-        return Snapshot(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+        return TableVersion(version, files, actions["size_bytes"].to_pylist(), rows, actions)
 
     def latest_version(self) -> int | None:
         """The latest version (None: no table)."""
@@ -200,7 +200,7 @@ class TableLog:
         with self.place.lock:
             return int(table.version())
 
-    def reopen(self) -> Snapshot | None:
+    def reopen(self) -> TableVersion | None:
         """The latest version as the log says now, the table opened again when the commit
         file of the version it holds is gone (a refresh never goes back a version)."""
         snap = self.snapshot()
@@ -255,7 +255,7 @@ class TableLog:
         found = (self.commit(v) for v in range(max(after + 1, 0), upto + 1))
         return [c for c in found if c is not None]
 
-    def in_stored_order(self, snap: Snapshot | None) -> bool:
+    def in_stored_order(self, snap: TableVersion | None) -> bool:
         """Whether reading the version's files one after another gives rows in stored order:
         every file is written sorted (appends, compactions and conversions sort), and the
         log's statistics show the files in order with disjoint symbol (or filter) ranges."""
@@ -265,7 +265,7 @@ class TableLog:
             snap.ordered = self._in_stored_order(snap)
         return snap.ordered
 
-    def _in_stored_order(self, snap: Snapshot) -> bool:
+    def _in_stored_order(self, snap: TableVersion) -> bool:
         stats = snap.stats
         key = self.place.mode.file_keys[0]
         if stats is None or f"min.{key}" not in stats.column_names:

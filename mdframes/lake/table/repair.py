@@ -22,7 +22,7 @@ import pyarrow as pa
 from .commit import Writer
 from .health import Findings, Health, commit_file, mark_not_synced
 from .layout import DELTA_LOG, MANIFEST, STATE
-from .log import Snapshot, TableLog, arrow_schema, deltalake_module
+from .log import TableLog, TableVersion, arrow_schema, deltalake_module
 from .place import TablePlace
 from .sidecar import Sidecar
 
@@ -119,7 +119,7 @@ class Repair:
         )
         state["committed"] = found.latest
 
-    def _orphans(self, snap: Snapshot | None, since_ms: int) -> tuple[set[str], int | None]:
+    def _orphans(self, snap: TableVersion | None, since_ms: int) -> tuple[set[str], int | None]:
         """Symbols and rows of the data files no version lists, written since ``since_ms``
         (a second's slack: object stores keep modification times in whole seconds; an older
         file taken too costs a window fetched again, nothing more)."""

@@ -21,7 +21,7 @@ from ..._threads import shared_pool, threads
 from ...errors import LakeDamagedError
 from ..store.faults import damaged, unreachable
 from .frames import arrow_type, schema_of
-from .log import Snapshot
+from .log import TableVersion
 from .place import TablePlace
 from .sidecar import Sidecar
 
@@ -296,7 +296,7 @@ class Records:
         assert manifest is not None
         return schema_of(manifest, self.place.mode.meta, stored=True)
 
-    def keep_listed(self, snap: Snapshot) -> None:
+    def keep_listed(self, snap: TableVersion) -> None:
         """Close the files a compaction or repair took out of the table, so that a vacuum
         that deletes them later frees their disk space (an open file keeps it)."""
         listed = set(snap.files)
@@ -308,7 +308,7 @@ class Records:
 
     def scan(
         self,
-        snap: Snapshot | None,
+        snap: TableVersion | None,
         filter: Any = None,
         columns: list[str] | None = None,
         symbols: list[str] | None = None,
@@ -360,7 +360,7 @@ class Records:
                 table = table.add_column(i, name, pa.nulls(table.num_rows, arrow_type(kind)))
         return table.select(wanted)
 
-    def _dataset(self, snap: Snapshot, schema: pa.Schema) -> pads.Dataset:
+    def _dataset(self, snap: TableVersion, schema: pa.Schema) -> pads.Dataset:
         """The Arrow dataset of one version's files, kept while that version is the latest:
         its files' footers are then read once, not per read."""
         key = (snap.version, tuple(snap.files), schema)
@@ -377,7 +377,7 @@ class Records:
         return dataset
 
     def _scan_files(
-        self, snap: Snapshot, schema: pa.Schema, stored: list[str], coded: bool = False
+        self, snap: TableVersion, schema: pa.Schema, stored: list[str], coded: bool = False
     ) -> pa.Table:
         """Every row of the version, file by file through the opened handles (no scanner to
         set up, footers read once per version)."""
@@ -395,7 +395,7 @@ class Records:
 
     def _scan_groups(
         self,
-        snap: Snapshot,
+        snap: TableVersion,
         schema: pa.Schema,
         symbols: list[str],
         filter: Any,
@@ -447,7 +447,7 @@ class Records:
 
     def in_order(
         self,
-        snap: Snapshot | None,
+        snap: TableVersion | None,
         symbols: list[str] | None,
         span: tuple[Any, Any] | None,
         across: bool = False,
@@ -480,7 +480,7 @@ class Records:
 
     def revised(
         self,
-        snap: Snapshot | None,
+        snap: TableVersion | None,
         symbols: list[str] | None,
         span: tuple[Any, Any] | None = None,
         published: Published | None = None,
@@ -508,7 +508,7 @@ class Records:
 
     def _picked(
         self,
-        snap: Snapshot,
+        snap: TableVersion,
         symbols: list[str],
         span: tuple[Any, Any] | None = None,
         published: Published | None = None,
@@ -539,7 +539,7 @@ class Records:
         self._last_picked = (key, out)
         return out
 
-    def _groups(self, snap: Snapshot, symbols: list[str] | None = None) -> list[_Groups]:
+    def _groups(self, snap: TableVersion, symbols: list[str] | None = None) -> list[_Groups]:
         """The version's files (those whose log statistics may hold ``symbols``), each opened
         with its row groups' symbol ranges and highest ``_version``."""
         uris = snap.files
@@ -599,7 +599,7 @@ class Records:
                 self._footers.popitem(last=False)
         return opened
 
-    def which_damaged(self, snap: Snapshot, exc: BaseException) -> LakeDamagedError:
+    def which_damaged(self, snap: TableVersion, exc: BaseException) -> LakeDamagedError:
         """The error naming the listed file a failed read could not read."""
         place = self.place
         for uri in snap.files:
@@ -634,7 +634,7 @@ class Records:
             return f"holds {meta.num_rows} rows where the log says {rows}"
         return None
 
-    def first_fetched(self, snap: Snapshot | None) -> dt.datetime | None:
+    def first_fetched(self, snap: TableVersion | None) -> dt.datetime | None:
         """When the dataset's oldest stored row was fetched (the log's statistics)."""
         if snap is None or not snap.files:
             return None

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...errors import MdframesError
 from ..store.faults import damaged
-from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE, Column, Manifest, time_column
+from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE, Column, DtypeRecord, time_column
 from .place import TablePlace
 
 __all__ = ["Sidecar"]
@@ -25,14 +25,14 @@ class Sidecar:
 
     def __init__(self, place: TablePlace) -> None:
         self.place = place
-        self._manifest: Manifest | None = None
+        self._manifest: DtypeRecord | None = None
         # Versions this writer's session vouches for: ``committed`` (its newest commit) and
         # ``reviewed`` (every version up to it is the lake's own or was repaired). Merged
         # into each save of the state, so a caller's older copy never takes them back.
         self.session: dict[str, int] = {}
 
     @property
-    def manifest(self) -> Manifest | None:
+    def manifest(self) -> DtypeRecord | None:
         """The dtype record (None: never written). A table whose record is gone raises
         :class:`~mdframes.LakeDamagedError`: read without it, its rows would look like none."""
         record = self.stored_manifest()
@@ -44,13 +44,13 @@ class Sidecar:
             )
         return record
 
-    def stored_manifest(self) -> Manifest | None:
+    def stored_manifest(self) -> DtypeRecord | None:
         """The dtype record as stored (None: absent)."""
         if self._manifest is None:
             raw = self.read(MANIFEST)
             if raw is not None:
                 try:
-                    self._manifest = Manifest.from_json(raw)
+                    self._manifest = DtypeRecord.from_json(raw)
                 except MdframesError:
                     raise
                 except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
@@ -73,7 +73,7 @@ class Sidecar:
         place = self.place
         return damaged(place.ds.name, f"{place.folder}/{name}", place.storage.scrub(exc))
 
-    def rebuild_manifest(self, schema: Any) -> Manifest:
+    def rebuild_manifest(self, schema: Any) -> DtypeRecord:
         """A lost dtype record made again (and saved) from the registry and the table's
         Arrow ``schema``: the loader's empty frame types the registry's columns, as a sync
         records them; a column the loader left untyped or only the table has takes its kind
@@ -82,7 +82,7 @@ class Sidecar:
         from .frames import arrow_type, extend_manifest
 
         ds = self.place.ds
-        manifest = Manifest(ds.name, ds.lake, list(ds.record_id), None, [])
+        manifest = DtypeRecord(ds.name, ds.lake, list(ds.record_id), None, [])
         extend_manifest(manifest, build_frame(ds, []), ds)
         declared = {f.name: f.kind for f in ds.all_fields}
         for f in schema:
@@ -97,12 +97,12 @@ class Sidecar:
         self.save_manifest(manifest)
         return manifest
 
-    def new_manifest(self) -> Manifest:
+    def new_manifest(self) -> DtypeRecord:
         ds = self.place.ds
-        self._manifest = Manifest(ds.name, ds.lake, list(ds.record_id), None, [])
+        self._manifest = DtypeRecord(ds.name, ds.lake, list(ds.record_id), None, [])
         return self._manifest
 
-    def save_manifest(self, manifest: Manifest) -> None:
+    def save_manifest(self, manifest: DtypeRecord) -> None:
         if manifest.time is None:
             manifest.time = time_column(self.place.ds, manifest.names())
         self.place.storage.write_bytes(manifest.to_json(), self.place.folder, MANIFEST)

@@ -26,8 +26,8 @@ from ..store.storage import Storage
 from ..sync.modes import Mode
 from .commit import APP_ID, ROW_GROUP, TABLE_CONFIG, Writer, writer_properties
 from .health import Health
-from .layout import Manifest
-from .log import Snapshot, TableLog, deltalake_module
+from .layout import DtypeRecord
+from .log import TableLog, TableVersion, deltalake_module
 from .place import TablePlace
 from .repair import Repair
 from .scan import Published, Records
@@ -35,7 +35,7 @@ from .sidecar import Sidecar
 
 __all__ = [
     "DatasetTable",
-    "Snapshot",
+    "TableVersion",
     "TABLE_CONFIG",
     "APP_ID",
     "ROW_GROUP",
@@ -78,7 +78,7 @@ class DatasetTable:
         # panel asks it before each read, and the state changes only when a sync saves it.
         self.coverage_memo: Any = None
 
-    def _on_version(self, snap: Snapshot) -> None:
+    def _on_version(self, snap: TableVersion) -> None:
         self.sidecar.forget()  # another writer may have widened the dtype record
         self.records.keep_listed(snap)
 
@@ -108,13 +108,13 @@ class DatasetTable:
 
     # -- the lake's files beside the table ------------------------------------------------------
     @property
-    def manifest(self) -> Manifest | None:
+    def manifest(self) -> DtypeRecord | None:
         return self.sidecar.manifest
 
-    def new_manifest(self) -> Manifest:
+    def new_manifest(self) -> DtypeRecord:
         return self.sidecar.new_manifest()
 
-    def save_manifest(self, manifest: Manifest) -> None:
+    def save_manifest(self, manifest: DtypeRecord) -> None:
         self.sidecar.save_manifest(manifest)
 
     def state(self) -> dict[str, Any]:
@@ -133,7 +133,7 @@ class DatasetTable:
     def delta(self) -> Any:
         return self.log.delta()
 
-    def snapshot(self) -> Snapshot | None:
+    def snapshot(self) -> TableVersion | None:
         """The latest version, once per version checked against the versions the lake
         committed (:class:`~mdframes.LakeDamagedError` when the log lost some)."""
         snap = self.log.snapshot()
@@ -142,7 +142,7 @@ class DatasetTable:
             self._vouched = (version, self.health.vouched(snap))
         return snap
 
-    def trusted(self, snap: Snapshot | None) -> bool:
+    def trusted(self, snap: TableVersion | None) -> bool:
         """Whether every commit up to ``snap`` is the lake's own or repaired (else a read
         keeps one row per record and fetch time)."""
         if snap is None:
@@ -151,7 +151,7 @@ class DatasetTable:
             self._vouched = (snap.version, self.health.vouched(snap))
         return self._vouched[1]
 
-    def without_copies(self, snap: Snapshot | None, rows: pa.Table) -> pa.Table:
+    def without_copies(self, snap: TableVersion | None, rows: pa.Table) -> pa.Table:
         """``rows`` of ``snap`` with one version per record and fetch time when another
         program committed to the table (copies it appended never double a record); as they
         are otherwise. Reads, ``info``, ``changes`` and the SQL views all go through here.
@@ -161,13 +161,13 @@ class DatasetTable:
             return rows
         return self.mode.one_per_fetch(rows, self.manifest)
 
-    def in_stored_order(self, snap: Snapshot | None) -> bool:
+    def in_stored_order(self, snap: TableVersion | None) -> bool:
         """Whether the log shows the version's files in order, with disjoint symbol ranges."""
         return self.log.in_stored_order(snap)
 
     def groups_in_order(
         self,
-        snap: Snapshot | None,
+        snap: TableVersion | None,
         symbols: list[str] | None,
         span: tuple[Any, Any] | None,
         across: bool = False,
@@ -193,7 +193,7 @@ class DatasetTable:
 
     def revised(
         self,
-        snap: Snapshot | None,
+        snap: TableVersion | None,
         symbols: list[str] | None,
         span: tuple[Any, Any] | None = None,
         published: Published | None = None,
@@ -203,7 +203,7 @@ class DatasetTable:
     def probe(self, uri: str, rows: int | None = None) -> str | None:
         return self.records.probe(uri, rows)
 
-    def first_fetched(self, snap: Snapshot | None) -> dt.datetime | None:
+    def first_fetched(self, snap: TableVersion | None) -> dt.datetime | None:
         return self.records.first_fetched(snap)
 
     # -- writing (under the writer lease) -------------------------------------------------------
@@ -231,7 +231,7 @@ class DatasetTable:
         return self.writer.vacuum(retain_hours)
 
     # -- check and repair -----------------------------------------------------------------------
-    def problems(self) -> tuple[Snapshot | None, list[tuple[str, str]]]:
+    def problems(self) -> tuple[TableVersion | None, list[tuple[str, str]]]:
         return self.health.problems()
 
     def repair(self, lease: Any) -> list[dict[str, Any]]:
