@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import mdframes as md
+from mdframes.lake.sync.plan import read_request
 from mdframes.pit import public_times
 from mdframes.sandbox import Sandbox
 
@@ -74,7 +75,9 @@ def test_the_read_by_publication_holds_every_row_public_from_its_date(lake: md.L
     every = lake.read("insider_trading", SYMBOLS)
     since = dt.date(2026, 3, 1)
     wanted = every[(public_times(every).dt.date >= since) & (every["date"].dt.date <= TODAY)]
-    got = lake._read_published("insider_trading", SYMBOLS, since=since, end=TODAY)
+    got = lake.panels.read_published(
+        read_request("insider_trading", SYMBOLS, end=TODAY, public_from=since)
+    )
     keys = ["symbol", "date", "insider", "transaction_type", "shares", "price_per_share"]
     inner = wanted[keys].merge(got[keys], how="left", indicator=True)
     assert (inner["_merge"] == "both").all() and len(got) < len(every)

@@ -475,6 +475,22 @@ def test_bad_arguments_fail_before_any_request(lake: md.Lake, world: Sandbox) ->
     assert world.count() == 0
 
 
+def test_bad_read_arguments_fail_before_the_lake_is_read(lake: md.Lake) -> None:
+    """A read's arguments are checked once (a ``ReadRequest``) before any table opens: the
+    lake holds nothing here, and each bad argument is named rather than that."""
+    bad = [
+        ({"history": 1}, "history"),
+        ({"version": -1}, "version"),
+        ({"columns": "symbol"}, "columns"),
+        ({"columns": ["symbol", "symbol"]}, "columns"),
+        ({"symbols": ["AA PL"]}, "symbol"),
+    ]
+    for kwargs, parameter in bad:
+        with pytest.raises(md.InvalidParameterError) as caught:
+            lake.read("insider_trading", **kwargs)
+        assert caught.value.parameter == parameter, kwargs
+
+
 # --- layout, engines, SQL, compaction, info ------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ import pytest
 
 import mdframes as md
 import mdframes.lake.table.commit as commit_module
+from mdframes.lake.sync.plan import read_request
 from mdframes.registry import REGISTRY
 from mdframes.sandbox import Sandbox
 
@@ -310,7 +311,8 @@ def test_a_read_of_rows_public_from_a_date_skips_the_slices_filed_before(
     for days in range(0, 200, 3):  # from every few days: each row group's edge is met
         since = dt.date(2026, 3, 1) + dt.timedelta(days=days)
         counted.clear()
-        got = lake._read_published("congress_trades", SYMBOLS, since=since, end=end)
+        asked = read_request("congress_trades", SYMBOLS, end=end, public_from=since)
+        got = lake.panels.read_published(asked)
         skipped |= sum(counted) < long_groups
         wanted = every[(public >= since) & (every["date"].dt.date <= end)].reset_index(drop=True)
         # The latest versions public from then, those public a little earlier too (a null

@@ -13,10 +13,11 @@ import pandas as pd
 from .._typing import DateLike, TimeLike
 from ..client import Client, resolve_client
 from ..errors import InvalidParameterError
+from .panels import Panels
 from .read import read
 from .store.faults import reaching
 from .store.storage import Storage
-from .sync.plan import build_request, resolve
+from .sync.plan import build_request, read_request, resolve
 from .sync.report import SyncReport
 from .tables import Tables
 
@@ -80,6 +81,7 @@ class Lake:
         self.client = client
         self._clock = clock
         self.tables = Tables(self.storage)
+        self.panels = Panels(self.tables)  # what feature panels need beyond reads
 
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"  # the root without credentials
@@ -244,8 +246,7 @@ class Lake:
         >>> lake.read("congress_trades", ["MSFT"], known_at="2026-10-01").empty  # synced later
         True
         """
-        return read(
-            self.tables,
+        request = read_request(
             dataset,
             symbols,
             start=start,
@@ -258,8 +259,8 @@ class Lake:
             region=region,
             version=version,
         )
+        return read(self.tables, request)
 
-    @reaching
     def _read_published(
         self,
         dataset: str,
@@ -273,24 +274,19 @@ class Lake:
         history: bool = False,
         until: dt.date | None = None,
     ) -> pd.DataFrame:
-        """A panel's read of a dataset bounded by when its rows became public (its registry
-        entry's ``read_bound``, not the time column): the latest versions public on or after
-        ``since`` with their event up to ``end``; rows public earlier may come too.
-        ``history``: every version of the records one version of which is. ``until`` (not
-        with ``history``): the panel's last date; row groups of first versions all public
-        after it are not read (rows public later may still come). Internal: :meth:`read`
-        keeps its contract's ``start``/``end`` on the time column."""
-        return read(
-            self.tables,
-            dataset,
-            symbols,
-            end=end,
-            known_at=known_at,
-            columns=columns,
-            version=version,
-            history=history,
-            public_from=since,
-            public_until=until,
+        """Delegates to ``lake.panels.read_published`` (until its callers move there)."""
+        return self.panels.read_published(
+            read_request(
+                dataset,
+                symbols,
+                end=end,
+                known_at=known_at,
+                columns=columns,
+                version=version,
+                history=history,
+                public_from=since,
+                public_until=until,
+            )
         )
 
     @reaching
@@ -416,14 +412,8 @@ class Lake:
         table = coverage(self.tables, datasets, symbols)
         return coverage_frame(table if at is None else as_known_at(table, at))
 
-    @reaching
     def _kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
-        """``coverage(datasets, symbols)`` as the lake keeps it, not copied: read only. The
-        same object while the state files are unchanged (a panel's coverage is then made
-        once, not per panel)."""
-        from .coverage import coverage
-
-        return coverage(self.tables, datasets, symbols, copy=False)
+        return self.panels.kept_coverage(datasets, symbols)  # until its callers move there
 
     @reaching
     def files(self, dataset: str) -> list[str]:
@@ -459,13 +449,7 @@ class Lake:
         return None if snap is None else snap.version
 
     def _stored_rows(self, dataset: str) -> int | None:
-        """Rows the dataset's current version stores (every version of each record), as the
-        log counts them: how a panel orders its reads (a big dataset is read while a small
-        one is computed). ``None``: no table yet, or a file the log does not count."""
-        snap = self.tables.get(resolve(dataset)).snapshot()
-        if snap is None or any(n is None for n in snap.rows):
-            return None
-        return sum(n or 0 for n in snap.rows)
+        return self.panels.stored_rows(dataset)  # until its callers move there
 
     def path(self, dataset: str) -> str:
         """The dataset's Delta table (a local path or an ``s3://`` URI), for engines that

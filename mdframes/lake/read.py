@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,9 +12,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InvalidParameterError, KnowledgeTimeWarning, LakeDamagedError, warn
-from .sync.plan import normalise_symbols, resolve
+from .sync.plan import ReadRequest
 from .sync.versions import without_rows
 from .table.frames import to_frame
+from .table.layout import DtypeRecord
 from .table.order import either
 from .table.scan import Published, RowFilter, plain_text, time_number
 from .table.table import DatasetTable, TableVersion, damaged, once_more_if_overtaken
@@ -48,47 +49,28 @@ def scope_of(market: str | None, region: str | None) -> str:
     return f"region={region}" if region else ""
 
 
-def _columns(columns: Any, names: list[str], ds: str) -> list[str]:
+def _columns(columns: tuple[str, ...] | None, names: list[str], ds: str) -> list[str]:
     if columns is None:
         return names
-    if isinstance(columns, str) or not isinstance(columns, Iterable):
-        raise InvalidParameterError(
-            f"columns= is a list of column names, got {columns!r}", parameter="columns"
-        )
-    wanted = list(columns)
-    bad = [c for c in wanted if not isinstance(c, str)]
-    if bad:
-        raise InvalidParameterError(f"column names are strings, got {bad}", parameter="columns")
-    repeated = sorted({c for c in wanted if wanted.count(c) > 1})
-    if repeated:
-        raise InvalidParameterError(f"columns {repeated} given twice", parameter="columns")
-    unknown = [c for c in wanted if c not in names]
+    unknown = [c for c in columns if c not in names]
     if unknown:
         raise InvalidParameterError(
             f"{ds} has no column(s) {unknown}; it has {', '.join(names)}", parameter="columns"
         )
-    return wanted
+    return list(columns)
 
 
-def read(
-    tables: Tables,
-    dataset: str,
-    symbols: str | Iterable[str] | None = None,
-    **options: Any,
-) -> pd.DataFrame:
+def read(tables: Tables, request: ReadRequest) -> pd.DataFrame:
     """See :meth:`mdframes.Lake.read`. A read overtaken by a compaction reads once more,
     on the new version (:func:`~mdframes.lake.table.table.once_more_if_overtaken`)."""
-    table = tables.get(resolve(dataset))
-    version = options.get("version")
-    if version is not None:  # an earlier version: its files are its own, never overtaken
+    table = tables.get(request.dataset)
+    if request.version is not None:  # an earlier version: its files are its own
         try:
-            frame, decoded = _read(tables, dataset, symbols, **options)
+            frame, decoded = _read(table, request)
         except LakeDamagedError as exc:
-            raise _version_gone(table, version, exc) from None
+            raise _version_gone(table, request.version, exc) from None
     else:
-        frame, decoded = once_more_if_overtaken(
-            [table], lambda: _read(tables, dataset, symbols, **options)
-        )
+        frame, decoded = once_more_if_overtaken([table], lambda: _read(table, request))
     # The read's decoded, filtered and sorted tables are gone now: their pages go back to
     # the system (Arrow's allocator keeps freed pages for reuse). A panel reads several
     # datasets, then computes: their pages would count in its peak. A small read's few
@@ -121,132 +103,137 @@ def _version_gone(store: DatasetTable, version: int, exc: LakeDamagedError) -> L
     )
 
 
-def _read(
-    tables: Tables,
-    dataset: str,
-    symbols: str | Iterable[str] | None = None,
-    *,
-    start: Any = None,
-    end: Any = None,
-    as_of: Any = None,
-    known_at: Any = None,
-    columns: list[str] | None = None,
-    history: bool = False,
-    market: str | None = None,
-    region: str | None = None,
-    version: int | None = None,
-    public_from: dt.date | None = None,
-    public_until: dt.date | None = None,
-) -> tuple[pd.DataFrame, int]:
-    """See :func:`read`; also the bytes it decoded. ``public_from`` (internal: a panel's read
-    of a dataset whose reads are bounded by when rows became public,
-    :attr:`~mdframes.registry.Dataset.read_bound`):
-    the latest versions public on or after that date, a null anchor at its legal deadline
-    (rows public earlier may come too), and row groups holding none of them not read.
-    ``public_until`` (with ``public_from``, not ``history``: a panel's last date): row
-    groups of first versions all public after it are not read either (their rows would
-    never enter the panel, and supersede no other; rows public later may still come)."""
-    from ..params import to_utc
-
-    ds = resolve(dataset)
-    if not isinstance(history, bool):
-        raise InvalidParameterError(f"history= is True or False, got {history!r}", "history")
-    known = None if known_at is None else to_utc(known_at, "known_at", dataset=ds.name)
-    store = tables.get(ds)
-    snap = opened(store)
-    if version is not None:
-        snap = _at_version(store, snap, version)
-    manifest = store.manifest
-    assert manifest is not None
-    names = manifest.names()
-    wanted = _columns(columns, names, ds.name)
-    syms = None if symbols is None else normalise_symbols(symbols, ds.name)
-    if syms is not None and "symbol" not in names:
-        raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
-    filter_ = _where(store, snap, start, end, known, market, region)
-    span = _span(ds.name, manifest, start, end)
-    published = None
-    if public_from is not None:
-        until = None if history else public_until
-        published = _published(ds, manifest, public_from, until)
-    scanned = None if _wholly_outside(ds.name, manifest, snap, start, end) else snap
-    # else another program committed: copies are dropped (an earlier version is trusted
-    # when the latest is: the lake vouches for its log up to the latest)
-    vouching = snap if version is None else store.snapshot()
-    trusted = store.trusted(vouching)
-    revised = history or not trusted or store.revised(snap, syms, span, published)
-    # Rows come in stored order when the version's files hold disjoint symbol ranges (the
-    # log's statistics say so) and the row groups read hold ascending ones in each file
-    # (theirs), or, where the files overlap, when the row groups read do from file to file
-    # (a short window's read often reads one file): no sort, no check then.
-    in_files = store.in_stored_order(scanned)
-    ordered = (syms is None or syms == sorted(syms)) and (
-        store.groups_in_order(scanned, syms, span, across=not in_files, published=published)
-    )
-    # A read neither sorted nor choosing versions needs no identity column it does not
-    # return (a news read's urls: most of its decoding).
-    needed = _needed(
-        wanted, manifest, store.mode.read_meta(revised, history), ordered and not revised
-    )
-    if published is not None:  # the columns that say when a row became public
-        rule = ds.deadline.event if ds.deadline is not None else None
-        needed += [c for c in (published.column, rule) if c and c not in needed]
+def _read(store: DatasetTable, request: ReadRequest) -> tuple[pd.DataFrame, int]:
+    """See :func:`read`; also the bytes it decoded: the plan, the scan, the rows chosen and
+    ordered, the frame."""
+    plan = _Plan.of(store, request)
     # Text comes as its dictionary until the rows are chosen and ordered (scan's coded=).
-    # None: no row of the version lies in the range (the log's statistics), none to scan.
     table = store.scan(
-        scanned,
-        filter=filter_,
-        columns=needed,
-        symbols=syms,
+        plan.scanned,
+        filter=plan.filter,
+        columns=plan.needed,
+        symbols=plan.symbols,
         coded=True,
-        span=span,
-        published=published,
+        span=plan.span,
+        published=plan.published,
     )
     # The buffers the scan holds (nbytes of a sliced table walks every chunk's slices:
     # ~0.5 ms for a 3-month sentiment read's 26 chunks).
     decoded = table.get_total_buffer_size()
-    table = store.without_copies(vouching, table)
-    if known is not None and table.num_rows == 0:
-        _warn_before_every_version(store, snap, known)
-    # Rows left out (older versions, rows public before public_from) are cut out once: in
-    # the sort's gather, which copies every row anyway, else by one filter or cut. A sort
-    # tells the older versions itself (its keys hold each record's identity).
-    latest = not history and revised
-    drop = store.mode.superseded(table, manifest) if latest and ordered else None
-    if public_from is not None:
+    table = store.without_copies(plan.vouching, table)
+    if request.known_at is not None and table.num_rows == 0:
+        _warn_before_every_version(store, plan.snap, request.known_at)
+    table = _chosen(store, plan, request, table)
+    frame = to_frame(plain_text(table.select(plan.keep)), plan.manifest)
+    frame.attrs["dataset"] = store.ds.name
+    if table.num_rows and not request.history:
+        _attach_summary(frame, store, table)
+    if request.as_of is not None:
+        from ..pit import point_in_time
+
+        frame = point_in_time(frame, request.as_of).reset_index(drop=True)
+    return frame, decoded
+
+
+@dataclass
+class _Plan:
+    """How one read reads a table version: what it filters, decodes and keeps, and whether
+    its rows need choosing (``revised``) and ordering (not ``ordered``)."""
+
+    snap: TableVersion | None
+    manifest: DtypeRecord
+    symbols: list[str] | None
+    filter: RowFilter | None
+    span: tuple[Any, Any] | None
+    published: Published | None
+    scanned: TableVersion | None  # None: no row of the version lies in the range
+    vouching: TableVersion | None
+    revised: bool
+    in_files: bool
+    ordered: bool
+    needed: list[str]
+    keep: list[str]
+
+    @classmethod
+    def of(cls, store: DatasetTable, request: ReadRequest) -> _Plan:
+        ds, (start, end) = store.ds, (request.start, request.end)
+        snap = opened(store)
+        if request.version is not None:
+            snap = _at_version(store, snap, request.version)
+        manifest = store.manifest
+        assert manifest is not None
+        wanted = _columns(request.columns, manifest.names(), ds.name)
+        syms = None if request.symbols is None else list(request.symbols)
+        if syms is not None and "symbol" not in manifest.names():
+            raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
+        filter_ = _where(store, snap, start, end, request.known_at, request.market, request.region)
+        span = _span(ds.name, manifest, start, end)
+        published = None
+        if request.public_from is not None:
+            until = None if request.history else request.public_until
+            published = _published(ds, manifest, request.public_from, until)
+        scanned = None if _wholly_outside(ds.name, manifest, snap, start, end) else snap
+        # else another program committed: copies are dropped (an earlier version is trusted
+        # when the latest is: the lake vouches for its log up to the latest)
+        vouching = snap if request.version is None else store.snapshot()
+        revised = (
+            request.history
+            or not store.trusted(vouching)
+            or store.revised(snap, syms, span, published)
+        )
+        # Rows come in stored order when the version's files hold disjoint symbol ranges (the
+        # log's statistics say so) and the row groups read hold ascending ones in each file
+        # (theirs), or, where the files overlap, when the row groups read do from file to
+        # file (a short window's read often reads one file): no sort, no check then.
+        in_files = store.in_stored_order(scanned)
+        ordered = (syms is None or syms == sorted(syms)) and (
+            store.groups_in_order(scanned, syms, span, across=not in_files, published=published)
+        )
+        # A read neither sorted nor choosing versions needs no identity column it does not
+        # return (a news read's urls: most of its decoding).
+        meta = store.mode.read_meta(revised, request.history)
+        needed = _needed(wanted, manifest, meta, ordered and not revised)
+        if published is not None:  # the columns that say when a row became public
+            rule = ds.deadline.event if ds.deadline is not None else None
+            needed += [c for c in (published.column, rule) if c and c not in needed]
+        keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if request.history else [])
+        return cls(
+            snap, manifest, syms, filter_, span, published, scanned, vouching, revised,
+            in_files, ordered, needed, keep,
+        )  # fmt: skip
+
+
+def _chosen(store: DatasetTable, plan: _Plan, request: ReadRequest, table: pa.Table) -> pa.Table:
+    """The rows the read returns, in the loaders' order: rows left out (older versions, rows
+    public before ``public_from``) are cut out once, in the sort's gather, which copies every
+    row anyway, else by one filter or cut. A sort tells the older versions itself (its keys
+    hold each record's identity)."""
+    manifest, history = plan.manifest, request.history
+    latest = not history and plan.revised
+    drop = store.mode.superseded(table, manifest) if latest and plan.ordered else None
+    if request.public_from is not None:
         if history:  # every version of a record one version of which is public then
-            table = _public_from(table, ds, public_from, manifest)
+            table = _public_from(table, store.ds, request.public_from, manifest)
         else:  # of the latest versions, row by row: drop those of the others too
-            early = _public_mask(table, ds, public_from)
+            early = _public_mask(table, store.ds, request.public_from)
             if early is not None:
                 early_rows = np.flatnonzero(~early)
                 drop = early_rows if drop is None else either(drop, early_rows)
-    keep = wanted + ["_fetched_at"] + (["_sync_id", "_version"] if history else [])
-    if not ordered:
-        # Files in order each hold each symbol's rows in order (slice after slice when laid
-        # out in time slices): ordering the symbols, stably, is enough then. Only the
-        # columns kept are gathered (a summary's come too).
-        summary = [c for c in ("_sync_id", "_scope") if c in table.column_names]
-        table = store.mode.sort(
-            table,
-            manifest,
-            syms,
-            by_symbol=in_files,
-            drop=drop,
-            latest=latest,
-            columns=list(dict.fromkeys(keep + summary)),
-        )
-    elif drop is not None:
-        table = without_rows(table, drop)
-    frame = to_frame(plain_text(table.select(keep)), manifest)
-    frame.attrs["dataset"] = ds.name
-    if table.num_rows and not history:
-        _attach_summary(frame, store, table)
-    if as_of is not None:
-        from ..pit import point_in_time
-
-        frame = point_in_time(frame, as_of).reset_index(drop=True)
-    return frame, decoded
+    if plan.ordered:
+        return table if drop is None else without_rows(table, drop)
+    # Files in order each hold each symbol's rows in order (slice after slice when laid out
+    # in time slices): ordering the symbols, stably, is enough then. Only the columns kept
+    # are gathered (a summary's come too).
+    summary = [c for c in ("_sync_id", "_scope") if c in table.column_names]
+    return store.mode.sort(
+        table,
+        manifest,
+        plan.symbols,
+        by_symbol=plan.in_files,
+        drop=drop,
+        latest=latest,
+        columns=list(dict.fromkeys(plan.keep + summary)),
+    )
 
 
 def _published(ds: Any, manifest: Any, since: dt.date, until: dt.date | None = None) -> Published:
@@ -319,13 +306,9 @@ def _day_scalar(kind: pa.DataType, day: dt.date) -> pa.Scalar:
 
 
 def _at_version(
-    store: DatasetTable, latest: TableVersion | None, version: Any
+    store: DatasetTable, latest: TableVersion | None, version: int
 ) -> TableVersion | None:
     """The table as it was at ``version`` (Delta time travel): the latest when it is."""
-    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
-        raise InvalidParameterError(
-            f"version is a table version (an int >= 0), got {version!r}", parameter="version"
-        )
     current = None if latest is None else latest.version
     if current is None or version > current:
         raise InvalidParameterError(

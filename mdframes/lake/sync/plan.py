@@ -15,6 +15,8 @@ from ...registry import REGISTRY, Dataset
 __all__ = [
     "SyncRequest",
     "build_request",
+    "ReadRequest",
+    "read_request",
     "normalise_symbols",
     "Unit",
     "resolve_datasets",
@@ -184,6 +186,95 @@ def _check_scope(
             raise InvalidParameterError(
                 f"{ds.name} needs market= or region=", parameter="market", dataset=ds.name
             )
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """What one lake read asks for, checked once (:func:`read_request`) before the lake is
+    read: :meth:`mdframes.Lake.read`'s arguments, or a panel's read bounded by when rows
+    became public (:meth:`mdframes.lake.panels.Panels.read_published`)."""
+
+    dataset: Dataset
+    symbols: tuple[str, ...] | None = None
+    start: Any = None  # as given: read in the kind of the table's time column (date or time)
+    end: Any = None
+    as_of: Any = None
+    known_at: Any = None  # a UTC Timestamp
+    columns: tuple[str, ...] | None = None  # names checked against the table when it opens
+    history: bool = False
+    market: str | None = None
+    region: str | None = None
+    version: int | None = None
+    # A panel's read of a dataset whose reads are bounded by when rows became public
+    # (:attr:`~mdframes.registry.Dataset.read_bound`): the latest versions public on or after
+    # ``public_from``, a null anchor at its legal deadline (rows public earlier may come too),
+    # and row groups holding none of them not read. ``public_until`` (not with ``history``: a
+    # panel's last date): row groups of first versions all public after it are not read either
+    # (their rows would never enter the panel, and supersede no other).
+    public_from: dt.date | None = None
+    public_until: dt.date | None = None
+
+
+def read_request(
+    dataset: str,
+    symbols: Any = None,
+    *,
+    start: Any = None,
+    end: Any = None,
+    as_of: Any = None,
+    known_at: Any = None,
+    columns: Any = None,
+    history: Any = False,
+    market: str | None = None,
+    region: str | None = None,
+    version: Any = None,
+    public_from: dt.date | None = None,
+    public_until: dt.date | None = None,
+) -> ReadRequest:
+    """Check a read's arguments and freeze them (raises ``InvalidParameterError``).
+
+    Examples
+    --------
+    >>> r = read_request("insider_trading", ["aapl"], known_at="2026-11-20")
+    >>> r.dataset.name, r.symbols, str(r.known_at)
+    ('insider_trading', ('AAPL',), '2026-11-20 23:59:59.999999+00:00')
+    """
+    from ...params import to_utc
+
+    ds = resolve(dataset)
+    if not isinstance(history, bool):
+        raise InvalidParameterError(
+            f"history= is True or False, got {history!r}", parameter="history"
+        )
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, int) or version < 0
+    ):
+        raise InvalidParameterError(
+            f"version is a table version (an int >= 0), got {version!r}", parameter="version"
+        )
+    known = None if known_at is None else to_utc(known_at, "known_at", dataset=ds.name)
+    syms = None if symbols is None else tuple(normalise_symbols(symbols, ds.name))
+    wanted = None if columns is None else _column_names(columns)
+    return ReadRequest(
+        ds, syms, start, end, as_of, known, wanted, history, market, region, version,
+        public_from, public_until,
+    )  # fmt: skip
+
+
+def _column_names(columns: Any) -> tuple[str, ...]:
+    """``columns=`` as a tuple of names, each once (which the dataset has: when it opens)."""
+    if isinstance(columns, str) or not isinstance(columns, Iterable):
+        raise InvalidParameterError(
+            f"columns= is a list of column names, got {columns!r}", parameter="columns"
+        )
+    wanted = tuple(columns)
+    bad = [c for c in wanted if not isinstance(c, str)]
+    if bad:
+        raise InvalidParameterError(f"column names are strings, got {bad}", parameter="columns")
+    repeated = sorted({c for c in wanted if wanted.count(c) > 1})
+    if repeated:
+        raise InvalidParameterError(f"columns {repeated} given twice", parameter="columns")
+    return wanted
 
 
 @dataclass(eq=False)

@@ -1,0 +1,78 @@
+"""What feature panels need of a lake beyond its reads, as one public role: ``lake.panels``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pandas as pd
+
+from ..errors import InvalidParameterError
+from .store.faults import reaching
+from .sync.plan import ReadRequest, resolve
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tables import Tables
+
+__all__ = ["Panels", "PlainLake"]
+
+
+class PlainLake(Protocol):
+    """A lake with the plain read contract (:meth:`mdframes.Lake.read`'s arguments that every
+    lake-like object takes): what a stand-in lake offers. The features wrap one once in an
+    object of this shape instead of recognising it by its signature."""
+
+    def read(
+        self,
+        dataset: str,
+        symbols: Any = None,
+        *,
+        start: Any = None,
+        end: Any = None,
+        known_at: Any = None,
+        history: bool = False,
+    ) -> pd.DataFrame: ...
+
+
+class Panels:
+    """A lake's role for feature panels (in delta-rs' style, reached as ``lake.panels``):
+    reads bounded by when rows became public, the coverage a panel is judged by, and the
+    rows each dataset stores. Created by :class:`mdframes.Lake`; reads only."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        self.storage = tables.storage  # (``reaching`` tells an unreachable store by it)
+
+    @reaching
+    def read_published(self, request: ReadRequest) -> pd.DataFrame:
+        """A panel's read of a dataset bounded by when its rows became public (its registry
+        entry's ``read_bound``, not the time column): the latest versions public on or
+        after ``request.public_from`` with their event up to ``request.end``; rows public
+        earlier may come too. ``history``: every version of the records one version of which
+        is. ``public_until`` (not with ``history``): the panel's last date; row groups of
+        first versions all public after it are not read (rows public later may still come).
+        """
+        from .read import read
+
+        if request.public_from is None:
+            raise InvalidParameterError(
+                "a published read needs public_from", parameter="public_from"
+            )
+        return read(self.tables, request)
+
+    @reaching
+    def kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
+        """``lake.coverage(datasets, symbols)`` as the lake keeps it, not copied: read only.
+        The same object while the state files are unchanged (a panel's coverage is then made
+        once, not per panel)."""
+        from .coverage import coverage
+
+        return coverage(self.tables, datasets, symbols, copy=False)
+
+    def stored_rows(self, dataset: str) -> int | None:
+        """Rows the dataset's current version stores (every version of each record), as the
+        log counts them: how a panel orders its reads (a big dataset is read while a small
+        one is computed). ``None``: no table yet, or a file the log does not count."""
+        snap = self.tables.get(resolve(dataset)).snapshot()
+        if snap is None or any(n is None for n in snap.rows):
+            return None
+        return sum(n or 0 for n in snap.rows)
