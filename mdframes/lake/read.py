@@ -88,12 +88,10 @@ _GIVE_BACK_FROM = 4 << 20
 def _version_gone(store: DatasetTable, version: int, exc: LakeDamagedError) -> LakeDamagedError:
     """A read of an earlier version that could not read one of its files: when the table no
     longer lists the file, a vacuum removed it (not damage); say which version and why."""
-    name = exc.file or ""
     latest = store.snapshot()
-    if not name.endswith(".parquet") or latest is None:
-        return exc
-    if name in {store.place.name(u) for u in latest.files}:
+    if not store.overtaken(exc) or latest is None:
         return exc  # a file the current version lists too: real damage
+    name = exc.file
     return LakeDamagedError(
         f"{store.ds.name}: version {version} of the table is gone: its file {name} was "
         "removed by a vacuum (lake.compact(retain_hours=...) removes the files that no "
@@ -156,7 +154,7 @@ class _Plan:
 
     @classmethod
     def of(cls, store: DatasetTable, request: ReadRequest) -> _Plan:
-        ds, (start, end) = store.ds, (request.start, request.end)
+        ds = store.ds
         snap = opened(store)
         if request.version is not None:
             snap = _at_version(store, snap, request.version)
@@ -166,13 +164,14 @@ class _Plan:
         syms = None if request.symbols is None else list(request.symbols)
         if syms is not None and "symbol" not in manifest.names():
             raise InvalidParameterError(f"{ds.name} has no symbols", parameter="symbols")
-        filter_ = _where(store, snap, start, end, request.known_at, request.market, request.region)
-        span = _span(ds.name, manifest, start, end)
+        between = _between(ds.name, manifest, request.start, request.end)
+        filter_ = _where(store, snap, between, request.known_at, request.market, request.region)
+        span = _span(between)
         published = None
         if request.public_from is not None:
             until = None if request.history else request.public_until
             published = _published(ds, manifest, request.public_from, until)
-        scanned = None if _wholly_outside(ds.name, manifest, snap, start, end) else snap
+        scanned = None if _wholly_outside(manifest, snap, between) else snap
         # else another program committed: copies are dropped (an earlier version is trusted
         # when the latest is: the lake vouches for its log up to the latest)
         vouching = snap if request.version is None else store.snapshot()
@@ -321,8 +320,7 @@ def _at_version(
 def _where(
     store: DatasetTable,
     snap: TableVersion | None,
-    start: Any,
-    end: Any,
+    between: tuple[Any, Any] | None,
     known: Any,
     market: str | None,
     region: str | None,
@@ -331,8 +329,7 @@ def _where(
     bound that the log's statistics show every row meets is left out: it would filter
     nothing, and filtering by an expression sets up an Acero plan (a fifth of a one-symbol
     read; the agent server's clamp at now asks for such bounds on every call)."""
-    manifest = store.manifest
-    bounds = _time_bounds(store.ds.name, manifest, snap, start, end)
+    bounds = _time_bounds(store.manifest, snap, between)
     if known is not None and not _every_row_within(snap, "_fetched_at", None, known):
         stamp = pa.scalar(known.to_pydatetime(), pa.timestamp("us", "UTC"))
         bounds.append(("_fetched_at", "le", stamp))
@@ -344,84 +341,75 @@ def _where(
     return RowFilter(tuple(bounds), rest) if bounds or rest is not None else None
 
 
-def _time_bounds(
-    name: str, manifest: Any, snap: TableVersion | None, start: Any, end: Any
-) -> list[tuple[str, str, Any]]:
-    """``start``/``end`` as bounds on the dataset's time column, both inclusive."""
+def _between(name: str, manifest: Any, start: Any, end: Any) -> tuple[Any, Any] | None:
+    """``start``/``end`` in the kind of the dataset's time column, both inclusive: UTC
+    Timestamps (a date alone: from its first instant, to its last) or dates; None for no
+    bound."""
     from ..params import to_date, to_utc
 
     if start is None and end is None:
-        return []
+        return None
     if manifest.time is None:
         raise InvalidParameterError(f"{name} has no time column", parameter="start")
-    kind = manifest.column(manifest.time).kind
-    out = []
-    for value, arg, op in ((start, "start", "ge"), (end, "end", "le")):
+    timestamp = manifest.column(manifest.time).kind == "timestamp"
+
+    def at(value: Any, arg: str) -> Any:
         if value is None:
-            continue
-        if kind == "timestamp":
-            # A date alone: from its first instant (start) to its last (end), inclusive.
-            at: Any = to_utc(value, arg, dataset=name, date_means=arg)
-            bound = pa.scalar(at.to_pydatetime(), pa.timestamp("us", "UTC"))
-        else:
-            at = to_date(value, arg)
-            bound = pa.scalar(at, type=pa.date32())
+            return None
+        if timestamp:
+            return to_utc(value, arg, dataset=name, date_means=arg)
+        return to_date(value, arg)
+
+    return at(start, "start"), at(end, "end")
+
+
+def _time_bounds(
+    manifest: Any, snap: TableVersion | None, between: tuple[Any, Any] | None
+) -> list[tuple[str, str, Any]]:
+    """``between`` as bounds on the dataset's time column, those every row meets left out."""
+    if between is None:
+        return []
+    out = []
+    for at, op in zip(between, ("ge", "le"), strict=True):
         low, high = (at, None) if op == "ge" else (None, at)
-        if not _every_row_within(snap, manifest.time, low, high):
+        if at is not None and not _every_row_within(snap, manifest.time, low, high):
+            bound = (
+                pa.scalar(at.to_pydatetime(), pa.timestamp("us", "UTC"))
+                if isinstance(at, pd.Timestamp)
+                else pa.scalar(at, type=pa.date32())
+            )
             out.append((manifest.time, op, bound))
     return out
 
 
-def _span(name: str, manifest: Any, start: Any, end: Any) -> tuple[Any, Any] | None:
-    """``start``/``end`` as the least and greatest :func:`~.scan.time_number` of the time
-    column a read keeps (as :func:`_time_bounds` filters), for row groups' statistics."""
-    from ..params import to_date, to_utc
-    from .table.scan import time_number
-
-    if manifest.time is None or (start is None and end is None):
+def _span(between: tuple[Any, Any] | None) -> tuple[Any, Any] | None:
+    """``between`` as the least and greatest :func:`~.scan.time_number` of the time column
+    a read keeps (as :func:`_time_bounds` filters), for row groups' statistics."""
+    if between is None:
         return None
-    timestamp = manifest.column(manifest.time).kind == "timestamp"
-    out: list[Any] = []
-    for value, arg in ((start, "start"), (end, "end")):
-        if value is None:
-            out.append(None)
-        elif timestamp:
-            at = to_utc(value, arg, dataset=name, date_means=arg)
-            out.append(time_number(at.to_pydatetime()))
-        else:
-            out.append(time_number(to_date(value, arg)))
-    return out[0], out[1]
+    low, high = (at.to_pydatetime() if isinstance(at, pd.Timestamp) else at for at in between)
+    return time_number(low), time_number(high)
 
 
 def _wholly_outside(
-    name: str, manifest: Any, snap: TableVersion | None, start: Any, end: Any
+    manifest: Any, snap: TableVersion | None, between: tuple[Any, Any] | None
 ) -> bool:
-    """Whether the log's statistics show no row of the version within ``start``..``end``
-    on the dataset's time column (a panel's seek for older rows before a lake's first)."""
-    from ..params import to_date, to_utc
-
-    if manifest.time is None or (start is None and end is None) or snap is None:
+    """Whether the log's statistics show no row of the version within ``between`` on the
+    dataset's time column (a panel's seek for older rows before a lake's first)."""
+    if between is None or snap is None:
         return False
     extent = snap.extent(manifest.time)
     if extent is None:
         return False
     low, high = extent
-    timestamp = manifest.column(manifest.time).kind == "timestamp"
-    if timestamp:
+    if manifest.column(manifest.time).kind == "timestamp":
         if not isinstance(low, dt.datetime) or low.tzinfo is None:
             return False
         low, high = pd.Timestamp(low) - _STATS_SLACK, pd.Timestamp(high) + _STATS_SLACK
     elif isinstance(low, dt.datetime) or isinstance(high, dt.datetime):
         return False
-    for value, arg in ((start, "start"), (end, "end")):
-        if value is None:
-            continue
-        at: Any = (
-            to_utc(value, arg, dataset=name, date_means=arg) if timestamp else to_date(value, arg)
-        )
-        if (arg == "start" and high < at) or (arg == "end" and low > at):
-            return True
-    return False
+    start, end = between
+    return (start is not None and high < start) or (end is not None and low > end)
 
 
 # Delta statistics keep times to the millisecond (cut, not rounded, by delta-rs): a stored

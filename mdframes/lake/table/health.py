@@ -61,17 +61,15 @@ class Findings:
     files: dict[str, str] = field(default_factory=dict)  # listed file -> its problem
 
 
+@dataclass(eq=False)
 class Health:
     """Check one dataset's table (a role of :class:`~.table.DatasetTable`)."""
 
-    def __init__(
-        self, place: TablePlace, sidecar: Sidecar, log: TableLog, records: Records, writer: Writer
-    ) -> None:
-        self.place = place
-        self.sidecar = sidecar
-        self.log = log
-        self.records = records
-        self.writer = writer
+    place: TablePlace
+    sidecar: Sidecar
+    log: TableLog
+    records: Records
+    writer: Writer
 
     def examine(self) -> Findings:
         """Everything ``check()`` reports, and what ``repair()`` needs to mend it."""

@@ -15,6 +15,7 @@ to a table that syncs and reads, and what could not be restored is said with wha
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -32,18 +33,16 @@ LOST_COLUMNS = ["dataset", "file", "symbols", "rows", "note"]
 _REFETCH = "the next sync fetches their windows again"
 
 
+@dataclass(eq=False)
 class Repair:
     """Repair one dataset's table (a role of :class:`~.table.DatasetTable`)."""
 
-    def __init__(
-        self, place: TablePlace, sidecar: Sidecar, log: TableLog, writer: Writer, health: Health
-    ) -> None:
-        self.place = place
-        self.sidecar = sidecar
-        self.log = log
-        self.writer = writer
-        self.health = health
-        self.lost: list[dict[str, Any]] = []
+    place: TablePlace
+    sidecar: Sidecar
+    log: TableLog
+    writer: Writer
+    health: Health
+    lost: list[dict[str, Any]] = field(default_factory=list, init=False)
 
     def run(self, lease: Any) -> list[dict[str, Any]]:
         """Mend what :meth:`Health.examine` finds; returns one row per thing lost or mended:

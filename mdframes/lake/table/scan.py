@@ -9,7 +9,7 @@ import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -159,19 +159,6 @@ class _Groups:
     # Small reads of the file, decoded (see read); shared with its picks.
     kept: dict[tuple[Any, ...], pa.Table] = field(default_factory=dict)
     picked: list[int] = field(default_factory=list)
-
-    def pick(self, picked: list[int]) -> _Groups:
-        return _Groups(
-            self.handle,
-            self.names,
-            self.ranges,
-            self.versions,
-            self.times,
-            self.anchors,
-            self.rows,
-            self.kept,
-            picked,
-        )
 
     def read(self, columns: list[str], use_threads: bool, groups: list[int] | None) -> pa.Table:
         """``columns`` of row groups ``groups`` (None: all). A read of a few rows (a daily
@@ -535,7 +522,7 @@ class Records:
                 )
             ]
             if picked:
-                out.append(group.pick(picked))
+                out.append(replace(group, picked=picked))  # kept: shared
         self._last_picked = (key, out)
         return out
 
@@ -580,15 +567,8 @@ class Records:
         handle = pq.ParquetFile(
             path, filesystem=fs, metadata=footer.meta, read_dictionary=footer.texts or None
         )
-        opened = _Groups(
-            handle,
-            footer.names,
-            footer.ranges,
-            footer.versions,
-            footer.times,
-            footer.anchors,
-            footer.rows,
-        )
+        keep = (footer.names, footer.ranges, footer.versions, footer.times, footer.anchors)
+        opened = _Groups(handle, *keep, footer.rows)
         with lock:
             self._handles[uri] = opened
             while len(self._handles) > _OPEN_FILES:

@@ -23,7 +23,6 @@ from ...errors import LakeDamagedError
 from ...registry import Dataset
 from ..store.faults import damaged, write_failed
 from ..store.storage import Storage
-from ..sync.modes import Mode
 from .commit import APP_ID, ROW_GROUP, TABLE_CONFIG, Writer, writer_properties
 from .health import Health
 from .layout import DtypeRecord
@@ -65,7 +64,9 @@ class DatasetTable:
     """Read and write one dataset of a lake (its Delta table and the lake's files beside it)."""
 
     def __init__(self, storage: Storage, ds: Dataset) -> None:
-        self.place = TablePlace(storage, ds)
+        place = self.place = TablePlace(storage, ds)
+        self.storage, self.ds, self.mode = storage, ds, place.mode  # the place's, fixed
+        self.folder, self.uri, self.meta = place.folder, place.uri, place.mode.meta
         self.sidecar = Sidecar(self.place)
         self.records = Records(self.place, self.sidecar)
         self.scan = self.records.scan  # the records' own (one signature, one docstring)
@@ -81,30 +82,6 @@ class DatasetTable:
     def _on_version(self, snap: TableVersion) -> None:
         self.sidecar.forget()  # another writer may have widened the dtype record
         self.records.keep_listed(snap)
-
-    @property
-    def storage(self) -> Storage:
-        return self.place.storage
-
-    @property
-    def ds(self) -> Dataset:
-        return self.place.ds
-
-    @property
-    def mode(self) -> Mode:
-        return self.place.mode
-
-    @property
-    def folder(self) -> str:
-        return self.place.folder
-
-    @property
-    def uri(self) -> str:
-        return self.place.uri
-
-    @property
-    def meta(self) -> tuple[str, ...]:
-        return self.mode.meta
 
     # -- the lake's files beside the table ------------------------------------------------------
     @property
