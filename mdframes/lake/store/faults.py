@@ -25,13 +25,14 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ...errors import ApiError, LakeDamagedError, LakeUnavailableError, MdframesError, NetworkError
 
 __all__ = ["damaged", "write_failed", "unreachable", "reaching", "rust_panics_hidden"]
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # The causes, most specific first: (reason, words of deltalake / pyarrow / boto3 / Python).
 _CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -137,13 +138,13 @@ def unreachable(location: Any, exc: BaseException) -> LakeUnavailableError | Non
     return None
 
 
-def reaching(method: F) -> F:
+def reaching(method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
     """A lake method whose errors are told apart once: a store that cannot be reached raises
     :class:`~mdframes.LakeUnavailableError` (one line, no chain), whatever another module
     made of it on the way (damage, a failed write, a raw ``OSError``)."""
 
     @functools.wraps(method)
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(self, *args, **kwargs)
         except Exception as exc:
@@ -152,7 +153,7 @@ def reaching(method: F) -> F:
                 raise
             raise gone from None
 
-    return call  # type: ignore[return-value]
+    return call
 
 
 def damaged(ds: str, file: str, why: Any) -> LakeDamagedError:

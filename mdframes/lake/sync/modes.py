@@ -181,7 +181,7 @@ class Mode:
             if name and name in names and name not in keys:
                 keys.append(name)
         if len(keys) == len(lead):
-            keys += [n for n in names if manifest.column(n).kind in _SORTABLE][:3]  # type: ignore[union-attr]
+            keys += [c.name for c in manifest.columns if c.kind in _SORTABLE][:3]
         keys += [m for m in ("_n", "_version") if m in self.meta]
         return [(k, "ascending") for k in keys]
 

@@ -180,7 +180,7 @@ def to_frame(table: pa.Table, manifest: DtypeRecord) -> pd.DataFrame:
     present (``_fetched_at`` stays UTC microseconds)."""
     arrays = []
     after: dict[str, Column] = {}
-    categorical: dict[str, np.ndarray] = {}
+    categorical: dict[str, tuple[Column, np.ndarray]] = {}
     for name in table.column_names:
         arr = table[name]
         col = manifest.column(name)
@@ -194,7 +194,7 @@ def to_frame(table: pa.Table, manifest: DtypeRecord) -> pd.DataFrame:
         elif col.kind == "category":
             codes = _category_codes(arr, col)
             if codes is not None:  # every value in the vocabulary: no pandas recoding
-                categorical[name] = codes
+                categorical[name] = col, codes
                 arr = pa.nulls(len(codes), pa.int8())  # a placeholder, replaced below
             else:
                 arr = pc.dictionary_encode(arr)
@@ -212,8 +212,8 @@ def to_frame(table: pa.Table, manifest: DtypeRecord) -> pd.DataFrame:
     # Replaced by place: setting a column by name first checks the columns' names are
     # unique (an index's hash table: a third of a short read's conversion).
     places = {name: i for i, name in enumerate(table.column_names)}
-    for name, codes in categorical.items():
-        dtype = _category_dtype(tuple(manifest.column(name).categories))  # type: ignore[union-attr]
+    for name, (col, codes) in categorical.items():
+        dtype = _category_dtype(tuple(col.categories))
         frame.isetitem(places[name], pd.Categorical.from_codes(codes, dtype=dtype, validate=False))
     for name, col in after.items():
         frame.isetitem(places[name], _restore(frame.iloc[:, places[name]], table[name], col))
