@@ -44,17 +44,8 @@ examples:
 
 exit codes: 0 ok; 1 failures (lake check: problems found; a full disk or OS error); 2 bad input
 """
-ACTIONS = (
-    "info",
-    "coverage",
-    "check",
-    "repair",
-    "compact",
-    "upgrade",
-    "files",
-    "sql",
-    "read",
-    "changes",
+ACTIONS = tuple(
+    ["info", "coverage", "check", "repair", "compact", "upgrade", "files", "sql", "read", "changes"]
 )
 
 

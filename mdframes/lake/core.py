@@ -264,30 +264,15 @@ class Lake:
     def _read_published(
         self,
         dataset: str,
-        symbols: str | Iterable[str] | None = None,
+        symbols: Any = None,
         *,
         since: dt.date,
-        end: DateLike | None = None,
-        known_at: TimeLike | None = None,
-        columns: list[str] | None = None,
-        version: int | None = None,
-        history: bool = False,
-        until: dt.date | None = None,
+        until: Any = None,
+        **options: Any,
     ) -> pd.DataFrame:
         """Delegates to ``lake.panels.read_published`` (until its callers move there)."""
-        return self.panels.read_published(
-            read_request(
-                dataset,
-                symbols,
-                end=end,
-                known_at=known_at,
-                columns=columns,
-                version=version,
-                history=history,
-                public_from=since,
-                public_until=until,
-            )
-        )
+        request = read_request(dataset, symbols, public_from=since, public_until=until, **options)
+        return self.panels.read_published(request)
 
     @reaching
     def changes(

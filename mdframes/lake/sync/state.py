@@ -32,10 +32,9 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import MdframesError
 from ..store.faults import damaged
 from ..store.storage import Storage
-from ..table.layout import FORMAT_VERSION, LAKE_STATE
+from ..table.layout import FORMAT_VERSION, LAKE_STATE, refuse_newer
 
 __all__ = [
     "RootState",
@@ -144,12 +143,7 @@ class RootState:
             data = {} if raw is None else json.loads(raw)
             if not isinstance(data, dict):
                 raise ValueError("not an object")
-            fmt = data.get("format", FORMAT_VERSION)
-            if isinstance(fmt, int) and fmt > FORMAT_VERSION:
-                raise MdframesError(
-                    f"this lake was written in lake format {fmt}, newer than the format "
-                    f"{FORMAT_VERSION} this mdframes reads: upgrade mdframes"
-                )
+            refuse_newer(data.get("format", FORMAT_VERSION))
             return cls(data)
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
             raise damaged("lake", LAKE_STATE, storage.scrub(exc)) from None

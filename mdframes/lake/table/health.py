@@ -82,20 +82,17 @@ class Health:
                 out.format1, out.problems = True, [(f"{folder}/{FORMAT1_MANIFEST}", why)]
                 return out
         except LakeDamagedError as exc:
-            self._answered(exc)
             out.manifest_lost = True
-            out.problems.append((exc.file or folder, str(exc)))
+            out.problems.append(self._finding(exc))
         try:
             out.state = sidecar.stored_state()
         except LakeDamagedError as exc:
-            self._answered(exc)
             out.state_lost = True
-            out.problems.append((exc.file or folder, str(exc)))
+            out.problems.append(self._finding(exc))
         try:
             out.snap = self.log.reopen()
         except LakeDamagedError as exc:
-            self._answered(exc)
-            out.problems.append((exc.file or folder, str(exc)))
+            out.problems.append(self._finding(exc))
             return out
         out.latest = None if out.snap is None else out.snap.version
         state = out.state or {}
@@ -125,12 +122,13 @@ class Health:
             out.problems += self._columns()
         return out
 
-    def _answered(self, exc: LakeDamagedError) -> None:
-        """Raise :class:`~mdframes.LakeUnavailableError` when ``exc`` says the store did not
-        answer: that is no finding about the lake."""
+    def _finding(self, exc: LakeDamagedError) -> tuple[str, str]:
+        """``exc`` as a (file, problem) finding; :class:`~mdframes.LakeUnavailableError`
+        raised when it says the store did not answer: that is no finding about the lake."""
         gone = unreachable(self.place.storage.location, exc)
         if gone is not None:
             raise gone from None
+        return exc.file or self.place.folder, str(exc)
 
     def problems(self) -> tuple[TableVersion | None, list[tuple[str, str]]]:
         """(version, [(file, problem)]) for what the lake cannot vouch for."""

@@ -26,6 +26,7 @@ from ...registry import Dataset
 
 __all__ = [
     "FORMAT_VERSION",
+    "refuse_newer",
     "DATA_SUFFIX",
     "MANIFEST",
     "STATE",
@@ -115,6 +116,18 @@ class Column:
     categories: list[str] = field(default_factory=list)  # fixed vocabulary, in order
 
 
+def refuse_newer(fmt: Any) -> None:
+    """Raise :class:`~mdframes.MdframesError` for a lake written in a newer format than this
+    mdframes reads."""
+    if isinstance(fmt, int) and fmt > FORMAT_VERSION:
+        from ...errors import MdframesError
+
+        raise MdframesError(
+            f"this lake was written in lake format {fmt}, newer than the format "
+            f"{FORMAT_VERSION} this mdframes reads: upgrade mdframes"
+        )
+
+
 @dataclass
 class DtypeRecord:
     """How a dataset folder is laid out and typed (``_manifest.json``)."""
@@ -152,13 +165,7 @@ class DtypeRecord:
         not one (the caller names the file) and :class:`MdframesError` for another format."""
         body: dict[str, Any] = json.loads(raw)
         fmt = body.get("format")
-        if isinstance(fmt, int) and fmt > FORMAT_VERSION:
-            from ...errors import MdframesError
-
-            raise MdframesError(
-                f"this lake was written in lake format {fmt}, newer than the format "
-                f"{FORMAT_VERSION} this mdframes reads: upgrade mdframes"
-            )
+        refuse_newer(fmt)
         if fmt != accept:
             raise ValueError(f"lake format {fmt!r}, expected {accept}")
         body.pop("dtypes", None)

@@ -160,12 +160,16 @@ class TableLog:
             if self._snap is not None and self._snap.version == version:
                 return self._snap
             actions = pa.table(table.get_add_actions(flatten=True))
+        self._snap = self._version(version, actions)
+        self.on_version(self._snap)
+        return self._snap
+
+    def _version(self, version: int, actions: pa.Table) -> TableVersion:
+        """A version from the log's add actions: its files in stored order, sizes and rows."""
         actions = _in_stored_order(actions, self.place.mode.file_keys)
         files = [self.place.file_uri(p) for p in actions["path"].to_pylist()]
         rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
-        self._snap = TableVersion(version, files, actions["size_bytes"].to_pylist(), rows, actions)
-        self.on_version(self._snap)
-        return self._snap
+        return TableVersion(version, files, actions["size_bytes"].to_pylist(), rows, actions)
 
     def snapshot_at(self, version: int) -> TableVersion:
         """An earlier version and its file list, from the log (Delta time travel), for a
@@ -187,10 +191,7 @@ class TableLog:
                 f"version {version} of the table cannot be read back: its commit is no "
                 f"longer in the log ({place.storage.scrub(exc)})",
             ) from None
-        actions = _in_stored_order(actions, place.mode.file_keys)
-        files = [place.file_uri(p) for p in actions["path"].to_pylist()]
-        rows = actions["num_records"].to_pylist() if "num_records" in actions.column_names else []
-        return TableVersion(version, files, actions["size_bytes"].to_pylist(), rows, actions)
+        return self._version(version, actions)
 
     def latest_version(self) -> int | None:
         """The latest version (None: no table)."""

@@ -177,6 +177,15 @@ class _Groups:
             self.kept[key] = table
         return table
 
+    def conformed(
+        self, fields: list[pa.Field], use_threads: bool, groups: list[int] | None = None
+    ) -> pa.Table:
+        """The ``fields`` of row groups ``groups`` (None: all), in their declared types (a
+        column the file lacks: nulls)."""
+        return _conform(
+            self.read([f.name for f in fields if f.name in self.names], use_threads, groups), fields
+        )
+
     def _decoded(self, columns: list[str], use_threads: bool, groups: list[int] | None) -> Any:
         if groups is None:
             return self.handle.read(columns=columns, use_threads=use_threads)
@@ -369,14 +378,7 @@ class Records:
         """Every row of the version, file by file through the opened handles (no scanner to
         set up, footers read once per version)."""
         fields = [schema.field(c) for c in stored]
-        parts = _each(
-            lambda g: _conform(
-                g.read([f.name for f in fields if f.name in g.names], threads() > 1, None),
-                fields,
-            ),
-            self._groups(snap),
-            self._waits,
-        )
+        parts = _each(lambda g: g.conformed(fields, threads() > 1), self._groups(snap), self._waits)
         table = pa.concat_tables(parts) if len(parts) != 1 else parts[0]
         return table if coded else _plain_strings(table, fields)
 
@@ -404,14 +406,7 @@ class Records:
         # ones decoded the big one on one thread while the others had nothing to do.
         arrow_threads = threads() > 1
         parts = _each(
-            lambda g: _conform(
-                g.read(
-                    [f.name for f in fields if f.name in g.names],
-                    arrow_threads and len(g.picked) > 2,
-                    g.picked,
-                ),
-                fields,
-            ),
+            lambda g: g.conformed(fields, arrow_threads and len(g.picked) > 2, g.picked),
             picked,
             self._waits,
             least=_SIDE_BY_SIDE,
