@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -43,20 +43,17 @@ def arrange(
         columns = [c for c in columns if c in table.column_names]
     if drop is None and latest is None and (table.num_rows < 2 or not keys):
         return table if columns is None else table.select(columns)
+    told: Any = False  # (order, first key's ranks) where the keys pack into integers
     if latest is None and drop is None:  # every version (history): keys packed as below
-        packed = _packed_order(table, keys)
-        if packed is not False:
-            order, first = packed
-            out = table if columns is None else table.select(columns)
-            made = {keys[0]: first} if first is not None else {}
-            return out if order is None else _gathered(out, order, made)
+        told = _packed_order(table, keys)
+    elif latest is not None and table.num_rows and keys:
+        told = _latest_in_order(table, keys, drop)
+    if told is not False:
+        order, first = told
+        out = table if columns is None else table.select(columns)
+        made = {keys[0]: first} if first is not None else {}
+        return out if order is None else _gathered(out, order, made)
     if latest is not None:
-        told = _latest_in_order(table, keys, drop) if table.num_rows and keys else False
-        if told is not False:
-            order, first = told
-            out = table if columns is None else table.select(columns)
-            made = {keys[0]: first} if first is not None else {}
-            return out if order is None else _gathered(out, order, made)
         drop = latest() if drop is None else either(drop, latest())
         if len(drop) == 0:
             drop = None

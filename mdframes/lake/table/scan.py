@@ -146,16 +146,19 @@ class Published:
 
 @dataclass
 class _Groups:
-    """One data file's row groups: symbol ranges, time ranges (as :func:`time_number`s),
-    highest ``_version`` and the read bound's (anchor's) ranges and nulls (statistics)."""
+    """One data file's row groups as its footer says (parsed once, :meth:`footer`): symbol
+    ranges, time ranges (as :func:`time_number`s), highest ``_version`` and the read bound's
+    (anchor's) ranges and nulls (statistics); opened, its handle."""
 
-    handle: Any  # pyarrow.parquet.ParquetFile, opened once (a listed file never changes)
+    meta: Any  # pyarrow.parquet.FileMetaData
+    texts: list[str]  # text columns, read as their dictionaries
     names: set[str]
     ranges: list[tuple[Any, Any]]
     versions: list[Any]
     times: list[tuple[Any, Any]]
     anchors: list[tuple[Any, Any, Any]]
     rows: list[int]
+    handle: Any = None  # pyarrow.parquet.ParquetFile, opened once (a listed file never changes)
     # Small reads of the file, decoded (see read); shared with its picks.
     kept: dict[tuple[Any, ...], pa.Table] = field(default_factory=dict)
     picked: list[int] = field(default_factory=list)
@@ -202,55 +205,37 @@ class _Groups:
             for a, b in zip(ranges, ranges[1:], strict=False)
         )
 
-
-@dataclass
-class _Footer:
-    """What a data file's footer says that reads use, parsed once."""
-
-    meta: Any  # pyarrow.parquet.FileMetaData
-    texts: list[str]  # text columns, read as their dictionaries
-    names: set[str]
-    ranges: list[tuple[Any, Any]]
-    versions: list[Any]
-    times: list[tuple[Any, Any]]
-    anchors: list[tuple[Any, Any, Any]]
-    rows: list[int]
-
     @classmethod
-    def read(cls, path: str, fs: Any, time: str | None, anchor: str | None = None) -> _Footer:
+    def footer(cls, path: str, fs: Any, time: str | None, anchor: str | None = None) -> _Groups:
         import pyarrow.parquet as pq
 
         meta = pq.read_metadata(path, filesystem=fs)
         schema = meta.schema.to_arrow_schema()
         names = schema.names
-        symbol = names.index("symbol") if "symbol" in names else -1
-        version = names.index("_version") if "_version" in names else -1
-        when = names.index(time) if time is not None and time in names else -1
-        bound = names.index(anchor) if anchor is not None and anchor in names else -1
+        at = {c: names.index(c) for c in ("symbol", "_version", time, anchor) if c in names}
+
+        def minmax(group: Any, column: str | None) -> Any:
+            """The column's statistics in the row group where they hold a min and max."""
+            stats = group.column(at[column]).statistics if column in at else None
+            return stats if stats is not None and stats.has_min_max else None
+
         ranges: list[tuple[Any, Any]] = []
         versions: list[Any] = []
         times: list[tuple[Any, Any]] = []
         anchors: list[tuple[Any, Any, Any]] = []
         for i in range(meta.num_row_groups):
             group = meta.row_group(i)
-            stats = group.column(bound).statistics if bound >= 0 else None
-            if stats is not None and stats.has_min_max and stats.has_null_count:
-                lo, hi = time_number(stats.min), time_number(stats.max)
-                anchors.append((lo, hi, stats.null_count))
+            symbol, version = minmax(group, "symbol"), minmax(group, "_version")
+            when, bound = minmax(group, time), minmax(group, anchor)
+            if bound is not None and bound.has_null_count:
+                anchors.append((time_number(bound.min), time_number(bound.max), bound.null_count))
             else:
                 anchors.append((None, None, None))
-            stats = group.column(when).statistics if when >= 0 else None
-            if stats is not None and stats.has_min_max:
-                times.append((time_number(stats.min), time_number(stats.max)))
-            else:
-                times.append((None, None))
-            stats = group.column(symbol).statistics if symbol >= 0 else None
-            if stats is not None and stats.has_min_max:
-                ranges.append((stats.min, stats.max))
-            else:
-                ranges.append((None, None))
-            stats = group.column(version).statistics if version >= 0 else None
-            versions.append(stats.max if stats is not None and stats.has_min_max else None)
+            times.append(
+                (None, None) if when is None else (time_number(when.min), time_number(when.max))
+            )
+            ranges.append((None, None) if symbol is None else (symbol.min, symbol.max))
+            versions.append(None if version is None else version.max)
         texts = [f.name for f in schema if pa.types.is_string(f.type)]
         rows = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
         return cls(meta, texts, set(names), ranges, versions, times, anchors, rows)
@@ -279,7 +264,7 @@ class Records:
         self.sidecar = sidecar
         self._datasets: tuple[Any, pads.Dataset] | None = None
         self._handles: OrderedDict[str, _Groups] = OrderedDict()
-        self._footers: OrderedDict[str, _Footer] = OrderedDict()
+        self._footers: OrderedDict[str, _Groups] = OrderedDict()
         self._last_picked: tuple[Any, list[_Groups]] | None = None
 
     @property
@@ -557,13 +542,12 @@ class Records:
         if footer is None:
             manifest = self.sidecar.manifest
             time = manifest.time if manifest is not None else None
-            footer = _Footer.read(path, fs, time, self.place.ds.read_bound)
+            footer = _Groups.footer(path, fs, time, self.place.ds.read_bound)
         # Text read as its dictionary (see _plain_strings); the footer is parsed once.
         handle = pq.ParquetFile(
             path, filesystem=fs, metadata=footer.meta, read_dictionary=footer.texts or None
         )
-        keep = (footer.names, footer.ranges, footer.versions, footer.times, footer.anchors)
-        opened = _Groups(handle, *keep, footer.rows)
+        opened = replace(footer, handle=handle, kept={})
         with lock:
             self._handles[uri] = opened
             while len(self._handles) > _OPEN_FILES:
@@ -688,7 +672,7 @@ def _conform(part: pa.Table, fields: list[pa.Field]) -> pa.Table:
 @functools.lru_cache(maxsize=256)
 def _as_read(fields: tuple[pa.Field, ...]) -> pa.Schema:
     """The schema of ``fields`` as read from a file that holds them all in their types (text
-    as its dictionary, :attr:`_Footer.texts`)."""
+    as its dictionary, :attr:`_Groups.texts`)."""
     return pa.schema(
         [
             pa.field(
