@@ -197,8 +197,7 @@ def _dataset_rows(
         row = memo.rows.get(key)
         if row is None:
             ids = by_symbol.get(key, [])
-            row = _row(ds, key, ids, memo.units, memo.failed, memo.pending,
-                       history_start=ds.history_start)  # fmt: skip
+            row = _row(ds, key, ids, memo)
             memo.rows[key] = row
         out.append({**row, "gaps": list(row["gaps"])})  # the caller's own list
     return out
@@ -217,15 +216,8 @@ def _left_in(ds: Dataset, run: OpenRun, units: dict[str, Any]) -> set[str]:
     return {u for u in todo if not finished_in(units.get(u), run.id)}
 
 
-def _row(
-    ds: Dataset,
-    symbol: str | None,
-    ids: list[str],
-    units: dict[str, Any],
-    failed: dict[str, Any],
-    pending: set[str],
-    history_start: str | None,
-) -> dict[str, Any]:
+def _row(ds: Dataset, symbol: str | None, ids: list[str], memo: _Memo) -> dict[str, Any]:
+    units, failed, pending = memo.units, memo.failed, memo.pending
     entries = [units[i] for i in ids if i in units]
     failures = [failure_of(failed[i]) for i in ids if i in failed]
     if failures:
@@ -255,7 +247,7 @@ def _row(
             fetched.append((first_at, last_at))
         rows = entry.get("rows")
         counts.append(rows if isinstance(rows, int) else None)
-    first, last, gaps = _span(spans, history_start)
+    first, last, gaps = _merged_span(tuple((a, b) for a, b in spans), ds.history_start)
     if status == "never":
         rows_held: int | None = 0
     elif counts and None not in counts:
@@ -268,7 +260,7 @@ def _row(
         "status": status,
         "first": first,
         "last": last,
-        "gaps": gaps,
+        "gaps": list(gaps),
         "first_fetched_at": min((a for a, _ in fetched), default=None),
         "last_fetched_at": max((b for _, b in fetched), default=None),
         "rows": rows_held,
@@ -310,21 +302,14 @@ def _sync_time(sync_id: Any) -> dt.datetime | None:
     return stamp.replace(tzinfo=dt.timezone.utc)
 
 
-def _span(
-    spans: list[list[str | None]], history_start: str | None
-) -> tuple[pd.Timestamp | None, pd.Timestamp | None, list[tuple[pd.Timestamp, pd.Timestamp]]]:
-    """first, last and the gaps between the merged ``spans`` (a None start: the beginning
-    of the history, the registry's ``history_start`` where it says one)."""
-    # The symbols of one sync share their spans: each distinct set is merged once (a
-    # panel asks the coverage of thousands of symbols before it reads anything).
-    first, last, gaps = _merged_span(tuple((a, b) for a, b in spans), history_start)
-    return first, last, list(gaps)
-
-
 @functools.lru_cache(maxsize=256)
 def _merged_span(
     spans: tuple[tuple[str | None, str | None], ...], history_start: str | None
 ) -> tuple[pd.Timestamp | None, pd.Timestamp | None, tuple[tuple[pd.Timestamp, pd.Timestamp], ...]]:
+    """first, last and the gaps between the merged ``spans`` (a None start: the beginning
+    of the history, the registry's ``history_start`` where it says one). The symbols of one
+    sync share their spans: each distinct set is merged once (a panel asks the coverage of
+    thousands of symbols before it reads anything)."""
     merged = merge_windows([[a or history_start, b] for a, b in spans])
     if not merged:
         return None, None, ()

@@ -128,8 +128,8 @@ def open_lease(
 ) -> Lease:
     """The writer lease of the lake at ``store``: a :class:`Location`, a root as
     :func:`~mdframes.lake.store.location.parse_root` takes it, or the lake's storage object (its
-    resolved ``location``). ``owner`` says who holds it
-    in others' errors (e.g. ``"sync 000004"``); ``ttl``/``heartbeat`` are for tests.
+    resolved ``location``). ``owner`` says who holds it in others' errors (e.g. ``"sync
+    000004"``); ``ttl``/``heartbeat`` are for tests.
 
     Examples
     --------

@@ -3,8 +3,8 @@
 Local writes go to a hidden temporary name, are flushed and ``fsync``-ed, renamed into place
 and the folder is ``fsync``-ed: a reader (or a crash) sees a whole file or none. Object stores
 publish an object only when its upload completes, so there the final name is written directly.
-The root is resolved once by :func:`~mdframes.lake.store.location.parse_root` (settings, credentials
-kept out of every printed form); the writer lease is :mod:`mdframes.lake.store.lease`.
+The root is resolved once by :func:`~mdframes.lake.store.location.parse_root` (settings,
+credentials kept out of every printed form); the writer lease is :mod:`mdframes.lake.store.lease`.
 """
 
 from __future__ import annotations

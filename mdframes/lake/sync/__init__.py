@@ -1,1 +1,1 @@
-"""A sync run: the request and its units (``plan``), the modes, the versions, the state, the pacer."""
+"""A sync run: the requests (``plan``), the modes, the versions, the state, the pacer."""

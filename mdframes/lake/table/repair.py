@@ -159,25 +159,20 @@ class Repair:
         for c in found.foreign:
             if c.version in undone:
                 continue
-            names = [f"{self.place.folder}/{p.rsplit('/', 1)[-1]}" for p in c.added]
+            names = [self.place.name(p) for p in c.added]
             for name in [n for n in names if n in listed]:
                 self.dropping[name] = f"added by {c.describe()}, another program: dropped"
+            why = None
             if c.removed:
-                self._note(
-                    commit_file(self.place.folder, c.version),
-                    [],
-                    None,
+                why = (
                     f"{c.describe()}, another program, took rows out and mdframes committed "
                     "after it: what it took out is not restored; sync those symbols with "
-                    "start= to fetch their windows again",
+                    "start= to fetch their windows again"
                 )
             elif not any(n in listed for n in names):
-                self._note(
-                    commit_file(self.place.folder, c.version),
-                    [],
-                    None,
-                    f"{c.describe()}, another program: nothing of it is listed now",
-                )
+                why = f"{c.describe()}, another program: nothing of it is listed now"
+            if why is not None:
+                self._note(commit_file(self.place.folder, c.version), [], None, why)
 
     def _restore(self, version: int, what: str, state: dict[str, Any], lease: Any) -> None:
         """Restore ``version`` (one commit); files it listed that are gone are lost, their
