@@ -47,10 +47,11 @@ class Panels:
         """A panel's read of a dataset bounded by when its rows became public (its registry
         entry's ``read_bound``, not the time column): the latest versions public on or
         after ``request.public_from`` with their event up to ``request.end``; rows public
-        earlier may come too. ``history``: every version of the records one version of which
-        is. ``public_until`` (not with ``history``): the panel's last date; row groups of
-        first versions all public after it are not read (rows public later may still come).
-        """
+        earlier may come too (a null anchor is judged by its legal deadline), and row groups
+        holding none of them are not read. ``history``: every version of the records one
+        version of which is. ``public_until`` (not with ``history``): the panel's last date;
+        row groups of first versions all public after it are not read (their rows would never
+        enter the panel, and supersede no other; rows public later may still come)."""
         from .read import read
 
         if request.public_from is None:

@@ -205,12 +205,8 @@ class ReadRequest:
     market: str | None = None
     region: str | None = None
     version: int | None = None
-    # A panel's read of a dataset whose reads are bounded by when rows became public
-    # (:attr:`~mdframes.registry.Dataset.read_bound`): the latest versions public on or after
-    # ``public_from``, a null anchor at its legal deadline (rows public earlier may come too),
-    # and row groups holding none of them not read. ``public_until`` (not with ``history``: a
-    # panel's last date): row groups of first versions all public after it are not read either
-    # (their rows would never enter the panel, and supersede no other).
+    # A panel's read by when rows became public (its dataset's ``read_bound``, not the time
+    # column; see :meth:`~mdframes.lake.panels.Panels.read_published`).
     public_from: dt.date | None = None
     public_until: dt.date | None = None
 
