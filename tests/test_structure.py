@@ -307,7 +307,7 @@ THIRD_PARTY_PRIVATE = {
     ("mdframes.docgen", "_group_actions"),
     ("mdframes.docgen", "_SubParsersAction"),
     # matplotlib: the renderer that measures text before the figure is drawn.
-    ("mdframes._plotkit", "_get_renderer"),
+    ("mdframes.plot.matplotlib_kit", "_get_renderer"),
 }
 # Reaches being removed by parallel work: temporary, each with the work that removes it.
 BEING_REMOVED: set[tuple[str, str]] = set()  # empty: every reach went public (issues 19-21)

@@ -1,5 +1,5 @@
 """Interactive charts (plotly) for :func:`mdframes.plot.chart`: the same data as the
-matplotlib charts (:mod:`mdframes._chartdata`), with each record's main fields on hover,
+matplotlib charts (:mod:`mdframes.plot.data`), with each record's main fields on hover,
 a range slider under time axes, and several symbols as traces or facets.
 
 Every trace that holds data carries ``meta={"symbol": ..., "role": "data"}``, so the points
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _chartdata as data
-from . import _deps
-from ._charts import Chart
+from .. import _deps
+from . import data
+from .table import Chart
 
 # plotly's own palette (D3 category10), as matplotlib's C0.. are.
 PALETTE = (
@@ -169,7 +169,7 @@ def _money_log_axis(fig: Any, values: pd.Series, row: int | None = None) -> None
         low, high = np.floor(np.log10(positive.min())), np.ceil(np.log10(positive.max()))
         ticks = [m * 10**e for e in range(int(low), int(high) + 1) for m in (1, 2, 5)]
         ticks = [t for t in ticks if positive.min() / 2 <= t <= positive.max() * 2]
-    from ._plotkit import money
+    from .matplotlib_kit import money
 
     kw = {"row": row, "col": 1} if row else {}
     fig.update_yaxes(type="log", tickvals=ticks, ticktext=[money(t) for t in ticks], **kw)

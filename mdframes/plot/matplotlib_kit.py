@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _deps
-from .errors import InvalidParameterError
+from .. import _deps
+from ..errors import InvalidParameterError
 
 BAND_ALPHA = 0.15
 

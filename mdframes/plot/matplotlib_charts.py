@@ -1,17 +1,5 @@
-"""Quick-look charts of loaded frames, with the spec's interpretation bands drawn in.
-
-Each function takes a frame in the loader's columns, draws on ``ax`` (a new figure when
-omitted) and returns the matplotlib ``Axes``. The legend sits in a row between the title and
-the plot, never over the data; band names sit right of the plot. A new figure uses
-matplotlib's constrained layout, so everything lies inside it however it is saved; on an
-``ax`` of your own, create its figure with ``layout="constrained"`` for the same. Nothing
-here picks a backend: under a headless interpreter matplotlib falls back to Agg, and
-``matplotlib.use("Agg")`` before the first call makes that explicit. Requires
-``pip install "mdframes[plot]"``.
-
->>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT"]))
->>> ax.figure.savefig("sentiment.png")
-"""
+"""The matplotlib charts of :mod:`mdframes.plot`: one function per dataset that has a
+named chart, and one drawer per chart kind for :func:`mdframes.plot.chart`."""
 
 from __future__ import annotations
 
@@ -20,15 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _chartdata as data
-from . import _plotkit as kit
-from ._chartdata import APP_RATING_BANDS, PUT_CALL_LEVELS, SENTIMENT_BANDS
-from ._charts import CHARTS, Chart
-from .errors import InvalidParameterError
+from ..errors import InvalidParameterError
+from . import data
+from . import matplotlib_kit as kit
+from .data import APP_RATING_BANDS, PUT_CALL_LEVELS, SENTIMENT_BANDS
+from .table import Chart
 
 __all__ = [
-    "chart",
-    "BACKENDS",
     "forecast_fan",
     "sentiment",
     "put_call",
@@ -274,7 +260,7 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
         ) from None
     if "group" not in df.columns:
         kit.require(df, ("transaction_type",), "insider_activity")
-        from .helpers import insider_groups
+        from ..helpers import insider_groups
 
         df = insider_groups(df)
     symbol = kit.one_symbol(df, "insider_activity")
@@ -346,7 +332,7 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     kit.require(df, ("date",), "congress_trades")
     if "amount_min" not in df.columns or "amount_max" not in df.columns:
         kit.require(df, ("amount",), "congress_trades")
-        from .helpers import congress_amount_bounds
+        from ..helpers import congress_amount_bounds
 
         df = congress_amount_bounds(df)
     symbol = kit.one_symbol(df, "congress_trades")
@@ -422,7 +408,7 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
     >>> ax = md.plot.app_ratings(md.load_app_ratings("AAPL"), per_app=True)
     """
     if isinstance(df, pd.DataFrame) and "platform" not in df.columns and "ios_score" in df.columns:
-        from .helpers import app_ratings_long
+        from ..helpers import app_ratings_long
 
         df = app_ratings_long(df)
     kit.require(df, ("platform", "date", "score"), "app_ratings")
@@ -447,84 +433,6 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
     kit.date_axis(ax)
     kit.finish(ax, kit.title([symbol] if symbol else [], "app ratings"))
     return ax
-
-
-# --- any dataset: md.plot.chart ---------------------------------------------------------------
-
-BACKENDS = ("matplotlib", "plotly")
-
-
-def chart(
-    df: pd.DataFrame,
-    *,
-    backend: str = "matplotlib",
-    dataset: str | None = None,
-    ax: Any = None,
-    top: int = data.TOP,
-    **options: Any,
-) -> Any:
-    """Draw any frame a v2 loader or a screener returns, chosen by ``df.attrs["dataset"]``.
-
-    Parameters
-    ----------
-    df : DataFrame
-        A per-symbol loader's frame (one symbol or several), a screener's or ``load_recent``'s.
-    backend : {"matplotlib", "plotly"}
-        ``"matplotlib"`` returns a ``matplotlib.figure.Figure``; ``"plotly"`` an interactive
-        ``plotly.graph_objects.Figure`` (hover shows each record's main fields, time axes
-        have a range slider; ``fig.write_html(path)`` saves one self-contained file).
-    dataset : str, optional
-        The registry name when the frame has no ``attrs["dataset"]`` (e.g. after a merge).
-    ax : matplotlib Axes, optional
-        Draw into this Axes (matplotlib, charts of one panel).
-    top : int
-        Screeners: how many symbols to show, the largest values first.
-    **options
-        Passed on to the named chart where there is one (``freq=`` for insider trading,
-        ``per_app=`` for app ratings, ``kind=`` for sentiment).
-
-    Examples
-    --------
-    >>> df = md.load_lobbying(["AAPL", "MSFT"])
-    >>> fig = md.plot.chart(df)
-    >>> md.plot.chart(df, backend="plotly").write_html("lobbying.html")
-    """
-    if backend not in BACKENDS:
-        raise InvalidParameterError(
-            f"chart: backend={backend!r} is not one of {', '.join(map(repr, BACKENDS))}",
-            parameter="backend",
-        )
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"chart expects a pandas DataFrame, got {type(df).__name__}")
-    name = dataset or df.attrs.get("dataset")
-    if not name:
-        raise InvalidParameterError(
-            "chart: the frame has no attrs['dataset'] (it was built or merged by hand); "
-            "name it, e.g. md.plot.chart(df, dataset='sentiment')",
-            parameter="dataset",
-        )
-    spec = CHARTS.get(str(name))
-    if spec is None:
-        raise InvalidParameterError(
-            f"chart: no chart for dataset {name!r}; charts exist for {', '.join(sorted(CHARTS))}",
-            parameter="dataset",
-        )
-    if df.empty:
-        raise InvalidParameterError(f"chart: the {name} frame has no rows to plot", parameter="df")
-    if backend == "plotly":
-        if ax is not None:
-            raise InvalidParameterError("chart: ax= is for matplotlib only", parameter="ax")
-        from . import _plotly
-
-        return _plotly.draw(df, spec, top=top, **options)
-    kit.pyplot()
-    fig = _MATPLOTLIB[spec.kind](df, spec, ax, top=top, **options)
-    if spec.kind == "congress":
-        # congress_trades leaves out trades with no known amount: say how many.
-        note = data.left_out_note(data.congress(df, spec), spec)
-        if note:
-            fig.suptitle(note, fontsize=8, color="#57606a")
-    return fig
 
 
 def _one_panel(function: Any) -> Any:
@@ -687,3 +595,15 @@ _MATPLOTLIB: dict[str, Any] = {
     "totals": _mpl_totals,
     "ranking": _mpl_ranking,
 }
+
+
+def draw(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
+    """The matplotlib ``Figure`` of ``df``, drawn by its chart ``spec``'s kind."""
+    kit.pyplot()
+    fig = _MATPLOTLIB[spec.kind](df, spec, ax, top=top, **options)
+    if spec.kind == "congress":
+        # congress_trades leaves out trades with no known amount: say how many.
+        note = data.left_out_note(data.congress(df, spec), spec)
+        if note:
+            fig.suptitle(note, fontsize=8, color="#57606a")
+    return fig
