@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import pandas as pd
 
 from .errors import MdframesError
-from .export import sheet_name  # the demo names sheets as to_excel and the CLI do
+from .io import sheet_name  # the demo names sheets as to_excel and the CLI do
 from .registry import REGISTRY, Dataset
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -241,7 +241,7 @@ def run_demo(
     PosixPath('out/mdframes-demo.xlsx')
     """
     from ._deps import require
-    from .export import to_excel
+    from .io import to_excel
     from .params import check_symbols
     from .sandbox import running
 
