@@ -43,16 +43,6 @@ from .errors import (
 from .loaders import *  # noqa: F403  (the public loaders: loaders.__all__, listed once)
 from .loaders import __all__ as _loader_names
 
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mdframes")
-    except PackageNotFoundError:  # a source tree on sys.path, never installed
-        return "0+unknown"
-
-
 # Public functions a load does not need: their modules (and importlib.metadata, for
 # __version__) load on first use, so `import mdframes` and a loader cost what loading needs.
 _LAZY = {
@@ -90,7 +80,7 @@ _SUBMODULES = {
     "lake",
 }
 # Modules that moved into a package: the old name still reaches it (md.export.to_excel).
-_MOVED = {"export": "io", "interop": "io"}
+_MOVED = {"export": "io", "interop": "io", "demo": "cli.demo"}
 # md.Lake needs the lake extra (pyarrow, DuckDB): imported on first use.
 _LAKE = {"Lake", "SyncReport"}
 
@@ -148,9 +138,10 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value  # found once
         return value
     if name == "__version__":
-        # One version number: the installed package's metadata (pyproject.toml's `version`).
-        globals()[name] = _version()
-        return globals()[name]
+        from ._version import __version__
+
+        globals()[name] = __version__
+        return __version__
     if name in _LAKE:
         return getattr(importlib.import_module(".lake", __name__), name)
     if name in _SUBMODULES or name in _MOVED:

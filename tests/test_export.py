@@ -660,7 +660,7 @@ def test_loaded_frames_export_with_formats_and_read_back_with_the_same_names(
 
 
 def test_one_sheet_naming_rule(tmp_path: Path) -> None:
-    from mdframes import demo
+    from mdframes.cli import demo
     from mdframes.io import sheet_name
 
     assert demo.sheet_name is sheet_name
