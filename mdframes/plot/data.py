@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import InvalidParameterError
+from ..params import whole_number
 from .table import Chart
 
 # The spec's interpretation bands: (low, high, label, colour).
@@ -217,8 +218,7 @@ def ranking(df: pd.DataFrame, spec: Chart, top: int = TOP) -> pd.DataFrame:
     ``top`` bars. ``attrs``: ``bars`` (how many there were), ``measure``."""
     by = spec.by
     _need(df, [by], spec.title)
-    if not isinstance(top, int) or isinstance(top, bool) or top < 1:
-        raise InvalidParameterError(f"top={top!r} is not a positive integer", parameter="top")
+    top = whole_number(top, "top", least=1)
     measure = next((v for v in spec.value if v in df.columns), None)
     agg = spec.agg if measure is not None else "count"
     rows = df.assign(**{by: df[by].astype("string").fillna("(none)")})
