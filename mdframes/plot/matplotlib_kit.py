@@ -123,7 +123,7 @@ def _span_formatter(locator: Any) -> Any:
     ``2026-Dec`` under November days)."""
     import matplotlib.dates as mdates
 
-    class SpanFormatter(mdates.ConciseDateFormatter):  # type: ignore[misc]
+    class SpanFormatter(mdates.ConciseDateFormatter):
         span: str | None = None
 
         def format_ticks(self, values: Any) -> list[str]:
