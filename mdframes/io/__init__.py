@@ -12,20 +12,7 @@ from __future__ import annotations
 from .arrow import ARROW_METADATA_KEY, to_arrow, to_polars
 from .cells import neutralise, spreadsheet_cell, spreadsheet_frame
 from .csv import to_csv, write_csv, write_json
-from .excel import (
-    DATE_FORMAT,
-    DECIMAL_FORMAT,
-    EXCEL_MAX_COLUMNS,
-    EXCEL_MAX_ROWS,
-    INTEGER_FORMAT,
-    SCORE_FORMAT,
-    TIMESTAMP_FORMAT,
-    excel_formats,
-    openpyxl,
-    sheet_name,
-    sheet_names,
-    to_excel,
-)
+from .excel import excel_formats, openpyxl, sheet_name, sheet_names, to_excel
 from .parquet import pyarrow, read_parquet, to_parquet
 
 __all__ = [
@@ -44,13 +31,6 @@ __all__ = [
     "to_arrow",
     "to_polars",
     "ARROW_METADATA_KEY",
-    "EXCEL_MAX_ROWS",
-    "EXCEL_MAX_COLUMNS",
-    "INTEGER_FORMAT",
-    "DECIMAL_FORMAT",
-    "SCORE_FORMAT",
-    "DATE_FORMAT",
-    "TIMESTAMP_FORMAT",
 ]
 
 # What writing a file of each suffix needs: the command line checks it before any request.

@@ -15,6 +15,11 @@ from ..errors import InvalidParameterError
 from ..params import whole_number
 from .table import Chart
 
+# Both backends' colours: insider groups, congress trade kinds, a price line.
+GROUP_COLOURS = {"acquisition": "#1a9850", "disposition": "#d73027", "neutral": "#969696"}
+TRADE_COLOURS = {"Purchase": "#1a9850", "Sale": "#d73027"}
+PRICE_COLOUR = "#404040"
+
 # The spec's interpretation bands: (low, high, label, colour).
 SENTIMENT_BANDS: tuple[tuple[float, float, str, str], ...] = (
     (0.5, 1.0, "strong bullish", "#1a9850"),

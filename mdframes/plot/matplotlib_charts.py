@@ -14,23 +14,6 @@ from . import matplotlib_kit as kit
 from .data import APP_RATING_BANDS, PUT_CALL_LEVELS, SENTIMENT_BANDS
 from .table import Chart
 
-__all__ = [
-    "forecast_fan",
-    "sentiment",
-    "put_call",
-    "insider_activity",
-    "congress_trades",
-    "app_ratings",
-    "SENTIMENT_BANDS",
-    "PUT_CALL_LEVELS",
-    "APP_RATING_BANDS",
-]
-
-_GROUP_COLOURS = {"acquisition": "#1a9850", "disposition": "#d73027", "neutral": "#969696"}
-_TRADE_COLOURS = {"Purchase": "#1a9850", "Sale": "#d73027"}
-_PRICE_COLOUR = "#404040"
-
-
 # --- per-dataset charts -----------------------------------------------------------------------
 
 
@@ -200,7 +183,7 @@ def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
         if price_ax is not None:
             # A colour of its own, never the ratio's: one symbol's price is dark grey, and
             # several symbols' prices take the colours after the ratios'.
-            colour = _PRICE_COLOUR if len(groups) == 1 else f"C{len(groups) + i}"
+            colour = data.PRICE_COLOUR if len(groups) == 1 else f"C{len(groups) + i}"
             price_ax.plot(
                 rows["date"],
                 rows["price"].astype(float),
@@ -211,8 +194,8 @@ def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
             )
     if price_ax is not None and len(groups) == 1:
         # One symbol: each axis in the colour of its line, so it is clear which is which.
-        price_ax.tick_params(axis="y", colors=_PRICE_COLOUR)
-        price_ax.yaxis.label.set_color(_PRICE_COLOUR)
+        price_ax.tick_params(axis="y", colors=data.PRICE_COLOUR)
+        price_ax.yaxis.label.set_color(data.PRICE_COLOUR)
         ax.tick_params(axis="y", colors="C0")
         ax.yaxis.label.set_color("C0")
     for level, label in PUT_CALL_LEVELS:
@@ -264,13 +247,24 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
 
         df = insider_groups(df)
     symbol = kit.one_symbol(df, "insider_activity")
+    ax = kit.axes(ax)
+    _insider_bars(ax, _insider_sums(df, freq), freq)
+    ax.set_ylabel("total value (USD)")
+    kit.dollars(ax)
+    kit.date_axis(ax)
+    kit.finish(ax, kit.title([symbol] if symbol else [], f"insider activity per {period}"))
+    return ax
+
+
+def _insider_sums(df: pd.DataFrame, freq: str) -> pd.DataFrame:
+    """Summed ``total_value`` per period (rows) and group (columns)."""
     values = df.assign(total_value=df["total_value"].astype("Float64").fillna(0.0))
     values = values[values["group"].notna() & values["date"].notna()]
     if values.empty:
         raise InvalidParameterError(
             "insider_activity: no dated rows with a known group", parameter="df"
         )
-    sums = (
+    return (
         values.pivot_table(
             index=pd.Grouper(key="date", freq=freq),
             columns="group",
@@ -281,7 +275,10 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
         .astype(float)
         .fillna(0.0)
     )
-    ax = kit.axes(ax)
+
+
+def _insider_bars(ax: Any, sums: pd.DataFrame, freq: str) -> None:
+    """Acquisitions up, neutral stacked on them, dispositions hanging below zero."""
     width = kit.bar_widths(sums.index, freq)
     acquired = sums["acquisition"].to_numpy() if "acquisition" in sums else np.zeros(len(sums))
     # (group, heights, bottoms, label): neutral stacks on acquisitions, dispositions hang down.
@@ -300,7 +297,7 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
                 width,
                 bottom=bottom,
                 align="edge",
-                color=_GROUP_COLOURS[group],
+                color=data.GROUP_COLOURS[group],
                 label=label,
             )
     ax.axhline(0.0, color="black", linewidth=0.5)
@@ -310,11 +307,6 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
     bottom = -float(np.asarray(sums.get("disposition", 0.0), dtype=float).max(initial=0.0))
     margin = 0.08 * ((top - bottom) or 1.0)
     ax.set_ylim(bottom - margin if bottom < 0 else 0.0, top + margin if top > 0 else margin)
-    ax.set_ylabel("total value (USD)")
-    kit.dollars(ax)
-    kit.date_axis(ax)
-    kit.finish(ax, kit.title([symbol] if symbol else [], f"insider activity per {period}"))
-    return ax
 
 
 def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
@@ -350,10 +342,8 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     )
     for kind in pd.unique(kinds[known]):
         rows = known & (kinds == kind)
-        colour = _TRADE_COLOURS.get(str(kind), "#4575b4")
+        colour = data.TRADE_COLOURS.get(str(kind), "#4575b4")
         bounded = rows & hi.notna() & ~under
-        open_ended = rows & hi.isna()
-        below = rows & under
         dates = df.loc[bounded, "date"]
         ax.vlines(
             dates,
@@ -364,24 +354,21 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
             label=str(kind),
         )
         ax.scatter(dates, lo[bounded].to_numpy(dtype=float), color=colour, marker="_", s=30)
-        if open_ended.any():
-            ax.scatter(
-                df.loc[open_ended, "date"],
-                lo[open_ended].to_numpy(dtype=float),
-                color=colour,
-                marker="^",
-                s=40,
-                label=f"{kind} (open-ended)",
-            )
-        if below.any():
-            ax.scatter(
-                df.loc[below, "date"],
-                hi[below].to_numpy(dtype=float),
-                color=colour,
-                marker="v",
-                s=40,
-                label=f"{kind} (under)",
-            )
+        # (rows, the bound drawn, marker, words): open-ended up from its minimum, "under" down
+        # from its maximum.
+        for ends, bound, marker, words in (
+            (rows & hi.isna(), lo, "^", "open-ended"),
+            (rows & under, hi, "v", "under"),
+        ):
+            if ends.any():
+                ax.scatter(
+                    df.loc[ends, "date"],
+                    bound[ends].to_numpy(dtype=float),
+                    color=colour,
+                    marker=marker,
+                    s=40,
+                    label=f"{kind} ({words})",
+                )
     ax.set_yscale("log")
     kit.dollars(ax)
     ax.set_ylabel("amount (USD, min..max)")
