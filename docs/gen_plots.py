@@ -68,7 +68,7 @@ def gallery() -> tuple[str, dict[str, bytes]]:
     """The gallery's markdown and its files (PNG pictures, plotly pages, plotly.js)."""
     import plotly.offline
 
-    from mdframes._charts import CHARTS, KINDS
+    from mdframes.plot.table import CHARTS, KINDS
     from mdframes.registry import get
 
     files: dict[str, bytes] = {"plots/plotly.min.js": plotly.offline.get_plotlyjs().encode()}

@@ -43,32 +43,22 @@ from .errors import (
 from .loaders import *  # noqa: F403  (the public loaders: loaders.__all__, listed once)
 from .loaders import __all__ as _loader_names
 
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mdframes")
-    except PackageNotFoundError:  # a source tree on sys.path, never installed
-        return "0+unknown"
-
-
 # Public functions a load does not need: their modules (and importlib.metadata, for
 # __version__) load on first use, so `import mdframes` and a loader cost what loading needs.
 _LAZY = {
     "app_ratings_long": "appratings",
     "datasets": "catalog",
     "describe": "catalog",
-    "read_parquet": "export",
-    "to_csv": "export",
-    "to_excel": "export",
-    "to_parquet": "export",
+    "read_parquet": "io",
+    "to_csv": "io",
+    "to_excel": "io",
+    "to_parquet": "io",
     "analyst_changes": "helpers",
     "congress_amount_bounds": "helpers",
     "expand_v1_forecast": "helpers",
     "insider_groups": "helpers",
-    "to_arrow": "interop",
-    "to_polars": "interop",
+    "to_arrow": "io",
+    "to_polars": "io",
     "search": "lookup",
     "asof_join": "pit",
     "point_in_time": "pit",
@@ -84,11 +74,13 @@ _SUBMODULES = {
     "cli",
     "demo",
     "docgen",
-    "interop",
+    "interop",  # now md.io (Excel, CSV, Parquet, Arrow, polars), never in __all__: stdlib's io
     "catalog",
     "features",  # md.features: point-in-time feature panels
     "lake",
 }
+# Modules that moved into a package: the old name still reaches it (md.export.to_excel).
+_MOVED = {"export": "io", "interop": "io", "demo": "cli.demo"}
 # md.Lake needs the lake extra (pyarrow, DuckDB): imported on first use.
 _LAKE = {"Lake", "SyncReport"}
 
@@ -146,13 +138,14 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value  # found once
         return value
     if name == "__version__":
-        # One version number: the installed package's metadata (pyproject.toml's `version`).
-        globals()[name] = _version()
-        return globals()[name]
+        from ._version import __version__
+
+        globals()[name] = __version__
+        return __version__
     if name in _LAKE:
         return getattr(importlib.import_module(".lake", __name__), name)
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
+    if name in _SUBMODULES or name in _MOVED:
+        return importlib.import_module(f".{_MOVED.get(name, name)}", __name__)
     if not name.startswith("__"):
         # Any other module of the package (md.pit, md.export, ...): they were attributes
         # when the package imported them at once, and code written then still says so.
@@ -172,14 +165,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from . import v1  # noqa: F401
     from .appratings import app_ratings_long  # noqa: F401
     from .catalog import datasets, describe  # noqa: F401
-    from .export import read_parquet, to_csv, to_excel, to_parquet  # noqa: F401
     from .helpers import (  # noqa: F401
         analyst_changes,
         congress_amount_bounds,
         expand_v1_forecast,
         insider_groups,
     )
-    from .interop import to_arrow, to_polars  # noqa: F401
+    from .io import read_parquet, to_arrow, to_csv, to_excel, to_parquet, to_polars  # noqa: F401
     from .lake import Lake, SyncReport  # noqa: F401
     from .lookup import search  # noqa: F401
     from .pit import asof_join, point_in_time  # noqa: F401

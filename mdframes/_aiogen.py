@@ -51,11 +51,14 @@ def define(name: str) -> str:
             text += f" = {_literal(p.default)}"
         params.append(text)
     head = "".join(f"    {p},\n" for p in params)
-    call = "".join(f"        {_argument(p)},\n" for p in signature.parameters.values())
+    if any(p.kind in _STAR for p in signature.parameters.values()):
+        call = "".join(f"        {_argument(p)},\n" for p in signature.parameters.values())
+        run = f"    return await _run(\n        loaders.{name},\n{call}    )\n"
+    else:  # locals() holds exactly the arguments here, as in the loaders' own bodies
+        run = f"    return await _run(loaders.{name}, **locals())\n"
     return (
         f"async def {name}(\n{head}) -> {signature.return_annotation}:\n"
-        f'    """The coroutine of :func:`mdframes.{name}`: same arguments and result."""\n'
-        f"    return await _run(\n        loaders.{name},\n{call}    )\n"
+        f'    """The coroutine of :func:`mdframes.{name}`: same arguments and result."""\n{run}'
     )
 
 

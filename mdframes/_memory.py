@@ -31,7 +31,8 @@ def _malloc_trim() -> Callable[[int], Any] | None:
         return None
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
-    return trim  # type: ignore[no-any-return]
+    typed: Callable[[int], Any] = trim  # what argtypes and restype make of it
+    return typed
 
 
 _TRIM = _malloc_trim()
@@ -73,7 +74,8 @@ def _mallopt() -> Callable[[int, int], int] | None:
         return None
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    return mallopt  # type: ignore[no-any-return]
+    typed: Callable[[int, int], int] = mallopt  # what argtypes and restype make of it
+    return typed
 
 
 _MALLOPT = _mallopt()

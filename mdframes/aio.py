@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -77,8 +76,7 @@ def coroutine(loader: Callable[..., pd.DataFrame]) -> Callable[..., Awaitable[pd
     async def run(*args: Any, **kwargs: Any) -> pd.DataFrame:
         return await _run(loader, *args, **kwargs)
 
-    run.__signature__ = inspect.signature(loader)  # type: ignore[attr-defined]
-    return run
+    return run  # functools.wraps set __wrapped__: inspect.signature(run) is the loader's
 
 
 async def _run(loader: Callable[..., pd.DataFrame], /, *args: Any, **kwargs: Any) -> pd.DataFrame:
@@ -163,14 +161,7 @@ async def load_forecast(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_forecast`: same arguments and result."""
-    return await _run(
-        loaders.load_forecast,
-        symbols=symbols,
-        type=type,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_forecast, **locals())
 
 
 async def load_sentiment(
@@ -184,16 +175,7 @@ async def load_sentiment(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_sentiment`: same arguments and result."""
-    return await _run(
-        loaders.load_sentiment,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_sentiment, **locals())
 
 
 async def load_news(
@@ -207,16 +189,7 @@ async def load_news(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_news`: same arguments and result."""
-    return await _run(
-        loaders.load_news,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_news, **locals())
 
 
 async def load_analyst_ratings(
@@ -230,16 +203,7 @@ async def load_analyst_ratings(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_analyst_ratings`: same arguments and result."""
-    return await _run(
-        loaders.load_analyst_ratings,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_analyst_ratings, **locals())
 
 
 async def load_put_call_ratio(
@@ -253,16 +217,7 @@ async def load_put_call_ratio(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_put_call_ratio`: same arguments and result."""
-    return await _run(
-        loaders.load_put_call_ratio,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_put_call_ratio, **locals())
 
 
 async def load_insider_trading(
@@ -276,16 +231,7 @@ async def load_insider_trading(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_insider_trading`: same arguments and result."""
-    return await _run(
-        loaders.load_insider_trading,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_insider_trading, **locals())
 
 
 async def load_congress_trades(
@@ -300,17 +246,7 @@ async def load_congress_trades(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_congress_trades`: same arguments and result."""
-    return await _run(
-        loaders.load_congress_trades,
-        symbols=symbols,
-        chamber=chamber,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_congress_trades, **locals())
 
 
 async def load_lobbying(
@@ -324,16 +260,7 @@ async def load_lobbying(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_lobbying`: same arguments and result."""
-    return await _run(
-        loaders.load_lobbying,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_lobbying, **locals())
 
 
 async def load_government_contracts(
@@ -347,16 +274,7 @@ async def load_government_contracts(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_government_contracts`: same arguments and result."""
-    return await _run(
-        loaders.load_government_contracts,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_government_contracts, **locals())
 
 
 async def load_patent_filings(
@@ -370,16 +288,7 @@ async def load_patent_filings(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_patent_filings`: same arguments and result."""
-    return await _run(
-        loaders.load_patent_filings,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_patent_filings, **locals())
 
 
 async def load_app_ratings(
@@ -394,17 +303,7 @@ async def load_app_ratings(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_app_ratings`: same arguments and result."""
-    return await _run(
-        loaders.load_app_ratings,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        view=view,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_app_ratings, **locals())
 
 
 async def load_professionalnet(
@@ -418,16 +317,7 @@ async def load_professionalnet(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_professionalnet`: same arguments and result."""
-    return await _run(
-        loaders.load_professionalnet,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_professionalnet, **locals())
 
 
 async def load_forum_mentions(
@@ -441,16 +331,7 @@ async def load_forum_mentions(
     errors: Errors = "raise",
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_forum_mentions`: same arguments and result."""
-    return await _run(
-        loaders.load_forum_mentions,
-        symbols=symbols,
-        start=start,
-        end=end,
-        limit=limit,
-        client=client,
-        validate=validate,
-        errors=errors,
-    )
+    return await _run(loaders.load_forum_mentions, **locals())
 
 
 async def load_tickers(
@@ -463,15 +344,7 @@ async def load_tickers(
     validate: Validate = True,
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_tickers`: same arguments and result."""
-    return await _run(
-        loaders.load_tickers,
-        type=type,
-        market=market,
-        region=region,
-        limit=limit,
-        client=client,
-        validate=validate,
-    )
+    return await _run(loaders.load_tickers, **locals())
 
 
 async def load_markets(
@@ -480,11 +353,7 @@ async def load_markets(
     validate: Validate = True,
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_markets`: same arguments and result."""
-    return await _run(
-        loaders.load_markets,
-        client=client,
-        validate=validate,
-    )
+    return await _run(loaders.load_markets, **locals())
 
 
 async def load_regions(
@@ -493,11 +362,7 @@ async def load_regions(
     validate: Validate = True,
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_regions`: same arguments and result."""
-    return await _run(
-        loaders.load_regions,
-        client=client,
-        validate=validate,
-    )
+    return await _run(loaders.load_regions, **locals())
 
 
 async def load_screener(
@@ -510,15 +375,7 @@ async def load_screener(
     validate: Validate = True,
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_screener`: same arguments and result."""
-    return await _run(
-        loaders.load_screener,
-        dataset=dataset,
-        market=market,
-        region=region,
-        limit=limit,
-        client=client,
-        validate=validate,
-    )
+    return await _run(loaders.load_screener, **locals())
 
 
 async def load_recent(
@@ -531,15 +388,7 @@ async def load_recent(
     validate: Validate = True,
 ) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_recent`: same arguments and result."""
-    return await _run(
-        loaders.load_recent,
-        dataset=dataset,
-        market=market,
-        region=region,
-        limit=limit,
-        client=client,
-        validate=validate,
-    )
+    return await _run(loaders.load_recent, **locals())
 
 
 __all__ += [

@@ -378,14 +378,17 @@ class Client:
         >>> client.cached("/v2/tickers") is None  # the sandbox's client has no cache
         True
         """
-        session = self._session
-        if session is None or getattr(session, "cache", None) is None or not self.base_url:
-            return None
+        from requests_cache import CachedSession
+
         from .envelope import decode
+
+        session = self._session
+        if not isinstance(session, CachedSession) or not self.base_url:
+            return None
 
         try:
             base, key = self._require()
-            response = session.get(  # type: ignore[call-arg]  # a requests-cache session
+            response = session.get(
                 base + path,
                 headers={"Authorization": f"Bearer {key}"},
                 timeout=self.timeout,

@@ -83,7 +83,7 @@ class Identity:
     # --- pandas ------------------------------------------------------------------------------
 
     def values(
-        self, frame: pd.DataFrame, column: Callable[[str], pd.Series] | None = None
+        self, frame: Table, column: Callable[[str], pd.Series] | None = None
     ) -> list[pd.Series]:
         """Each part's value per row (``"a|b"``: a, or b where a is missing; as text then).
         A part none of whose columns the frame has is left out. ``column``: how to take a
@@ -139,7 +139,7 @@ class Identity:
                 return None
             key = sort_key(keys)
             return _repeats(np.argsort(key, kind="stable"), [key])
-        values = self.values(frame, column)  # type: ignore[arg-type]
+        values = self.values(frame, column)
         if not values:
             return None
         # Each part's codes folded into one integer per row, then equal neighbours in a

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .errors import InvalidParameterError
 from .known import HELD, HELD_LOCK, Tickers, fold
+from .params import whole_number
 from .registry import closest_names, get
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,10 +86,7 @@ def search(text: str, *, limit: int = 10, client: Client | None = None) -> pd.Da
         raise InvalidParameterError(
             f"search text must be a non-empty string, got {text!r}", parameter="text"
         )
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidParameterError(
-            f"limit must be an integer >= 1, got {limit!r}", parameter="limit"
-        )
+    limit = whole_number(limit, "limit", least=1, what="an integer")
     return ranked_tickers(_tickers(resolve_client(client)), text, limit)
 
 

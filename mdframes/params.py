@@ -1,13 +1,15 @@
 """User arguments -> checked request parts, before anything touches the network.
 
 Every bound comes from the registry entry's ``params``; this module only knows the
-kinds of parameter (date, int, choice, free text) and the symbol rules.
+kinds of parameter (date, int, choice, free text) and the symbol rules. It is also the one
+home of the two checks every wing asks of an argument: :func:`whole_number` and :func:`flag`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import numbers
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -19,7 +21,16 @@ import pandas as pd
 from .errors import InvalidParameterError
 from .registry import MARKETS, Dataset, Param, resolve_name
 
-__all__ = ["check_symbol", "check_symbols", "to_date", "build_request", "plan", "Request"]
+__all__ = [
+    "check_symbol",
+    "check_symbols",
+    "to_date",
+    "whole_number",
+    "flag",
+    "build_request",
+    "plan",
+    "Request",
+]
 
 _BAD_SYMBOL = re.compile(r"[/?#\\\s\x00-\x1f\x7f]|\.\.")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -27,6 +38,43 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # path the HTTP stack collapses, such as "." or "..").
 _MARKET_NAMES = tuple(m for m, _ in MARKETS)
 _REGION_NAMES = tuple(dict.fromkeys(r for _, r in MARKETS))
+
+
+def whole_number(
+    value: Any,
+    name: str,
+    *,
+    least: int | None = 0,
+    what: str = "a whole number",
+    dataset: str | None = None,
+) -> int:
+    """``value`` as an ``int`` when it is a whole number of at least ``least``, else
+    :class:`~mdframes.InvalidParameterError` naming ``name`` (``least=None``: no least). A
+    numpy integer counts; a bool never does (Python calls it an int, no caller means one).
+
+    >>> whole_number(3, "limit", least=1)
+    3
+    """
+    whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not whole or (least is not None and value < least):
+        bound = "" if least is None else f" >= {least}"
+        raise InvalidParameterError(
+            f"{name} must be {what}{bound}, got {value!r}", parameter=name, dataset=dataset
+        )
+    return int(value)
+
+
+def flag(value: Any, name: str, *, none: bool = False) -> Any:
+    """``value`` when it is ``True`` or ``False`` (or ``None`` with ``none=True``), else
+    :class:`~mdframes.InvalidParameterError` naming ``name``: ``1`` or ``"no"`` is a mistake.
+
+    >>> flag(True, "wait")
+    True
+    """
+    if not isinstance(value, bool) and not (none and value is None):
+        words = "True, False or None" if none else "True or False"
+        raise InvalidParameterError(f"{name}= is {words}, got {value!r}", parameter=name)
+    return value
 
 
 def check_symbol(symbol: Any, *, dataset: str | None = None) -> str:
@@ -188,12 +236,7 @@ def _date_param(p: Param, value: Any, dataset: str) -> str:
 
 
 def _int_param(p: Param, value: Any, dataset: str) -> int:
-    # bool is an int to Python, never to the service; numpy integers are taken as ints.
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise InvalidParameterError(
-            f"{p.name} must be an integer, got {value!r}", parameter=p.name, dataset=dataset
-        )
-    number = value if isinstance(value, int) else int(value)
+    number = whole_number(value, p.name, least=None, what="an integer", dataset=dataset)
     if (p.lo is not None and number < p.lo) or (p.hi is not None and number > p.hi):
         bounds = f"{p.lo} to {p.hi}" if p.hi is not None else f">= {p.lo}"
         raise InvalidParameterError(

@@ -236,8 +236,9 @@ def _run_all(client: Client, attempt: Any, n: int) -> None:
     try:
         wait(futures, return_when=FIRST_EXCEPTION)
         for fut in futures:
-            if fut.done() and not fut.cancelled() and fut.exception() is not None:
-                raise fut.exception()  # type: ignore[misc]
+            failure = fut.exception() if fut.done() and not fut.cancelled() else None
+            if failure is not None:
+                raise failure
     except KeyboardInterrupt:
         # Ctrl-C: waits end, no request starts, open sockets are shut, so the threads in
         # flight return at once; a connect that cannot be cut is left to the timeout (and to
@@ -284,7 +285,8 @@ def _build(
         first = next(iter(bad.values()), None)
         if first is None:  # only the combination fails (should not happen): rebuild to raise
             build_columns(ds, batches, strict=False)
-        raise _named(first, list(bad))  # type: ignore[arg-type]
+            raise ResponseFormatError("records that cannot be typed together", dataset=ds.name)
+        raise _named(first, list(bad))
     failed.update(bad)
     keep = [b for b in batches if b.symbol not in bad]
     if not keep:

@@ -117,7 +117,8 @@ class Columns:
         if isinstance(values, np.ndarray) and values.dtype.kind == "M":
             return values.view("i8")  # NaT: one integer, as one missing value
         if isinstance(values, pd.arrays.DatetimeArray):
-            return values.asi8  # type: ignore[attr-defined]  # an instant, whatever its zone
+            # An instant, whatever its zone (pandas-stubs do not declare DatetimeArray.asi8).
+            return values.asi8  # type: ignore[attr-defined]
         return self.rank(column)
 
     def rank(self, column: str) -> np.ndarray:

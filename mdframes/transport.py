@@ -22,7 +22,7 @@ import ssl
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import requests
@@ -45,6 +45,9 @@ from .cancel import current as current_scope
 from .config import is_loopback
 from .errors import NetworkError, redact
 from .ratelimit import Cancelled, RateGate, pause, reset_from_headers, seconds_until
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing_extensions import Self
 
 __all__ = ["Link", "ServiceRetry", "ServiceAdapter", "BodyCutShort", "network_error", "JSON_ATTR"]
 
@@ -114,32 +117,40 @@ class Link:
                     sock.shutdown(socket.SHUT_RDWR)
 
 
-def _tracked(base: type[HTTPConnection], link: Link) -> type[HTTPConnection]:
-    class TrackedConnection(base):  # type: ignore[valid-type,misc]
-        def connect(self) -> None:
-            link.check()
-            super().connect()
-            link.track(self)
+class TrackedConnection(HTTPConnection):
+    """An urllib3 connection its :class:`Link` sees: checked before it connects and before
+    each send, tracked once connected, so that a cancel reaches its socket."""
 
-        def request(self, *args: Any, **kwargs: Any) -> None:
-            # Every attempt (urllib3's own retries included) passes here once.
-            if link.before_send is not None:
-                link.before_send()
-            link.check()  # the last moment before bytes leave: nothing is sent after Ctrl-C
-            scope = current_scope()
-            if scope is not None:  # a cancelled load cuts this socket (done: adapter.send)
-                scope.sending(self)
-            super().request(*args, **kwargs)
+    link: Link  # the adapter's: set by the subclass _pool_classes makes for it
 
-    return TrackedConnection
+    def connect(self) -> None:
+        self.link.check()
+        super().connect()
+        self.link.track(self)
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        # Every attempt (urllib3's own retries included) passes here once.
+        if self.link.before_send is not None:
+            self.link.before_send()
+        self.link.check()  # the last moment before bytes leave: nothing is sent after Ctrl-C
+        scope = current_scope()
+        if scope is not None:  # a cancelled load cuts this socket (done: adapter.send)
+            scope.sending(self)
+        super().request(*args, **kwargs)
 
 
-def _pool_classes(link: Link) -> dict[str, type]:
+def _pool_classes(adapters_link: Link) -> dict[str, type]:
+    class Connection(TrackedConnection):
+        link = adapters_link
+
+    class TLSConnection(Connection, HTTPSConnection):
+        pass
+
     class Pool(HTTPConnectionPool):
-        ConnectionCls = _tracked(HTTPConnection, link)
+        ConnectionCls = Connection
 
     class TLSPool(HTTPSConnectionPool):
-        ConnectionCls = _tracked(HTTPSConnection, link)  # type: ignore[assignment]
+        ConnectionCls = TLSConnection
 
     return {"http": Pool, "https": TLSPool}
 
@@ -174,7 +185,7 @@ class ServiceRetry(Retry):
             delay = self.get_retry_after(response)
         pause(delay or self.get_backoff_time(), self.cancel)
 
-    def increment(  # type: ignore[override]
+    def increment(
         self,
         method: str | None = None,
         url: str | None = None,
@@ -182,7 +193,7 @@ class ServiceRetry(Retry):
         error: Exception | None = None,
         _pool: Any = None,
         _stacktrace: Any = None,
-    ) -> Retry:
+    ) -> Self:
         if response is not None and self.observe is not None:
             self.observe(response)
         if response is not None and response.status == 429:
@@ -210,7 +221,8 @@ class ServiceAdapter(HTTPAdapter):
         super().__init__(max_retries=retry, pool_connections=4, pool_maxsize=pool_size)
 
     # requests reads ``self.max_retries`` for each send; a thread retrying a body read hands
-    # urllib3 what is left of its retries instead of a fresh budget.
+    # urllib3 what is left of its retries instead of a fresh budget. (A property over the
+    # plain attribute requests declares: mypy calls that an override.)
     @property  # type: ignore[override]
     def max_retries(self) -> Retry:
         return getattr(self._local, "retries", None) or self._retries
@@ -229,7 +241,7 @@ class ServiceAdapter(HTTPAdapter):
             manager.pool_classes_by_scheme = dict(self._pool_classes)
         return manager
 
-    def send(self, request: Any, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+    def send(self, request: Any, *args: Any, **kwargs: Any) -> requests.Response:
         retries: Retry = self._retries
         shown = redact(request.url or "")
         self._local.request = request

@@ -20,9 +20,9 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import mdframes as md  # noqa: E402
-from mdframes import _plotly, registry  # noqa: E402
-from mdframes import plot as mdplot  # noqa: E402
-from mdframes._charts import CHARTS, KINDS  # noqa: E402
+from mdframes import registry  # noqa: E402
+from mdframes.plot import matplotlib_charts, plotly_charts  # noqa: E402
+from mdframes.plot.table import CHARTS, KINDS  # noqa: E402
 
 pytest.importorskip("plotly", reason="the interactive charts need plotly (the plot extra)")
 
@@ -71,10 +71,10 @@ def _close_figures() -> Iterator[None]:
 
 
 def test_every_per_symbol_dataset_and_screener_has_a_chart() -> None:
-    # A new dataset in the registry without an entry in mdframes/_charts.py fails here.
+    # A new dataset in the registry without an entry in mdframes/plot/table.py fails here.
     assert set(CHARTS) == chartable()
     kinds = {spec.kind for spec in CHARTS.values()}
-    assert kinds <= set(KINDS) == set(mdplot._MATPLOTLIB) == set(_plotly._KINDS)
+    assert kinds <= set(KINDS) == set(matplotlib_charts._MATPLOTLIB) == set(plotly_charts._KINDS)
 
 
 # --- what each chart must hold, computed from the frame (not from the chart code) ----------

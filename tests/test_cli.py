@@ -20,7 +20,7 @@ import requests
 
 import mdframes as md
 from mdframes.cli import build_parser, load_names, main
-from mdframes.demo import CHART_NAME, EXCEL_NAME, run_demo, sheet_name
+from mdframes.cli.demo import CHART_NAME, EXCEL_NAME, run_demo, sheet_name
 from mdframes.registry import REGISTRY
 from mdframes.sandbox import Sandbox
 

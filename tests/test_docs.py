@@ -473,7 +473,7 @@ def test_plots_page_shows_a_rendered_picture_per_chart(site: tuple[Path, str]) -
         if chart.islower() and chart != "chart":  # the six functions, not the band tables
             assert f"{chart}.png" in names, chart
     # The gallery: md.plot.chart's picture and interactive page of every dataset it draws.
-    from mdframes._charts import CHARTS
+    from mdframes.plot.table import CHARTS
 
     page = (site_dir / "plots/index.html").read_text(encoding="utf-8")
     for name in CHARTS:

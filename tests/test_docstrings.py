@@ -69,8 +69,8 @@ SKIP = doctest.OPTIONFLAGS_BY_NAME["SKIP"]
 # Examples that keep a skip, each with its reason in a comment next to it.
 ALLOWED_SKIPS = {
     "mdframes.sandbox.serve": "serves in the foreground until Ctrl-C",
-    "mdframes.demo": "every dataset end to end (about 40 s); tests/test_cli.py runs it",
-    "mdframes.demo.run_demo": "the same run as the module's example",
+    "mdframes.cli.demo": "every dataset end to end (about 40 s); tests/test_cli.py runs it",
+    "mdframes.cli.demo.run_demo": "the same run as the module's example",
 }
 
 

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import mdframes as md
-from mdframes.export import (
+from mdframes.io import (
     read_parquet,
     sheet_names,
     spreadsheet_frame,
@@ -660,8 +660,8 @@ def test_loaded_frames_export_with_formats_and_read_back_with_the_same_names(
 
 
 def test_one_sheet_naming_rule(tmp_path: Path) -> None:
-    from mdframes import demo
-    from mdframes.export import sheet_name
+    from mdframes.cli import demo
+    from mdframes.io import sheet_name
 
     assert demo.sheet_name is sheet_name
     df = pd.DataFrame({"a": [1]})

@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import mdframes as md
-from mdframes._exportkit import decode as _decode
 from mdframes.errors import InvalidParameterError
-from mdframes.interop import ARROW_METADATA_KEY, to_arrow, to_polars
+from mdframes.io import ARROW_METADATA_KEY, to_arrow, to_polars
+from mdframes.io.parquet import decode as _decode
 from mdframes.registry import REGISTRY
 
 from .conftest import valid_params

@@ -93,7 +93,7 @@ def test_default_lake_is_in_the_user_data_dir(env: Sandbox, tmp_path: Path) -> N
 def test_demo_ends_with_a_lake_step(tmp_path: Path) -> None:
     import io
 
-    from mdframes.demo import _lake_step
+    from mdframes.cli.demo import _lake_step
 
     stream = io.StringIO()
     result = _lake_step(["AAPL", "MSFT"], stream)

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import mdframes as md
-from mdframes.export import to_csv
+from mdframes.io import to_csv
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY

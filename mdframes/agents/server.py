@@ -44,7 +44,7 @@ def build_server(tools: Tools) -> Any:
     import mcp_types as types
     from mcp.server import Server
 
-    from .. import __version__
+    from .._version import __version__
 
     def listing() -> list[Any]:
         out = []

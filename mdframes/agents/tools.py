@@ -9,12 +9,13 @@ Descriptions of tools and arguments come from the registry and the feature catal
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import io
 import os
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError, MdframesError, redact
+from ..params import whole_number
 from ..registry import REGISTRY, Dataset
 from .clamp import ClampedLake, Clock, ClockError, iso
 
@@ -36,6 +38,15 @@ TOOL_NAMES: Final = ("datasets", "read", "features", "search", "changes")
 class ToolError(Exception):
     """A call the tool cannot answer (a bad argument, a clock moved back): the agent sees
     the message as a tool error and the server keeps running."""
+
+
+@contextlib.contextmanager
+def _told() -> Iterator[None]:
+    """An argument the library refuses inside, told to the agent as a :class:`ToolError`."""
+    try:
+        yield
+    except InvalidParameterError as exc:
+        raise ToolError(str(exc)) from None
 
 
 @dataclass
@@ -225,8 +236,8 @@ def _check(args: Mapping[str, Any], spec: list[Arg]) -> dict[str, Any]:
                 raise ToolError(f"argument {a.name!r} is required: {a.description}")
             continue
         if a.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ToolError(f"{a.name} is a whole number, got {value!r}")
+            with _told():
+                whole_number(value, a.name)
             if not 1 <= value <= MAX_LIMIT:
                 raise ToolError(f"{a.name} is between 1 and {MAX_LIMIT}, got {value}")
         elif a.kind in ("strings", "list"):
@@ -245,19 +256,15 @@ def _check(args: Mapping[str, Any], spec: list[Arg]) -> dict[str, Any]:
 def _day(value: str, name: str) -> dt.date:
     from ..params import to_date
 
-    try:
+    with _told():
         return to_date(value.strip(), name)
-    except InvalidParameterError as exc:
-        raise ToolError(str(exc)) from None
 
 
 def _time(value: str, name: str) -> pd.Timestamp:
     from ..params import to_utc
 
-    try:
+    with _told():
         return to_utc(value.strip(), name)
-    except InvalidParameterError as exc:
-        raise ToolError(str(exc)) from None
 
 
 def _symbols(value: list[str] | None) -> list[str] | None:
@@ -265,19 +272,15 @@ def _symbols(value: list[str] | None) -> list[str] | None:
 
     if value is None:
         return None
-    try:
+    with _told():
         return normalise_symbols(value)
-    except InvalidParameterError as exc:
-        raise ToolError(str(exc)) from None
 
 
 def _dataset(name: str) -> Dataset:
     from ..lake.sync.plan import resolve
 
-    try:
+    with _told():
         return resolve(name)
-    except InvalidParameterError as exc:
-        raise ToolError(str(exc)) from None
 
 
 # --- descriptions, from the registry -------------------------------------------------------------
@@ -321,6 +324,58 @@ _LIMIT = Arg("limit", "int", f"Most rows shown (1 to {MAX_LIMIT}, default {DEFAU
 _SYMBOLS = Arg("symbols", "strings", "Ticker symbols, e.g. ['AAPL', 'MSFT']; default: all.")
 
 
+# Each tool's own words, before the clamp's; tool_specs adds what the lake holds.
+_WORDS = {
+    "datasets": "What the lake holds as of the clamp: one row per dataset with its rows, symbols, "
+    "first and last time, last fetch, the column that says when a row became public, "
+    "its columns and caveats. ",
+    "read": "Rows of one dataset as known at the clamp (the latest version of each record "
+    "fetched by then, public by then), with `_fetched_at` (when the lake fetched it). ",
+    "features": "Point-in-time features of symbols on one date, as a model would see them that "
+    "day: one row per symbol, computed from what the lake knew at the clamp. ",
+    "search": "Find symbols (by symbol or company name) and datasets (by name or meaning) "
+    "the lake knew at the clamp. ",
+    "changes": "What the service revised in place: one row per changed field of a record "
+    "(old and new values, when each was fetched), for revisions fetched after "
+    "`since` and by the clamp. Snapshot datasets have none. ",
+}
+# Each tool's arguments after ``dataset`` (which read and changes take first).
+_ARGS: dict[str, list[Arg]] = {
+    "datasets": [],
+    "read": [
+        _SYMBOLS,
+        Arg("start", "date", "First date (YYYY-MM-DD) on the dataset's time column."),
+        Arg("end", "date", "Last date (YYYY-MM-DD); default and at most: the clamp."),
+        Arg("columns", "list", "Column names to show (default: all)."),
+        Arg("market", "string", "Which snapshot filter (screeners), when several."),
+        Arg("region", "string", "Which snapshot region (screeners), when several."),
+        _LIMIT,
+    ],
+    "features": [
+        Arg("symbols", "strings", "Ticker symbols, e.g. ['AAPL'].", required=True),
+        Arg("date", "date", "The date (YYYY-MM-DD); default and at most: the clamp's."),
+        Arg(
+            "features", "list", "Feature names (default: those above whose dataset the lake holds)."
+        ),
+        _LIMIT,
+    ],
+    "search": [
+        Arg("text", "string", "A symbol, part of a name, or a topic.", required=True),
+        Arg(
+            "limit",
+            "int",
+            f"Most symbols (1 to {MAX_LIMIT}, default {SEARCH_LIMIT}).",
+            default=SEARCH_LIMIT,
+        ),
+    ],
+    "changes": [
+        _SYMBOLS,
+        Arg("since", "time", "Only revisions fetched after this time (YYYY-MM-DD[THH:MM])."),
+        _LIMIT,
+    ],
+}
+
+
 def tool_specs() -> dict[str, tuple[str, list[Arg]]]:
     """Each tool's description and arguments."""
     names = ", ".join(ds.name for ds in lake_datasets())
@@ -330,71 +385,14 @@ def tool_specs() -> dict[str, tuple[str, list[Arg]]]:
         f"One of: {names}. Call `datasets` for what the lake holds and each one's columns.",
         required=True,
     )
+    lists = {"datasets": "\nDatasets:\n" + _datasets_text()}
+    lists["features"] = "\nFeatures:\n" + _features_text()
     return {
-        "datasets": (
-            "What the lake holds as of the clamp: one row per dataset with its rows, symbols, "
-            "first and last time, last fetch, the column that says when a row became public, "
-            "its columns and caveats. " + _CLAMP + "\nDatasets:\n" + _datasets_text(),
-            [],
-        ),
-        "read": (
-            "Rows of one dataset as known at the clamp (the latest version of each record "
-            "fetched by then, public by then), with `_fetched_at` (when the lake fetched it). "
-            + _CLAMP,
-            [
-                dataset,
-                _SYMBOLS,
-                Arg("start", "date", "First date (YYYY-MM-DD) on the dataset's time column."),
-                Arg("end", "date", "Last date (YYYY-MM-DD); default and at most: the clamp."),
-                Arg("columns", "list", "Column names to show (default: all)."),
-                Arg("market", "string", "Which snapshot filter (screeners), when several."),
-                Arg("region", "string", "Which snapshot region (screeners), when several."),
-                _LIMIT,
-            ],
-        ),
-        "features": (
-            "Point-in-time features of symbols on one date, as a model would see them that "
-            "day: one row per symbol, computed from what the lake knew at the clamp. "
-            + _CLAMP
-            + "\nFeatures:\n"
-            + _features_text(),
-            [
-                Arg("symbols", "strings", "Ticker symbols, e.g. ['AAPL'].", required=True),
-                Arg("date", "date", "The date (YYYY-MM-DD); default and at most: the clamp's."),
-                Arg(
-                    "features",
-                    "list",
-                    "Feature names (default: those above whose dataset the lake holds).",
-                ),
-                _LIMIT,
-            ],
-        ),
-        "search": (
-            "Find symbols (by symbol or company name) and datasets (by name or meaning) "
-            "the lake knew at the clamp. " + _CLAMP,
-            [
-                Arg("text", "string", "A symbol, part of a name, or a topic.", required=True),
-                Arg(
-                    "limit",
-                    "int",
-                    f"Most symbols (1 to {MAX_LIMIT}, default {SEARCH_LIMIT}).",
-                    default=SEARCH_LIMIT,
-                ),
-            ],
-        ),
-        "changes": (
-            "What the service revised in place: one row per changed field of a record "
-            "(old and new values, when each was fetched), for revisions fetched after "
-            "`since` and by the clamp. Snapshot datasets have none. " + _CLAMP,
-            [
-                dataset,
-                _SYMBOLS,
-                Arg(
-                    "since", "time", "Only revisions fetched after this time (YYYY-MM-DD[THH:MM])."
-                ),
-                _LIMIT,
-            ],
-        ),
+        tool: (
+            _WORDS[tool] + _CLAMP + lists.get(tool, ""),
+            ([dataset] if tool in ("read", "changes") else []) + _ARGS[tool],
+        )
+        for tool in TOOL_NAMES
     }
 
 
@@ -554,19 +552,10 @@ class Tools:
                 raise ToolError(
                     f"unknown feature(s) {unknown}; features: {', '.join(sorted(known))}"
                 )
-        try:
+        with _told():
             out = panel(
-                symbols,
-                date,
-                date,
-                names,
-                freq="D",
-                source=lake,
-                known_at=lake.at,
-                errors="skip",
+                symbols, date, date, names, freq="D", source=lake, known_at=lake.at, errors="skip"
             )
-        except InvalidParameterError as exc:
-            raise ToolError(str(exc)) from None
         failed = out.attrs.get("failed") or {}
         for symbol, why in failed.items():
             notes.append(f"{symbol}: {why}")
@@ -621,19 +610,15 @@ class Tools:
         ds = _dataset(args["dataset"])
         limit = args.get("limit", DEFAULT_LIMIT)
         notes: list[str] = []
-        try:
+        with _told():
             check_changes(ds)
-        except InvalidParameterError as exc:
-            raise ToolError(str(exc)) from None
         since = None if "since" not in args else _time(args["since"], "since")
         if since is not None and since >= lake.at:
             notes.append(f"since {iso(since)} is not before the clamp: nothing to show")
             since = lake.at
         symbols = _symbols(args.get("symbols"))
-        try:
+        with _told():
             history = lake.read(ds.name, symbols, history=True)
-        except InvalidParameterError as exc:
-            raise ToolError(str(exc)) from None
         frame = changes(history, ds.record_id, since=since, until=lake.at)
         return Answer("changes", lake.at, frame, limit, notes)
 

@@ -7,7 +7,7 @@ gets a "did you mean".
 
 A module adds its own commands with a ``register(subcommands)`` hook listed in
 :data:`COMMANDS`; the hook calls :func:`~mdframes.cli.common.add_command` and adds its
-arguments (``mdframes/cli/tools.py`` is a short example).
+arguments (``mdframes/cli/demo.py`` ends with a short example).
 
 Exit codes: 0 success, 1 an error from the service, the data, the configuration or the file
 system, 2 bad input (unknown dataset, bad option value, bad symbol). Expected errors print one
@@ -67,7 +67,7 @@ __all__ = [
 # The subcommands, in `mdframes --help` order: "module:function" names of register hooks,
 # imported when the parser is built. A module adds its commands with one line here.
 COMMANDS: list[str | Callable[[Any], None]] = [
-    "mdframes.cli.tools:register_demo",
+    "mdframes.cli.demo:register",  # first in the help: where a new user starts
     "mdframes.cli.datasets:register",
     "mdframes.cli.tools:register",
     "mdframes.features.cli:register",
@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["load", "sentiment", "AAPL", "--limit", "5"]).limit
     5
     """
-    from .. import __version__
+    from .._version import __version__
 
     parser = Parser(
         prog=PROG,

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._deps import MissingExtra
-from .._exportkit import WRITER_NEEDS
 from ..errors import InvalidParameterError, MdframesError
+from ..io import WRITER_NEEDS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -310,7 +310,7 @@ def render(df: pd.DataFrame, *, max_rows: int = 20, width: int | None = None) ->
 def emit(df: pd.DataFrame, out: Output | Path | None, *, max_rows: int = 20) -> None:
     """Write ``df`` where ``out`` says: a file in the format of its suffix, the whole frame to
     standard output (a pipe, ``--out -`` or ``--format``), or a table for a terminal."""
-    from .. import export
+    from .. import io as export
 
     if not isinstance(out, Output):
         out = Output(out)

@@ -1,4 +1,4 @@
-"""``mdframes demo``, ``sandbox`` and ``cache``: the commands that are not one dataset."""
+"""``mdframes search``, ``sandbox`` and ``cache``: the commands that are not one dataset."""
 
 from __future__ import annotations
 
@@ -16,27 +16,11 @@ from .common import (
     add_out_option,
     check_out,
     emit,
-    split_symbols,
 )
 
-__all__ = ["register_demo", "register", "SANDBOX_KEY"]
+__all__ = ["register", "SANDBOX_KEY"]
 
 SANDBOX_KEY = "sandbox-key"  # = mdframes.sandbox.SANDBOX_KEY (a test checks); not a secret
-
-
-def register_demo(subcommands: Any) -> None:
-    """Add ``demo`` (first in the help: it is where a new user starts)."""
-    p = add_command(
-        subcommands,
-        "demo",
-        help="run every dataset against the offline sandbox; write an .xlsx and a .png",
-        description="Start the offline sandbox, load every dataset, apply the helpers, print a "
-        "summary and write mdframes-demo.xlsx and mdframes-demo.png.",
-        epilog="example:\n  mdframes demo --out-dir demo-output --symbols AAPL MSFT",
-        run=_demo,
-    )
-    p.add_argument("--out-dir", default=".", metavar="DIR", help="output folder (default: .)")
-    p.add_argument("--symbols", nargs="+", metavar="SYMBOL", help="symbols for per-symbol datasets")
 
 
 def register(subcommands: Any) -> None:
@@ -80,17 +64,6 @@ def register(subcommands: Any) -> None:
     )
     p.add_argument("action", choices=("info", "clear"))
     p.add_argument("--expired", action="store_true", help="clear: only the expired entries")
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from ..demo import run_demo
-
-    symbols = split_symbols(args.symbols) if args.symbols else None
-    result = run_demo(out_dir=args.out_dir, symbols=symbols, stream=sys.stdout)
-    print(f"wrote {result['excel']}")
-    print(f"wrote {result['chart']}")
-    # The summary names what failed; the exit code lets a script notice it.
-    return 1 if (result["summary"]["error"] != "").any() else 0
 
 
 def _search(args: argparse.Namespace) -> int:

@@ -180,10 +180,9 @@ class Lake:
             wait=wait,
             today=self.clock().date(),
         )
-        if progress is not None and not isinstance(progress, bool):
-            raise InvalidParameterError(
-                f"progress= is True, False or None, got {progress!r}", parameter="progress"
-            )
+        from ..params import flag
+
+        flag(progress, "progress", none=True)
         client = resolve_client(self.client)
         client.check_configuration()  # before the lease is taken
         for table in map(self.tables.get, request.datasets):

@@ -161,8 +161,8 @@ class Sandbox:
         self.missing_symbols = set(missing_symbols)
         self.extra_symbols = set(extra_symbols)
         self.legacy_shapes = set(legacy_shapes)
-        self.quirks = quirks  # type: ignore[assignment]  # normalised by the property
-        self.bare_lists = bare_lists  # type: ignore[assignment]
+        self._quirks = quirk_set(quirks)  # the properties' normal forms
+        self._bare_lists = bare_list_set(bare_lists)
         self.max_log = max_log
         self.requests: list[LoggedRequest] = []
         self._lock = threading.Lock()

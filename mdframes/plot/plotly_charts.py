@@ -1,5 +1,5 @@
 """Interactive charts (plotly) for :func:`mdframes.plot.chart`: the same data as the
-matplotlib charts (:mod:`mdframes._chartdata`), with each record's main fields on hover,
+matplotlib charts (:mod:`mdframes.plot.data`), with each record's main fields on hover,
 a range slider under time axes, and several symbols as traces or facets.
 
 Every trace that holds data carries ``meta={"symbol": ..., "role": "data"}``, so the points
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _chartdata as data
-from . import _deps
-from ._charts import Chart
+from .. import _deps
+from . import data
+from .table import Chart
 
 # plotly's own palette (D3 category10), as matplotlib's C0.. are.
 PALETTE = (
@@ -31,8 +31,6 @@ PALETTE = (
     "#17becf",
     "#d62728",
 )
-_GROUP_COLOURS = {"acquisition": "#1a9850", "disposition": "#d73027", "neutral": "#969696"}
-_TRADE_COLOURS = {"Purchase": "#1a9850", "Sale": "#d73027"}
 _PLATFORM_COLOURS = {"ios": PALETTE[0], "android": PALETTE[1]}
 TEXT_MAX = 90  # characters of a headline or description shown on hover
 
@@ -77,8 +75,8 @@ def _text(value: Any) -> str:
     return html.escape(text)
 
 
-def _hover(rows: pd.DataFrame, fields: tuple[str, ...], y_label: str) -> tuple[Any, str]:
-    """customdata (escaped text per field) and a hovertemplate naming each field."""
+def _hover(rows: pd.DataFrame, fields: tuple[str, ...], y_label: str) -> dict[str, Any]:
+    """A trace's customdata (escaped text per field) and a hovertemplate naming each field."""
     present = [f for f in fields if f in rows.columns]
     custom = np.array(
         [[_text(v) for v in rows[f].tolist()] for f in present], dtype=object
@@ -89,7 +87,7 @@ def _hover(rows: pd.DataFrame, fields: tuple[str, ...], y_label: str) -> tuple[A
     lines += [
         f"{html.escape(f.replace('_', ' '))}: %{{customdata[{i}]}}" for i, f in enumerate(present)
     ]
-    return custom, "<br>".join(lines) + "<extra></extra>"
+    return {"customdata": custom, "hovertemplate": "<br>".join(lines) + "<extra></extra>"}
 
 
 def _figure(rows: int = 1, titles: tuple[str, ...] = (), secondary: bool = False) -> Any:
@@ -169,7 +167,7 @@ def _money_log_axis(fig: Any, values: pd.Series, row: int | None = None) -> None
         low, high = np.floor(np.log10(positive.min())), np.ceil(np.log10(positive.max()))
         ticks = [m * 10**e for e in range(int(low), int(high) + 1) for m in (1, 2, 5)]
         ticks = [t for t in ticks if positive.min() / 2 <= t <= positive.max() * 2]
-    from ._plotkit import money
+    from .matplotlib_kit import money
 
     kw = {"row": row, "col": 1} if row else {}
     fig.update_yaxes(type="log", tickvals=ticks, ticktext=[money(t) for t in ticks], **kw)
@@ -198,15 +196,13 @@ def _symbol_lines(
     a frame without symbols."""
     for i, symbol in enumerate(symbols):
         part = (frame[frame["symbol"] == symbol] if symbol else frame).sort_values("x")
-        custom, template = _hover(part, hover, y_label)
         look = style(i) if style else {"mode": "lines", "line": {"color": colour(i)}}
         trace = _symbol_trace(
             symbol or unnamed,
             i,
             x=part["x"],
             y=part["y"],
-            customdata=custom,
-            hovertemplate=template,
+            **_hover(part, hover, y_label),
             **look,
             **extra,
         )
@@ -249,7 +245,6 @@ def _fan(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
                 hoverinfo="skip",
             )
         )
-        custom, template = _hover(rows, spec.hover, "")
         fig.add_trace(
             _symbol_trace(
                 symbol,
@@ -260,8 +255,7 @@ def _fan(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
                 name=f"{label} mid",
                 legendgroup=label,
                 line={"color": c},
-                customdata=custom,
-                hovertemplate=template,
+                **_hover(rows, spec.hover, ""),
             )
         )
     fig.update_yaxes(title_text=spec.label)
@@ -288,7 +282,6 @@ def _ratio(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     frame = df.assign(x=pd.to_datetime(df["date"]))
     for r, symbol in enumerate(symbols, start=1):
         rows = (frame[frame["symbol"] == symbol] if symbol else frame).sort_values("x")
-        custom, template = _hover(rows, spec.hover, "")
         fig.add_trace(
             _symbol_trace(
                 symbol,
@@ -300,55 +293,64 @@ def _ratio(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
                 legendgroup="ratio",
                 showlegend=r == 1,
                 line={"color": colour(0), "width": 1},
-                customdata=custom,
-                hovertemplate=template,
+                **_hover(rows, spec.hover, ""),
             ),
             row=r,
             col=1,
             secondary_y=False,
         )
         if has_price:
-            fig.add_trace(
-                _go().Scatter(
-                    x=rows["x"],
-                    y=rows["price"].astype(float),
-                    mode="lines",
-                    name="price",
-                    legendgroup="price",
-                    showlegend=r == 1,
-                    line={"color": "#404040", "dash": "dash", "width": 1},
-                    hovertemplate="price: %{y:,.2f}<extra></extra>",
-                ),
-                row=r,
-                col=1,
-                secondary_y=True,
-            )
-            fig.update_yaxes(title_text="price", showgrid=False, row=r, col=1, secondary_y=True)
-        for level, label in data.PUT_CALL_LEVELS:
-            words = (
-                {
-                    "annotation_text": label,
-                    "annotation_position": "bottom left",
-                    "annotation_font_size": 10,
-                    "annotation_bgcolor": "rgba(255,255,255,0.7)",
-                }
-                if r == 1
-                else {}
-            )
-            fig.add_hline(
-                y=level,
-                line_dash="dot",
-                line_color="grey",
-                row=r,
-                col=1,
-                exclude_empty_subplots=False,
-                secondary_y=False,
-                **words,
-            )
+            _price_line(fig, rows, r)
+        _put_call_levels(fig, r)
         fig.update_yaxes(
             title_text="put/call ratio", rangemode="tozero", row=r, col=1, secondary_y=False
         )
     return _finish(fig, data_title(df, spec), len(symbols))
+
+
+def _price_line(fig: Any, rows: pd.DataFrame, r: int) -> None:
+    """The symbol's price on panel ``r``'s own right-hand axis, dashed under the ratio."""
+    fig.add_trace(
+        _go().Scatter(
+            x=rows["x"],
+            y=rows["price"].astype(float),
+            mode="lines",
+            name="price",
+            legendgroup="price",
+            showlegend=r == 1,
+            line={"color": data.PRICE_COLOUR, "dash": "dash", "width": 1},
+            hovertemplate="price: %{y:,.2f}<extra></extra>",
+        ),
+        row=r,
+        col=1,
+        secondary_y=True,
+    )
+    fig.update_yaxes(title_text="price", showgrid=False, row=r, col=1, secondary_y=True)
+
+
+def _put_call_levels(fig: Any, r: int) -> None:
+    """The spec's reference ratios on panel ``r``, named on the first panel only."""
+    for level, label in data.PUT_CALL_LEVELS:
+        words = (
+            {
+                "annotation_text": label,
+                "annotation_position": "bottom left",
+                "annotation_font_size": 10,
+                "annotation_bgcolor": "rgba(255,255,255,0.7)",
+            }
+            if r == 1
+            else {}
+        )
+        fig.add_hline(
+            y=level,
+            line_dash="dot",
+            line_color="grey",
+            row=r,
+            col=1,
+            exclude_empty_subplots=False,
+            secondary_y=False,
+            **words,
+        )
 
 
 def _facet_rows(df: pd.DataFrame) -> list[str]:
@@ -361,11 +363,10 @@ def _insider(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     fig = _figure(len(symbols), tuple(symbols) if len(symbols) > 1 else ())
     for r, symbol in enumerate(symbols, start=1):
         part = rows[rows["symbol"] == symbol]
-        for group, colour_ in _GROUP_COLOURS.items():
+        for group, colour_ in data.GROUP_COLOURS.items():
             g = part[part["group"] == group]
             if g.empty:
                 continue
-            custom, template = _hover(g, spec.hover, "total value")
             fig.add_trace(
                 _symbol_trace(
                     symbol,
@@ -377,8 +378,7 @@ def _insider(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
                     legendgroup=group,
                     showlegend=r == 1 or group not in _shown(fig),
                     marker={"color": colour_, "size": 8, "opacity": 0.8},
-                    customdata=custom,
-                    hovertemplate=template,
+                    **_hover(g, spec.hover, "total value"),
                 ),
                 row=r,
                 col=1,
@@ -404,7 +404,6 @@ def _congress(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
             markers = np.where(
                 g["hi"].isna(), "triangle-up", np.where(g["lo"].isna(), "triangle-down", "circle")
             )
-            custom, template = _hover(g, spec.hover, "")
             fig.add_trace(
                 _symbol_trace(
                     symbol,
@@ -416,7 +415,7 @@ def _congress(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
                     legendgroup=str(kind),
                     showlegend=str(kind) not in _shown(fig),
                     marker={
-                        "color": _TRADE_COLOURS.get(str(kind), "#4575b4"),
+                        "color": data.TRADE_COLOURS.get(str(kind), "#4575b4"),
                         "size": 7,
                         "symbol": markers,
                     },
@@ -428,8 +427,7 @@ def _congress(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
                         "width": 0,
                         "thickness": 2,
                     },
-                    customdata=custom,
-                    hovertemplate=template,
+                    **_hover(g, spec.hover, ""),
                 ),
                 row=r,
                 col=1,
@@ -449,7 +447,6 @@ def _apps(df: pd.DataFrame, spec: Chart, per_app: bool = False, **_: Any) -> Any
         part = rows[rows["symbol"] == symbol]
         for series in pd.unique(part["series"]):
             g = part[part["series"] == series]
-            custom, template = _hover(g, spec.hover, "")
             # One colour per platform in every panel, as the legend says.
             platform = str(series).split(":")[0]
             fig.add_trace(
@@ -461,8 +458,7 @@ def _apps(df: pd.DataFrame, spec: Chart, per_app: bool = False, **_: Any) -> Any
                     mode="lines+markers",
                     name=f"{symbol} {series}".strip(),
                     line={"color": _PLATFORM_COLOURS.get(platform, colour(2))},
-                    customdata=custom,
-                    hovertemplate=template,
+                    **_hover(g, spec.hover, ""),
                 ),
                 row=r,
                 col=1,

@@ -1,17 +1,5 @@
-"""Quick-look charts of loaded frames, with the spec's interpretation bands drawn in.
-
-Each function takes a frame in the loader's columns, draws on ``ax`` (a new figure when
-omitted) and returns the matplotlib ``Axes``. The legend sits in a row between the title and
-the plot, never over the data; band names sit right of the plot. A new figure uses
-matplotlib's constrained layout, so everything lies inside it however it is saved; on an
-``ax`` of your own, create its figure with ``layout="constrained"`` for the same. Nothing
-here picks a backend: under a headless interpreter matplotlib falls back to Agg, and
-``matplotlib.use("Agg")`` before the first call makes that explicit. Requires
-``pip install "mdframes[plot]"``.
-
->>> ax = md.plot.sentiment(md.load_sentiment(["AAPL", "MSFT"]))
->>> ax.figure.savefig("sentiment.png")
-"""
+"""The matplotlib charts of :mod:`mdframes.plot`: one function per dataset that has a
+named chart, and one drawer per chart kind for :func:`mdframes.plot.chart`."""
 
 from __future__ import annotations
 
@@ -20,30 +8,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _chartdata as data
-from . import _plotkit as kit
-from ._chartdata import APP_RATING_BANDS, PUT_CALL_LEVELS, SENTIMENT_BANDS
-from ._charts import CHARTS, Chart
-from .errors import InvalidParameterError
-
-__all__ = [
-    "chart",
-    "BACKENDS",
-    "forecast_fan",
-    "sentiment",
-    "put_call",
-    "insider_activity",
-    "congress_trades",
-    "app_ratings",
-    "SENTIMENT_BANDS",
-    "PUT_CALL_LEVELS",
-    "APP_RATING_BANDS",
-]
-
-_GROUP_COLOURS = {"acquisition": "#1a9850", "disposition": "#d73027", "neutral": "#969696"}
-_TRADE_COLOURS = {"Purchase": "#1a9850", "Sale": "#d73027"}
-_PRICE_COLOUR = "#404040"
-
+from ..errors import InvalidParameterError
+from . import data
+from . import matplotlib_kit as kit
+from .data import APP_RATING_BANDS, PUT_CALL_LEVELS, SENTIMENT_BANDS
+from .table import Chart
 
 # --- per-dataset charts -----------------------------------------------------------------------
 
@@ -214,7 +183,7 @@ def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
         if price_ax is not None:
             # A colour of its own, never the ratio's: one symbol's price is dark grey, and
             # several symbols' prices take the colours after the ratios'.
-            colour = _PRICE_COLOUR if len(groups) == 1 else f"C{len(groups) + i}"
+            colour = data.PRICE_COLOUR if len(groups) == 1 else f"C{len(groups) + i}"
             price_ax.plot(
                 rows["date"],
                 rows["price"].astype(float),
@@ -225,8 +194,8 @@ def put_call(df: pd.DataFrame, ax: Any = None) -> Any:
             )
     if price_ax is not None and len(groups) == 1:
         # One symbol: each axis in the colour of its line, so it is clear which is which.
-        price_ax.tick_params(axis="y", colors=_PRICE_COLOUR)
-        price_ax.yaxis.label.set_color(_PRICE_COLOUR)
+        price_ax.tick_params(axis="y", colors=data.PRICE_COLOUR)
+        price_ax.yaxis.label.set_color(data.PRICE_COLOUR)
         ax.tick_params(axis="y", colors="C0")
         ax.yaxis.label.set_color("C0")
     for level, label in PUT_CALL_LEVELS:
@@ -274,17 +243,28 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
         ) from None
     if "group" not in df.columns:
         kit.require(df, ("transaction_type",), "insider_activity")
-        from .helpers import insider_groups
+        from ..helpers import insider_groups
 
         df = insider_groups(df)
     symbol = kit.one_symbol(df, "insider_activity")
+    ax = kit.axes(ax)
+    _insider_bars(ax, _insider_sums(df, freq), freq)
+    ax.set_ylabel("total value (USD)")
+    kit.dollars(ax)
+    kit.date_axis(ax)
+    kit.finish(ax, kit.title([symbol] if symbol else [], f"insider activity per {period}"))
+    return ax
+
+
+def _insider_sums(df: pd.DataFrame, freq: str) -> pd.DataFrame:
+    """Summed ``total_value`` per period (rows) and group (columns)."""
     values = df.assign(total_value=df["total_value"].astype("Float64").fillna(0.0))
     values = values[values["group"].notna() & values["date"].notna()]
     if values.empty:
         raise InvalidParameterError(
             "insider_activity: no dated rows with a known group", parameter="df"
         )
-    sums = (
+    return (
         values.pivot_table(
             index=pd.Grouper(key="date", freq=freq),
             columns="group",
@@ -295,7 +275,10 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
         .astype(float)
         .fillna(0.0)
     )
-    ax = kit.axes(ax)
+
+
+def _insider_bars(ax: Any, sums: pd.DataFrame, freq: str) -> None:
+    """Acquisitions up, neutral stacked on them, dispositions hanging below zero."""
     width = kit.bar_widths(sums.index, freq)
     acquired = sums["acquisition"].to_numpy() if "acquisition" in sums else np.zeros(len(sums))
     # (group, heights, bottoms, label): neutral stacks on acquisitions, dispositions hang down.
@@ -314,7 +297,7 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
                 width,
                 bottom=bottom,
                 align="edge",
-                color=_GROUP_COLOURS[group],
+                color=data.GROUP_COLOURS[group],
                 label=label,
             )
     ax.axhline(0.0, color="black", linewidth=0.5)
@@ -324,11 +307,6 @@ def insider_activity(df: pd.DataFrame, ax: Any = None, freq: str = "ME") -> Any:
     bottom = -float(np.asarray(sums.get("disposition", 0.0), dtype=float).max(initial=0.0))
     margin = 0.08 * ((top - bottom) or 1.0)
     ax.set_ylim(bottom - margin if bottom < 0 else 0.0, top + margin if top > 0 else margin)
-    ax.set_ylabel("total value (USD)")
-    kit.dollars(ax)
-    kit.date_axis(ax)
-    kit.finish(ax, kit.title([symbol] if symbol else [], f"insider activity per {period}"))
-    return ax
 
 
 def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
@@ -346,7 +324,7 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     kit.require(df, ("date",), "congress_trades")
     if "amount_min" not in df.columns or "amount_max" not in df.columns:
         kit.require(df, ("amount",), "congress_trades")
-        from .helpers import congress_amount_bounds
+        from ..helpers import congress_amount_bounds
 
         df = congress_amount_bounds(df)
     symbol = kit.one_symbol(df, "congress_trades")
@@ -364,10 +342,8 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
     )
     for kind in pd.unique(kinds[known]):
         rows = known & (kinds == kind)
-        colour = _TRADE_COLOURS.get(str(kind), "#4575b4")
+        colour = data.TRADE_COLOURS.get(str(kind), "#4575b4")
         bounded = rows & hi.notna() & ~under
-        open_ended = rows & hi.isna()
-        below = rows & under
         dates = df.loc[bounded, "date"]
         ax.vlines(
             dates,
@@ -378,24 +354,21 @@ def congress_trades(df: pd.DataFrame, ax: Any = None) -> Any:
             label=str(kind),
         )
         ax.scatter(dates, lo[bounded].to_numpy(dtype=float), color=colour, marker="_", s=30)
-        if open_ended.any():
-            ax.scatter(
-                df.loc[open_ended, "date"],
-                lo[open_ended].to_numpy(dtype=float),
-                color=colour,
-                marker="^",
-                s=40,
-                label=f"{kind} (open-ended)",
-            )
-        if below.any():
-            ax.scatter(
-                df.loc[below, "date"],
-                hi[below].to_numpy(dtype=float),
-                color=colour,
-                marker="v",
-                s=40,
-                label=f"{kind} (under)",
-            )
+        # (rows, the bound drawn, marker, words): open-ended up from its minimum, "under" down
+        # from its maximum.
+        for ends, bound, marker, words in (
+            (rows & hi.isna(), lo, "^", "open-ended"),
+            (rows & under, hi, "v", "under"),
+        ):
+            if ends.any():
+                ax.scatter(
+                    df.loc[ends, "date"],
+                    bound[ends].to_numpy(dtype=float),
+                    color=colour,
+                    marker=marker,
+                    s=40,
+                    label=f"{kind} ({words})",
+                )
     ax.set_yscale("log")
     kit.dollars(ax)
     ax.set_ylabel("amount (USD, min..max)")
@@ -422,7 +395,7 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
     >>> ax = md.plot.app_ratings(md.load_app_ratings("AAPL"), per_app=True)
     """
     if isinstance(df, pd.DataFrame) and "platform" not in df.columns and "ios_score" in df.columns:
-        from .helpers import app_ratings_long
+        from ..helpers import app_ratings_long
 
         df = app_ratings_long(df)
     kit.require(df, ("platform", "date", "score"), "app_ratings")
@@ -447,84 +420,6 @@ def app_ratings(df: pd.DataFrame, ax: Any = None, per_app: bool = False) -> Any:
     kit.date_axis(ax)
     kit.finish(ax, kit.title([symbol] if symbol else [], "app ratings"))
     return ax
-
-
-# --- any dataset: md.plot.chart ---------------------------------------------------------------
-
-BACKENDS = ("matplotlib", "plotly")
-
-
-def chart(
-    df: pd.DataFrame,
-    *,
-    backend: str = "matplotlib",
-    dataset: str | None = None,
-    ax: Any = None,
-    top: int = data.TOP,
-    **options: Any,
-) -> Any:
-    """Draw any frame a v2 loader or a screener returns, chosen by ``df.attrs["dataset"]``.
-
-    Parameters
-    ----------
-    df : DataFrame
-        A per-symbol loader's frame (one symbol or several), a screener's or ``load_recent``'s.
-    backend : {"matplotlib", "plotly"}
-        ``"matplotlib"`` returns a ``matplotlib.figure.Figure``; ``"plotly"`` an interactive
-        ``plotly.graph_objects.Figure`` (hover shows each record's main fields, time axes
-        have a range slider; ``fig.write_html(path)`` saves one self-contained file).
-    dataset : str, optional
-        The registry name when the frame has no ``attrs["dataset"]`` (e.g. after a merge).
-    ax : matplotlib Axes, optional
-        Draw into this Axes (matplotlib, charts of one panel).
-    top : int
-        Screeners: how many symbols to show, the largest values first.
-    **options
-        Passed on to the named chart where there is one (``freq=`` for insider trading,
-        ``per_app=`` for app ratings, ``kind=`` for sentiment).
-
-    Examples
-    --------
-    >>> df = md.load_lobbying(["AAPL", "MSFT"])
-    >>> fig = md.plot.chart(df)
-    >>> md.plot.chart(df, backend="plotly").write_html("lobbying.html")
-    """
-    if backend not in BACKENDS:
-        raise InvalidParameterError(
-            f"chart: backend={backend!r} is not one of {', '.join(map(repr, BACKENDS))}",
-            parameter="backend",
-        )
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"chart expects a pandas DataFrame, got {type(df).__name__}")
-    name = dataset or df.attrs.get("dataset")
-    if not name:
-        raise InvalidParameterError(
-            "chart: the frame has no attrs['dataset'] (it was built or merged by hand); "
-            "name it, e.g. md.plot.chart(df, dataset='sentiment')",
-            parameter="dataset",
-        )
-    spec = CHARTS.get(str(name))
-    if spec is None:
-        raise InvalidParameterError(
-            f"chart: no chart for dataset {name!r}; charts exist for {', '.join(sorted(CHARTS))}",
-            parameter="dataset",
-        )
-    if df.empty:
-        raise InvalidParameterError(f"chart: the {name} frame has no rows to plot", parameter="df")
-    if backend == "plotly":
-        if ax is not None:
-            raise InvalidParameterError("chart: ax= is for matplotlib only", parameter="ax")
-        from . import _plotly
-
-        return _plotly.draw(df, spec, top=top, **options)
-    kit.pyplot()
-    fig = _MATPLOTLIB[spec.kind](df, spec, ax, top=top, **options)
-    if spec.kind == "congress":
-        # congress_trades leaves out trades with no known amount: say how many.
-        note = data.left_out_note(data.congress(df, spec), spec)
-        if note:
-            fig.suptitle(note, fontsize=8, color="#57606a")
-    return fig
 
 
 def _one_panel(function: Any) -> Any:
@@ -687,3 +582,15 @@ _MATPLOTLIB: dict[str, Any] = {
     "totals": _mpl_totals,
     "ranking": _mpl_ranking,
 }
+
+
+def draw(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
+    """The matplotlib ``Figure`` of ``df``, drawn by its chart ``spec``'s kind."""
+    kit.pyplot()
+    fig = _MATPLOTLIB[spec.kind](df, spec, ax, top=top, **options)
+    if spec.kind == "congress":
+        # congress_trades leaves out trades with no known amount: say how many.
+        note = data.left_out_note(data.congress(df, spec), spec)
+        if note:
+            fig.suptitle(note, fontsize=8, color="#57606a")
+    return fig

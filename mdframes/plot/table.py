@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .registry import RECENT_DATASETS, SCREENER_DATASETS
+from ..registry import RECENT_DATASETS, SCREENER_DATASETS
 
 __all__ = ["Chart", "CHARTS", "KINDS"]
 

@@ -16,14 +16,14 @@ pyarrow comes with the ``parquet`` extra, polars with the ``polars`` extra.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._deps import require
-from .errors import InvalidParameterError
-from .registry import REGISTRY
+from .._deps import require
+from ..errors import InvalidParameterError
+from ..registry import REGISTRY
+from .parquet import METADATA_KEY, with_attrs
 
 if TYPE_CHECKING:  # pragma: no cover
     import polars
@@ -31,9 +31,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["to_arrow", "to_polars", "ARROW_METADATA_KEY"]
 
-# The key under which attrs (typed) and list columns are stored; the same as
-# mdframes.export.to_parquet's, so md.read_parquet restores a written to_arrow table.
-ARROW_METADATA_KEY = b"mdframes"
+# The key under which attrs (typed) and list columns are stored; the same as to_parquet's,
+# so md.read_parquet restores a written to_arrow table.
+ARROW_METADATA_KEY = METADATA_KEY
 
 
 def _frame(df: Any, caller: str) -> pd.DataFrame:
@@ -68,30 +68,18 @@ def _typed_lists(table: Any, names: set[str]) -> Any:
 
 
 def _arrow(df: pd.DataFrame, preserve_index: bool | None) -> Any:
-    from ._exportkit import list_columns as _list_columns
-    from ._exportkit import pandas_attrs as _pandas_attrs
-    from ._exportkit import storable_attrs as _storable_attrs
-
     pa = require("pyarrow", "parquet", "to_arrow")
-    plain, tagged = _storable_attrs(df.attrs)
-    frame = df.copy(deep=False)
-    # pyarrow stores attrs in its pandas metadata only when they are JSON: give it that form.
-    frame.attrs.clear()
-    frame.attrs.update(plain)
-    try:
-        table = pa.Table.from_pandas(frame, preserve_index=preserve_index)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise InvalidParameterError(
-            f"a column holds values Arrow cannot type together: {exc}", parameter="df"
-        ) from None
-    table = _typed_lists(table, _declared_lists(df))
-    extra = {"attrs": tagged, "list_columns": _list_columns(df)}
-    metadata = {
-        **(table.schema.metadata or {}),
-        **_pandas_attrs(plain),
-        ARROW_METADATA_KEY: json.dumps(extra).encode(),
-    }
-    return table.replace_schema_metadata(metadata)
+
+    def table_of(frame: pd.DataFrame) -> Any:
+        try:
+            table = pa.Table.from_pandas(frame, preserve_index=preserve_index)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise InvalidParameterError(
+                f"a column holds values Arrow cannot type together: {exc}", parameter="df"
+            ) from None
+        return _typed_lists(table, _declared_lists(df))
+
+    return with_attrs(df, table_of)
 
 
 def to_arrow(df: pd.DataFrame) -> pyarrow.Table:

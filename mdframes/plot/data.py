@@ -1,6 +1,6 @@
 """The data each chart kind draws, computed once for both backends (matplotlib, plotly).
 
-Each function takes a loader's (or screener's) frame and a :class:`~mdframes._charts.Chart`
+Each function takes a loader's (or screener's) frame and a :class:`~mdframes.plot.table.Chart`
 and returns a plain frame with ``symbol``, ``x``, ``y`` and the hover fields, sorted by
 symbol (in order of first appearance) and time. Rows that cannot be drawn (no time, no
 value) are counted in ``attrs["left_out"]``, which the charts print under the title, never
@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._charts import Chart
-from .errors import InvalidParameterError
+from ..errors import InvalidParameterError
+from ..params import whole_number
+from .table import Chart
+
+# Both backends' colours: insider groups, congress trade kinds, a price line.
+GROUP_COLOURS = {"acquisition": "#1a9850", "disposition": "#d73027", "neutral": "#969696"}
+TRADE_COLOURS = {"Purchase": "#1a9850", "Sale": "#d73027"}
+PRICE_COLOUR = "#404040"
 
 # The spec's interpretation bands: (low, high, label, colour).
 SENTIMENT_BANDS: tuple[tuple[float, float, str, str], ...] = (
@@ -105,7 +111,7 @@ def events(df: pd.DataFrame, spec: Chart) -> pd.DataFrame:
     with ``spec.running`` the symbol's running count of records."""
     _need(df, [spec.time], spec.title)
     if "target_price_to" in spec.value and "target_price_to" not in df.columns:
-        from .helpers import analyst_changes
+        from ..helpers import analyst_changes
 
         df = analyst_changes(df)
     x = pd.to_datetime(df[spec.time])
@@ -131,7 +137,7 @@ def insider(df: pd.DataFrame, spec: Chart) -> pd.DataFrame:
     _need(df, ["date", "total_value"], spec.title)
     if "group" not in df.columns:
         _need(df, ["transaction_type"], spec.title)
-        from .helpers import insider_groups
+        from ..helpers import insider_groups
 
         df = insider_groups(df)
     value = pd.to_numeric(df["total_value"], errors="coerce").astype(float)
@@ -146,7 +152,7 @@ def congress(df: pd.DataFrame, spec: Chart) -> pd.DataFrame:
     _need(df, ["date"], spec.title)
     if "amount_min" not in df.columns or "amount_max" not in df.columns:
         _need(df, ["amount"], spec.title)
-        from .helpers import congress_amount_bounds
+        from ..helpers import congress_amount_bounds
 
         df = congress_amount_bounds(df)
     lo = pd.to_numeric(df["amount_min"], errors="coerce").astype(float)
@@ -166,7 +172,7 @@ def apps(df: pd.DataFrame, spec: Chart, per_app: bool = False) -> pd.DataFrame:
     """One row per app observation of the drawn apps (each platform's biggest app per
     symbol, or every app), with ``series``: the line it belongs to."""
     if "platform" not in df.columns and "ios_score" in df.columns:
-        from .helpers import app_ratings_long
+        from ..helpers import app_ratings_long
 
         df = app_ratings_long(df)
     _need(df, ["platform", "date", "score"], spec.title)
@@ -217,8 +223,7 @@ def ranking(df: pd.DataFrame, spec: Chart, top: int = TOP) -> pd.DataFrame:
     ``top`` bars. ``attrs``: ``bars`` (how many there were), ``measure``."""
     by = spec.by
     _need(df, [by], spec.title)
-    if not isinstance(top, int) or isinstance(top, bool) or top < 1:
-        raise InvalidParameterError(f"top={top!r} is not a positive integer", parameter="top")
+    top = whole_number(top, "top", least=1)
     measure = next((v for v in spec.value if v in df.columns), None)
     agg = spec.agg if measure is not None else "count"
     rows = df.assign(**{by: df[by].astype("string").fillna("(none)")})

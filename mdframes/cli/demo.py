@@ -5,7 +5,7 @@ without edits. Each entry's arguments are filled from its declared parameters: s
 per-symbol paths, a market or region where a screener needs one, and for v1 a ticker and the
 market the sandbox lists it under.
 
->>> from mdframes.demo import run_demo
+>>> from mdframes.cli.demo import run_demo
 >>> # every dataset end to end: about 40 s, run whole by tests/test_cli.py instead
 >>> result = run_demo("demo-output")  # doctest: +SKIP
 >>> result["summary"].head()  # doctest: +SKIP
@@ -13,6 +13,7 @@ market the sandbox lists it under.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 import warnings
@@ -22,14 +23,15 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import pandas as pd
 
-from .errors import MdframesError
-from .export import sheet_name  # the demo names sheets as to_excel and the CLI do
-from .registry import REGISTRY, Dataset
+from ..errors import MdframesError
+from ..io import sheet_name  # the demo names sheets as to_excel and the CLI do
+from ..registry import REGISTRY, Dataset
+from .common import add_command, split_symbols
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
+    from ..client import Client
 
-__all__ = ["run_demo", "DEFAULT_SYMBOLS", "EXCEL_NAME", "CHART_NAME", "sheet_name"]
+__all__ = ["run_demo", "register", "DEFAULT_SYMBOLS", "EXCEL_NAME", "CHART_NAME", "sheet_name"]
 
 DEFAULT_SYMBOLS = ("AAPL", "MSFT", "NVDA", "TSLA", "BTC-USD")
 DEMO_REGION = "US"  # for screeners that need a market or region
@@ -43,7 +45,7 @@ SUMMARY_COLUMNS = ["dataset", "rows", "columns", "seconds", "error"]
 
 def _v1_market(frames: dict[str, pd.DataFrame], ticker: str, client: Client) -> str:
     """The market the service lists ``ticker`` under (v1 paths need both)."""
-    from .loaders import load
+    from ..loaders import load
 
     tickers = frames.get("v1/available_tickers")
     if tickers is None:
@@ -82,7 +84,7 @@ def _load_all(
 ) -> tuple[dict[str, pd.DataFrame], list[dict[str, Any]]]:
     from tqdm import tqdm
 
-    from .loaders import load
+    from ..loaders import load
 
     frames: dict[str, pd.DataFrame] = {}
     rows: list[dict[str, Any]] = []
@@ -122,8 +124,8 @@ def _load_all(
 
 def _apply_helpers(frames: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFrame], list[dict]]:
     """The helpers on the loaded frames: amount bounds, insider groups, a point-in-time cut."""
-    from .helpers import congress_amount_bounds, insider_groups
-    from .pit import point_in_time
+    from ..helpers import congress_amount_bounds, insider_groups
+    from ..pit import point_in_time
 
     derived: dict[str, pd.DataFrame] = {}
     rows: list[dict[str, Any]] = []
@@ -173,7 +175,7 @@ def _chart(frames: dict[str, pd.DataFrame], path: Path, symbol: str) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from . import plot
+    from .. import plot
 
     # A bare Figure on the Agg canvas: no pyplot state, no GUI backend, nothing left open.
     fig = Figure(figsize=(14, 9), layout="constrained")
@@ -240,10 +242,10 @@ def run_demo(
     >>> result["excel"]  # doctest: +SKIP
     PosixPath('out/mdframes-demo.xlsx')
     """
-    from ._deps import require
-    from .export import to_excel
-    from .params import check_symbols
-    from .sandbox import running
+    from .._deps import require
+    from ..io import to_excel
+    from ..params import check_symbols
+    from ..sandbox import running
 
     # The workbook and the chart are the demo's output: said before any dataset is loaded.
     require("openpyxl", "excel", "mdframes demo")
@@ -296,11 +298,11 @@ def _lake_step(symbols: Sequence[str], stream: TextIO) -> pd.DataFrame | None:
     """Three sandbox days synced into a temporary lake, then one DuckDB query over it."""
     import tempfile
 
-    from .sandbox import running
+    from ..sandbox import running
 
     try:
         with tempfile.TemporaryDirectory() as root, running() as client:
-            from .lake import Lake
+            from ..lake import Lake
 
             lake = Lake(root, client=client)  # its clock follows the sandbox's day
             for day in range(3):
@@ -317,3 +319,30 @@ def _lake_step(symbols: Sequence[str], stream: TextIO) -> pd.DataFrame | None:
     print("\nlake: 3 daily syncs of congress_trades and forecast; DuckDB says:", file=stream)
     print(result.to_string(index=False), file=stream)
     return result
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def register(subcommands: Any) -> None:
+    """Add ``demo`` (first in the help: it is where a new user starts)."""
+    p = add_command(
+        subcommands,
+        "demo",
+        help="run every dataset against the offline sandbox; write an .xlsx and a .png",
+        description="Start the offline sandbox, load every dataset, apply the helpers, print a "
+        "summary and write mdframes-demo.xlsx and mdframes-demo.png.",
+        epilog="example:\n  mdframes demo --out-dir demo-output --symbols AAPL MSFT",
+        run=_run,
+    )
+    p.add_argument("--out-dir", default=".", metavar="DIR", help="output folder (default: .)")
+    p.add_argument("--symbols", nargs="+", metavar="SYMBOL", help="symbols for per-symbol datasets")
+
+
+def _run(args: argparse.Namespace) -> int:
+    symbols = split_symbols(args.symbols) if args.symbols else None
+    result = run_demo(out_dir=args.out_dir, symbols=symbols, stream=sys.stdout)
+    print(f"wrote {result['excel']}")
+    print(f"wrote {result['chart']}")
+    # The summary names what failed; the exit code lets a script notice it.
+    return 1 if (result["summary"]["error"] != "").any() else 0

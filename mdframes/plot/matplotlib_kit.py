@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _deps
-from .errors import InvalidParameterError
+from .. import _deps
+from ..errors import InvalidParameterError
 
 BAND_ALPHA = 0.15
 
@@ -123,7 +123,7 @@ def _span_formatter(locator: Any) -> Any:
     ``2026-Dec`` under November days)."""
     import matplotlib.dates as mdates
 
-    class SpanFormatter(mdates.ConciseDateFormatter):  # type: ignore[misc]
+    class SpanFormatter(mdates.ConciseDateFormatter):
         span: str | None = None
 
         def format_ticks(self, values: Any) -> list[str]:
