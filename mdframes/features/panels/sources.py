@@ -19,8 +19,8 @@ from typing import Any, Final, Protocol, cast, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from .._typing import Errors
-from ..errors import (
+from ..._typing import Errors
+from ...errors import (
     AuthenticationError,
     ConfigurationError,
     InvalidParameterError,
@@ -30,7 +30,7 @@ from ..errors import (
     SkippedSymbolsWarning,
     warn,
 )
-from ..registry import REGISTRY
+from ...registry import REGISTRY
 from .reach import Reach
 
 __all__ = [
@@ -85,7 +85,7 @@ def base_name(dataset: str) -> str:
 def history_start(dataset: str) -> dt.date | None:
     """The first date the service has data for ``dataset`` (``None``: no known limit), from
     the registry entry (a view's, else its base dataset's)."""
-    from ..params import to_date
+    from ...params import to_date
 
     ds = REGISTRY[dataset]
     value = ds.history_start or REGISTRY[ds.base].history_start
@@ -101,7 +101,7 @@ def _slack_days(dataset: str) -> int:
 
 def _identity(dataset: str) -> list[str]:
     """The columns of ``dataset`` its record identity reads (:func:`record_key`'s parts)."""
-    from ..identity import Identity
+    from ...identity import Identity
 
     known = set(REGISTRY[dataset].columns)
     return [n for n in Identity.parse(record_key(dataset)).names if n in known]
@@ -155,8 +155,8 @@ def seekable(dataset: str) -> bool:
 
 def _empty(dataset: str) -> pd.DataFrame:
     """The loader's columns and dtypes, no rows: a window wholly before the history."""
-    from ..frame import build_frame
-    from ..records import Records
+    from ...frame import build_frame
+    from ...records import Records
 
     frame = build_frame(REGISTRY[dataset], [Records({}, [])])
     frame.attrs["dataset"] = dataset
@@ -358,7 +358,7 @@ class Source:
 
     def coverage(self, datasets: list[str], symbols: list[str], known_at: Any = None) -> Any:
         """What the source holds of ``datasets`` for ``symbols`` as known at ``known_at``
-        (:class:`~mdframes.features.coverage.Coverage`); ``None``: whatever is asked."""
+        (:class:`~mdframes.features.panels.unseen.Coverage`); ``None``: whatever is asked."""
         return None
 
     def weights(self, datasets: list[str]) -> dict[str, int] | None:
@@ -383,7 +383,7 @@ class Source:
     def prices(
         self, symbols: list[str], first: dt.date, last: dt.date, errors: str
     ) -> pd.DataFrame:
-        """The price dataset's rows (:data:`~mdframes.features.labels.PRICE_DATASET`) of
+        """The price dataset's rows (:data:`~mdframes.features.training.labels.PRICE_DATASET`) of
         ``symbols`` from ``first`` to ``last``, latest versions."""
         if not symbols:
             return pd.DataFrame({"date": [], "symbol": [], "price": []})
@@ -417,7 +417,7 @@ class ServiceSource(Source):
         columns: Sequence[str] | None = None,
         public_from: dt.date | None = None,
     ) -> Read:
-        from ..loaders import load
+        from ...loaders import load
 
         start, end = span
         with warnings.catch_warnings():
@@ -456,8 +456,8 @@ class ServiceSource(Source):
         raise TypeError("the service source (its client and key) is never sent to a worker")
 
     def _prices(self, symbols: list[str], first: dt.date, last: dt.date, errors: str) -> Any:
-        from ..loaders import load
-        from .labels import PRICE_DATASET
+        from ...loaders import load
+        from ..training.labels import PRICE_DATASET
 
         kw: dict[str, Any] = {} if errors == "raise" else {"errors": errors}
         return load(PRICE_DATASET, symbols, start=first, end=last, client=self.client, **kw)
@@ -496,7 +496,7 @@ class FramesSource(Source):
         return FramesSource({name: _rows_of(frame, wanted) for name, frame in self.frames.items()})
 
     def _price_frame(self) -> pd.DataFrame:
-        from .labels import PRICE_COLUMNS, PRICE_DATASET
+        from ..training.labels import PRICE_COLUMNS, PRICE_DATASET
 
         given = {str(k).replace("-", "_"): v for k, v in self.frames.items()}
         if PRICE_DATASET not in given:
@@ -597,7 +597,7 @@ class LakeSource(Source):
                 )
 
     def coverage(self, datasets: list[str], symbols: list[str], known_at: Any = None) -> Any:
-        from .coverage import lake_coverage
+        from .unseen import lake_coverage
 
         bases = list(dict.fromkeys(base_name(d) for d in datasets))
         return lake_coverage(self.lake, bases, symbols, known_at)
@@ -618,7 +618,7 @@ class LakeSource(Source):
         its coverage of ``symbols`` read at those versions, and the time they were pinned:
         what a set reads is then exactly what its ``info["versions"]`` says, whatever syncs
         run meanwhile. A lake-like object that does not say its versions, as it is."""
-        from .coverage import kept_coverage
+        from .unseen import kept_coverage
 
         names = sorted({base_name(d) for d in datasets})
         if isinstance(self.lake, LakeAt):  # already pinned (a rebuild)
@@ -642,7 +642,7 @@ class LakeSource(Source):
         return LakeSource(pinned), at
 
     def _prices(self, symbols: list[str], first: dt.date, last: dt.date, errors: str) -> Any:
-        from .labels import PRICE_COLUMNS, PRICE_DATASET
+        from ..training.labels import PRICE_COLUMNS, PRICE_DATASET
 
         # Only the columns a label reads, where the lake reads columns apart (a third of
         # the time of the whole rows).
@@ -650,7 +650,7 @@ class LakeSource(Source):
         return self.lake.read(PRICE_DATASET, symbols, start=first, end=last, **some)
 
     def describe(self) -> str:
-        from ..lake.location import redact_root
+        from ...lake.location import redact_root
 
         # The root goes into info and the file: never a credential of its URI.
         return redact_root(str(getattr(self.lake, "root", type(self.lake).__name__)))
@@ -726,7 +726,7 @@ class LakeAt:
         Coverage is made once from it, :func:`~.coverage.lake_coverage`); the pinned frame
         itself where the question asks all its datasets (pinned from an unchanged lake, the
         lake's own kept frame: a set's panel shares its Coverage with the panels before)."""
-        from .coverage import kept_coverage
+        from .unseen import kept_coverage
 
         key = (frozenset(datasets), tuple(symbols))
         frame = self._asked.get(key)
@@ -780,7 +780,7 @@ def _takes_columns(lake: Any) -> bool:
 def _reads_published(lake: Any) -> bool:
     """Whether ``lake`` reads the rows public from a date (``md.Lake``, pinned or not; a
     stand-in reads by its time column)."""
-    from ..lake import Lake
+    from ...lake import Lake
 
     inner = lake.lake if isinstance(lake, LakeAt) else lake
     return isinstance(inner, Lake)
@@ -881,7 +881,7 @@ def _seek(
     of it as of the whole history (:class:`~.engine.Events`: the windows' rows, and each
     symbol's latest value before them, which a row read here always is: every older row
     became public before the days read, :func:`seekable`)."""
-    from ..pit import public_times
+    from ...pit import public_times
     from .engine import counted_rows, day_numbers, symbol_codes, utc_naive
 
     near = load_start(name, start, reach.days + SEEK_DAYS)
@@ -934,7 +934,7 @@ def table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]:
 def lake_spec(lake: Any) -> Any:
     """What a worker needs to open ``lake`` itself: an ``md.Lake`` as its root and storage
     options (never its client, so no API key travels); another lake-like object as it is."""
-    from ..lake import Lake
+    from ...lake import Lake
 
     if isinstance(lake, Lake):
         options = getattr(lake, "storage_options", None)
@@ -950,7 +950,7 @@ def open_lake(spec: Any) -> Any:
     later chunks reuse its opened tables and data files (each read still sees the latest
     version) instead of opening the log and every file footer again."""
     if isinstance(spec, tuple) and len(spec) == 3 and spec[0] == "md.Lake":
-        from ..lake import Lake
+        from ...lake import Lake
 
         _, root, options = spec
         key = json.dumps([str(root), options], sort_keys=True, default=str)
@@ -971,7 +971,7 @@ def resolve_source(
     it and returned as a UTC Timestamp (a date alone: the end of that day) or ``"row"``.
     Refuses a source ``panel`` cannot read, and ``known_at``/``client`` where they do not
     apply, before anything is loaded."""
-    from ..params import to_utc
+    from ...params import to_utc
 
     if client is not None and source is not None:
         raise InvalidParameterError(

@@ -1,8 +1,8 @@
 """``panel`` and ``write_panel``: point-in-time features for a universe, one row per (date,
 symbol).
 
-The work of one set of symbols is :func:`~mdframes.features.chunk.compute`. ``panel`` runs it
-once, or per chunk of symbols on an executor (:mod:`mdframes.features.scale`); ``write_panel``
+The work of one set of symbols is :func:`~mdframes.features.panels.chunk.compute`. ``panel`` runs it
+once, or per chunk of symbols on an executor (:mod:`mdframes.features.panels.scale`); ``write_panel``
 runs it per chunk and writes each chunk's rows where it was computed.
 """
 
@@ -15,14 +15,14 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from .._deps import require
-from .._typing import DateLike, Errors, TimeLike
-from ..errors import InvalidParameterError
+from ..._deps import require
+from ..._typing import DateLike, Errors, TimeLike
+from ...errors import InvalidParameterError
+from ..training.trainfile import feature_definition
 from .chunk import compute, finish_attrs, prepare, with_coverage
 from .panelfile import PanelFolder, marker
 from .scale import check_executor, run_panel, run_writes
 from .spec import Feature
-from .trainfile import feature_definition
 
 __all__ = ["panel", "write_panel"]
 

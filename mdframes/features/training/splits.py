@@ -30,8 +30,8 @@ from typing import Any, ClassVar, Final
 import numpy as np
 import pandas as pd
 
-from ..errors import DataQualityWarning, InvalidParameterError, warn
-from .spec import check_offset
+from ...errors import DataQualityWarning, InvalidParameterError, warn
+from ..panels.spec import check_offset
 
 __all__ = [
     "METHODS",

@@ -16,8 +16,8 @@ from typing import Any, Final, NamedTuple, cast
 import numpy as np
 import pandas as pd
 
-from .. import _memory
-from ..errors import DataQualityWarning, InvalidParameterError, warn
+from ... import _memory
+from ...errors import DataQualityWarning, InvalidParameterError, warn
 
 __all__ = ["ForwardReturn", "forward_return", "long_prices", "PRICE_DATASET", "MAX_PRICE_AGE"]
 
@@ -198,7 +198,7 @@ def _symbol_codes(symbols: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if getattr(symbols.dtype, "storage", None) == "pyarrow" or isinstance(
         symbols.dtype, pd.ArrowDtype
     ):
-        from .engine import factorized
+        from ..panels.engine import factorized
 
         codes, distinct = factorized(symbols)
     else:

@@ -26,9 +26,9 @@ from pandas.api.types import (
     is_object_dtype,
 )
 
-from ..errors import InvalidParameterError
-from ..pit import public_times
-from ..registry import REGISTRY
+from ...errors import InvalidParameterError
+from ...pit import public_times
+from ...registry import REGISTRY
 from .reach import feature_columns
 from .spec import Feature
 

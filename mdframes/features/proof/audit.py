@@ -21,14 +21,12 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidParameterError
-from ..identity import Identity
-from ..pit import public_times
-from ..registry import REGISTRY
-from .coverage import Coverage, read_coverage
-from .reach import read_columns
-from .replay import features_of, pinned
-from .sources import (
+from ...errors import InvalidParameterError
+from ...identity import Identity
+from ...pit import public_times
+from ...registry import REGISTRY
+from ..panels.reach import read_columns
+from ..panels.sources import (
     ROW,
     FramesSource,
     LakeLike,
@@ -39,7 +37,9 @@ from .sources import (
     public_start,
     record_key,
 )
-from .spec import Feature
+from ..panels.spec import Feature
+from ..panels.unseen import Coverage, read_coverage
+from ..training.replay import features_of, pinned
 
 __all__ = ["AuditReport", "audit", "CHECKS", "fold_overlaps"]
 
@@ -141,7 +141,7 @@ def _open_source(ts: Any, source: Any) -> Source | None:
 
         if not os.path.isdir(root):
             return None
-        from ..lake import Lake
+        from ...lake import Lake
 
         source = Lake(root)
     if isinstance(source, Source):
@@ -181,7 +181,7 @@ def _as_float(values: pd.Series) -> np.ndarray:
 def _row_rules() -> set[int]:
     """The catalog's row rules (functions of one row's fields: insider groups, congress
     amount bounds, ...): their value on a row does not depend on the other rows."""
-    from .definitions import CATALOG
+    from ..panels.definitions import CATALOG
 
     return {id(x) for f in CATALOG for x in (f.value, f.sign, f.where) if callable(x)}
 
@@ -697,7 +697,7 @@ def _covered(
     """Per sampled row (its day and its symbol's place in ``symbols``): whether the row's
     window is inside the dataset's history and, with a lake, its coverage (else the cell is
     NA by definition, CONTRACT §11, §11.1)."""
-    from .chunk import covered_from
+    from ..panels.chunk import covered_from
 
     first = covered_from(feature)
     out = np.ones(len(days), dtype=bool)
@@ -822,7 +822,7 @@ def _set_dates_symbols(ts: Any) -> tuple[pd.DatetimeIndex, list[str]]:
 def _later_prices(ts: Any, source: Source | None, rows: np.ndarray) -> np.ndarray | None:
     """Row k - 1 for k = 1..lag+horizon: the price k periods after the date of each of
     ``rows`` (positions; NaN where none); ``None`` when the source has no prices."""
-    from .labels import long_prices, periods_after
+    from ..training.labels import long_prices, periods_after
 
     label = ts.info.get("label") or {}
     reach = int(label.get("horizon", 1)) + int(label.get("lag", 0))
@@ -1216,7 +1216,7 @@ def audit(
     >>> report.ok, report.checks.set_index("check")["status"]["cv_overlap"]
     (False, 'fail')
     """
-    from .training import TrainingSet
+    from ..training.trainset import TrainingSet
 
     if not isinstance(ts, TrainingSet):
         raise InvalidParameterError(

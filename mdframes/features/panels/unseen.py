@@ -23,8 +23,8 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from ..errors import NotInLakeError
-from ..registry import REGISTRY
+from ...errors import NotInLakeError
+from ...registry import REGISTRY
 from .spec import Feature
 
 __all__ = ["Coverage", "kept_coverage", "lake_coverage", "read_coverage", "window_span"]
@@ -75,7 +75,7 @@ def lake_coverage(
     from 500 symbols' rows cost a panel as much as reading a month of its inputs."""
     # The lake's modules need pyarrow (the lake extra): imported for a lake only, so that
     # features from the service or frames run on the core install.
-    from ..lake.coverage import KEPT_COVERAGES
+    from ...lake.coverage import KEPT_COVERAGES
 
     if not callable(getattr(lake, "_kept_coverage", None)):
         table = read_coverage(lake, datasets, symbols)
@@ -186,7 +186,7 @@ class Coverage:
         # known at the end of D (before the symbol's first sync: as that sync left it).
         self._fills: dict[tuple[str, str | None], list[tuple[int, int, int]]] = {}
         later: dict[tuple[str, str | None], str] = {}
-        from ..lake.coverage import as_known_at, filled_after  # as in lake_coverage
+        from ...lake.coverage import as_known_at, filled_after  # as in lake_coverage
 
         if isinstance(known_at, pd.Timestamp) and {"first_fetched_at", "last_fetched_at"} <= set(
             table.columns

@@ -11,13 +11,13 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from .._typing import DateLike
-from ..errors import InvalidParameterError, KnowledgeTimeWarning
-from ..params import check_symbols, to_date
-from .definitions import resolve_features
-from .panels import panel
-from .sources import LakeLike, base_name, load_start, record_key
-from .spec import Feature
+from ..._typing import DateLike
+from ...errors import InvalidParameterError, KnowledgeTimeWarning
+from ...params import check_symbols, to_date
+from ..panels.build import panel
+from ..panels.definitions import resolve_features
+from ..panels.sources import LakeLike, base_name, load_start, record_key
+from ..panels.spec import Feature
 
 __all__ = ["revision_impact", "IMPACT_COLUMNS"]
 

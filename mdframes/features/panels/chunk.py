@@ -1,8 +1,8 @@
 """One chunk of a panel: the checked request, the work of one set of symbols and its result.
 
 :func:`compute` fetches each dataset once, runs the engine, marks what the datasets' history
-does not cover and the symbols that failed. :mod:`~mdframes.features.panels` runs it once or
-hands it to :mod:`~mdframes.features.scale` per chunk on an executor; both import it from
+does not cover and the symbols that failed. :mod:`~mdframes.features.panels.build` runs it once or
+hands it to :mod:`~mdframes.features.panels.scale` per chunk on an executor; both import it from
 here, so neither imports the other's callers.
 """
 
@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._memory import give_back, give_back_arrow
-from .._threads import threads
-from ..errors import (
+from ..._memory import give_back, give_back_arrow
+from ..._threads import threads
+from ...errors import (
     DataQualityWarning,
     InvalidParameterError,
     SkippedSymbolsWarning,
@@ -28,8 +28,7 @@ from ..errors import (
     warnings_from_threads,
     warnings_from_workers,
 )
-from ..params import check_symbols, to_date
-from .coverage import window_span
+from ...params import check_symbols, to_date
 from .definitions import resolve_features
 from .engine import Events, Grid, day_numbers, result_dtype
 from .engine import compute as compute_feature
@@ -37,6 +36,7 @@ from .knowledge import VersionEvents, compute_row
 from .reach import Reach, feature_columns, reaches
 from .sources import ROW, Source, fetch, history_start, record_key, resolve_source
 from .spec import Feature, check_errors, check_offset
+from .unseen import window_span
 
 __all__ = [
     "compute",

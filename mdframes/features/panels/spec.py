@@ -1,6 +1,6 @@
 """A feature as data: which dataset, which value, which rows, which window, which aggregation.
 
-A :class:`Feature` says nothing about *how* it is computed; :mod:`mdframes.features.engine`
+A :class:`Feature` says nothing about *how* it is computed; :mod:`mdframes.features.panels.engine`
 computes every feature of a dataset in one vectorised pass.
 """
 
@@ -14,9 +14,9 @@ from typing import Any, Final
 
 import pandas as pd
 
-from .._typing import Errors
-from ..errors import InvalidParameterError
-from ..registry import REGISTRY, resolve_name
+from ..._typing import Errors
+from ...errors import InvalidParameterError
+from ...registry import REGISTRY, resolve_name
 
 __all__ = ["Feature", "AGGREGATIONS", "Column", "check_errors"]
 

@@ -16,16 +16,16 @@ from typing import Any, Final, Literal, cast
 import numpy as np
 import pandas as pd
 
-from .._threads import threads
-from .._typing import DateLike, Errors, TimeLike
-from ..errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
-from ..params import check_symbols, to_date, to_utc
-from .definitions import resolve_features
+from ..._threads import threads
+from ..._typing import DateLike, Errors, TimeLike
+from ...errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
+from ...params import check_symbols, to_date, to_utc
+from ..panels.build import panel
+from ..panels.definitions import resolve_features
+from ..panels.sources import LakeLike, Source, base_name, resolve_source
+from ..panels.spec import Feature, check_errors, check_offset
 from .labels import PRICE_DATASET, ForwardReturn, LongPrices, long_parts, warn_jumps
-from .panels import panel
 from .replay import features_from_info, features_of, first_difference, pinned
-from .sources import LakeLike, Source, base_name, resolve_source
-from .spec import Feature, check_errors, check_offset
 from .splits import PurgedSplitter, splitter
 from .trainfile import (
     Hasher,
@@ -107,7 +107,7 @@ class TrainingSet:
 
     def _repr_html_(self) -> str:
         """A notebook's view: shape, span, label, provenance and the features' names."""
-        from .. import _html
+        from ... import _html
 
         dates = self.X.index.get_level_values(0)
         symbols = self.X.index.get_level_values(1)
@@ -165,7 +165,7 @@ class TrainingSet:
         train_window: int | None = None,
     ) -> PurgedSplitter:
         """A scikit-learn splitter bound to this set's ``t1`` and ``freq``: purged,
-        embargoed folds by date for any ``X`` of its rows (:mod:`~mdframes.features.splits`).
+        embargoed folds by date for any ``X`` of its rows (:mod:`~mdframes.features.training.splits`).
 
         Parameters
         ----------
