@@ -509,7 +509,7 @@ def test_lake_app_ratings_become_the_daily_view(
         from_service = md.features.panel(SYMBOLS, "2026-08-31", END, names, client=client)
     pd.testing.assert_frame_equal(from_lake, from_service)
     assert lake.calls[0][0] == "app_ratings"
-    daily = md.features.panels.sources.daily_from_apps(frames["app_ratings"])
+    daily = md.appratings.daily_from_apps(frames["app_ratings"])
     service = frames["app_ratings_daily"]
     merged = service.merge(daily, on=["symbol", "date"], suffixes=("", "_derived"))
     assert len(merged) == len(service)

@@ -104,9 +104,9 @@ def test_dask_gives_the_serial_panel(lake: md.Lake, executor: Any, known_at: Any
 
 
 def _opened_lakes() -> list[int]:
-    from mdframes.features.panels import sources
+    from mdframes.features.panels import pinned
 
-    return [id(lake) for lake in sources._OPENED.values()]
+    return [id(lake) for lake in pinned._OPENED.values()]
 
 
 @pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")

@@ -29,12 +29,14 @@ from ...errors import (
     warnings_from_workers,
 )
 from ...params import check_symbols, to_date
+from ...registry import REGISTRY
 from .definitions import resolve_features
 from .engine import Events, Grid, day_numbers, result_dtype
 from .engine import compute as compute_feature
+from .fetch import fetch
 from .knowledge import VersionEvents, compute_row
 from .reach import Reach, feature_columns, reaches
-from .sources import ROW, Source, fetch, history_start, record_key, resolve_source
+from .sources import ROW, Source, resolve_source
 from .spec import Feature, check_errors, check_offset
 from .unseen import window_span
 
@@ -178,7 +180,7 @@ def index_of(dates: pd.DatetimeIndex, symbols: list[str]) -> pd.MultiIndex:
 def covered_from(feature: Feature) -> dt.date | None:
     """The first date the feature's dataset fully covers (sums and counts need their whole
     window inside the dataset's history)."""
-    first = history_start(feature.dataset)
+    first = REGISTRY[feature.dataset].first_date
     if first is None:
         return None
     days = feature.days if feature.agg in ("sum", "count") else None
@@ -229,7 +231,7 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     def dataset_columns(name: str, inputs: pd.DataFrame, rows: list[int]) -> dict[str, Any]:
         mine = [f for f in wanted if f.dataset == name]
         if row:
-            versions = VersionEvents(inputs, name, symbols, grid, record_key(name))
+            versions = VersionEvents(inputs, name, symbols, grid, list(REGISTRY[name].record_id))
             relied[name] = versions.knowledge(dates)
             if not versions.as_of_anchor:
                 return {f.name: compute_row(f, versions, grid) for f in mine}

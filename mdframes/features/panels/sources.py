@@ -1,55 +1,41 @@
 """Where a panel's inputs come from: the service (through the loaders), frames the caller
 already has, or a lake (anything with the ``Lake.read`` signature), resolved once into a
-:class:`Source` at the panel's entry (:func:`resolve_source`).
-
-Each dataset is fetched once for the panel (or once per chunk of symbols), over the panel's
-dates plus the longest lookback of its features, clipped to where the dataset has history.
-With ``known_at="row"`` a lake gives every stored version (``history=True``), and the engine
-decides per row which version it saw.
+:class:`Source` at the panel's entry (:func:`resolve_source`). With ``known_at="row"`` a lake
+gives every stored version (``history=True``), and the engine decides per row which version it
+saw. The reads themselves, one dataset after the other: :mod:`.fetch`; a lake pinned at a
+set's versions: :mod:`.pinned`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, cast, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
 from ..._typing import Errors
+from ...appratings import daily_from_apps
 from ...errors import (
     AuthenticationError,
     ConfigurationError,
     InvalidParameterError,
-    KnowledgeTimeWarning,
     MdframesError,
     RateLimitError,
     SkippedSymbolsWarning,
-    warn,
 )
 from ...registry import REGISTRY
-from .reach import Reach
+from .lakecalls import read_published, reads_published, stored_rows_of, takes_columns
+from .pinned import LakeAt, lake_spec, open_lake, pin_lake, table_versions
 
 __all__ = [
     "LakeLike",
-    "fetch",
-    "load_start",
-    "public_start",
-    "history_start",
-    "base_name",
-    "record_key",
-    "daily_from_apps",
-    "lake_spec",
-    "table_versions",
-    "open_lake",
     "Source",
     "ServiceSource",
     "FramesSource",
     "LakeSource",
-    "LakeAt",
     "resolve_source",
     "ROW",
 ]
@@ -57,6 +43,7 @@ __all__ = [
 ROW: Final = "row"
 Span = tuple[dt.date | None, dt.date]  # first (None: all history) and last date to read
 Read = tuple[pd.DataFrame, dict[str, str]]  # a dataset's frame and its failed symbols
+_DAY: Final = dt.timedelta(days=1)
 
 
 @runtime_checkable
@@ -74,85 +61,6 @@ class LakeLike(Protocol):
     ) -> pd.DataFrame: ...
 
 
-# --- dataset facts (from the registry) ----------------------------------------------------------
-
-
-def base_name(dataset: str) -> str:
-    """The dataset a lake or a dict stores for ``dataset`` (a view's source, else itself)."""
-    return REGISTRY[dataset].base
-
-
-def history_start(dataset: str) -> dt.date | None:
-    """The first date the service has data for ``dataset`` (``None``: no known limit), from
-    the registry entry (a view's, else its base dataset's)."""
-    from ...params import to_date
-
-    ds = REGISTRY[dataset]
-    value = ds.history_start or REGISTRY[ds.base].history_start
-    return None if value is None else to_date(value, "history_start", dataset=dataset)
-
-
-def _slack_days(dataset: str) -> int:
-    """Days a load reaches further back than the windows: the service filters on the event
-    date, while a row becomes public at its anchor, up to the deadline's slack later."""
-    deadline = REGISTRY[dataset].deadline
-    return 0 if deadline is None else deadline.slack_days
-
-
-def _identity(dataset: str) -> list[str]:
-    """The columns of ``dataset`` its record identity reads (:func:`record_key`'s parts)."""
-    from ...identity import Identity
-
-    known = set(REGISTRY[dataset].columns)
-    return [n for n in Identity.parse(record_key(dataset)).names if n in known]
-
-
-def record_key(dataset: str) -> list[str]:
-    """The columns that identify one record across versions (the registry's ``record_id``;
-    ``"a|b"``: a, or b where a is null)."""
-    return list(REGISTRY[dataset].record_id)
-
-
-def load_start(dataset: str, start: dt.date, lookback: int | None) -> dt.date | None:
-    """The first date to request for ``dataset`` so that every window from ``start`` on is
-    complete, never before the dataset's history; ``None``: the whole history."""
-    first = history_start(dataset)
-    if lookback is None:
-        return first
-    wanted = start - dt.timedelta(days=lookback + _slack_days(dataset))
-    return wanted if first is None else max(wanted, first)
-
-
-def public_start(dataset: str, start: dt.date, lookback: int | None) -> dt.date | None:
-    """The first date a row of ``dataset`` public then or later is needed from, so that
-    every window from ``start`` is complete, where the dataset's reads are bounded by when
-    rows became public (its registry entry's ``read_bound``: a row filed any time after
-    its event is read when it became public in the windows, and none public long before
-    them is). ``None``: the time column bounds the reads (:func:`load_start`), or all
-    history is needed."""
-    if lookback is None or REGISTRY[dataset].read_bound is None:
-        return None
-    return start - dt.timedelta(days=lookback)
-
-
-# How far before a panel's windows a seek for the latest values reads first: a daily
-# dataset's latest value before the windows is a day or a few old (a long weekend, a
-# holiday); a symbol without one in these days is read again over its older history (that
-# symbol only). Every day more is read for each symbol: 30 days were a sixth of a
-# 3-month panel's sentiment rows.
-SEEK_DAYS: Final = 10
-
-
-def seekable(dataset: str) -> bool:
-    """Whether a read from a date holds every row of ``dataset`` public from that date: a
-    row becomes public on the date a lake filters reads by (no event date before its
-    anchor, no deadline), so the latest value before a point is found by reading a few days
-    before it."""
-    ds = REGISTRY[dataset]
-    time = ds.time_column or "date"
-    return ds.base == dataset and ds.event is None and ds.deadline is None and ds.anchor == time
-
-
 def _empty(dataset: str) -> pd.DataFrame:
     """The loader's columns and dtypes, no rows: a window wholly before the history."""
     from ...frame import build_frame
@@ -163,59 +71,13 @@ def _empty(dataset: str) -> pd.DataFrame:
     return frame
 
 
-# --- the daily app-ratings view -------------------------------------------------------------------
-
-
-def daily_from_apps(apps: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
-    """The daily view from the apps view: per symbol, platform and date, the app with the
-    most ratings (as the service's daily view), one row per symbol and date (and ``by``).
-
-    Examples
-    --------
-    >>> apps = pd.DataFrame({"symbol": ["A", "A"], "platform": ["ios", "ios"],
-    ...                      "app_id": ["1", "2"], "date": pd.to_datetime(["2026-09-03"] * 2),
-    ...                      "score": [4.0, 3.0], "ratings_count": [10, 99]})
-    >>> daily_from_apps(apps)[["symbol", "date", "ios_score", "ios_ratings_count"]]
-      symbol       date  ios_score  ios_ratings_count
-    0      A 2026-09-03        3.0                 99
-    """
-    need = {"symbol", "platform", "date", "score", "ratings_count"}
-    missing = need - set(apps.columns)
-    if missing:
-        raise InvalidParameterError(
-            f"app_ratings frame lacks {sorted(missing)}: give the apps view "
-            "(load_app_ratings(view='apps')) or an 'app_ratings_daily' frame",
-            parameter="source",
-        )
-    keys = ["symbol", "date", *by]
-    ratings = apps["ratings_count"].to_numpy(dtype="float64", na_value=-1.0)
-    # Most ratings first (an unrated app last); equal counts keep the frame's order.
-    ranked = apps.reset_index(drop=True).assign(_mdf_rank=-ratings, _mdf_row=np.arange(len(apps)))
-    best = (
-        ranked.sort_values([*keys, "platform", "_mdf_rank", "_mdf_row"])
-        .drop_duplicates([*keys, "platform"], keep="first")
-        .drop(columns=["_mdf_rank", "_mdf_row"])
-    )
-    out = best[keys].drop_duplicates().reset_index(drop=True)
-    for platform, columns in (
-        ("ios", ("score", "ratings_count")),
-        ("android", ("score", "ratings_count", "install_count")),
-    ):
-        part = best[best["platform"].astype("string") == platform]
-        present = [c for c in columns if c in part.columns]
-        part = part[[*keys, *present]].rename(columns={c: f"{platform}_{c}" for c in present})
-        out = out.merge(part, on=keys, how="left")
-    out.attrs = {**apps.attrs, "dataset": "app_ratings_daily"}
-    return out
-
-
 def daily_versions(apps: pd.DataFrame) -> pd.DataFrame:
     """Every version of the daily view from every stored version of the apps view: a daily
     row as it stood each time one of its apps was fetched (``_fetched_at``)."""
     from .knowledge import next_fetched
 
     frame = apps.reset_index(drop=True)
-    superseded = next_fetched(frame, record_key("app_ratings"))
+    superseded = next_fetched(frame, list(REGISTRY["app_ratings"].record_id))
     stamps = ["_fetched_at", *(["_sync_id"] if "_sync_id" in frame.columns else [])]
     epochs = frame[["symbol", "date", *stamps]].drop_duplicates(["symbol", "date", "_fetched_at"])
     epochs = epochs.rename(columns={c: f"_mdf{c}" for c in stamps})
@@ -257,7 +119,7 @@ def _from_mapping(frames: Mapping[str, Any], name: str) -> pd.DataFrame:
     given = {str(k).replace("-", "_"): v for k, v in frames.items()}
     if name in given:
         return _check_frame(name, given[name], "source")
-    base = base_name(name)
+    base = REGISTRY[name].base
     if base != name and base in given:
         return daily_from_apps(_check_frame(base, given[base], "source"))
     wanted = f"{name!r}" + (f" (or {base!r})" if base != name else "")
@@ -529,9 +391,9 @@ class LakeSource(Source):
 
     def __init__(self, lake: Any) -> None:
         self.lake = lake
-        self.columns = _takes_columns(lake)
+        self.columns = takes_columns(lake)
         # md.Lake's (or a pinned one's) read of the rows public from a date (public_start).
-        self.published = _reads_published(lake)
+        self.published = reads_published(lake)
 
     def __reduce__(self) -> Any:
         # A worker opens the lake itself from its root (never its client: no key travels).
@@ -549,7 +411,7 @@ class LakeSource(Source):
     ) -> Read:
         if not symbols:
             return _nothing(name, known_at), {}
-        base, (start, end) = base_name(name), span
+        base, (start, end) = REGISTRY[name].base, span
         # Only the columns the features read, where the lake reads columns apart (a view
         # is made from its base dataset's columns: all of them).
         some = {"columns": list(columns)} if columns and base == name and self.columns else {}
@@ -557,14 +419,24 @@ class LakeSource(Source):
             # Every version, with its record's identity besides: the engine tells a
             # record's versions apart by it (knowledge.record_ids).
             if some:
-                some = {"columns": list(dict.fromkeys([*some["columns"], *_identity(base)]))}
+                some = {
+                    "columns": list(
+                        dict.fromkeys([*some["columns"], *REGISTRY[base].identity_columns])
+                    )
+                }
             frame = self.lake.read(base, symbols, start=start, end=end, history=True, **some)
             frame = _check_frame(base, frame, "the lake")
             if public_from is not None and self.published and base == name and start:
                 # Every version from the slack before the windows, as before, and those of
                 # records public in the windows whose event is older still (filed late).
-                late = self.lake._read_published(
-                    base, symbols, since=public_from, end=start - _DAY, history=True, **some
+                late = read_published(
+                    self.lake,
+                    base,
+                    symbols,
+                    since=public_from,
+                    end=start - _DAY,
+                    history=True,
+                    **some,
                 )
                 if len(late):
                     both = pd.concat([_check_frame(base, late, "the lake"), frame])
@@ -574,8 +446,15 @@ class LakeSource(Source):
         if public_from is not None and self.published and base == name:
             # Row groups of rows that became public only after ``end`` are not read (a panel
             # ending before a lake's last syncs: their new rows never enter it).
-            frame = self.lake._read_published(
-                base, symbols, since=public_from, end=end, known_at=known_at, until=end, **some
+            frame = read_published(
+                self.lake,
+                base,
+                symbols,
+                since=public_from,
+                end=end,
+                known_at=known_at,
+                until=end,
+                **some,
             )
         else:
             frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at, **some)
@@ -599,17 +478,17 @@ class LakeSource(Source):
     def coverage(self, datasets: list[str], symbols: list[str], known_at: Any = None) -> Any:
         from .unseen import lake_coverage
 
-        bases = list(dict.fromkeys(base_name(d) for d in datasets))
+        bases = list(dict.fromkeys(REGISTRY[d].base for d in datasets))
         return lake_coverage(self.lake, bases, symbols, known_at)
 
     def versions(self, datasets: Iterable[str]) -> dict[str, int | None]:
         return table_versions(self.lake, datasets)
 
     def weights(self, datasets: list[str]) -> dict[str, int] | None:
-        rows = getattr(self.lake, "_stored_rows", None)  # md.Lake's, from its log
-        if not callable(rows):
+        rows = stored_rows_of(self.lake)
+        if rows is None:
             return None
-        return {name: rows(base_name(name)) or 0 for name in datasets}
+        return {name: rows(REGISTRY[name].base) or 0 for name in datasets}
 
     def pin(
         self, datasets: Iterable[str], symbols: list[str]
@@ -618,28 +497,12 @@ class LakeSource(Source):
         its coverage of ``symbols`` read at those versions, and the time they were pinned:
         what a set reads is then exactly what its ``info["versions"]`` says, whatever syncs
         run meanwhile. A lake-like object that does not say its versions, as it is."""
-        from .unseen import kept_coverage
-
-        names = sorted({base_name(d) for d in datasets})
         if isinstance(self.lake, LakeAt):  # already pinned (a rebuild)
             return self, self.lake.at
         if not callable(getattr(self.lake, "version", None)):
             return self, None
-        for _ in range(_PIN_TRIES):
-            versions = table_versions(self.lake, names)
-            table = kept_coverage(self.lake, names, symbols)
-            # The state is written after its commit: with the versions unchanged after the
-            # coverage was read, it holds nothing of a later version.
-            if table_versions(self.lake, names) == versions:
-                break
-        # When: the latest fetch the coverage knows (a rebuild judges the coverage as known
-        # then, on the lake's own clock), else now.
-        fetched = None if table is None else table["last_fetched_at"].max()
-        at = pd.Timestamp(fetched) if fetched is not None and pd.notna(fetched) else None
-        if at is None:
-            at = pd.Timestamp.now(tz="UTC")
-        pinned = LakeAt(self.lake, versions, coverage=table, at=at, asked=(names, list(symbols)))
-        return LakeSource(pinned), at
+        pinned = pin_lake(self.lake, datasets, symbols)
+        return LakeSource(pinned), pinned.at
 
     def _prices(self, symbols: list[str], first: dt.date, last: dt.date, errors: str) -> Any:
         from ..training.labels import PRICE_COLUMNS, PRICE_DATASET
@@ -656,311 +519,8 @@ class LakeSource(Source):
         return redact_root(str(getattr(self.lake, "root", type(self.lake).__name__)))
 
 
-class LakeAt:
-    """``lake`` read at the table ``versions`` (dataset -> version) a set recorded; datasets
-    without a recorded version read the latest. Answers ``read``, ``coverage``, ``version``
-    and ``changes`` as the lake does.
-
-    ``coverage``: the frame ``lake.coverage()`` gave when the versions were pinned (asked
-    again, it answers from it); else ``lake.coverage()`` as known at ``at`` (the time the
-    versions were pinned, a UTC Timestamp), or now without it."""
-
-    def __init__(
-        self,
-        lake: Any,
-        versions: Mapping[str, int | None],
-        *,
-        coverage: pd.DataFrame | None = None,
-        at: pd.Timestamp | None = None,
-        asked: tuple[list[str], list[str]] | None = None,
-    ) -> None:
-        self.lake = lake
-        self.versions = {k: v for k, v in versions.items() if v is not None}
-        self.root = getattr(lake, "root", None)
-        self.pinned_coverage = coverage
-        self.at = at
-        # The datasets and symbols ``coverage`` was read for, and each question's frame,
-        # read only (_kept_coverage).
-        self._pinned_question = asked
-        self._asked: dict[tuple[Any, ...], pd.DataFrame] = {}
-
-    def __repr__(self) -> str:
-        return f"<LakeAt {self.lake!r} versions={self.versions}>"
-
-    def __reduce__(self) -> Any:
-        # A worker opens the lake itself from its root (never its client: no key travels).
-        return (_reopened_at, (lake_spec(self.lake), self.versions, self.pinned_coverage, self.at))
-
-    def read(self, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
-        name = base_name(dataset.replace("-", "_")) if dataset else dataset
-        version = self.versions.get(name)
-        if version is not None:
-            options.setdefault("version", version)
-        frame: pd.DataFrame = self.lake.read(dataset, symbols, **options)
-        return frame
-
-    def _read_published(self, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
-        version = self.versions.get(base_name(dataset))
-        if version is not None:
-            options.setdefault("version", version)
-        frame: pd.DataFrame = self.lake._read_published(dataset, symbols, **options)
-        return frame
-
-    def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
-        kept = self.pinned_coverage
-        if kept is not None:
-            names = None if datasets is None else {base_name(str(d)) for d in datasets}
-            if names is None or names <= set(kept["dataset"].astype(object)):
-                rows = kept if names is None else kept[kept["dataset"].isin(sorted(names))]
-                table = rows.reset_index(drop=True)
-                table.attrs = dict(kept.attrs)
-                return table
-        if self.at is not None:
-            at: pd.DataFrame = self.lake.coverage(datasets, symbols, known_at=self.at)
-            return at
-        now: pd.DataFrame = self.lake.coverage(datasets, symbols)
-        return now
-
-    def _kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
-        """:meth:`coverage`, read only: the same frame for the same question (a panel's
-        Coverage is made once from it, :func:`~.coverage.lake_coverage`); the pinned frame
-        itself where the question asks all its datasets (pinned from an unchanged lake, the
-        lake's own kept frame: a set's panel shares its Coverage with the panels before)."""
-        from .unseen import kept_coverage
-
-        key = (frozenset(datasets), tuple(symbols))
-        frame = self._asked.get(key)
-        if frame is None:
-            kept, pinned = self.pinned_coverage, self._pinned_question
-            if kept is not None and key[0] == set(kept["dataset"].astype(object)):
-                frame = kept  # coverage() ignores the symbols too: rows of others are unused
-            elif (
-                kept is not None
-                and pinned is not None
-                and kept_coverage(self.lake, *pinned) is kept
-            ):
-                # The lake's state is as pinned (it keeps the very frame): its own answer,
-                # kept for the next set's question too; unless a sync came meanwhile (asked
-                # again after the answer: a state that changed stays changed).
-                frame = kept_coverage(self.lake, datasets, symbols)
-                if kept_coverage(self.lake, *pinned) is not kept:
-                    frame = None
-            if frame is None:
-                frame = self.coverage(datasets, symbols)
-            self._asked[key] = frame
-        return frame
-
-    def version(self, dataset: str) -> int | None:
-        recorded = self.versions.get(dataset)
-        if recorded is not None:
-            return int(recorded)
-        current: int | None = self.lake.version(dataset)
-        return current
-
-
-def _reopened_at(spec: Any, versions: Any, coverage: Any, at: Any) -> LakeAt:
-    return LakeAt(open_lake(spec), versions, coverage=coverage, at=at)
-
-
-_DAY: Final = dt.timedelta(days=1)
-_PIN_TRIES: Final = 20  # syncs committing between a version and coverage read: read again
-
-
-def _takes_columns(lake: Any) -> bool:
-    """Whether ``lake.read`` takes ``columns=`` (``md.Lake`` does; a stand-in may not)."""
-    import inspect
-
-    try:
-        parameters = inspect.signature(lake.read).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == "columns" or p.kind is p.VAR_KEYWORD for p in parameters)
-
-
-def _reads_published(lake: Any) -> bool:
-    """Whether ``lake`` reads the rows public from a date (``md.Lake``, pinned or not; a
-    stand-in reads by its time column)."""
-    from ...lake import Lake
-
-    inner = lake.lake if isinstance(lake, LakeAt) else lake
-    return isinstance(inner, Lake)
-
-
 def _reopened(spec: Any) -> LakeSource:
     return LakeSource(open_lake(spec))
-
-
-def fetch(
-    lookbacks: Mapping[str, int | None | Reach],
-    symbols: list[str],
-    start: dt.date,
-    end: dt.date,
-    *,
-    source: Source,
-    known_at: Any = None,
-    errors: str = "raise",
-    coverage: Any = None,
-    order: Sequence[str] | None = None,
-) -> Iterator[tuple[str, pd.DataFrame, dict[str, str]]]:
-    """Each dataset of ``lookbacks`` (dataset -> longest lookback in days, or ``None`` for
-    all history; or a :class:`~.reach.Reach`) read from ``source``, one after the other as
-    the caller takes them (it computes one while the next is read; in ``order``, default
-    ``lookbacks``'): its name, frame and the symbols that failed (symbol -> error text; only
-    the service fails per symbol here). Symbols that ``coverage`` says the source never
-    holds are not read."""
-    unknown_then: list[str] = []
-    for name in lookbacks if order is None else order:
-        reach = lookbacks[name]
-        # A Reach's features without a window need, of the rows before the windows, each
-        # symbol's latest value (the engine keeps only those): a lake is read a few weeks
-        # before the windows, and older history only for the symbols without one there
-        # (_seek; a lake's time-sliced files then decode only the row groups of those
-        # dates). Elsewhere: all history.
-        lookback = reach.lookback if isinstance(reach, Reach) else reach
-        first = load_start(name, start, lookback)
-        public_from = public_start(name, start, lookback)
-        mine = symbols if coverage is None else coverage.readable(name, symbols)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", KnowledgeTimeWarning)
-            columns = reach.columns if isinstance(reach, Reach) else None
-            if (
-                isinstance(reach, Reach)
-                and reach.latest
-                and not reach.whole
-                and source.seeks
-                and known_at != ROW
-                and seekable(name)
-            ):
-                frame, failed = _seek(
-                    source, name, mine, reach, start, end, known_at, errors, columns
-                )
-            else:
-                frame, failed = source.read(
-                    name,
-                    mine,
-                    first,
-                    end,
-                    known_at=known_at,
-                    errors=errors,
-                    columns=columns,
-                    public_from=public_from,
-                )
-        for w in caught:  # said once below, for every dataset at once
-            if issubclass(w.category, KnowledgeTimeWarning):
-                unknown_then.append(name)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        # The caller's alone to free once computed: no local of this generator keeps it while
-        # the caller computes (a box emptied as the tuple is made).
-        box = [frame]
-        del frame
-        yield name, box.pop(), failed
-    if unknown_then:
-        warn(
-            f"known_at={known_at} is earlier than every stored version of "
-            f"{', '.join(n for n in lookbacks if n in unknown_then)}: their features see no rows "
-            "(lake.info() shows when each dataset was first synced)",
-            KnowledgeTimeWarning,
-        )
-
-
-def _seek(
-    source: Source,
-    name: str,
-    symbols: list[str],
-    reach: Reach,
-    start: dt.date,
-    end: dt.date,
-    known_at: Any,
-    errors: str,
-    columns: Sequence[str] | None,
-) -> Read:
-    """The rows of ``name`` a panel from ``start`` needs for ``reach``: from ``SEEK_DAYS``
-    before its windows, and, for the symbols without a row carrying each ``reach.latest``
-    feature's value in those days, their older history too. The engine keeps the same rows
-    of it as of the whole history (:class:`~.engine.Events`: the windows' rows, and each
-    symbol's latest value before them, which a row read here always is: every older row
-    became public before the days read, :func:`seekable`)."""
-    from ...pit import public_times
-    from .engine import counted_rows, day_numbers, symbol_codes, utc_naive
-
-    near = load_start(name, start, reach.days + SEEK_DAYS)
-    frame, failed = source.read(
-        name, symbols, near, end, known_at=known_at, errors=errors, columns=columns
-    )
-    oldest = history_start(name)
-    if near is None or (oldest is not None and near <= oldest) or not len(symbols):
-        return frame, failed  # the read held the whole history
-    shaped = frame.reset_index(drop=True)
-    shaped.attrs = {**frame.attrs, "dataset": name}
-    times = utc_naive(public_times(shaped))
-    cut = (start - dt.date(1970, 1, 1)).days - reach.days  # as compute's Events cut_day
-    # The symbols of the rows before the windows only (the days sought) are coded, not
-    # those of the windows' rows too (most of the read).
-    before = np.flatnonzero(~np.isnat(times) & (day_numbers(times) < cut))
-    codes = symbol_codes(shaped["symbol"], symbols, before)
-    found = np.ones(len(symbols), dtype=bool)
-    for feature in reach.latest:
-        has = np.zeros(len(symbols) + 1, dtype=bool)  # the last place: other symbols (-1)
-        has[codes[counted_rows(shaped, name, feature)[before]]] = True
-        found &= has[:-1]
-    older = [s for s, ok in zip(symbols, found, strict=True) if not ok]
-    if not older:
-        return frame, failed
-    earlier, more = source.read(
-        name,
-        older,
-        oldest,
-        near - dt.timedelta(days=1),
-        known_at=known_at,
-        errors=errors,
-        columns=columns,
-    )
-    both = pd.concat([earlier, frame], ignore_index=True) if len(earlier) else frame
-    both.attrs = frame.attrs
-    return both, {**more, **failed}
-
-
-# --- checking and shipping a source ---------------------------------------------------------------
-
-
-def table_versions(lake: Any, datasets: Iterable[str]) -> dict[str, int | None]:
-    """Each dataset's current table version (``lake.version``); ``None`` for a lake-like
-    object that does not say."""
-    version = getattr(lake, "version", None)
-    return {name: version(name) if callable(version) else None for name in datasets}
-
-
-def lake_spec(lake: Any) -> Any:
-    """What a worker needs to open ``lake`` itself: an ``md.Lake`` as its root and storage
-    options (never its client, so no API key travels); another lake-like object as it is."""
-    from ...lake import Lake
-
-    if isinstance(lake, Lake):
-        options = getattr(lake, "storage_options", None)
-        return ("md.Lake", lake.root, dict(options) if options else None)
-    return lake
-
-
-_OPENED: dict[str, Any] = {}  # per worker process: lakes opened by earlier chunks
-
-
-def open_lake(spec: Any) -> Any:
-    """The lake of :func:`lake_spec` (in a worker), opened once per process: a worker's
-    later chunks reuse its opened tables and data files (each read still sees the latest
-    version) instead of opening the log and every file footer again."""
-    if isinstance(spec, tuple) and len(spec) == 3 and spec[0] == "md.Lake":
-        from ...lake import Lake
-
-        _, root, options = spec
-        key = json.dumps([str(root), options], sort_keys=True, default=str)
-        lake = _OPENED.get(key)
-        if lake is None:
-            lake = Lake(root, storage_options=options) if options else Lake(root)
-            _OPENED.clear()  # one lake per worker at a time is the case that matters
-            _OPENED[key] = lake
-        return lake
-    return spec
 
 
 def resolve_source(

@@ -25,6 +25,7 @@ import pandas as pd
 
 from ...errors import NotInLakeError
 from ...registry import REGISTRY
+from .lakecalls import kept_coverage_of
 from .spec import Feature
 
 __all__ = ["Coverage", "kept_coverage", "lake_coverage", "read_coverage", "window_span"]
@@ -41,12 +42,10 @@ _NAMED = 10  # symbols named in an error message; the rest are counted
 def kept_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
     """:func:`read_coverage`, read only: the frame the lake keeps for the question where it
     keeps one (no copy; the caller must not change it)."""
-    kept = getattr(lake, "_kept_coverage", None)
-    return (
-        kept(list(datasets), list(symbols))
-        if callable(kept)
-        else read_coverage(lake, datasets, symbols)
-    )
+    kept = kept_coverage_of(lake)
+    if kept is None:
+        return read_coverage(lake, datasets, symbols)
+    return kept(list(datasets), list(symbols))
 
 
 def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
@@ -77,7 +76,7 @@ def lake_coverage(
     # features from the service or frames run on the core install.
     from ...lake.coverage import KEPT_COVERAGES
 
-    if not callable(getattr(lake, "_kept_coverage", None)):
+    if kept_coverage_of(lake) is None:
         table = read_coverage(lake, datasets, symbols)
         return None if table is None else Coverage(table, datasets, symbols, known_at)
     frame = kept_coverage(lake, datasets, symbols)

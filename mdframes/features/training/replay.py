@@ -1,7 +1,7 @@
 """A training set made again: its features from ``info``, the lake at the table versions it
 recorded (Delta time travel), and the set rebuilt and compared (CONTRACT §13).
 
-:class:`~.sources.LakeAt` (the lake pinned at fixed table versions, which a training set
+:class:`~mdframes.features.panels.pinned.LakeAt` (the lake pinned at fixed table versions, which a training set
 also reads through) lives with the sources and is named here too.
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 
 from ...errors import InvalidParameterError
 from ..panels.definitions import by_name
-from ..panels.sources import LakeAt
+from ..panels.pinned import LakeAt
 from ..panels.spec import Feature
 from .trainfile import feature_definition
 

@@ -20,9 +20,10 @@ from ..._threads import threads
 from ..._typing import DateLike, Errors, TimeLike
 from ...errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
 from ...params import check_symbols, to_date, to_utc
+from ...registry import REGISTRY
 from ..panels.build import panel
 from ..panels.definitions import resolve_features
-from ..panels.sources import LakeLike, Source, base_name, resolve_source
+from ..panels.sources import LakeLike, Source, resolve_source
 from ..panels.spec import Feature, check_errors, check_offset
 from .labels import PRICE_DATASET, ForwardReturn, LongPrices, long_parts, warn_jumps
 from .replay import features_from_info, features_of, first_difference, pinned
@@ -522,7 +523,7 @@ def _grid(index: pd.MultiIndex) -> tuple[pd.DatetimeIndex, list[str]]:
 
 def _lake_names(datasets: list[str]) -> list[str]:
     # A view (daily app ratings) is derived from the dataset a lake stores.
-    return sorted({base_name(d) for d in datasets})
+    return sorted({REGISTRY[d].base for d in datasets})
 
 
 def _known_at_text(known_at: Any) -> str | None:
