@@ -416,27 +416,7 @@ def training_set(
         executor=executor,
     )
 
-    # X is hashed (info["content_hash"]) while its labels are made: this thread writes the
-    # canonical bytes (X's, then y's and t1's) and goes on, a thread only hashes them
-    # (SHA-256 runs outside the GIL, and was the largest part of a set's own work beside its
-    # panel). The hash's missing-value masks count the mostly-missing features afterwards.
-    with ThreadPoolExecutor(1, thread_name_prefix="mdframes-hash") as pool:
-        hasher = Hasher(pool if threads(2) > 1 else None)
-        try:
-            try:
-                missing: dict[Any, np.ndarray] | None = write_features(hasher, X)
-                failure = None
-            except InvalidParameterError as exc:  # a dtype the hash does not cover
-                missing, failure = None, exc
-            dates, universe, y, t1 = _labels(X, label, offset, resolved, errors)
-            _warn_mostly_missing(X, y, missing)  # the warning comes before the hash's error
-            if failure is not None:
-                raise failure
-            write_labels(hasher, y, t1)
-            digest = hasher.hexdigest()
-        finally:
-            hasher.close(abandon=True)
-
+    dates, universe, y, t1, digest = _labelled_and_hashed(X, label, offset, resolved, errors)
     dtypes = X.dtypes  # not a column taken per feature (each a copy of X's attrs)
     info = {
         "symbols": universe,
@@ -455,6 +435,32 @@ def training_set(
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
     return TrainingSet(X, y, t1, info, wanted)
+
+
+def _labelled_and_hashed(
+    X: pd.DataFrame, label: ForwardReturn, offset: Any, source: Source, errors: str
+) -> tuple[pd.DatetimeIndex, list[str], pd.Series, pd.Series, str]:
+    """The set's labels of ``X`` (:func:`_labels`) and its content hash. X is hashed while
+    its labels are made: this thread writes the canonical bytes (X's, then y's and t1's) and
+    goes on, a thread only hashes them (SHA-256 runs outside the GIL, and was the largest
+    part of a set's own work beside its panel). The hash's missing-value masks count the
+    mostly-missing features afterwards."""
+    with ThreadPoolExecutor(1, thread_name_prefix="mdframes-hash") as pool:
+        hasher = Hasher(pool if threads(2) > 1 else None)
+        try:
+            try:
+                missing: dict[Any, np.ndarray] | None = write_features(hasher, X)
+                failure = None
+            except InvalidParameterError as exc:  # a dtype the hash does not cover
+                missing, failure = None, exc
+            dates, universe, y, t1 = _labels(X, label, offset, source, errors)
+            _warn_mostly_missing(X, y, missing)  # the warning comes before the hash's error
+            if failure is not None:
+                raise failure
+            write_labels(hasher, y, t1)
+            return dates, universe, y, t1, hasher.hexdigest()
+        finally:
+            hasher.close(abandon=True)
 
 
 def _labels(
