@@ -336,10 +336,8 @@ class Dataset:
         >>> get("app_ratings_daily").first_date
         datetime.date(2026, 9, 3)
         """
-        from .params import to_date
-
         value = self.history_start or REGISTRY[self.base].history_start
-        return None if value is None else to_date(value, "history_start", dataset=self.name)
+        return None if value is None else dt.date.fromisoformat(value)
 
     @property
     def slack_days(self) -> int:
@@ -353,24 +351,24 @@ class Dataset:
         known = set(self.columns)
         return [n for n in self.identity.names if n in known]
 
-    def load_start(self, start: dt.date, lookback: int | None) -> dt.date | None:
-        """The first date to request so that every window of ``lookback`` days from ``start``
+    def load_start(self, since: dt.date, lookback: int | None) -> dt.date | None:
+        """The first date to request so that every window of ``lookback`` days from ``since``
         on is complete, never before the history; ``None``: the whole history."""
         first = self.first_date
         if lookback is None:
             return first
-        wanted = start - dt.timedelta(days=lookback + self.slack_days)
+        wanted = since - dt.timedelta(days=lookback + self.slack_days)
         return wanted if first is None else max(wanted, first)
 
-    def public_start(self, start: dt.date, lookback: int | None) -> dt.date | None:
+    def public_start(self, since: dt.date, lookback: int | None) -> dt.date | None:
         """The first date a row public then or later is needed from, so that every window
-        of ``lookback`` days from ``start`` is complete, where reads are bounded by when rows
+        of ``lookback`` days from ``since`` is complete, where reads are bounded by when rows
         became public (:attr:`read_bound`: a row filed any time after its event is read when
         it became public in the windows, and none public long before them is). ``None``: the
         time column bounds the reads (:meth:`load_start`), or all history is needed."""
         if lookback is None or self.read_bound is None:
             return None
-        return start - dt.timedelta(days=lookback)
+        return since - dt.timedelta(days=lookback)
 
     @property
     def seekable(self) -> bool:

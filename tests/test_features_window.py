@@ -332,7 +332,8 @@ def test_coverage_answers_each_universe_as_a_fresh_one(lake: md.Lake) -> None:
 
     from mdframes.features.panels.definitions import resolve_features
     from mdframes.features.panels.engine import day_numbers
-    from mdframes.features.panels.unseen import Coverage, read_coverage
+    from mdframes.features.panels.pinned import read_coverage
+    from mdframes.features.panels.unseen import Coverage
 
     datasets = ["sentiment", "news"]
     universe = [*SYMBOLS, "NEVER"]

@@ -1,21 +1,90 @@
-"""A lake pinned at a training set's table versions (:class:`LakeAt`, Delta time travel), and
-a lake sent to a worker process as what opens it again there (:func:`lake_spec`,
-:func:`open_lake`)."""
+"""The lake as the panels use it: a lake pinned at a training set's table versions
+(:class:`LakeAt`, Delta time travel); a lake sent to a worker process as what opens it again
+there (:func:`lake_spec`, :func:`open_lake`); and, in one place, what the panels ask of a lake
+beyond its public ``read`` and ``coverage``: ``md.Lake``'s rows public from a date, its kept
+coverage frame and its stored rows (its private methods, until the lake answers them as a
+public role), and whether a lake is ``md.Lake`` or a stand-in whose ``read`` may not take
+``columns=``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 import pandas as pd
 
 from ...registry import REGISTRY
-from .lakecalls import read_published
 
-__all__ = ["LakeAt", "lake_spec", "open_lake", "pin_lake", "table_versions"]
+__all__ = [
+    "LakeAt",
+    "kept_coverage",
+    "lake_spec",
+    "open_lake",
+    "pin_lake",
+    "read_coverage",
+    "table_versions",
+]
 
 _PIN_TRIES: Final = 20  # syncs committing between a version and coverage read: read again
+
+
+def read_published(lake: Any, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
+    """``md.Lake``'s read of the rows public from ``since`` (a pinned lake's too)."""
+    frame: pd.DataFrame = lake._read_published(dataset, symbols, **options)
+    return frame
+
+
+def kept_coverage_of(lake: Any) -> Callable[[list[str], list[str]], pd.DataFrame] | None:
+    """``md.Lake``'s coverage frame as it keeps it (no copy); ``None``: a stand-in."""
+    kept = getattr(lake, "_kept_coverage", None)
+    return kept if callable(kept) else None
+
+
+def stored_rows_of(lake: Any) -> Callable[[str], int | None] | None:
+    """``md.Lake``'s rows stored per dataset, from its log; ``None``: a stand-in."""
+    rows = getattr(lake, "_stored_rows", None)
+    return rows if callable(rows) else None
+
+
+def kept_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
+    """:func:`read_coverage`, read only: the frame the lake keeps for the question where it
+    keeps one (no copy; the caller must not change it)."""
+    kept = kept_coverage_of(lake)
+    if kept is None:
+        return read_coverage(lake, datasets, symbols)
+    return kept(list(datasets), list(symbols))
+
+
+def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
+    """``lake.coverage(datasets, symbols)`` as the lake knows it now (:class:`Coverage`
+    judges it as known at a panel's ``known_at``); ``None`` for a lake-like object without
+    it (a stand-in then holds whatever it is asked)."""
+    method = getattr(lake, "coverage", None)
+    if not callable(method):
+        return None
+    table: pd.DataFrame = method(datasets=list(datasets), symbols=list(symbols))
+    return table
+
+
+def takes_columns(lake: Any) -> bool:
+    """Whether ``lake.read`` takes ``columns=`` (``md.Lake`` does; a stand-in may not)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(lake.read).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "columns" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def reads_published(lake: Any) -> bool:
+    """Whether ``lake`` reads the rows public from a date (``md.Lake``, pinned or not; a
+    stand-in reads by its time column)."""
+    from ...lake import Lake
+
+    inner = lake.lake if isinstance(lake, LakeAt) else lake
+    return isinstance(inner, Lake)
 
 
 class LakeAt:
@@ -87,8 +156,6 @@ class LakeAt:
         Coverage is made once from it, :func:`~.coverage.lake_coverage`); the pinned frame
         itself where the question asks all its datasets (pinned from an unchanged lake, the
         lake's own kept frame: a set's panel shares its Coverage with the panels before)."""
-        from .unseen import kept_coverage
-
         key = (frozenset(datasets), tuple(symbols))
         frame = self._asked.get(key)
         if frame is None:
@@ -126,8 +193,6 @@ def _reopened_at(spec: Any, versions: Any, coverage: Any, at: Any) -> LakeAt:
 def pin_lake(lake: Any, datasets: Iterable[str], symbols: list[str]) -> LakeAt:
     """``lake`` at its current table versions of ``datasets``, with its coverage of
     ``symbols`` read at those versions, and the time they were pinned (``.at``)."""
-    from .unseen import kept_coverage
-
     names = sorted({REGISTRY[d].base for d in datasets})
     for _ in range(_PIN_TRIES):
         versions = table_versions(lake, names)

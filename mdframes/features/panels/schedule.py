@@ -21,15 +21,10 @@ Reads = Iterator[tuple[str, pd.DataFrame, dict[str, str]]]
 
 
 class Work(Protocol):
-    """One dataset's features computed from its inputs (chunk's ``DatasetWork``)."""
+    """One dataset's features from its inputs, and its read's pages handed back (chunk's)."""
 
-    def columns(self, name: str, held: list[pd.DataFrame]) -> dict[str, Any]:
-        """The features of ``name`` from the frame in ``held`` (a list it empties)."""
-        ...
-
-    def hand_back_reads(self, name: str) -> None:
-        """The pages of ``name``'s read given back to the system, if it was big."""
-        ...
+    def columns(self, name: str, held: list[pd.DataFrame]) -> dict[str, Any]: ...
+    def hand_back_reads(self, name: str) -> None: ...
 
 
 class Schedule:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Protocol, cast, runtime_checkable
+from typing import Any, Final, NamedTuple, Protocol, cast, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -27,8 +27,17 @@ from ...errors import (
     SkippedSymbolsWarning,
 )
 from ...registry import REGISTRY
-from .lakecalls import read_published, reads_published, stored_rows_of, takes_columns
-from .pinned import LakeAt, lake_spec, open_lake, pin_lake, table_versions
+from .pinned import (
+    LakeAt,
+    lake_spec,
+    open_lake,
+    pin_lake,
+    read_published,
+    reads_published,
+    stored_rows_of,
+    table_versions,
+    takes_columns,
+)
 
 __all__ = [
     "LakeLike",
@@ -41,9 +50,20 @@ __all__ = [
 ]
 
 ROW: Final = "row"
-Span = tuple[dt.date | None, dt.date]  # first (None: all history) and last date to read
 Read = tuple[pd.DataFrame, dict[str, str]]  # a dataset's frame and its failed symbols
 _DAY: Final = dt.timedelta(days=1)
+
+
+class Ask(NamedTuple):
+    """What a source's read of one dataset is asked besides its symbols (:meth:`Source.read`:
+    from ``start``, ``None``: all history)."""
+
+    start: dt.date | None
+    end: dt.date
+    known_at: Any
+    errors: str
+    columns: Sequence[str] | None
+    public_from: dt.date | None
 
 
 @runtime_checkable
@@ -196,19 +216,10 @@ class Source:
         never enter a panel ending then)."""
         if start is not None and start > end:  # wholly before the history: nothing to ask
             return _nothing(name, known_at), {}
-        return self._read(name, symbols, (start, end), known_at, errors, columns, public_from)
+        return self._read(name, symbols, Ask(start, end, known_at, errors, columns, public_from))
 
-    def _read(
-        self,
-        name: str,
-        symbols: list[str],
-        span: Span,
-        known_at: Any,
-        errors: str,
-        columns: Sequence[str] | None = None,
-        public_from: dt.date | None = None,
-    ) -> Read:
-        """:meth:`read` of a ``span`` that is not wholly before the history."""
+    def _read(self, name: str, symbols: list[str], ask: Ask) -> Read:
+        """:meth:`read` of dates that are not wholly before the history."""
         raise NotImplementedError
 
     def part(self, symbols: list[str]) -> Source:
@@ -269,19 +280,10 @@ class ServiceSource(Source):
     def __init__(self, client: Any = None) -> None:
         self.client = client
 
-    def _read(
-        self,
-        name: str,
-        symbols: list[str],
-        span: Span,
-        known_at: Any,
-        errors: str,
-        columns: Sequence[str] | None = None,
-        public_from: dt.date | None = None,
-    ) -> Read:
+    def _read(self, name: str, symbols: list[str], ask: Ask) -> Read:
         from ...loaders import load
 
-        start, end = span
+        start, end, errors = ask.start, ask.end, ask.errors
         with warnings.catch_warnings():
             # The panel says once which symbols it skipped, over all its datasets.
             warnings.filterwarnings("ignore", category=SkippedSymbolsWarning)
@@ -340,16 +342,7 @@ class FramesSource(Source):
     def __init__(self, frames: Mapping[str, Any]) -> None:
         self.frames = frames
 
-    def _read(
-        self,
-        name: str,
-        symbols: list[str],
-        span: Span,
-        known_at: Any,
-        errors: str,
-        columns: Sequence[str] | None = None,
-        public_from: dt.date | None = None,
-    ) -> Read:
+    def _read(self, name: str, symbols: list[str], ask: Ask) -> Read:
         return _from_mapping(self.frames, name), {}
 
     def part(self, symbols: list[str]) -> Source:
@@ -399,19 +392,11 @@ class LakeSource(Source):
         # A worker opens the lake itself from its root (never its client: no key travels).
         return (_reopened, (lake_spec(self.lake),))
 
-    def _read(
-        self,
-        name: str,
-        symbols: list[str],
-        span: Span,
-        known_at: Any,
-        errors: str,
-        columns: Sequence[str] | None = None,
-        public_from: dt.date | None = None,
-    ) -> Read:
+    def _read(self, name: str, symbols: list[str], ask: Ask) -> Read:
+        start, end, known_at, public_from = ask.start, ask.end, ask.known_at, ask.public_from
         if not symbols:
             return _nothing(name, known_at), {}
-        base, (start, end) = REGISTRY[name].base, span
+        base, columns = REGISTRY[name].base, ask.columns
         # Only the columns the features read, where the lake reads columns apart (a view
         # is made from its base dataset's columns: all of them).
         some = {"columns": list(columns)} if columns and base == name and self.columns else {}

@@ -7,7 +7,7 @@ dataset never synced, whose last sync of it failed, or that the service did not 
 failure, as a 404 from the service is: :class:`Coverage` names them and builds the
 ``NotInLakeError`` of ``errors="raise"``.
 
-Only :func:`read_coverage` and :func:`kept_coverage` call the lake (``lake.coverage()``, read
+Only :func:`~.pinned.read_coverage` and :func:`~.pinned.kept_coverage` call the lake (``lake.coverage()``, read
 from the lake's state, not its data); everything else works on the frame they return, so a
 chunk on a worker needs no lake call of its own.
 """
@@ -25,10 +25,10 @@ import pandas as pd
 
 from ...errors import NotInLakeError
 from ...registry import REGISTRY
-from .lakecalls import kept_coverage_of
+from .pinned import kept_coverage, kept_coverage_of, read_coverage
 from .spec import Feature
 
-__all__ = ["Coverage", "kept_coverage", "lake_coverage", "read_coverage", "window_span"]
+__all__ = ["Coverage", "lake_coverage", "window_span"]
 
 # Statuses of lake.coverage() that make a symbol a failure of the panel, as they read.
 MISSING: Final = {
@@ -37,26 +37,6 @@ MISSING: Final = {
     "not_found": "not found by the service",
 }
 _NAMED = 10  # symbols named in an error message; the rest are counted
-
-
-def kept_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
-    """:func:`read_coverage`, read only: the frame the lake keeps for the question where it
-    keeps one (no copy; the caller must not change it)."""
-    kept = kept_coverage_of(lake)
-    if kept is None:
-        return read_coverage(lake, datasets, symbols)
-    return kept(list(datasets), list(symbols))
-
-
-def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
-    """``lake.coverage(datasets, symbols)`` as the lake knows it now (:class:`Coverage`
-    judges it as known at a panel's ``known_at``); ``None`` for a lake-like object without
-    it (a stand-in then holds whatever it is asked)."""
-    method = getattr(lake, "coverage", None)
-    if not callable(method):
-        return None
-    table: pd.DataFrame = method(datasets=list(datasets), symbols=list(symbols))
-    return table
 
 
 # The last few Coverages made from a lake's kept coverage frames: (that frame, weakly; the
@@ -160,6 +140,10 @@ def _spans(first: Any, last: Any, gaps: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(starts, np.int64), np.asarray(ends, np.int64)
 
 
+# Per symbol: the first and last synced day where it has one span; the symbols of several.
+_Bounds = tuple[np.ndarray, np.ndarray, list[tuple[int, tuple[np.ndarray, np.ndarray]]]]
+
+
 class Coverage:
     """The spans a lake synced and the failures, per dataset and symbol of one panel.
 
@@ -170,7 +154,7 @@ class Coverage:
     """
 
     # Each dataset's per-symbol bounds for the last universe asked (_bounds; not pickled).
-    _memo: tuple[tuple[str, ...], dict[str, Any]] | None = None
+    _memo: tuple[tuple[str, ...], dict[str, _Bounds]] | None = None
 
     def __init__(
         self,
@@ -297,9 +281,7 @@ class Coverage:
                     out[:, i] &= ~((days < known) & (days >= lo) & (days - back <= hi))
         return out
 
-    def _bounds(
-        self, base: str, symbols: list[str]
-    ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, tuple[np.ndarray, np.ndarray]]]]:
+    def _bounds(self, base: str, symbols: list[str]) -> _Bounds:
         """Per symbol the first and last synced day where it has one span, and the symbols
         of several spans: once per dataset and universe (a panel asks it per feature)."""
         universe = tuple(symbols)
@@ -307,7 +289,7 @@ class Coverage:
         if memo is None or memo[0] != universe:  # one universe at a time: a chunk's
             memo = self._memo = (universe, {})
         if base in memo[1]:
-            return memo[1][base]  # type: ignore[no-any-return]
+            return memo[1][base]
         # Most symbols have one span: compared all at once; the others one by one.
         first = np.full(len(symbols), np.iinfo(np.int64).max)
         last = np.full(len(symbols), np.iinfo(np.int64).min)
@@ -421,6 +403,7 @@ class _Spans:
 def _column(table: pd.DataFrame, name: str) -> list[Any]:
     if name not in table.columns:
         return [None] * len(table)
+    # pandas-stubs type no na_value with dtype=object (pandas takes it)
     values = table[name].to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
     return list(values)
 

@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 
 from ...registry import REGISTRY
+from ..panels.pinned import read_coverage
 from ..panels.reach import read_columns
 from ..panels.sources import ROW, LakeSource, Source
 from ..panels.spec import Feature
-from ..panels.unseen import Coverage, read_coverage
+from ..panels.unseen import Coverage
 from .outcome import LISTED, NS_PER_DAY, Outcome, skip
 from .recompute import Dataset, Known
 
