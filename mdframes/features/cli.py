@@ -146,15 +146,9 @@ def built(
     called with the panel's arguments of :func:`add_panel_arguments`, on its source."""
     with panel_source(args) as source:
         return make(
-            symbols,
-            args.start,
-            args.end,
-            names,
-            source=source,
-            known_at=args.known_at,
-            errors=args.errors,
-            **more,
-        )
+            symbols, args.start, args.end, names, source=source, known_at=args.known_at,
+            errors=args.errors, **more,
+        )  # fmt: skip
 
 
 def run_features(args: argparse.Namespace) -> int:

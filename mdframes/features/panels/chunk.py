@@ -82,7 +82,7 @@ def dates_of(start: Any, end: Any, freq: Any) -> pd.DatetimeIndex:
 @dataclass
 class Request:
     """A checked panel request: everything but the symbols is the same for every chunk.
-    ``coverage`` is what a lake source synced (:class:`~.coverage.Coverage`; ``None``:
+    ``coverage`` is what a lake source synced (:class:`~.unseen.Coverage`; ``None``:
     everything asked)."""
 
     symbols: list[str]
@@ -196,16 +196,10 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     lookbacks = reaches(wanted)
     source = request.source
     reads = fetch(
-        lookbacks,
-        symbols,
-        dates[0].date(),
-        dates[-1].date(),
-        source=source,
-        known_at=request.known_at,
-        errors=request.errors,
-        coverage=request.coverage,
+        lookbacks, symbols, dates[0].date(), dates[-1].date(), source=source,
+        known_at=request.known_at, errors=request.errors, coverage=request.coverage,
         order=reading_order(list(lookbacks), source.weights(list(lookbacks))),
-    )
+    )  # fmt: skip
     work = DatasetWork(request, symbols, lookbacks)
     failed: dict[str, dict[str, str]] = {name: {} for name in lookbacks}  # in their order
     columns = schedule_for(source, len(lookbacks)).run(reads, work, failed)

@@ -355,9 +355,8 @@ class Events:
         if recent is not None:
             frame = take_rows(whole, recent, columns)
             frame.attrs = whole.attrs
-        times, days, enters, codes, lacking = self._enter(
-            frame, dataset, symbols, end_day, cut_day, latest
-        )
+        entered = self._enter(frame, dataset, symbols, end_day, cut_day, latest)
+        times, days, enters, codes, lacking = entered
         if latest and codes is None and recent is not None:  # nothing in the weeks before
             lacking = np.ones((len(latest), len(symbols)), dtype=bool)
         if lacking is not None and recent is not None:
@@ -368,22 +367,16 @@ class Events:
             if more is not None:
                 again = take_rows(whole, more, columns)
                 again.attrs = whole.attrs
-                times, days, enters, codes, _ = self._enter(
-                    again, dataset, symbols, end_day, cut_day, latest
-                )
+                entered = self._enter(again, dataset, symbols, end_day, cut_day, latest)
+                times, days, enters, codes, _ = entered
         if codes is None:
             codes = self._codes(self.frame, symbols, enters)
         self._index(symbols, codes, enters, times, days, cut_day)
 
     def _enter(
-        self,
-        frame: pd.DataFrame,
-        dataset: str,
-        symbols: list[str],
-        end_day: int,
-        cut_day: int | None,
-        latest: tuple[Feature, ...],
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        self, frame: pd.DataFrame, dataset: str, symbols: list[str], end_day: int,
+        cut_day: int | None, latest: tuple[Feature, ...],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:  # fmt: skip
         """``frame`` as this dataset's, its rows' public times and days, which can enter,
         and, where rows before the windows are given for ``latest`` features, the entering
         rows' symbol codes and the (feature, symbol) pairs lacking a latest value."""
@@ -415,15 +408,9 @@ class Events:
         return times, days, enters, codes, lacking
 
     def _with_older(
-        self,
-        whole: pd.DataFrame,
-        symbols: list[str],
-        latest: tuple[Feature, ...],
-        lacking: np.ndarray,
-        recent: np.ndarray,
-        anchors: np.ndarray,
-        cut_day: int,
-    ) -> np.ndarray | None:
+        self, whole: pd.DataFrame, symbols: list[str], latest: tuple[Feature, ...],
+        lacking: np.ndarray, recent: np.ndarray, anchors: np.ndarray, cut_day: int,
+    ) -> np.ndarray | None:  # fmt: skip
         """The recent rows and the older rows of the symbols that ``lacking`` says have no
         latest value before the windows (the older rows' symbols are coded to find them;
         nothing else of them is made); ``None``: those symbols have no older row."""
@@ -446,14 +433,9 @@ class Events:
         return np.flatnonzero(both)
 
     def _index(
-        self,
-        symbols: list[str],
-        codes: np.ndarray,
-        enters: np.ndarray,
-        times: np.ndarray,
-        days: np.ndarray,
-        cut_day: int | None,
-    ) -> None:
+        self, symbols: list[str], codes: np.ndarray, enters: np.ndarray, times: np.ndarray,
+        days: np.ndarray, cut_day: int | None,
+    ) -> None:  # fmt: skip
         """The entering rows (``enters``, of a known symbol) sorted by (symbol, public
         time): ``take`` of the frame, their ``codes`` and ``days``, each symbol's first."""
         frame = self.frame

@@ -74,15 +74,9 @@ def fetch(
                 )
             else:
                 frame, failed = source.read(
-                    name,
-                    mine,
-                    first,
-                    end,
-                    known_at=known_at,
-                    errors=errors,
-                    columns=columns,
+                    name, mine, first, end, known_at=known_at, errors=errors, columns=columns,
                     public_from=public_from,
-                )
+                )  # fmt: skip
         for w in caught:  # said once below, for every dataset at once
             if issubclass(w.category, KnowledgeTimeWarning):
                 unknown_then.append(name)
@@ -146,14 +140,9 @@ def _seek(
     if not older:
         return frame, failed
     earlier, more = source.read(
-        name,
-        older,
-        oldest,
-        near - dt.timedelta(days=1),
-        known_at=known_at,
-        errors=errors,
+        name, older, oldest, near - dt.timedelta(days=1), known_at=known_at, errors=errors,
         columns=columns,
-    )
+    )  # fmt: skip
     both = pd.concat([earlier, frame], ignore_index=True) if len(earlier) else frame
     both.attrs = frame.attrs
     return both, {**more, **failed}

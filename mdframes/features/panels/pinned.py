@@ -153,7 +153,7 @@ class LakeAt:
 
     def _kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
         """:meth:`coverage`, read only: the same frame for the same question (a panel's
-        Coverage is made once from it, :func:`~.coverage.lake_coverage`); the pinned frame
+        Coverage is made once from it, :func:`~.unseen.lake_coverage`); the pinned frame
         itself where the question asks all its datasets (pinned from an unchanged lake, the
         lake's own kept frame: a set's panel shares its Coverage with the panels before)."""
         key = (frozenset(datasets), tuple(symbols))

@@ -404,25 +404,15 @@ class LakeSource(Source):
             # Every version, with its record's identity besides: the engine tells a
             # record's versions apart by it (knowledge.record_ids).
             if some:
-                some = {
-                    "columns": list(
-                        dict.fromkeys([*some["columns"], *REGISTRY[base].identity_columns])
-                    )
-                }
+                ids = REGISTRY[base].identity_columns
+                some = {"columns": list(dict.fromkeys([*some["columns"], *ids]))}
             frame = self.lake.read(base, symbols, start=start, end=end, history=True, **some)
             frame = _check_frame(base, frame, "the lake")
             if public_from is not None and self.published and base == name and start:
                 # Every version from the slack before the windows, as before, and those of
                 # records public in the windows whose event is older still (filed late).
-                late = read_published(
-                    self.lake,
-                    base,
-                    symbols,
-                    since=public_from,
-                    end=start - _DAY,
-                    history=True,
-                    **some,
-                )
+                late = read_published(self.lake, base, symbols, since=public_from,
+                                      end=start - _DAY, history=True, **some)  # fmt: skip
                 if len(late):
                     both = pd.concat([_check_frame(base, late, "the lake"), frame])
                     both.attrs = frame.attrs
@@ -431,16 +421,8 @@ class LakeSource(Source):
         if public_from is not None and self.published and base == name:
             # Row groups of rows that became public only after ``end`` are not read (a panel
             # ending before a lake's last syncs: their new rows never enter it).
-            frame = read_published(
-                self.lake,
-                base,
-                symbols,
-                since=public_from,
-                end=end,
-                known_at=known_at,
-                until=end,
-                **some,
-            )
+            frame = read_published(self.lake, base, symbols, since=public_from, end=end,
+                                   known_at=known_at, until=end, **some)  # fmt: skip
         else:
             frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at, **some)
         frame = _check_frame(base, frame, "the lake")

@@ -75,15 +75,9 @@ class _Sample:
     lake's coverage of their symbols (``None``: not a lake)."""
 
     def __init__(
-        self,
-        ts: Any,
-        attrs: dict[str, Any],
-        names: list[str],
-        sample: int,
-        seed: int,
-        source: Source,
-        datasets: list[str],
-    ) -> None:
+        self, ts: Any, attrs: dict[str, Any], names: list[str], sample: int, seed: int,
+        source: Source, datasets: list[str],
+    ) -> None:  # fmt: skip
         rng = np.random.default_rng(seed)
         self.picks = np.sort(rng.choice(len(ts.X), size=min(int(sample), len(ts.X)), replace=False))
         index = ts.X.index[self.picks]
@@ -116,20 +110,16 @@ class _Sample:
         lookback: int | None = 0
         for f in mine:
             lookback = None if lookback is None or f.lookback is None else max(lookback, f.lookback)
-        wanted = self.wanted
+        wanted, ds = self.wanted, REGISTRY[dataset]
         readable = wanted if self.coverage is None else self.coverage.readable(dataset, wanted)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             frame, _ = self.source.read(
-                dataset,
-                readable,
-                REGISTRY[dataset].load_start(first_date, lookback),
-                last_date,
-                known_at=ROW if self.row else self.cut_known,
-                errors="skip",
+                dataset, readable, ds.load_start(first_date, lookback), last_date,
+                known_at=ROW if self.row else self.cut_known, errors="skip",
                 columns=read_columns(dataset, mine),  # what the features and pit read
-                public_from=REGISTRY[dataset].public_start(first_date, lookback),
-            )
+                public_from=ds.public_start(first_date, lookback),
+            )  # fmt: skip
         return Dataset(frame, dataset, readable, self.row)
 
     def allowed(self, data: Dataset, mine: list[Feature]) -> np.ndarray:

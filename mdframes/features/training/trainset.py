@@ -405,16 +405,9 @@ def training_set(
     # what was read, whatever syncs run meanwhile.
     resolved, pinned_at = resolved.pin(datasets, check_symbols(symbols))
     X = panel(
-        symbols,
-        start,
-        end,
-        wanted,
-        freq=freq,
-        source=resolved,
-        known_at=known_at,
-        errors=errors,
-        executor=executor,
-    )
+        symbols, start, end, wanted, freq=freq, source=resolved, known_at=known_at,
+        errors=errors, executor=executor,
+    )  # fmt: skip
 
     dates, universe, y, t1, digest = _labelled_and_hashed(X, label, offset, resolved, errors)
     dtypes = X.dtypes  # not a column taken per feature (each a copy of X's attrs)
