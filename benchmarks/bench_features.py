@@ -259,7 +259,7 @@ def _one_core_panels(conn: Any, spec: Any, symbols: list[str], core: int) -> Non
     import pyarrow as pa
 
     from mdframes._threads import cores, sharing
-    from mdframes.features.sources import open_lake
+    from mdframes.features.panels.pinned import open_lake
 
     _confine({core})
     pa.set_cpu_count(1)
@@ -284,7 +284,7 @@ def dask_rounds(lake: Any, symbols: list[str], rounds_: int) -> tuple[dict[str, 
 
     from distributed import Client, LocalCluster, get_task_stream
 
-    from mdframes.features.sources import lake_spec
+    from mdframes.features.panels.pinned import lake_spec
 
     def panel(**kw: Any) -> Callable[[], Any]:
         return lambda: md.features.panel(symbols, START, END, LAKE_FEATURES, source=lake, **kw)

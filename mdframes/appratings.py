@@ -7,7 +7,7 @@ a reshaping helper validates nothing, and a caller's payload may be partial).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from .errors import InvalidParameterError, ResponseFormatError
 from .kinds import DATE_DTYPE
 from .registry import PLATFORMS
 
-__all__ = ["app_ratings_long", "APP_COLUMNS"]
+__all__ = ["app_ratings_long", "daily_from_apps", "APP_COLUMNS"]
 
 APP_COLUMNS = (
     "symbol",
@@ -184,4 +184,47 @@ def app_ratings_long(obj: Any) -> pd.DataFrame:
     out = _typed_apps(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0])
     base = obj.attrs if isinstance(obj, pd.DataFrame) else {}
     out.attrs = {**base, "dataset": "app_ratings"}
+    return out
+
+
+def daily_from_apps(apps: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
+    """The daily view from the apps view: per symbol, platform and date, the app with the
+    most ratings (as the service's daily view), one row per symbol and date (and ``by``).
+
+    Examples
+    --------
+    >>> apps = pd.DataFrame({"symbol": ["A", "A"], "platform": ["ios", "ios"],
+    ...                      "app_id": ["1", "2"], "date": pd.to_datetime(["2026-09-03"] * 2),
+    ...                      "score": [4.0, 3.0], "ratings_count": [10, 99]})
+    >>> daily_from_apps(apps)[["symbol", "date", "ios_score", "ios_ratings_count"]]
+      symbol       date  ios_score  ios_ratings_count
+    0      A 2026-09-03        3.0                 99
+    """
+    need = {"symbol", "platform", "date", "score", "ratings_count"}
+    missing = need - set(apps.columns)
+    if missing:
+        raise InvalidParameterError(
+            f"app_ratings frame lacks {sorted(missing)}: give the apps view "
+            "(load_app_ratings(view='apps')) or an 'app_ratings_daily' frame",
+            parameter="source",
+        )
+    keys = ["symbol", "date", *by]
+    ratings = apps["ratings_count"].to_numpy(dtype="float64", na_value=-1.0)
+    # Most ratings first (an unrated app last); equal counts keep the frame's order.
+    ranked = apps.reset_index(drop=True).assign(_mdf_rank=-ratings, _mdf_row=np.arange(len(apps)))
+    best = (
+        ranked.sort_values([*keys, "platform", "_mdf_rank", "_mdf_row"])
+        .drop_duplicates([*keys, "platform"], keep="first")
+        .drop(columns=["_mdf_rank", "_mdf_row"])
+    )
+    out = best[keys].drop_duplicates().reset_index(drop=True)
+    for platform, columns in (
+        ("ios", ("score", "ratings_count")),
+        ("android", ("score", "ratings_count", "install_count")),
+    ):
+        part = best[best["platform"].astype("string") == platform]
+        present = [c for c in columns if c in part.columns]
+        part = part[[*keys, *present]].rename(columns={c: f"{platform}_{c}" for c in present})
+        out = out.merge(part, on=keys, how="left")
+    out.attrs = {**apps.attrs, "dataset": "app_ratings_daily"}
     return out

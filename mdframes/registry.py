@@ -8,6 +8,7 @@ with closed enumerations as ``cat``.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import re
 from collections.abc import Iterable, Mapping
@@ -326,6 +327,62 @@ class Dataset:
         if deadline is None or not deadline.slack_days or self.anchor is None:
             return None
         return self.anchor if self.anchor != self.time_column else None
+
+    @property
+    def first_date(self) -> dt.date | None:
+        """The first date the service has data for (``None``: no known limit): the entry's
+        ``history_start``, else its base dataset's.
+
+        >>> get("app_ratings_daily").first_date
+        datetime.date(2026, 9, 3)
+        """
+        value = self.history_start or REGISTRY[self.base].history_start
+        return None if value is None else dt.date.fromisoformat(value)
+
+    @property
+    def slack_days(self) -> int:
+        """Days a read reaches further back than a window: the service filters on the event
+        date, while a row becomes public at its anchor, up to the deadline's slack later."""
+        return 0 if self.deadline is None else self.deadline.slack_days
+
+    @property
+    def identity_columns(self) -> list[str]:
+        """The columns of the dataset its record identity reads."""
+        known = set(self.columns)
+        return [n for n in self.identity.names if n in known]
+
+    def load_start(self, since: dt.date, lookback: int | None) -> dt.date | None:
+        """The first date to request so that every window of ``lookback`` days from ``since``
+        on is complete, never before the history; ``None``: the whole history."""
+        first = self.first_date
+        if lookback is None:
+            return first
+        wanted = since - dt.timedelta(days=lookback + self.slack_days)
+        return wanted if first is None else max(wanted, first)
+
+    def public_start(self, since: dt.date, lookback: int | None) -> dt.date | None:
+        """The first date a row public then or later is needed from, so that every window
+        of ``lookback`` days from ``since`` is complete, where reads are bounded by when rows
+        became public (:attr:`read_bound`: a row filed any time after its event is read when
+        it became public in the windows, and none public long before them is). ``None``: the
+        time column bounds the reads (:meth:`load_start`), or all history is needed."""
+        if lookback is None or self.read_bound is None:
+            return None
+        return since - dt.timedelta(days=lookback)
+
+    @property
+    def seekable(self) -> bool:
+        """Whether a read from a date holds every row public from that date: a row becomes
+        public on the date a lake filters reads by (no event date before its anchor, no
+        deadline), so the latest value before a point is found by reading a few days before
+        it."""
+        time = self.time_column or "date"
+        return (
+            self.base == self.name
+            and self.event is None
+            and self.deadline is None
+            and self.anchor == time
+        )
 
     @property
     def columns(self) -> list[str]:

@@ -17,7 +17,7 @@ import pytest
 from sklearn.model_selection import KFold, TimeSeriesSplit
 
 import mdframes as md
-from mdframes.features.training import TrainingSet
+from mdframes.features.training.trainset import TrainingSet
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
@@ -331,7 +331,7 @@ def _masked_value(
 def test_a_cells_window_by_bisection_equals_the_masks_bit_for_bit() -> None:
     """look_ahead reads only a window's rows (the cut's public days never fall); each cell
     equals the masks over the whole cut, also with long runs of rows that do not count."""
-    from mdframes.features.audit import _row_value
+    from mdframes.features.proof.recompute import _row_value
 
     rng = np.random.default_rng(7)
     for _ in range(300):
@@ -358,7 +358,7 @@ def test_a_cells_window_by_bisection_equals_the_masks_bit_for_bit() -> None:
 def test_positions_counted_per_interval_from_runs_equal_the_gather() -> None:
     """cv_overlap counts a fold's rows per [D, t1] interval run by run when the positions
     increase (a splitter's); any other positions (shuffled, repeated, negative) by a gather."""
-    from mdframes.features.audit import _Counts
+    from mdframes.features.proof.folds import _Counts
 
     rng = np.random.default_rng(3)
     codes = np.repeat(rng.integers(0, 40, 300), rng.integers(1, 30, 300))
@@ -382,12 +382,12 @@ def test_positions_counted_per_interval_from_runs_equal_the_gather() -> None:
 def test_a_frame_in_runs_is_ranked_as_any_frame(frames: dict[str, pd.DataFrame]) -> None:
     """A frame as loaders give it (one run per symbol, in rank order) takes each symbol's
     run as its rows; they equal what the sort of rows in any order gives."""
-    from mdframes.features.audit import _Dataset, _runs
+    from mdframes.features.proof.recompute import Dataset, _runs
 
     seen = set()
     for name, frame in frames.items():
         for rows in (frame, frame.sort_values(["symbol", "date"], kind="stable")):
-            data = _Dataset(rows, name, ["KO", "AAPL", "NOPE"], row=False)
+            data = Dataset(rows, name, ["KO", "AAPL", "NOPE"], row=False)
             _, lengths, run_codes, uniques = _runs(rows["symbol"].iloc[data.mine])
             place = {"KO": 0, "AAPL": 1}
             run_symbol = np.asarray([place[str(u)] for u in uniques], dtype=np.int64)[run_codes]
@@ -404,7 +404,7 @@ def test_a_frame_in_runs_is_ranked_as_any_frame(frames: dict[str, pd.DataFrame])
 
 @pytest.mark.parametrize("shape", [(500, 1), (500, 8), (500, 9), (300, 17), (200, 70)])
 def test_na_patterns_group_rows_by_their_na_columns(shape: tuple[int, int]) -> None:
-    from mdframes.features.audit import _na_patterns
+    from mdframes.features.proof.reports import _na_patterns
 
     rng = np.random.default_rng(shape[1])
     isna = rng.random(shape) < 0.3
@@ -415,7 +415,7 @@ def test_na_patterns_group_rows_by_their_na_columns(shape: tuple[int, int]) -> N
 
 
 def test_day_positions_are_get_indexers() -> None:
-    from mdframes.features.audit import _day_positions
+    from mdframes.features.proof.leaks import _day_positions
 
     rng = np.random.default_rng(4)
     days = rng.integers(19_990, 20_120, 2_000)

@@ -63,7 +63,7 @@ def test_engine_blocks_one_symbol_and_one_date_panels_match_brute_force(
     time, and makes an Int64 column in its panel-order copy: blocks of 7 cells and of one
     symbol, a one-symbol panel and a one-date panel (where that copy is a view of the
     engine's array) give the brute force's values."""
-    from mdframes.features import engine
+    from mdframes.features.panels import engine
 
     monkeypatch.setattr(engine, "CELL_BLOCK", 1)  # one symbol per block
     monkeypatch.setattr(engine, "TABLE_BLOCK", 7)  # blocks ending within a symbol's days
@@ -509,7 +509,7 @@ def test_lake_app_ratings_become_the_daily_view(
         from_service = md.features.panel(SYMBOLS, "2026-08-31", END, names, client=client)
     pd.testing.assert_frame_equal(from_lake, from_service)
     assert lake.calls[0][0] == "app_ratings"
-    daily = md.features.sources.daily_from_apps(frames["app_ratings"])
+    daily = md.appratings.daily_from_apps(frames["app_ratings"])
     service = frames["app_ratings_daily"]
     merged = service.merge(daily, on=["symbol", "date"], suffixes=("", "_derived"))
     assert len(merged) == len(service)
@@ -784,8 +784,8 @@ def test_searching_and_the_day_table_agree(
     """Cells are answered from a (symbol, day) table, or by binary search when that table
     would be much larger than the panel (long ranges, sparse dates): the same numbers."""
     table = md.features.panel(SYMBOLS, START, END, freq="D", source=frames)
-    monkeypatch.setattr(md.features.engine, "DENSE_CELLS", 0)
-    monkeypatch.setattr(md.features.engine, "DENSE_PER_CELL", 0)
+    monkeypatch.setattr(md.features.panels.engine, "DENSE_CELLS", 0)
+    monkeypatch.setattr(md.features.panels.engine, "DENSE_PER_CELL", 0)
     searched = md.features.panel(SYMBOLS, START, END, freq="D", source=frames)
     pd.testing.assert_frame_equal(searched, table)
     monthly = md.features.panel(SYMBOLS, START, END, freq="MS", source=frames)
@@ -803,8 +803,8 @@ def test_running_totals_in_blocks_are_pandas_grouped_totals(
     codes = np.repeat(np.arange(5), [3, 0, 50, 1, 20])
     vals = rng.normal(size=len(codes)) * 10.0 ** rng.integers(-6, 9, size=len(codes))
     whole = pd.Series(vals).groupby(codes, sort=False).cumsum().to_numpy()
-    monkeypatch.setattr(md.features.engine, "SUM_BLOCK", 8)
-    padded = md.features.engine._symbol_totals(vals, codes, 6)
+    monkeypatch.setattr(md.features.panels.engine, "SUM_BLOCK", 8)
+    padded = md.features.panels.engine._symbol_totals(vals, codes, 6)
     assert len(padded) == len(vals) + 6
     np.testing.assert_array_equal(padded[np.arange(len(vals)) + codes + 1], whole)
     plain = np.concatenate([np.cumsum(vals[codes == g]) for g in range(5)])
@@ -812,5 +812,5 @@ def test_running_totals_in_blocks_are_pandas_grouped_totals(
     starts = np.searchsorted(codes, np.arange(6))
     assert (padded[starts + np.arange(6)] == 0).all()  # each symbol's own 0
     blocks = md.features.panel(SYMBOLS, START, END, source=frames)
-    monkeypatch.setattr(md.features.engine, "SUM_BLOCK", 1 << 30)
+    monkeypatch.setattr(md.features.panels.engine, "SUM_BLOCK", 1 << 30)
     pd.testing.assert_frame_equal(blocks, md.features.panel(SYMBOLS, START, END, source=frames))

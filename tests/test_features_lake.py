@@ -347,7 +347,7 @@ def test_panels_and_training_sets_in_turn_make_their_coverage_once(
     service waits for its retry): the lake and the panels keep the last few, and a training
     set's pinned lake answers from the lake's own while the state is as pinned. Before,
     each kept one, none with a run open: every question was made again."""
-    from mdframes.features import coverage as module
+    from mdframes.features.panels import unseen as module
 
     made: list[tuple[str, ...]] = []
     real = module.Coverage.__init__
@@ -383,7 +383,7 @@ def test_a_datasets_inputs_are_freed_before_its_memory_is_given_back(
     the previous dataset is computed, or (one thread: a chunk's share) in turn."""
     import weakref
 
-    from mdframes.features import chunk
+    from mdframes.features.panels import chunk, schedule
 
     reads = chunk.fetch
     frames: list[weakref.ref[pd.DataFrame]] = []
@@ -402,7 +402,7 @@ def test_a_datasets_inputs_are_freed_before_its_memory_is_given_back(
     monkeypatch.setattr(chunk, "fetch", recorded)
     monkeypatch.setattr(chunk, "give_back", give_back)
     if one_thread:
-        monkeypatch.setattr(chunk, "threads", lambda most=None: 1)
+        monkeypatch.setattr(schedule, "threads", lambda most=None: 1)
     # Every engine counts as big here; a small one leaves its pages for the next dataset.
     monkeypatch.setattr(chunk, "GIVE_BACK_FROM", 0)
     md.features.panel(["AAPL", "MSFT"], START, END, FEATURES, source=md.Lake(lake_root))

@@ -462,7 +462,7 @@ def test_rows_before_the_first_sync_see_what_it_fetched(monkeypatch: pytest.Monk
     def refuse(*_: Any) -> None:
         raise AssertionError("the version engine ran")
 
-    monkeypatch.setattr(sys.modules["mdframes.features.chunk"], "compute_row", refuse)
+    monkeypatch.setattr(sys.modules["mdframes.features.panels.chunk"], "compute_row", refuse)
     got = md.features.panel(*args, source=lake, known_at="row")
     pd.testing.assert_frame_equal(got, want, check_like=True)
     assert got.attrs["knowledge"]["sentiment"]["rows"] == len(got)
@@ -473,7 +473,13 @@ def test_next_versions_are_found_as_record_ids_tell_records_apart(grouped: bool)
     # The versions' order is found without a sort where a lake read's rows come grouped by
     # their identity; records sharing a key in one sync, alternatives and missing values
     # (each a value of its own) keep the meaning record_ids gives them.
-    from mdframes.features.knowledge import NEVER, _batches, _fetched_ns, _following, record_ids
+    from mdframes.features.panels.knowledge import (
+        NEVER,
+        _batches,
+        _fetched_ns,
+        _following,
+        record_ids,
+    )
 
     rng = np.random.default_rng(7)
     n = 400

@@ -104,9 +104,9 @@ def test_dask_gives_the_serial_panel(lake: md.Lake, executor: Any, known_at: Any
 
 
 def _opened_lakes() -> list[int]:
-    from mdframes.features import sources
+    from mdframes.features.panels import pinned
 
-    return [id(lake) for lake in sources._OPENED.values()]
+    return [id(lake) for lake in pinned._OPENED.values()]
 
 
 @pytest.mark.filterwarnings("ignore::mdframes.DataQualityWarning")
@@ -213,7 +213,7 @@ def test_dask_chunks_share_their_machine_cores(
     task's own thread, not in a pool of its own beside the other worker's."""
     import os
 
-    from mdframes.features.scale import _per_machine
+    from mdframes.features.panels.scale import _per_machine
 
     assert _per_machine(executor) == 2
     args = (SYMBOLS, "2026-09-01", "2026-10-13", [*FEATURES[:4], _noting_threads(tmp_path)])
@@ -235,7 +235,7 @@ def test_a_share_of_the_cores_reaches_the_pools_threads() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     from mdframes._threads import cores, sharing, threads
-    from mdframes.features.scale import _per_machine
+    from mdframes.features.panels.scale import _per_machine
 
     assert threads() == cores()
     with sharing(cores()) as budget, ThreadPoolExecutor(1) as pool:
@@ -331,7 +331,7 @@ def test_dask_reads_a_lake_on_an_object_store(
 def test_chunks_are_a_whole_number_per_worker_and_alike(n: int, workers: int) -> None:
     """No task is left to run alone at the end: every worker gets as many tasks, of about
     the same size (the last takes the remainder), none above the largest chunk."""
-    from mdframes.features.scale import _MAX_CHUNK, _chunk_size, _chunks
+    from mdframes.features.panels.scale import _MAX_CHUNK, _chunk_size, _chunks
 
     parts = _chunks([f"S{k}" for k in range(n)], _chunk_size(n, workers))
     sizes = [len(p) for p in parts]

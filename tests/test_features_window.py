@@ -121,9 +121,9 @@ def test_a_short_panel_from_a_lake_is_the_long_one_cut(
 def test_a_short_panel_computes_on_its_window_only(lake: md.Lake) -> None:
     # Of a year of sentiment, a two-month panel's engine sorts the rows public from its
     # first date minus the change's 30 days, and one latest row per symbol before that.
-    from mdframes.features.definitions import resolve_features
-    from mdframes.features.engine import Events, day_numbers
-    from mdframes.features.reach import reaches
+    from mdframes.features.panels.definitions import resolve_features
+    from mdframes.features.panels.engine import Events, day_numbers
+    from mdframes.features.panels.reach import reaches
 
     frame = lake.read("sentiment", SYMBOLS)
     wanted = resolve_features(["sentiment_mean_7d", "sentiment_change_30d"])
@@ -155,7 +155,7 @@ def test_a_short_panel_from_frames_is_the_long_one_cut(lake: md.Lake) -> None:
 def test_the_cut_keeps_each_symbols_latest_value() -> None:
     # Rows public before the windows: only each symbol's latest carrying a value enters
     # (a null ratio is skipped; equal times: the frame's later row).
-    from mdframes.features.engine import Events, day_numbers
+    from mdframes.features.panels.engine import Events, day_numbers
 
     frame = pd.DataFrame(
         {
@@ -181,7 +181,7 @@ def test_the_second_pass_takes_the_older_rows_of_a_lacking_feature_only() -> Non
     # A lacks "other" near the windows: its old value is found; its old ratio is not taken
     # (a ratio was found near them). B never has "other": its older rows carry nothing it
     # lacks, so none enters.
-    from mdframes.features.engine import Events, day_numbers
+    from mdframes.features.panels.engine import Events, day_numbers
 
     dates = ["2025-06-01", "2025-07-01", "2026-01-10", "2025-05-01", "2026-01-15", "2026-02-10"]
     frame = pd.DataFrame(
@@ -206,7 +206,7 @@ def test_an_engine_takes_rows_as_pandas_selects_them() -> None:
     # A short panel's engine takes the window's rows column by column: the frame pandas'
     # frame[columns].iloc[rows].reset_index(drop=True) gives, for every kind of column a
     # loader makes, and for a frame with a repeated label.
-    from mdframes.features.engine import take_rows
+    from mdframes.features.panels.engine import take_rows
 
     frame = pd.DataFrame(
         {
@@ -239,7 +239,7 @@ def test_the_window_rows_found_by_runs_are_those_a_scan_finds() -> None:
     # A long frame's window rows are found by searching its runs of ascending anchors:
     # the same positions as a scan, with null anchors at a run's head or amid it, runs of
     # one row and empty runs of the window.
-    from mdframes.features.engine import NS_PER_DAY, _rows_by_runs
+    from mdframes.features.panels.engine import NS_PER_DAY, _rows_by_runs
 
     nat = np.iinfo(np.int64).min
     rng = np.random.default_rng(7)
@@ -330,9 +330,10 @@ def test_coverage_answers_each_universe_as_a_fresh_one(lake: md.Lake) -> None:
     # (a chunk's, or the panel's): another universe, or the same again, is answered as anew.
     import pickle
 
-    from mdframes.features.coverage import Coverage, read_coverage
-    from mdframes.features.definitions import resolve_features
-    from mdframes.features.engine import day_numbers
+    from mdframes.features.panels.definitions import resolve_features
+    from mdframes.features.panels.engine import day_numbers
+    from mdframes.features.panels.pinned import read_coverage
+    from mdframes.features.panels.unseen import Coverage
 
     datasets = ["sentiment", "news"]
     universe = [*SYMBOLS, "NEVER"]
@@ -392,8 +393,8 @@ def test_a_chunks_coverage_shipped_to_a_worker_answers_as_the_panels() -> None:
     # gaps (several spans) and one without must answer exactly as in the panel's coverage.
     import pickle
 
-    from mdframes.features.coverage import Coverage
-    from mdframes.features.definitions import resolve_features
+    from mdframes.features.panels.definitions import resolve_features
+    from mdframes.features.panels.unseen import Coverage
 
     day = pd.Timestamp
     table = pd.DataFrame({

@@ -2,7 +2,7 @@
 unfinished (no ``_SUCCESS``; ``read_panel`` refuses it) and no truncated part under a final
 name; the same call run again finishes it, equal to ``panel(...)``.
 
-The named checkpoints are the commit steps of :class:`mdframes.features.panelfile.PanelFolder`:
+The named checkpoints are the commit steps of :class:`mdframes.features.panels.panelfile.PanelFolder`:
 ``panel-staged`` (every part written under ``_temporary/``, none moved), ``panel-part-moved``
 (the n-th part moved to its final name) and ``panel-marker-staged`` (the marker written,
 not yet in place). A kill while the parts are being written is timed from outside."""

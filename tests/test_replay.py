@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import mdframes as md
-from mdframes.features.training import TrainingSet
+from mdframes.features.training.trainset import TrainingSet
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY

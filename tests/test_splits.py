@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import mdframes as md
-from mdframes.features.labels import long_prices
-from mdframes.features.splits import _PairRows, _sorted_codes
-from mdframes.features.training import TrainingSet
+from mdframes.features.training.labels import long_prices
+from mdframes.features.training.splits import _PairRows, _sorted_codes
+from mdframes.features.training.trainset import TrainingSet
 
 # --- the brute force --------------------------------------------------------------------------
 

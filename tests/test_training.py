@@ -22,7 +22,7 @@ import pytest
 
 import mdframes as md
 from mdframes import _memory
-from mdframes.features.training import TrainingSet
+from mdframes.features.training.trainset import TrainingSet
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
@@ -650,7 +650,12 @@ def test_the_bytes_written_here_and_hashed_in_a_thread_give_the_content_hash(
     piece at a time (``piece``: 4 values, so that every column spans several)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from mdframes.features.trainfile import Hasher, content_hash, write_features, write_labels
+    from mdframes.features.training.trainfile import (
+        Hasher,
+        content_hash,
+        write_features,
+        write_labels,
+    )
 
     if piece is not None:
         monkeypatch.setattr(_memory, "PIECE", piece)
@@ -789,7 +794,7 @@ def test_long_prices_in_order_or_not_keep_the_last_given_of_each_day(
     """A price frame by symbol and date (the loaders') is taken in its order; any other
     order is sorted; either way one row per symbol and day, the last given of a day. Its
     order is checked a piece of rows at a time (``piece``: 3 rows, a repeat across two)."""
-    from mdframes.features.labels import long_prices
+    from mdframes.features.training.labels import long_prices
 
     if piece is not None:
         monkeypatch.setattr(_memory, "PIECE", piece)
@@ -839,7 +844,7 @@ def test_the_synced_ranges_of_every_symbol_are_found_in_one_search() -> None:
     """A label's price counts only where one synced range of its symbol holds the day and
     the price's day: the ranges of all symbols searched at once give what a search per
     symbol gives (no range, some, none synced at all, every day)."""
-    from mdframes.features import labels
+    from mdframes.features.training import labels
 
     rng = np.random.default_rng(11)
     days = np.arange(19_000, 19_120, dtype=np.int64)
@@ -884,7 +889,7 @@ def test_prices_looked_up_by_table_and_by_search_agree(monkeypatch: pytest.Monke
     """A label's prices come from a (symbol, day) count table, or from binary searches
     where that table would dwarf the lookups: the same rows, also for prices before and
     after the days asked and for symbols without prices (code -1)."""
-    from mdframes.features import labels
+    from mdframes.features.training import labels
 
     rng = np.random.default_rng(5)
     n_codes = 7

@@ -71,8 +71,8 @@ COMMANDS: list[str | Callable[[Any], None]] = [
     "mdframes.cli.datasets:register",
     "mdframes.cli.tools:register",
     "mdframes.features.cli:register",
-    "mdframes.features.training_cli:register",  # mdframes training-set
-    "mdframes.features.training_cli:register_audit",  # mdframes audit
+    "mdframes.features.cli:register_training_set",
+    "mdframes.features.cli:register_audit",
     "mdframes.lake.cli:register",  # mdframes sync, mdframes lake (needs the lake extra to run)
     "mdframes.agents.cli:register",  # mdframes agent-server (needs the agents extra to run)
 ]

@@ -22,15 +22,15 @@
 
 from __future__ import annotations
 
-from .audit import AuditReport, audit
-from .definitions import CATALOG, catalog
-from .labels import forward_return
-from .panelfile import read_panel
-from .panels import panel, write_panel
-from .revisions import revision_impact
-from .spec import Feature
-from .splits import CombinatorialPurgedCV, PurgedKFold, PurgedWalkForward
-from .training import TrainingSet, read_training_set, rebuild, training_set
+from .panels.build import panel, write_panel
+from .panels.definitions import CATALOG, catalog
+from .panels.panelfile import read_panel
+from .panels.spec import Feature
+from .proof.audit import AuditReport, audit
+from .proof.revisions import revision_impact
+from .training.labels import forward_return
+from .training.splits import CombinatorialPurgedCV, PurgedKFold, PurgedWalkForward
+from .training.trainset import TrainingSet, read_training_set, rebuild, training_set
 
 __all__ = [
     "catalog",

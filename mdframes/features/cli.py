@@ -1,23 +1,31 @@
-"""``mdframes features SYMBOL... --start --end [--features a,b] [--lake PATH] [--known-at T|row]
-[--errors skip] [--out FILE]``.
+"""The features' commands: ``mdframes features``, ``mdframes training-set`` and ``mdframes audit``.
 
-:func:`register` is listed in :data:`mdframes.cli.COMMANDS`; the output follows the file
-suffix like the other commands (Parquet, CSV, Excel), with ``date`` and ``symbol`` as the
-first two columns.
+- ``mdframes features SYMBOL... --start --end [--features a,b] [--lake PATH] [--known-at T|row]
+  [--errors skip] [--out FILE]``: the output follows the file suffix like the other commands
+  (Parquet, CSV, Excel), with ``date`` and ``symbol`` as the first two columns.
+- ``mdframes training-set SYMBOL... ... --label fwd_return_5 --out FILE``: the file is
+  :meth:`~mdframes.features.TrainingSet.to_parquet`'s (X, y, t1 and info in one Parquet file),
+  read back with :func:`mdframes.features.read_training_set`.
+- ``mdframes audit FILE``: :func:`mdframes.features.audit` of such a file.
+
+Their register hooks are listed in :data:`mdframes.cli.COMMANDS`.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import textwrap
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from .sources import Source
+    from .panels.sources import Source
 
-__all__ = ["register"]
+__all__ = ["register", "register_audit", "register_training_set"]
+
+_T = TypeVar("_T")
 
 EPILOG = """\
 examples:
@@ -55,7 +63,7 @@ def register(subcommands: Any) -> None:
             width=90,
         ),
         epilog=EPILOG,
-        run=run,
+        run=run_features,
     )
     add_panel_arguments(p)
     add_out_option(p)
@@ -97,7 +105,7 @@ def panel_request(args: argparse.Namespace) -> tuple[list[str], list[str] | None
     """The symbols and feature names of :func:`add_panel_arguments`' arguments, checked
     before anything is loaded (an unknown feature name, an empty symbol)."""
     from ..cli.common import UsageError, split_symbols
-    from .definitions import resolve_features
+    from .panels.definitions import resolve_features
 
     symbols = split_symbols(args.symbols)
     names = None
@@ -115,7 +123,7 @@ def panel_source(args: argparse.Namespace) -> Iterator[Source]:
     service through a client opened (and closed) here."""
     from ..cli.common import UsageError
     from ..client import Client
-    from .sources import LakeSource, ServiceSource
+    from .panels.sources import LakeSource, ServiceSource
 
     if args.known_at is not None and args.lake is None:
         raise UsageError(
@@ -131,22 +139,182 @@ def panel_source(args: argparse.Namespace) -> Iterator[Source]:
         yield ServiceSource(client)
 
 
-def run(args: argparse.Namespace) -> int:
+def built(
+    make: Callable[..., _T], args: argparse.Namespace, symbols: list[str], names: Any, **more: Any
+) -> _T:
+    """``make`` (:func:`~mdframes.features.panel` or :func:`~mdframes.features.training_set`)
+    called with the panel's arguments of :func:`add_panel_arguments`, on its source."""
+    with panel_source(args) as source:
+        return make(
+            symbols, args.start, args.end, names, source=source, known_at=args.known_at,
+            errors=args.errors, **more,
+        )  # fmt: skip
+
+
+def run_features(args: argparse.Namespace) -> int:
     """Run ``mdframes features`` from parsed arguments; returns the exit code."""
     from ..cli.common import check_out, emit
-    from .panels import panel
+    from .panels.build import panel
 
     out = check_out(args.out, args.format)
-    symbols, names = panel_request(args)
-    with panel_source(args) as source:
-        df = panel(
-            symbols,
-            args.start,
-            args.end,
-            names,
-            source=source,
-            known_at=args.known_at,
-            errors=args.errors,
-        )
+    df = built(panel, args, *panel_request(args))
     emit(df.reset_index(), out)
     return 0
+
+
+TRAINING_EPILOG = """\
+examples:
+  mdframes training-set AAPL MSFT --start 2026-01-05 --end 2026-06-30 \\
+      --label fwd_return_5 --out train.parquet
+  mdframes sync put_call_ratio news NVDA AMD --start 2025-12-01 --lake ./lake
+  mdframes training-set NVDA AMD --start 2026-01-05 --end 2026-06-30 --lake ./lake \\
+      --known-at row --features put_call_ratio_last,news_count_7d --out train.parquet
+
+read it back:
+  python -c "import mdframes as md; print(md.features.read_training_set('train.parquet'))"
+"""
+_LABEL = re.compile(r"fwd_return_([0-9]+)")
+
+
+def register_training_set(subcommands: Any) -> None:
+    """Add the ``training-set`` command to the ``mdframes`` parser's subcommands.
+
+    Examples
+    --------
+    >>> from mdframes.cli import build_parser
+    >>> build_parser().parse_args(["training-set", "AAPL", "--start", "2026-01-05",
+    ...                            "--end", "2026-02-27", "--out", "t.parquet"]).label
+    'fwd_return_5'
+    """
+    from ..cli.common import add_command
+
+    p = add_command(
+        subcommands,
+        "training-set",
+        help="features, a forward-return label and t1 per date and symbol, for a model",
+        description=textwrap.fill(
+            "Build a training set: the point-in-time feature panel of `mdframes features` "
+            "for each business day from --start to --end and each SYMBOL, the forward return "
+            "of each row (--label fwd_return_N: from the next day's closing price to N days "
+            "later) and the last date each label reads. Written as one Parquet file.",
+            width=90,
+        ),
+        epilog=TRAINING_EPILOG,
+        run=run_training_set,
+    )
+    add_panel_arguments(p)
+    p.add_argument(
+        "--label",
+        default="fwd_return_5",
+        metavar="fwd_return_N",
+        help="the label: the forward return over N business days (default fwd_return_5)",
+    )
+    p.add_argument(
+        "--lag",
+        type=int,
+        default=1,
+        metavar="N",
+        help="business days from the row's date to the start of the return (default 1)",
+    )
+    p.add_argument("--out", required=True, metavar="FILE", help="the Parquet file to write")
+
+
+def run_training_set(args: argparse.Namespace) -> int:
+    """Run ``mdframes training-set`` from parsed arguments; returns the exit code."""
+    from pathlib import Path
+
+    from ..cli.common import CommandError, UsageError, check_out
+    from .training.labels import forward_return
+    from .training.trainset import training_set
+
+    out = Path(args.out)
+    if out.suffix.lower() != ".parquet":
+        raise UsageError(
+            f"--out {args.out!r}: a training set is written as Parquet (.parquet)",
+            parameter="out",
+        )
+    check_out(args.out)  # pyarrow (the parquet extra) is there before anything is computed
+    symbols, names = panel_request(args)
+    match = _LABEL.fullmatch(args.label.strip())
+    if match is None:
+        raise UsageError(
+            f"--label {args.label!r} is not a label: use fwd_return_N (N business days)",
+            parameter="label",
+        )
+    label = forward_return(int(match[1]), lag=args.lag)
+    ts = built(training_set, args, symbols, names, label=label)
+    try:
+        ts.to_parquet(out)
+    except OSError as exc:
+        raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
+    known = int(ts.y.notna().sum())
+    print(f"wrote {out}: {len(ts.X):,} rows x {ts.X.shape[1]} features, {known:,} with a label")
+    return 0
+
+
+AUDIT_EPILOG = """\
+examples:
+  mdframes audit train.parquet                  # the set's own lake, as info records it
+  mdframes audit train.parquet --lake ./lake --sample 500
+
+exit codes: 0 every check passed or was skipped, 1 a check failed (or an error)
+"""
+
+
+def register_audit(subcommands: Any) -> None:
+    """Add the ``audit`` command (CONTRACT §13).
+
+    Examples
+    --------
+    >>> from mdframes.cli import build_parser
+    >>> build_parser().parse_args(["audit", "t.parquet", "--sample", "50"]).sample
+    50
+    """
+    from ..cli.common import add_command
+
+    p = add_command(
+        subcommands,
+        "audit",
+        help="check a training set for look-ahead, label copies, fold overlap, coverage",
+        description=textwrap.fill(
+            "Audit a training set written by `mdframes training-set` (or "
+            "TrainingSet.to_parquet): recompute sampled rows from the lake cut at each row's "
+            "knowledge, look for features that copy the label, measure the purged splitters' "
+            "fold overlap, report coverage and knowledge. Exits 1 when a check fails.",
+            width=90,
+        ),
+        epilog=AUDIT_EPILOG,
+        run=run_audit,
+    )
+    p.add_argument("file", metavar="TRAINING_SET_FILE", help="the set's Parquet file")
+    p.add_argument(
+        "--lake",
+        metavar="PATH",
+        help="the lake the set was made from (default: the one its info names, if local)",
+    )
+    p.add_argument(
+        "--sample", type=int, default=200, metavar="N", help="rows to recompute (default 200)"
+    )
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Run ``mdframes audit``; 1 when a check fails."""
+    from pathlib import Path
+
+    from ..cli.common import UsageError
+    from .proof.audit import audit
+    from .training.trainset import read_training_set
+
+    if not Path(args.file).is_file():
+        raise UsageError(f"{args.file}: no such file", parameter="file")
+    if args.sample < 0:
+        raise UsageError(f"--sample {args.sample}: a number of rows >= 0", parameter="sample")
+    ts = read_training_set(args.file)
+    source = None
+    if args.lake is not None:
+        from ..lake import Lake
+
+        source = Lake(args.lake)
+    report = audit(ts, source=source, sample=args.sample)
+    print(report)
+    return 0 if report.ok else 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .definitions import CATALOG
+from .panels.definitions import CATALOG
 
 __all__ = ["MARKER", "catalog_table", "fill"]
 

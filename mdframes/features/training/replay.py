@@ -1,7 +1,7 @@
 """A training set made again: its features from ``info``, the lake at the table versions it
 recorded (Delta time travel), and the set rebuilt and compared (CONTRACT §13).
 
-:class:`~.sources.LakeAt` (the lake pinned at fixed table versions, which a training set
+:class:`~mdframes.features.panels.pinned.LakeAt` (the lake pinned at fixed table versions, which a training set
 also reads through) lives with the sources and is named here too.
 """
 
@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidParameterError
-from .definitions import by_name
-from .sources import LakeAt
-from .spec import Feature
+from ...errors import InvalidParameterError
+from ..panels.definitions import by_name
+from ..panels.pinned import LakeAt
+from ..panels.spec import Feature
 from .trainfile import feature_definition
 
 __all__ = ["LakeAt", "features_of", "features_from_info", "pinned", "first_difference"]
@@ -27,7 +27,7 @@ def pinned(source: Any, info: Mapping[str, Any]) -> Any:
     """``source`` at the versions ``info`` recorded, when it is a lake that can time travel
     (``md.Lake``), its coverage as known when they were pinned (``info["pinned_at"]``);
     otherwise ``source`` as it is."""
-    from ..lake import Lake
+    from ...lake import Lake
 
     versions = info.get("versions") or {}
     if isinstance(source, Lake) and any(v is not None for v in versions.values()):

@@ -1,8 +1,8 @@
 """``panel`` and ``write_panel``: point-in-time features for a universe, one row per (date,
 symbol).
 
-The work of one set of symbols is :func:`~mdframes.features.chunk.compute`. ``panel`` runs it
-once, or per chunk of symbols on an executor (:mod:`mdframes.features.scale`); ``write_panel``
+The work of one set of symbols is :func:`~mdframes.features.panels.chunk.compute`. ``panel`` runs it
+once, or per chunk of symbols on an executor (:mod:`mdframes.features.panels.scale`); ``write_panel``
 runs it per chunk and writes each chunk's rows where it was computed.
 """
 
@@ -15,14 +15,14 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from .._deps import require
-from .._typing import DateLike, Errors, TimeLike
-from ..errors import InvalidParameterError
-from .chunk import compute, finish_attrs, prepare, with_coverage
+from ..._deps import require
+from ..._typing import DateLike, Errors, TimeLike
+from ...errors import InvalidParameterError
+from ..training.trainfile import feature_definition
+from .chunk import Request, compute, finish_attrs, prepare, with_coverage
 from .panelfile import PanelFolder, marker
 from .scale import check_executor, run_panel, run_writes
 from .spec import Feature
-from .trainfile import feature_definition
 
 __all__ = ["panel", "write_panel"]
 
@@ -93,20 +93,10 @@ def panel(
     ...     df = md.features.panel(["AAPL", "MSFT"], "2026-01-01", "2026-03-31",
     ...                            ["insider_net_value_90d", "news_count_7d"], client=client)
     """
-    request = prepare(
-        symbols,
-        start,
-        end,
-        features,
-        freq=freq,
-        source=source,
-        known_at=known_at,
-        errors=errors,
-        client=client,
-    )
-    if executor is not None:
-        check_executor(executor, request)
-    request = with_coverage(request)
+    request = _request(
+        executor, symbols, start, end, features,
+        freq=freq, source=source, known_at=known_at, errors=errors, client=client,
+    )  # fmt: skip
     if executor is None:
         result = compute(request, request.symbols)
         out = result.frame
@@ -116,6 +106,15 @@ def panel(
         out, results = run_panel(executor, request)
     out.attrs.update(finish_attrs(request, results))
     return out
+
+
+def _request(executor: Any, *args: Any, **given: Any) -> Request:
+    """The panel's arguments checked (:func:`~.chunk.prepare`), its executor too, and the
+    lake's coverage read once."""
+    request = prepare(*args, **given)
+    if executor is not None:
+        check_executor(executor, request)
+    return with_coverage(request)
 
 
 def write_panel(
@@ -177,20 +176,10 @@ def write_panel(
             f"chunk must be a whole number of symbols >= 1, got {chunk!r}", parameter="chunk"
         )
     require("pyarrow", "parquet", "write_panel")  # before any request is made
-    request = prepare(
-        symbols,
-        start,
-        end,
-        features,
-        freq=freq,
-        source=source,
-        known_at=known_at,
-        errors=errors,
-        client=None,
-    )
-    if executor is not None:
-        check_executor(executor, request)
-    request = with_coverage(request)
+    request = _request(
+        executor, symbols, start, end, features,
+        freq=freq, source=source, known_at=known_at, errors=errors, client=None,
+    )  # fmt: skip
     folder = PanelFolder.open(path)
     results = run_writes(executor, request, folder.staging, min(int(chunk), 2**31))
     attrs = finish_attrs(request, results)

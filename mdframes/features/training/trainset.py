@@ -16,16 +16,17 @@ from typing import Any, Final, Literal, cast
 import numpy as np
 import pandas as pd
 
-from .._threads import threads
-from .._typing import DateLike, Errors, TimeLike
-from ..errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
-from ..params import check_symbols, to_date, to_utc
-from .definitions import resolve_features
+from ..._threads import threads
+from ..._typing import DateLike, Errors, TimeLike
+from ...errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
+from ...params import check_symbols, to_date, to_utc
+from ...registry import REGISTRY
+from ..panels.build import panel
+from ..panels.definitions import resolve_features
+from ..panels.sources import LakeLike, Source, resolve_source
+from ..panels.spec import Feature, check_errors, check_offset
 from .labels import PRICE_DATASET, ForwardReturn, LongPrices, long_parts, warn_jumps
-from .panels import panel
 from .replay import features_from_info, features_of, first_difference, pinned
-from .sources import LakeLike, Source, base_name, resolve_source
-from .spec import Feature, check_errors, check_offset
 from .splits import PurgedSplitter, splitter
 from .trainfile import (
     Hasher,
@@ -107,7 +108,7 @@ class TrainingSet:
 
     def _repr_html_(self) -> str:
         """A notebook's view: shape, span, label, provenance and the features' names."""
-        from .. import _html
+        from ... import _html
 
         dates = self.X.index.get_level_values(0)
         symbols = self.X.index.get_level_values(1)
@@ -165,7 +166,7 @@ class TrainingSet:
         train_window: int | None = None,
     ) -> PurgedSplitter:
         """A scikit-learn splitter bound to this set's ``t1`` and ``freq``: purged,
-        embargoed folds by date for any ``X`` of its rows (:mod:`~mdframes.features.splits`).
+        embargoed folds by date for any ``X`` of its rows (:mod:`~mdframes.features.training.splits`).
 
         Parameters
         ----------
@@ -404,38 +405,11 @@ def training_set(
     # what was read, whatever syncs run meanwhile.
     resolved, pinned_at = resolved.pin(datasets, check_symbols(symbols))
     X = panel(
-        symbols,
-        start,
-        end,
-        wanted,
-        freq=freq,
-        source=resolved,
-        known_at=known_at,
-        errors=errors,
-        executor=executor,
-    )
+        symbols, start, end, wanted, freq=freq, source=resolved, known_at=known_at,
+        errors=errors, executor=executor,
+    )  # fmt: skip
 
-    # X is hashed (info["content_hash"]) while its labels are made: this thread writes the
-    # canonical bytes (X's, then y's and t1's) and goes on, a thread only hashes them
-    # (SHA-256 runs outside the GIL, and was the largest part of a set's own work beside its
-    # panel). The hash's missing-value masks count the mostly-missing features afterwards.
-    with ThreadPoolExecutor(1, thread_name_prefix="mdframes-hash") as pool:
-        hasher = Hasher(pool if threads(2) > 1 else None)
-        try:
-            try:
-                missing: dict[Any, np.ndarray] | None = write_features(hasher, X)
-                failure = None
-            except InvalidParameterError as exc:  # a dtype the hash does not cover
-                missing, failure = None, exc
-            dates, universe, y, t1 = _labels(X, label, offset, resolved, errors)
-            _warn_mostly_missing(X, y, missing)  # the warning comes before the hash's error
-            if failure is not None:
-                raise failure
-            write_labels(hasher, y, t1)
-            digest = hasher.hexdigest()
-        finally:
-            hasher.close(abandon=True)
-
+    dates, universe, y, t1, digest = _labelled_and_hashed(X, label, offset, resolved, errors)
     dtypes = X.dtypes  # not a column taken per feature (each a copy of X's attrs)
     info = {
         "symbols": universe,
@@ -454,6 +428,32 @@ def training_set(
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
     return TrainingSet(X, y, t1, info, wanted)
+
+
+def _labelled_and_hashed(
+    X: pd.DataFrame, label: ForwardReturn, offset: Any, source: Source, errors: str
+) -> tuple[pd.DatetimeIndex, list[str], pd.Series, pd.Series, str]:
+    """The set's labels of ``X`` (:func:`_labels`) and its content hash. X is hashed while
+    its labels are made: this thread writes the canonical bytes (X's, then y's and t1's) and
+    goes on, a thread only hashes them (SHA-256 runs outside the GIL, and was the largest
+    part of a set's own work beside its panel). The hash's missing-value masks count the
+    mostly-missing features afterwards."""
+    with ThreadPoolExecutor(1, thread_name_prefix="mdframes-hash") as pool:
+        hasher = Hasher(pool if threads(2) > 1 else None)
+        try:
+            try:
+                missing: dict[Any, np.ndarray] | None = write_features(hasher, X)
+                failure = None
+            except InvalidParameterError as exc:  # a dtype the hash does not cover
+                missing, failure = None, exc
+            dates, universe, y, t1 = _labels(X, label, offset, source, errors)
+            _warn_mostly_missing(X, y, missing)  # the warning comes before the hash's error
+            if failure is not None:
+                raise failure
+            write_labels(hasher, y, t1)
+            return dates, universe, y, t1, hasher.hexdigest()
+        finally:
+            hasher.close(abandon=True)
 
 
 def _labels(
@@ -522,7 +522,7 @@ def _grid(index: pd.MultiIndex) -> tuple[pd.DatetimeIndex, list[str]]:
 
 def _lake_names(datasets: list[str]) -> list[str]:
     # A view (daily app ratings) is derived from the dataset a lake stores.
-    return sorted({base_name(d) for d in datasets})
+    return sorted({REGISTRY[d].base for d in datasets})
 
 
 def _known_at_text(known_at: Any) -> str | None:

@@ -1,42 +1,40 @@
 """One chunk of a panel: the checked request, the work of one set of symbols and its result.
 
 :func:`compute` fetches each dataset once, runs the engine, marks what the datasets' history
-does not cover and the symbols that failed. :mod:`~mdframes.features.panels` runs it once or
-hands it to :mod:`~mdframes.features.scale` per chunk on an executor; both import it from
+does not cover and the symbols that failed. :mod:`~mdframes.features.panels.build` runs it once or
+hands it to :mod:`~mdframes.features.panels.scale` per chunk on an executor; both import it from
 here, so neither imports the other's callers.
 """
 
 from __future__ import annotations
 
-import contextvars
 import datetime as dt
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._memory import give_back, give_back_arrow
-from .._threads import threads
-from ..errors import (
+from ..._memory import give_back, give_back_arrow
+from ...errors import (
     DataQualityWarning,
     InvalidParameterError,
     SkippedSymbolsWarning,
     warn,
-    warnings_from_threads,
-    warnings_from_workers,
 )
-from ..params import check_symbols, to_date
-from .coverage import window_span
+from ...params import check_symbols, to_date
+from ...registry import REGISTRY
 from .definitions import resolve_features
 from .engine import Events, Grid, day_numbers, result_dtype
 from .engine import compute as compute_feature
+from .fetch import fetch
 from .knowledge import VersionEvents, compute_row
 from .reach import Reach, feature_columns, reaches
-from .sources import ROW, Source, fetch, history_start, record_key, resolve_source
+from .schedule import schedule_for
+from .sources import ROW, Source, resolve_source
 from .spec import Feature, check_errors, check_offset
+from .unseen import window_span
 
 __all__ = [
     "compute",
@@ -51,7 +49,6 @@ __all__ = [
     "reading_order",
 ]
 
-_MAX_THREADS = 4
 # A dataset's engine (its rows' arrays, ~ROW_BYTES a row, and its panel-sized ones,
 # ~CELL_BYTES a cell and feature) of fewer bytes than GIVE_BACK_FROM leaves its freed pages
 # to the allocators for the next dataset's read and engine: handing a few MiB back and
@@ -85,7 +82,7 @@ def dates_of(start: Any, end: Any, freq: Any) -> pd.DatetimeIndex:
 @dataclass
 class Request:
     """A checked panel request: everything but the symbols is the same for every chunk.
-    ``coverage`` is what a lake source synced (:class:`~.coverage.Coverage`; ``None``:
+    ``coverage`` is what a lake source synced (:class:`~.unseen.Coverage`; ``None``:
     everything asked)."""
 
     symbols: list[str]
@@ -178,7 +175,7 @@ def index_of(dates: pd.DatetimeIndex, symbols: list[str]) -> pd.MultiIndex:
 def covered_from(feature: Feature) -> dt.date | None:
     """The first date the feature's dataset fully covers (sums and counts need their whole
     window inside the dataset's history)."""
-    first = history_start(feature.dataset)
+    first = REGISTRY[feature.dataset].first_date
     if first is None:
         return None
     days = feature.days if feature.agg in ("sum", "count") else None
@@ -186,7 +183,9 @@ def covered_from(feature: Feature) -> dt.date | None:
 
 
 def compute(request: Request, symbols: list[str]) -> ChunkResult:
-    """The panel rows of ``symbols`` (all of the request's, or one chunk of them)."""
+    """The panel rows of ``symbols`` (all of the request's, or one chunk of them): the
+    datasets' lookbacks, their reads, computed on the source's schedule, the masks of what
+    is not covered or failed, and the columns' stats."""
     wanted, dates = request.features, request.dates
     index = index_of(dates, symbols)
     if not len(dates):
@@ -197,133 +196,97 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
     lookbacks = reaches(wanted)
     source = request.source
     reads = fetch(
-        lookbacks,
-        symbols,
-        dates[0].date(),
-        dates[-1].date(),
-        source=source,
-        known_at=request.known_at,
-        errors=request.errors,
-        coverage=request.coverage,
+        lookbacks, symbols, dates[0].date(), dates[-1].date(), source=source,
+        known_at=request.known_at, errors=request.errors, coverage=request.coverage,
         order=reading_order(list(lookbacks), source.weights(list(lookbacks))),
-    )
-    row = request.known_at == ROW
-    grid = Grid(dates, len(symbols), max((f.days or 0) for f in wanted))
-    end_day = int(day_numbers(dates[-1:].to_numpy())[0])
-    first_day = int(day_numbers(dates[:1].to_numpy())[0])
+    )  # fmt: skip
+    work = DatasetWork(request, symbols, lookbacks)
+    failed: dict[str, dict[str, str]] = {name: {} for name in lookbacks}  # in their order
+    columns = schedule_for(source, len(lookbacks)).run(reads, work, failed)
+    failed_text = _masks(columns, request, symbols, failed)
+    uncovered = _uncovered(columns, request, symbols, failed_text)
+    failed_text = {s: failed_text[s] for s in symbols if s in failed_text}
+    first, non_null = _stats(columns, dates, len(symbols))
+    out = pd.DataFrame({f.name: columns.pop(f.name) for f in wanted}, index=index, copy=False)
+    relied = {name: work.relied[name] for name in lookbacks if name in work.relied}
+    return ChunkResult(out, first, non_null, len(out), failed_text, relied, uncovered)
 
-    relied: dict[str, tuple[int | None, int]] = {}
-    big: set[str] = set()  # the datasets whose engines' pages go back to the system
 
-    def one_dataset(name: str, held: list[pd.DataFrame]) -> dict[str, Any]:
-        # The inputs come in a list emptied here: no caller's reference (an executor's work
-        # item keeps its arguments until it ends) keeps them past their features.
+class DatasetWork:
+    """One dataset's features of a chunk from its inputs, by the engine (latest versions,
+    or every version with ``known_at="row"``), and its memory handed back when it was big."""
+
+    def __init__(self, request: Request, symbols: list[str], lookbacks: dict[str, Reach]):
+        self.request, self.symbols, self.lookbacks = request, symbols, lookbacks
+        dates = request.dates
+        self.grid = Grid(dates, len(symbols), max((f.days or 0) for f in request.features))
+        self.end_day = int(day_numbers(dates[-1:].to_numpy())[0])
+        self.first_day = int(day_numbers(dates[:1].to_numpy())[0])
+        self.relied: dict[str, tuple[int | None, int]] = {}
+        self.big: set[str] = set()  # the datasets whose engines' pages go back to the system
+
+    def columns(self, name: str, held: list[pd.DataFrame]) -> dict[str, Any]:
+        """The features of ``name``. The inputs come in a list emptied here: no caller's
+        reference (an executor's work item keeps its arguments until it ends) keeps them
+        past their features."""
         rows = [len(held[0])]  # the rows of its engine (a short panel's frames: fewer)
-        out = dataset_columns(name, held.pop(), rows)
-        features = sum(f.dataset == name for f in wanted)
-        if rows[0] * ROW_BYTES + grid.size * CELL_BYTES * features >= GIVE_BACK_FROM:
-            big.add(name)
-            give_back()  # the engine's arrays and the inputs are gone: their pages go back
+        out = self._computed(name, held.pop(), rows)
+        self._hand_back(name, rows[0])
         return out
 
-    def dataset_columns(name: str, inputs: pd.DataFrame, rows: list[int]) -> dict[str, Any]:
-        mine = [f for f in wanted if f.dataset == name]
-        if row:
-            versions = VersionEvents(inputs, name, symbols, grid, record_key(name))
-            relied[name] = versions.knowledge(dates)
+    def _computed(self, name: str, inputs: pd.DataFrame, rows: list[int]) -> dict[str, Any]:
+        mine = [f for f in self.request.features if f.dataset == name]
+        symbols, grid = self.symbols, self.grid
+        if self.request.known_at == ROW:
+            versions = VersionEvents(inputs, name, symbols, grid, list(REGISTRY[name].record_id))
+            self.relied[name] = versions.knowledge(self.request.dates)
             if not versions.as_of_anchor:
                 return {f.name: compute_row(f, versions, grid) for f in mine}
             # The visible versions, with the columns of a read of the latest versions.
             frame = versions.frame.drop(columns=["_sync_id", "_version"], errors="ignore")
             if len(versions.take) < len(frame):
                 frame = frame.iloc[np.sort(versions.take)]
-            events = Events(frame, name, symbols, end_day)
+            events = Events(frame, name, symbols, self.end_day)
             return {f.name: compute_feature(f, events, grid) for f in mine}
-        reach = lookbacks[name]
+        reach = self.lookbacks[name]
         # Rows public before the longest window enter only as latest values (reach.py).
-        cut = None if reach.whole else first_day - reach.days
+        cut = None if reach.whole else self.first_day - reach.days
         events = Events(
-            inputs, name, symbols, end_day, cut, reach.latest, _columns(reach, mine, inputs),
+            inputs, name, symbols, self.end_day, cut, reach.latest, _columns(reach, mine, inputs),
             reach=max((f.days or 0) for f in mine),
         )  # fmt: skip
         rows[0] = len(events.frame)
         return {f.name: compute_feature(f, events, grid) for f in mine}
 
-    columns: dict[str, Any] = {}
-    failed: dict[str, dict[str, str]] = {name: {} for name in lookbacks}  # in their order
-    if request.source.overlaps and len(lookbacks) > 1 and threads(2) > 1:
-        # Reading and computing overlap: the next dataset is read (Arrow decodes outside
-        # the GIL; the service answers over the network) while the engine computes the one
-        # read before, in a thread. One dataset is computed at a time: a dataset's engine
-        # holds arrays the size of its rows and of the panel, and two big ones side by side
-        # (sentiment and put/call ratios) were a third of a panel's peak memory. Each
-        # dataset's inputs are freed as soon as its features are done.
-        with (
-            warnings_from_workers() as context,
-            ThreadPoolExecutor(1, thread_name_prefix="mdframes-features") as pool,
-        ):
-            running = None
-            computing = ""
-            for name, inputs, bad in reads:
-                failed[name] = bad
-                if running is not None:
-                    columns.update(running.result())
-                    # The inputs were read here and freed in the worker: Arrow's allocator
-                    # takes back their pages from this thread only, before the next read
-                    # (a 2,000-symbol sentiment read's ~50 MiB stayed through the next
-                    # dataset's engine).
-                    if computing in big:
-                        give_back_arrow()
-                held = [inputs]
-                del inputs
-                running = pool.submit(context().run, one_dataset, name, held)
-                computing = name
-                del held
-            if running is not None:
-                columns.update(running.result())
-            del running
-    elif request.source.overlaps:  # one thread (a chunk's share of its machine): in turn
-        for name, inputs, bad in reads:
-            failed[name] = bad
-            held = [inputs]
-            del inputs
-            columns.update(one_dataset(name, held))
-    else:
-        frames: dict[str, pd.DataFrame] = {}
-        for name, inputs, bad in reads:
-            frames[name], failed[name] = inputs, bad
+    def _hand_back(self, name: str, rows: int) -> None:
+        """The engine's arrays and the inputs are gone: their pages go back to the system
+        when they were big (``GIVE_BACK_FROM``)."""
+        features = sum(f.dataset == name for f in self.request.features)
+        if rows * ROW_BYTES + self.grid.size * CELL_BYTES * features >= GIVE_BACK_FROM:
+            self.big.add(name)
+            give_back()
 
-        def next_dataset(name: str) -> dict[str, Any]:
-            # The dataset's inputs leave the dict: freed as soon as its features are done.
-            return one_dataset(name, [frames.pop(name)])
+    def hand_back_reads(self, name: str) -> None:
+        """Arrow's pages of a big dataset's read, freed in another thread, taken back from
+        this one before the next read (a 2,000-symbol sentiment read's ~50 MiB stayed
+        through the next dataset's engine)."""
+        if name in self.big:
+            give_back_arrow()
 
-        # Datasets are independent, and numpy releases the GIL in its sorts, searches and
-        # gathers: a thread per core computes them side by side (the same result in any
-        # order); a chunk sharing its machine with other tasks uses its share of the cores
-        # (_threads).
-        workers = min(len(frames), threads(_MAX_THREADS))
-        if workers > 1:
-            # Biggest datasets first, so that no thread is left with a big one at the end.
-            order = sorted(frames, key=lambda n: -len(frames[n]))
-            with (
-                warnings_from_threads(),
-                ThreadPoolExecutor(workers, thread_name_prefix="mdframes-features") as pool,
-            ):
-                runs = [pool.submit(contextvars.copy_context().run, next_dataset, n) for n in order]
-                for run in runs:
-                    columns.update(run.result())
-        else:
-            for name in list(frames):
-                columns.update(next_dataset(name))
-    # NA is set in the engine's own arrays before they become the frame's blocks (as they
-    # are: no copy into one 2-D block); a frame's .loc per feature cost more than the mask.
-    # Coverage: NA where the dataset has no history for the row's window.
+
+def _masks(
+    columns: dict[str, Any], request: Request, symbols: list[str], failed: dict[str, dict[str, str]]
+) -> dict[str, str]:
+    """NA where a dataset has no history for the row's window, and in the features of the
+    datasets that failed a symbol (its rows kept); the failed symbols' first error text.
+    NA is set in the engine's own arrays before they become the frame's blocks (as they
+    are: no copy into one 2-D block); a frame's .loc per feature cost more than the mask."""
+    dates = request.dates
     row_dates = np.repeat(dates.to_numpy(), len(symbols))
-    for f in wanted:
+    for f in request.features:
         covered = covered_from(f)
         if covered is not None:
             _blank(columns[f.name], row_dates < np.datetime64(covered, "ns"))
-    # Failed symbols keep their rows, NA in the features of the datasets that failed them.
     failed_text: dict[str, str] = {}
     for name, by_symbol in failed.items():
         if not by_symbol:
@@ -331,15 +294,10 @@ def compute(request: Request, symbols: list[str]) -> ChunkResult:
         for symbol, text in by_symbol.items():
             failed_text.setdefault(symbol, text)
         hit = np.tile(np.isin(np.asarray(symbols, dtype=object), list(by_symbol)), len(dates))
-        for f in wanted:
+        for f in request.features:
             if f.dataset == name:
                 _blank(columns[f.name], hit)
-    uncovered = _uncovered(columns, request, symbols, failed_text)
-    failed_text = {s: failed_text[s] for s in symbols if s in failed_text}
-    first, non_null = _stats(columns, dates, len(symbols))
-    out = pd.DataFrame({f.name: columns.pop(f.name) for f in wanted}, index=index, copy=False)
-    relied = {name: relied[name] for name in lookbacks if name in relied}
-    return ChunkResult(out, first, non_null, len(out), failed_text, relied, uncovered)
+    return failed_text
 
 
 def _columns(reach: Reach, features: list[Feature], frame: pd.DataFrame) -> list[str] | None:

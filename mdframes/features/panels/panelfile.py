@@ -19,9 +19,9 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from .._deps import require
-from ..errors import InvalidParameterError, MdframesError
-from ..lake.store.storage import checkpoint
+from ..._deps import require
+from ...errors import InvalidParameterError, MdframesError
+from ...lake.store.storage import checkpoint
 
 __all__ = ["PanelFolder", "read_panel", "MARKER"]
 
@@ -159,9 +159,9 @@ def marker(
     attrs: dict[str, Any],
 ) -> dict[str, Any]:
     """The marker's content: the arguments, the part list and the panel's attrs."""
-    from mdframes._version import __version__
+    import mdframes
 
-    from .trainfile import encode
+    from ..training.trainfile import encode
 
     return {
         "format": _FORMAT,
@@ -174,7 +174,7 @@ def marker(
         "known_at": known_at.isoformat() if isinstance(known_at, pd.Timestamp) else known_at,
         "errors": errors,
         "attrs": encode(attrs),
-        "mdframes": __version__,
+        "mdframes": mdframes.__version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
 
@@ -209,8 +209,8 @@ def read_panel(path: str | os.PathLike[str]) -> pd.DataFrame:
     pa = require("pyarrow", "parquet", "read_panel")
     import pyarrow.parquet as pq
 
+    from ..training.trainfile import decode
     from .chunk import index_of
-    from .trainfile import decode
 
     text = os.fspath(path)
     target = text if "://" in text else os.path.abspath(text)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from ..registry import REGISTRY
+from ...registry import REGISTRY
 from .spec import Feature
 
 __all__ = ["Reach", "feature_columns", "reaches", "read_columns"]

@@ -13,9 +13,9 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidParameterError
-from ..helpers import amount_bounds, group_of_types
-from ..registry import resolve_name
+from ...errors import InvalidParameterError
+from ...helpers import amount_bounds, group_of_types
+from ...registry import resolve_name
 from .spec import Feature
 
 __all__ = ["CATALOG", "catalog", "by_name", "resolve_features"]

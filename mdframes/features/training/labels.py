@@ -8,7 +8,6 @@ from a long price frame. :func:`forward_return` is the one label of CONTRACT §1
 from __future__ import annotations
 
 import datetime as dt
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, cast
@@ -16,8 +15,9 @@ from typing import Any, Final, NamedTuple, cast
 import numpy as np
 import pandas as pd
 
-from .. import _memory
-from ..errors import DataQualityWarning, InvalidParameterError, warn
+from ... import _memory
+from ...errors import DataQualityWarning, InvalidParameterError, warn
+from ..panels.spec import check_whole
 
 __all__ = ["ForwardReturn", "forward_return", "long_prices", "PRICE_DATASET", "MAX_PRICE_AGE"]
 
@@ -33,18 +33,6 @@ MAX_PRICE_AGE: Final = 7
 # the source did not adjust for.
 JUMP_FACTOR: Final = 1.5
 _NS_PER_DAY: Final = 86_400_000_000_000
-
-
-def _whole(value: Any, name: str, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise InvalidParameterError(
-            f"{name}={value!r} is not a whole number of periods >= {least}", parameter=name
-        )
-    if int(value) > np.iinfo(np.int64).max:
-        raise InvalidParameterError(
-            f"{name}={value!r} is larger than numpy's int64 can hold", parameter=name
-        )
-    return int(value)
 
 
 def _days(values: Any) -> np.ndarray:
@@ -198,7 +186,7 @@ def _symbol_codes(symbols: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if getattr(symbols.dtype, "storage", None) == "pyarrow" or isinstance(
         symbols.dtype, pd.ArrowDtype
     ):
-        from .engine import factorized
+        from ..panels.engine import factorized
 
         codes, distinct = factorized(symbols)
     else:
@@ -231,8 +219,8 @@ class ForwardReturn:
     prices: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "horizon", _whole(self.horizon, "horizon", 1))
-        object.__setattr__(self, "lag", _whole(self.lag, "lag", 0))
+        object.__setattr__(self, "horizon", check_whole(self.horizon, "horizon", 1))
+        object.__setattr__(self, "lag", check_whole(self.lag, "lag", 0))
         if self.prices is not None:
             long_prices(self.prices)  # a bad frame fails here, not after the panel
 

@@ -23,8 +23,8 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from ..identity import Identity
-from ..pit import public_times
+from ...identity import Identity
+from ...pit import public_times
 from .engine import (
     OFF,
     SPAN,

@@ -7,7 +7,7 @@ dataset never synced, whose last sync of it failed, or that the service did not 
 failure, as a 404 from the service is: :class:`Coverage` names them and builds the
 ``NotInLakeError`` of ``errors="raise"``.
 
-Only :func:`read_coverage` and :func:`kept_coverage` call the lake (``lake.coverage()``, read
+Only :func:`~.pinned.read_coverage` and :func:`~.pinned.kept_coverage` call the lake (``lake.coverage()``, read
 from the lake's state, not its data); everything else works on the frame they return, so a
 chunk on a worker needs no lake call of its own.
 """
@@ -23,11 +23,12 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from ..errors import NotInLakeError
-from ..registry import REGISTRY
+from ...errors import NotInLakeError
+from ...registry import REGISTRY
+from .pinned import kept_coverage, kept_coverage_of, read_coverage
 from .spec import Feature
 
-__all__ = ["Coverage", "kept_coverage", "lake_coverage", "read_coverage", "window_span"]
+__all__ = ["Coverage", "lake_coverage", "window_span"]
 
 # Statuses of lake.coverage() that make a symbol a failure of the panel, as they read.
 MISSING: Final = {
@@ -36,28 +37,6 @@ MISSING: Final = {
     "not_found": "not found by the service",
 }
 _NAMED = 10  # symbols named in an error message; the rest are counted
-
-
-def kept_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
-    """:func:`read_coverage`, read only: the frame the lake keeps for the question where it
-    keeps one (no copy; the caller must not change it)."""
-    kept = getattr(lake, "_kept_coverage", None)
-    return (
-        kept(list(datasets), list(symbols))
-        if callable(kept)
-        else read_coverage(lake, datasets, symbols)
-    )
-
-
-def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
-    """``lake.coverage(datasets, symbols)`` as the lake knows it now (:class:`Coverage`
-    judges it as known at a panel's ``known_at``); ``None`` for a lake-like object without
-    it (a stand-in then holds whatever it is asked)."""
-    method = getattr(lake, "coverage", None)
-    if not callable(method):
-        return None
-    table: pd.DataFrame = method(datasets=list(datasets), symbols=list(symbols))
-    return table
 
 
 # The last few Coverages made from a lake's kept coverage frames: (that frame, weakly; the
@@ -75,9 +54,9 @@ def lake_coverage(
     from 500 symbols' rows cost a panel as much as reading a month of its inputs."""
     # The lake's modules need pyarrow (the lake extra): imported for a lake only, so that
     # features from the service or frames run on the core install.
-    from ..lake.coverage import KEPT_COVERAGES
+    from ...lake.coverage import KEPT_COVERAGES
 
-    if not callable(getattr(lake, "_kept_coverage", None)):
+    if kept_coverage_of(lake) is None:
         table = read_coverage(lake, datasets, symbols)
         return None if table is None else Coverage(table, datasets, symbols, known_at)
     frame = kept_coverage(lake, datasets, symbols)
@@ -161,6 +140,10 @@ def _spans(first: Any, last: Any, gaps: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(starts, np.int64), np.asarray(ends, np.int64)
 
 
+# Per symbol: the first and last synced day where it has one span; the symbols of several.
+_Bounds = tuple[np.ndarray, np.ndarray, list[tuple[int, tuple[np.ndarray, np.ndarray]]]]
+
+
 class Coverage:
     """The spans a lake synced and the failures, per dataset and symbol of one panel.
 
@@ -171,7 +154,7 @@ class Coverage:
     """
 
     # Each dataset's per-symbol bounds for the last universe asked (_bounds; not pickled).
-    _memo: tuple[tuple[str, ...], dict[str, Any]] | None = None
+    _memo: tuple[tuple[str, ...], dict[str, _Bounds]] | None = None
 
     def __init__(
         self,
@@ -186,69 +169,34 @@ class Coverage:
         # known at the end of D (before the symbol's first sync: as that sync left it).
         self._fills: dict[tuple[str, str | None], list[tuple[int, int, int]]] = {}
         later: dict[tuple[str, str | None], str] = {}
-        from ..lake.coverage import as_known_at, filled_after  # as in lake_coverage
-
         if isinstance(known_at, pd.Timestamp) and {"first_fetched_at", "last_fetched_at"} <= set(
             table.columns
         ):  # (a stand-in's frame without fetch times is taken as it is)
-            # What the lake had synced by then, not now: what it first fetched later was
-            # not synced then (a failure, as a symbol never synced), filled days are gaps.
-            now = table
-            table = as_known_at(now, known_at)
-            went = (table["status"].astype(object) == "never") & (
-                now["status"].astype(object) != "never"
-            )
-            for row in np.flatnonzero(went.to_numpy()):
-                symbol = now["symbol"].iloc[row]
-                first_at = now["first_fetched_at"].iloc[row]
-                since = "" if pd.isna(first_at) else f", first synced {first_at:%Y-%m-%d %H:%M} UTC"
-                key = (str(now["dataset"].iloc[row]), None if pd.isna(symbol) else str(symbol))
-                later[key] = f"not synced by known_at={known_at.isoformat()}{since}"
+            table, later = _as_known_then(table, known_at)
         elif known_at == "row":
-            for dataset, symbol, a, b, when in filled_after(table):
-                lo = _OPEN if a is None else _day(a)
-                hi, day = _day(b), _day(when.tz_localize(None))
-                assert lo is not None and hi is not None and day is not None
-                self._fills.setdefault((dataset, symbol), []).append((lo, hi, day))
+            self._fills = _filled_later(table)
         self.later = bool(later)
-        n = len(table)
-
-        def column(name: str) -> list[Any]:
-            if name not in table.columns:
-                return [None] * n
-            values = table[name].to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
-            return list(values)
-
         keys = list(
             zip(
-                [str(d) for d in column("dataset")],
-                [None if s is None else str(s) for s in column("symbol")],
+                [str(d) for d in _column(table, "dataset")],
+                [None if s is None else str(s) for s in _column(table, "symbol")],
                 strict=True,
             )
         )
-        statuses = [str(s or "never") for s in column("status")]
-        errors = ["" if e is None else str(e) for e in column("error")]
+        statuses = [str(s or "never") for s in _column(table, "status")]
+        errors = ["" if e is None else str(e) for e in _column(table, "error")]
         found = dict(zip(keys, zip(statuses, errors, strict=True), strict=True))
-        firsts, lasts = _days(table, "first"), _days(table, "last")
-        # The symbols of one sync share their span: its arrays are made once (read-only).
-        shared: dict[tuple[int | None, int | None], tuple[np.ndarray, np.ndarray]] = {}
-        spans: list[tuple[np.ndarray, np.ndarray]] = []
-        for k, (first, last, gaps) in enumerate(zip(firsts, lasts, column("gaps"), strict=True)):
-            if gaps is None or not len(gaps):  # the usual case: one span, no gap
-                one = shared.get((first, last))
-                if one is None:
-                    one = shared[(first, last)] = _spans(first, last, ())
-                spans.append(one)
-            else:
-                spans.append(_spans(table["first"].iloc[k], table["last"].iloc[k], gaps))
-        by_dataset: dict[str, tuple[list[str | None], list[tuple[np.ndarray, np.ndarray]]]] = {}
-        for (dataset, symbol), pair in zip(keys, spans, strict=True):
-            names, pairs = by_dataset.setdefault(dataset, ([], []))
-            names.append(symbol)
-            pairs.append(pair)
-        self._table = {d: _Spans.of(names, pairs) for d, (names, pairs) in by_dataset.items()}
-        # symbol -> dataset -> what the lake says of it, for the failures only: the symbols
-        # that fail somewhere are found by sets, then named in the universe's order.
+        self._table = _span_table(table, keys)
+        self.missing = self._missing(found, symbols, later)
+
+    def _missing(
+        self,
+        found: dict[tuple[str, str | None], tuple[str, str]],
+        symbols: list[str],
+        later: dict[tuple[str, str | None], str],
+    ) -> dict[str, dict[str, str]]:
+        """symbol -> dataset -> what the lake says of it, for the failures only: the symbols
+        that fail somewhere are found by sets, then named in the universe's order."""
         wanted: set[str | None] = set(symbols)
         held: dict[str, set[str | None]] = {}
         failing: set[str | None] = set()
@@ -259,7 +207,7 @@ class Coverage:
         for dataset in self.datasets:
             if found.get((dataset, None), ("never", ""))[0] in MISSING:
                 failing |= wanted - held.get(dataset, set())
-        self.missing: dict[str, dict[str, str]] = {}
+        missing: dict[str, dict[str, str]] = {}
         if None in failing:  # a cross section's failure is every symbol's
             failing = set(symbols)
         for symbol in (s for s in symbols if s in failing):
@@ -270,7 +218,8 @@ class Coverage:
                 if status in MISSING:
                     text = MISSING[status] + (f": {error}" if error and status == "failed" else "")
                     text = later.get((dataset, symbol), later.get((dataset, None), text))
-                    self.missing.setdefault(symbol, {})[dataset] = text
+                    missing.setdefault(symbol, {})[dataset] = text
+        return missing
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -290,12 +239,12 @@ class Coverage:
 
     def readable(self, dataset: str, symbols: list[str]) -> list[str]:
         """``symbols`` less those the lake never holds for ``dataset`` (or its base)."""
-        base = _base(dataset)
+        base = REGISTRY[dataset].base
         return [s for s in symbols if base not in self.missing.get(s, {})]
 
     def failed(self, dataset: str) -> set[str]:
         """The symbols that are a failure of the panel for ``dataset`` (or its base)."""
-        base = _base(dataset)
+        base = REGISTRY[dataset].base
         return {s for s, by in self.missing.items() if base in by}
 
     def reason(self, symbol: str) -> str:
@@ -306,7 +255,7 @@ class Coverage:
     def spans(self, dataset: str, symbol: str) -> tuple[np.ndarray, np.ndarray]:
         """The day ranges (inclusive starts and ends, day numbers, sorted) the lake synced of
         ``dataset`` for ``symbol``; none for a symbol that is a failure."""
-        base = _base(dataset)
+        base = REGISTRY[dataset].base
         table = self._table.get(base)
         row = -1 if table is None else table.row(symbol)
         if table is None or row < 0 or base in self.missing.get(symbol, {}):
@@ -316,7 +265,7 @@ class Coverage:
     def covered(self, feature: Feature, symbols: list[str], days: np.ndarray) -> np.ndarray:
         """Whether the lake synced ``feature``'s whole window on each (day, symbol):
         ``(len(days), len(symbols))``, ``days`` as int64 day numbers."""
-        base = _base(feature.dataset)
+        base = REGISTRY[feature.dataset].base
         back = window_span(feature) - 1
         first, last, several = self._bounds(base, symbols)
         out = (days[:, None] - back >= first) & (days[:, None] <= last)
@@ -332,9 +281,7 @@ class Coverage:
                     out[:, i] &= ~((days < known) & (days >= lo) & (days - back <= hi))
         return out
 
-    def _bounds(
-        self, base: str, symbols: list[str]
-    ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, tuple[np.ndarray, np.ndarray]]]]:
+    def _bounds(self, base: str, symbols: list[str]) -> _Bounds:
         """Per symbol the first and last synced day where it has one span, and the symbols
         of several spans: once per dataset and universe (a panel asks it per feature)."""
         universe = tuple(symbols)
@@ -342,7 +289,7 @@ class Coverage:
         if memo is None or memo[0] != universe:  # one universe at a time: a chunk's
             memo = self._memo = (universe, {})
         if base in memo[1]:
-            return memo[1][base]  # type: ignore[no-any-return]
+            return memo[1][base]
         # Most symbols have one span: compared all at once; the others one by one.
         first = np.full(len(symbols), np.iinfo(np.int64).max)
         last = np.full(len(symbols), np.iinfo(np.int64).min)
@@ -453,6 +400,67 @@ class _Spans:
         return _Spans(symbols, offsets, self.starts[cells], self.ends[cells])
 
 
-def _base(dataset: str) -> str:
-    """The dataset a lake stores for ``dataset`` (a view's source, else itself)."""
-    return REGISTRY[dataset].base
+def _column(table: pd.DataFrame, name: str) -> list[Any]:
+    if name not in table.columns:
+        return [None] * len(table)
+    # pandas-stubs type no na_value with dtype=object (pandas takes it)
+    values = table[name].to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
+    return list(values)
+
+
+def _as_known_then(
+    now: pd.DataFrame, known_at: pd.Timestamp
+) -> tuple[pd.DataFrame, dict[tuple[str, str | None], str]]:
+    """What the lake had synced by ``known_at``, not now: what it first fetched later was
+    not synced then (a failure, as a symbol never synced, said so per (dataset, symbol)),
+    filled days are gaps."""
+    from ...lake.coverage import as_known_at  # as in lake_coverage
+
+    table = as_known_at(now, known_at)
+    went = (table["status"].astype(object) == "never") & (now["status"].astype(object) != "never")
+    later: dict[tuple[str, str | None], str] = {}
+    for row in np.flatnonzero(went.to_numpy()):
+        symbol = now["symbol"].iloc[row]
+        first_at = now["first_fetched_at"].iloc[row]
+        since = "" if pd.isna(first_at) else f", first synced {first_at:%Y-%m-%d %H:%M} UTC"
+        key = (str(now["dataset"].iloc[row]), None if pd.isna(symbol) else str(symbol))
+        later[key] = f"not synced by known_at={known_at.isoformat()}{since}"
+    return table, later
+
+
+def _filled_later(table: pd.DataFrame) -> dict[tuple[str, str | None], list[tuple[int, int, int]]]:
+    """Per (dataset, symbol): the days a later sync filled in, and the day from whose end
+    on they are known."""
+    from ...lake.coverage import filled_after  # as in lake_coverage
+
+    fills: dict[tuple[str, str | None], list[tuple[int, int, int]]] = {}
+    for dataset, symbol, a, b, when in filled_after(table):
+        lo = _OPEN if a is None else _day(a)
+        hi, day = _day(b), _day(when.tz_localize(None))
+        assert lo is not None and hi is not None and day is not None
+        fills.setdefault((dataset, symbol), []).append((lo, hi, day))
+    return fills
+
+
+def _span_table(table: pd.DataFrame, keys: list[tuple[str, str | None]]) -> dict[str, _Spans]:
+    """Each dataset's synced spans per symbol. The symbols of one sync share their span: its
+    arrays are made once (read-only)."""
+    firsts, lasts = _days(table, "first"), _days(table, "last")
+    shared: dict[tuple[int | None, int | None], tuple[np.ndarray, np.ndarray]] = {}
+    spans: list[tuple[np.ndarray, np.ndarray]] = []
+    for k, (first, last, gaps) in enumerate(
+        zip(firsts, lasts, _column(table, "gaps"), strict=True)
+    ):
+        if gaps is None or not len(gaps):  # the usual case: one span, no gap
+            one = shared.get((first, last))
+            if one is None:
+                one = shared[(first, last)] = _spans(first, last, ())
+            spans.append(one)
+        else:
+            spans.append(_spans(table["first"].iloc[k], table["last"].iloc[k], gaps))
+    by_dataset: dict[str, tuple[list[str | None], list[tuple[np.ndarray, np.ndarray]]]] = {}
+    for (dataset, symbol), pair in zip(keys, spans, strict=True):
+        names, pairs = by_dataset.setdefault(dataset, ([], []))
+        names.append(symbol)
+        pairs.append(pair)
+    return {d: _Spans.of(names, pairs) for d, (names, pairs) in by_dataset.items()}

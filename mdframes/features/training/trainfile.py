@@ -19,9 +19,9 @@ from typing import Any, Final, cast
 import numpy as np
 import pandas as pd
 
-from .. import _memory
-from ..errors import InvalidParameterError, MdframesError
-from .spec import Feature
+from ... import _memory
+from ...errors import InvalidParameterError, MdframesError
+from ..panels.spec import Feature
 
 __all__ = [
     "write_training_set",
@@ -43,7 +43,7 @@ def write_training_set(
     X: pd.DataFrame, y: pd.Series, t1: pd.Series, info: dict[str, Any], path: Any
 ) -> str:
     """:meth:`TrainingSet.to_parquet`: X, y, t1 and info in one Parquet file."""
-    from .._deps import require
+    from ..._deps import require
 
     pa = require("pyarrow", "parquet", "TrainingSet.to_parquet")
     import pyarrow.parquet as pq
@@ -77,7 +77,7 @@ def write_training_set(
 
 def read_parts(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, pd.Series, pd.Series, Any]:
     """X, y, t1 and info from a file :func:`write_training_set` wrote, equal to them."""
-    from .._deps import require
+    from ..._deps import require
 
     require("pyarrow", "parquet", "read_training_set")
     import pyarrow.parquet as pq

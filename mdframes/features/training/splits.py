@@ -22,7 +22,6 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
-import numbers
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
@@ -30,8 +29,8 @@ from typing import Any, ClassVar, Final
 import numpy as np
 import pandas as pd
 
-from ..errors import DataQualityWarning, InvalidParameterError, warn
-from .spec import check_offset
+from ...errors import DataQualityWarning, InvalidParameterError, warn
+from ..panels.spec import check_offset, check_whole
 
 __all__ = [
     "METHODS",
@@ -45,18 +44,6 @@ __all__ = [
 METHODS: Final = ("walk_forward", "kfold", "combinatorial")
 _NAT: Final = np.iinfo(np.int64).min
 _DAY: Final = 86_400 * 10**9
-
-
-def _whole(value: Any, name: str, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise InvalidParameterError(
-            f"{name}={value!r} must be a whole number >= {least}", parameter=name
-        )
-    if int(value) > np.iinfo(np.int64).max:
-        raise InvalidParameterError(
-            f"{name}={value!r} is larger than numpy's int64 can hold", parameter=name
-        )
-    return int(value)
 
 
 def _shift(stamp_ns: int, periods: int, offset: pd.DateOffset, name: str) -> int:
@@ -114,8 +101,8 @@ class PurgedSplitter:
         self.t1 = t1
         self.freq = freq
         least = 1 if self.method == "walk_forward" else 2
-        self._n = _whole(n_splits, "n_splits", least)
-        self._embargo = _whole(embargo, "embargo", 0)
+        self._n = check_whole(n_splits, "n_splits", least)
+        self._embargo = check_whole(embargo, "embargo", 0)
         self._t1 = _check_t1(t1)
         self._offset = check_offset(freq)
         if self._embargo and len(t1) and t1.notna().any():
@@ -388,7 +375,9 @@ class PurgedWalkForward(PurgedSplitter):
         freq: Any = "B",
     ) -> None:
         self.train_window = train_window
-        self._window = None if train_window is None else _whole(train_window, "train_window", 1)
+        self._window = (
+            None if train_window is None else check_whole(train_window, "train_window", 1)
+        )
         super().__init__(n_splits=n_splits, embargo=embargo, t1=t1, freq=freq)
 
     def _n_blocks(self) -> int:
@@ -468,7 +457,7 @@ class CombinatorialPurgedCV(PurgedSplitter):
         freq: Any = "B",
     ) -> None:
         self.n_test_splits = n_test_splits
-        self._k = _whole(n_test_splits, "n_test_splits", 1)
+        self._k = check_whole(n_test_splits, "n_test_splits", 1)
         super().__init__(n_splits=n_splits, embargo=embargo, t1=t1, freq=freq)
         if self._k >= self._n:
             raise InvalidParameterError(

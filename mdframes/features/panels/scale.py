@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._memory import reused_heap
-from .._threads import sharing
-from ..errors import InvalidParameterError
+from ..._memory import reused_heap
+from ..._threads import sharing
+from ...errors import InvalidParameterError
 from .chunk import ChunkResult, Request, compute, index_of
 
 __all__ = ["run_chunk", "write_chunk", "run_panel", "run_writes", "check_executor"]
@@ -110,7 +110,7 @@ def run_chunk(request: Request) -> ChunkResult:
     Examples
     --------
     >>> import pandas as pd
-    >>> from mdframes.features.chunk import prepare
+    >>> from mdframes.features.panels.chunk import prepare
     >>> request = prepare("AAPL", "2026-01-03", "2026-01-04", "news_count_7d", freq="B",
     ...                   source={"news": pd.DataFrame({"symbol": [], "date": []})},
     ...                   known_at=None, errors="raise", client=None)  # a weekend: no dates

@@ -11,13 +11,14 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from .._typing import DateLike
-from ..errors import InvalidParameterError, KnowledgeTimeWarning
-from ..params import check_symbols, to_date
-from .definitions import resolve_features
-from .panels import panel
-from .sources import LakeLike, base_name, load_start, record_key
-from .spec import Feature
+from ..._typing import DateLike
+from ...errors import InvalidParameterError, KnowledgeTimeWarning
+from ...params import check_symbols, to_date
+from ...registry import REGISTRY
+from ..panels.build import panel
+from ..panels.definitions import resolve_features
+from ..panels.sources import LakeLike
+from ..panels.spec import Feature
 
 __all__ = ["revision_impact", "IMPACT_COLUMNS"]
 
@@ -127,7 +128,7 @@ def _revised_records(
     first_day, last_day = to_date(start, "start"), to_date(end, "end")
     out: dict[str, int] = {}
     for dataset in dict.fromkeys(f.dataset for f in features):
-        base = base_name(dataset)
+        base = REGISTRY[dataset].base
         lookback: int | None = 0
         for f in features:
             if f.dataset == dataset:
@@ -135,7 +136,7 @@ def _revised_records(
                     None if lookback is None or f.lookback is None else max(lookback, f.lookback)
                 )
         changes = lake.changes(base, symbols)
-        ids = [c.split("|")[0] for c in record_key(base)]
+        ids = [c.split("|")[0] for c in REGISTRY[base].record_id]
         ids = [c for c in ids if c in changes.columns]
         if not len(changes):
             out[base] = 0
@@ -145,7 +146,7 @@ def _revised_records(
             stamps = pd.to_datetime(changes[times[0]])
             if getattr(stamps.dt, "tz", None) is not None:
                 stamps = stamps.dt.tz_convert("UTC").dt.tz_localize(None)
-            lo = load_start(dataset, first_day, lookback)
+            lo = REGISTRY[dataset].load_start(first_day, lookback)
             keep = stamps.dt.normalize() <= pd.Timestamp(last_day)
             if lo is not None:
                 keep &= stamps.dt.normalize() >= pd.Timestamp(lo)

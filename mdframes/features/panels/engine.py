@@ -26,9 +26,9 @@ from pandas.api.types import (
     is_object_dtype,
 )
 
-from ..errors import InvalidParameterError
-from ..pit import public_times
-from ..registry import REGISTRY
+from ...errors import InvalidParameterError
+from ...pit import public_times
+from ...registry import REGISTRY
 from .reach import feature_columns
 from .spec import Feature
 
@@ -339,7 +339,6 @@ class Events:
         cut_day: int | None = None,
         latest: tuple[Feature, ...] = (),
         columns: list[str] | None = None,
-        _recent: bool = True,
         reach: int | None = None,
     ):
         # A short panel over a long history (frames given whole): the rows public from the
@@ -349,14 +348,38 @@ class Events:
         # symbols with no latest value in those weeks (all of theirs).
         self.reach = reach
         recent = anchors = None
-        if cut_day is not None and _recent:
+        if cut_day is not None:
             anchors = anchor_stamps(frame, dataset)
             recent = recent_rows(anchors, cut_day - (_BAND if latest else 0), end_day)
+        whole = frame
         if recent is not None:
-            attrs = frame.attrs
-            whole = frame
-            frame = take_rows(frame, recent, columns)
-            frame.attrs = attrs
+            frame = take_rows(whole, recent, columns)
+            frame.attrs = whole.attrs
+        entered = self._enter(frame, dataset, symbols, end_day, cut_day, latest)
+        times, days, enters, codes, lacking = entered
+        if latest and codes is None and recent is not None:  # nothing in the weeks before
+            lacking = np.ones((len(latest), len(symbols)), dtype=bool)
+        if lacking is not None and recent is not None:
+            # Some symbol has no value in the weeks before the windows: the same once more,
+            # with the older rows of those symbols.
+            assert anchors is not None and cut_day is not None
+            more = self._with_older(whole, symbols, latest, lacking, recent, anchors, cut_day)
+            if more is not None:
+                again = take_rows(whole, more, columns)
+                again.attrs = whole.attrs
+                entered = self._enter(again, dataset, symbols, end_day, cut_day, latest)
+                times, days, enters, codes, _ = entered
+        if codes is None:
+            codes = self._codes(self.frame, symbols, enters)
+        self._index(symbols, codes, enters, times, days, cut_day)
+
+    def _enter(
+        self, frame: pd.DataFrame, dataset: str, symbols: list[str], end_day: int,
+        cut_day: int | None, latest: tuple[Feature, ...],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:  # fmt: skip
+        """``frame`` as this dataset's, its rows' public times and days, which can enter,
+        and, where rows before the windows are given for ``latest`` features, the entering
+        rows' symbol codes and the (feature, symbol) pairs lacking a latest value."""
         frame = frame.reset_index(drop=True)
         frame.attrs = {**frame.attrs, "dataset": dataset}
         self.frame, self.dataset = frame, dataset
@@ -382,38 +405,43 @@ class Events:
             lacking = self._latest_before(
                 frame, symbols, latest, before, days, times, cut_day, codes, enters
             )
-        elif recent is not None and latest:  # nothing in the weeks before the windows
-            lacking = np.ones((len(latest), len(symbols)), dtype=bool)
-        if lacking is not None and recent is not None:
-            # Some symbol has no value in the weeks before the windows: the same once more,
-            # with the older rows of those symbols (the older rows' symbols are coded to
-            # find them; nothing else of them is made).
-            assert anchors is not None and cut_day is not None
-            older = np.flatnonzero((anchors < (cut_day - _BAND) * NS_PER_DAY) & (anchors != _NAT))
-            if len(older):
-                older_codes = symbol_codes(whole["symbol"], symbols, older)
-                mine = np.append(lacking.any(axis=0), False)[older_codes]
-                older, older_codes = older[mine], older_codes[mine]
-            if len(older) and all(_plain(f) for f in latest):
-                # Of those, the rows that carry a value of a feature their symbol lacks: the
-                # others would not be picked (a symbol with no value of a feature at all,
-                # e.g. no Android app, would else take its whole history through again).
-                # Columns only: a feature's function is not run twice on a row.
-                older = older[self._could_fill(whole, latest, lacking, older, older_codes)]
-            if len(older):  # else those symbols have no older row: nothing more to find
-                both = np.zeros(len(whole), dtype=bool)  # disjoint: older rows are not recent
-                both[recent] = True
-                both[older] = True
-                rows = np.flatnonzero(both)
-                again = take_rows(whole, rows, columns)
-                again.attrs = attrs
-                self.__init__(again, dataset, symbols, end_day, cut_day, latest, None, False, reach)  # type: ignore[misc]
-                return
-        if codes is None:
-            codes = self._codes(frame, symbols, enters)
+        return times, days, enters, codes, lacking
+
+    def _with_older(
+        self, whole: pd.DataFrame, symbols: list[str], latest: tuple[Feature, ...],
+        lacking: np.ndarray, recent: np.ndarray, anchors: np.ndarray, cut_day: int,
+    ) -> np.ndarray | None:  # fmt: skip
+        """The recent rows and the older rows of the symbols that ``lacking`` says have no
+        latest value before the windows (the older rows' symbols are coded to find them;
+        nothing else of them is made); ``None``: those symbols have no older row."""
+        older = np.flatnonzero((anchors < (cut_day - _BAND) * NS_PER_DAY) & (anchors != _NAT))
+        if len(older):
+            older_codes = symbol_codes(whole["symbol"], symbols, older)
+            mine = np.append(lacking.any(axis=0), False)[older_codes]
+            older, older_codes = older[mine], older_codes[mine]
+        if len(older) and all(_plain(f) for f in latest):
+            # Of those, the rows that carry a value of a feature their symbol lacks: the
+            # others would not be picked (a symbol with no value of a feature at all, e.g.
+            # no Android app, would else take its whole history through again). Columns
+            # only: a feature's function is not run twice on a row.
+            older = older[self._could_fill(whole, latest, lacking, older, older_codes)]
+        if not len(older):
+            return None
+        both = np.zeros(len(whole), dtype=bool)  # disjoint: older rows are not recent
+        both[recent] = True
+        both[older] = True
+        return np.flatnonzero(both)
+
+    def _index(
+        self, symbols: list[str], codes: np.ndarray, enters: np.ndarray, times: np.ndarray,
+        days: np.ndarray, cut_day: int | None,
+    ) -> None:  # fmt: skip
+        """The entering rows (``enters``, of a known symbol) sorted by (symbol, public
+        time): ``take`` of the frame, their ``codes`` and ``days``, each symbol's first."""
+        frame = self.frame
         enters &= codes >= 0
         keep = np.flatnonzero(enters)
-        del enters, before
+        del enters
         everything = len(keep) == len(frame)  # no copies of whole columns then
         stamps = times.view(np.int64) if everything else times[keep].view(np.int64)
         del times

@@ -1,0 +1,1 @@
+"""The proof wing: a training set audited for look-ahead and leaks, and revisions measured."""

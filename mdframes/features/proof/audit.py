@@ -1,0 +1,215 @@
+"""A leakage audit of a training set (CONTRACT §13): recompute sampled rows from the source
+cut at each row's knowledge, look for label copies, measure any splitter's fold overlap, and
+report coverage and knowledge.
+
+The checks live in their own modules: ``look_ahead`` (:mod:`.lookahead`, on the audit's own
+engine :mod:`.recompute`), ``label_leak`` (:mod:`.leaks`), ``cv_overlap`` (:mod:`.folds`),
+``coverage`` and ``knowledge`` (:mod:`.reports`); this face runs them and holds
+:class:`AuditReport`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from ...errors import InvalidParameterError
+from ..panels.sources import FramesSource, LakeLike, LakeSource, Source
+from ..training.replay import features_of, pinned
+from .folds import cv_overlap, fold_overlaps, split_folds
+from .leaks import label_leak
+from .lookahead import look_ahead
+from .outcome import skip
+from .recompute import remember_row_rules
+from .reports import coverage_report, knowledge_report
+
+__all__ = ["AuditReport", "audit", "CHECKS", "fold_overlaps"]
+
+CHECKS: Final = ("look_ahead", "label_leak", "cv_overlap", "coverage", "knowledge")
+CHECK_COLUMNS: Final = ["check", "status", "detail", "rows"]
+FAILURE_COLUMNS: Final = ["check", "date", "symbol", "feature", "expected", "got"]
+
+
+@dataclass
+class AuditReport:
+    """What :func:`audit` found.
+
+    Attributes
+    ----------
+    ok : bool
+        No check failed.
+    checks : DataFrame
+        ``check, status`` (``"pass"``, ``"fail"`` or ``"skipped"``), ``detail``, ``rows``
+        (rows or cells that failed; what was examined when it passed).
+    failures : DataFrame
+        ``check, date, symbol, feature, expected, got``: the offending cells and rows (at
+        most 50 per check).
+    """
+
+    checks: pd.DataFrame
+    failures: pd.DataFrame
+
+    @property
+    def ok(self) -> bool:
+        return bool((self.checks["status"] != "fail").all())
+
+    def __repr__(self) -> str:
+        failed = self.checks.loc[self.checks["status"] == "fail", "check"].tolist()
+        return f"<AuditReport ok={self.ok}{' failed: ' + ', '.join(failed) if failed else ''}>"
+
+    def __str__(self) -> str:
+        lines = [f"audit: {'ok' if self.ok else 'FAILED'}"]
+        for row in self.checks.itertuples(index=False):
+            lines.append(f"  {row.check:<11} {row.status:<7} {row.detail}")
+        if len(self.failures):
+            lines.append(f"failures ({len(self.failures)} listed):")
+            lines.extend(
+                "  " + line for line in self.failures.head(10).to_string(index=False).splitlines()
+            )
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colour = {"pass": "#1a7f37", "fail": "#cf222e", "skipped": "#6e7781"}
+        rows = "".join(
+            f"<tr><td>{html.escape(str(check))}</td>"
+            f"<td style='color:{colour.get(str(status), '')};font-weight:bold'>{status}</td>"
+            f"<td style='text-align:left'>{html.escape(str(detail))}</td><td>{n}</td></tr>"
+            for check, status, detail, n in self.checks[CHECK_COLUMNS].itertuples(index=False)
+        )
+        head = f"<b>AuditReport</b>: {'ok' if self.ok else 'failed'}"
+        table = (
+            "<table><tr><th>check</th><th>status</th><th>detail</th><th>rows</th></tr>"
+            f"{rows}</table>"
+        )
+        more = ""
+        if len(self.failures):
+            more = (
+                f"<details><summary>{len(self.failures)} failures</summary>"
+                f"{self.failures.head(20).to_html(index=False)}</details>"
+            )
+        return f"<div>{head}{table}{more}</div>"
+
+
+# --- the source ---------------------------------------------------------------------------------
+
+
+def _open_source(ts: Any, source: Any) -> Source | None:
+    """The source to cut: the one given (a lake read at the set's recorded versions), else
+    the set's own lake when ``info`` names a local folder that is one; ``None``: none."""
+    if source is None:
+        root = str(ts.info.get("source") or "")
+        if root in ("", "service", "frames") or "://" in root or "***" in root:
+            return None
+        import os
+
+        if not os.path.isdir(root):
+            return None
+        from ...lake import Lake
+
+        source = Lake(root)
+    if isinstance(source, Source):
+        return source
+    if isinstance(source, dict):
+        return FramesSource(source)
+    if isinstance(source, LakeLike):
+        return LakeSource(pinned(source, ts.info))
+    raise InvalidParameterError(
+        f"source must be a lake or a dict of frames, not {type(source).__name__}",
+        parameter="source",
+    )
+
+
+# --- the audit ----------------------------------------------------------------------------------
+
+
+def audit(
+    ts: Any,
+    *,
+    source: Any = None,
+    sample: int = 200,
+    cv: Any = None,
+    seed: int = 0,
+) -> AuditReport:
+    """Check a training set for leaks, without changing it (CONTRACT §13).
+
+    - ``look_ahead``: ``sample`` rows drawn with ``seed`` are recomputed, one cell at a time,
+      from the source cut to what each row may know (anchors on or before its date; with a
+      lake, the versions fetched by the set's ``known_at``, by the end of the row's date for
+      ``"row"``, read at the table versions the set recorded). A differing cell fails.
+    - ``label_leak``: a feature equal to ``y``, with ``|corr| > 0.99`` over labelled rows, or
+      equal to a price dated after its row (within the label's reach) fails.
+    - ``cv_overlap``: per fold of ``cv`` (any scikit-learn splitter or list of ``(train,
+      test)`` positions into ``ts.X``; default: the three purged splitters), the training
+      rows whose ``[D, t1]`` overlaps a test row's or lies in the embargo. Any fails.
+    - ``coverage``: features NA on every training row of a fold and rows left NA for lack of
+      the lake's coverage (reported); a feature NA on every row fails.
+    - ``knowledge``: with ``known_at="row"``, the share of rows per dataset that relied on
+      the first sync; fails when the lake counts otherwise than the set records.
+
+    Parameters
+    ----------
+    ts : TrainingSet
+    source : Lake or dict of frames, optional
+        Where the set was made from (default: its lake, when ``info`` names a local one).
+        Without one, ``look_ahead`` is skipped.
+    sample : int
+        Rows ``look_ahead`` recomputes.
+    cv : splitter or list of (train, test), optional
+    seed : int
+
+    Returns
+    -------
+    AuditReport
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import KFold
+    >>> report = md.features.audit(ts, source=lake, cv=KFold(5, shuffle=True))
+    >>> report.ok, report.checks.set_index("check")["status"]["cv_overlap"]
+    (False, 'fail')
+    """
+    from ..training.trainset import TrainingSet
+
+    if not isinstance(ts, TrainingSet):
+        raise InvalidParameterError(
+            f"audit takes a TrainingSet, not {type(ts).__name__}", parameter="ts"
+        )
+    if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 0:
+        raise InvalidParameterError(
+            f"sample is a number of rows >= 0, got {sample!r}", parameter="sample"
+        )
+    if cv is not None and not (hasattr(cv, "split") or isinstance(cv, Iterable)):
+        raise InvalidParameterError(
+            "cv must be a scikit-learn splitter or a list of (train, test) positions",
+            parameter="cv",
+        )
+    remember_row_rules()
+    cut = _open_source(ts, source)
+    features = features_of(ts)
+    # The checks read X without its attrs (pandas copies them with every column taken).
+    attrs: dict[str, Any] = {str(k): v for k, v in ts.X.attrs.items()}
+    X = ts.X.copy(deep=False)
+    X.attrs = {}
+    view = TrainingSet(X, ts.y, ts.t1, ts.info, ts.features)
+    splits = split_folds(cv, view) if len(view.X) else []
+    outcomes = {
+        "look_ahead": look_ahead(view, attrs, cut, features, int(sample), int(seed)),
+        "label_leak": label_leak(view, cut),
+        "cv_overlap": cv_overlap(view, splits) if len(view.X) else skip("no rows"),
+        "coverage": coverage_report(view, attrs, splits, cv is not None),
+        "knowledge": knowledge_report(view, attrs, cut),
+    }
+    checks = pd.DataFrame(
+        [(name, outcomes[name].status, outcomes[name].detail, outcomes[name].rows)
+         for name in CHECKS],
+        columns=CHECK_COLUMNS,
+    ).astype({"rows": "int64"})  # fmt: skip
+    failures = pd.DataFrame(
+        [f for name in CHECKS for f in outcomes[name].failures], columns=FAILURE_COLUMNS
+    )
+    return AuditReport(checks, failures)
