@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import mdframes as md
-from mdframes.lake import lease as lease_module
+from mdframes.lake.store import lease as lease_module
 
 HELD: list[float] = []
 
