@@ -486,10 +486,7 @@ def _mpl_events(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any
         kit.log_axis(ax)
     if "USD" in spec.label:
         kit.dollars(ax)
-    ax.set_ylabel(spec.label)
-    kit.date_axis(ax)
-    kit.finish(ax, _note(kit.title(kit.symbols_of(df), spec.title), rows, spec))
-    return ax.figure
+    return _time_figure(ax, df, rows, spec)
 
 
 def _mpl_totals(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any) -> Any:
@@ -497,6 +494,11 @@ def _mpl_totals(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: Any
     ax = kit.axes(ax)
     _symbol_lines(ax, data.symbols(df), rows, linewidth=1.2)
     ax.set_ylim(bottom=0)
+    return _time_figure(ax, df, rows, spec)
+
+
+def _time_figure(ax: Any, df: pd.DataFrame, rows: pd.DataFrame, spec: Chart) -> Any:
+    """The figure of a one-panel chart over time: its label, date axis, title and note."""
     ax.set_ylabel(spec.label)
     kit.date_axis(ax)
     kit.finish(ax, _note(kit.title(kit.symbols_of(df), spec.title), rows, spec))

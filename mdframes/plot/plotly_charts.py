@@ -221,30 +221,20 @@ def _fan(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
         symbol, label = str(parts[0]), " ".join(map(str, parts))
         rows = rows.sort_values("date")
         c = colour(i)
-        fig.add_trace(
-            _go().Scatter(
-                x=rows["date"],
-                y=rows["upper"].astype(float),
-                mode="lines",
-                line={"width": 0},
-                hoverinfo="skip",
-                showlegend=False,
-                legendgroup=label,
+        # The band: an invisible upper line, then the lower one filled up to it.
+        band = {"fill": "tonexty", "fillcolor": _rgba(c, 0.2), "name": f"{label} lower..upper"}
+        for bound, style in (("upper", {"showlegend": False}), ("lower", band)):
+            fig.add_trace(
+                _go().Scatter(
+                    x=rows["date"],
+                    y=rows[bound].astype(float),
+                    mode="lines",
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    legendgroup=label,
+                    **style,
+                )
             )
-        )
-        fig.add_trace(
-            _go().Scatter(
-                x=rows["date"],
-                y=rows["lower"].astype(float),
-                mode="lines",
-                line={"width": 0},
-                fill="tonexty",
-                fillcolor=_rgba(c, 0.2),
-                name=f"{label} lower..upper",
-                legendgroup=label,
-                hoverinfo="skip",
-            )
-        )
         fig.add_trace(
             _symbol_trace(
                 symbol,
