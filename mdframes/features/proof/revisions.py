@@ -136,7 +136,7 @@ def _revised_records(
                     None if lookback is None or f.lookback is None else max(lookback, f.lookback)
                 )
         changes = lake.changes(base, symbols)
-        ids = [c.split("|")[0] for c in REGISTRY[base].record_id]
+        ids = list(REGISTRY[base].identity.firsts)
         ids = [c for c in ids if c in changes.columns]
         if not len(changes):
             out[base] = 0
