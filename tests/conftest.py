@@ -172,6 +172,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = getattr(item, "module", None)
         if not getattr(module, "SPREAD_OVER_WORKERS", False):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    # pytest-xdist hands the groups out in collection order: the longest go first, so that
+    # none of them starts last while the other workers have nothing left to do.
+    items.sort(key=_longest_first)
+
+
+# The files that take longest on one worker (measured with --durations), longest first.
+LONGEST_FIRST = ("tests/test_docs_run.py", "notebooks/")
+
+
+def _longest_first(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return next((i for i, p in enumerate(LONGEST_FIRST) if path.startswith(p)), len(LONGEST_FIRST))
 
 
 # In the engine step every extra is installed: a skip there means a test that never runs
