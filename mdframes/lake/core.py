@@ -260,19 +260,6 @@ class Lake:
         )
         return read(self.tables, request)
 
-    def _read_published(
-        self,
-        dataset: str,
-        symbols: Any = None,
-        *,
-        since: dt.date,
-        until: Any = None,
-        **options: Any,
-    ) -> pd.DataFrame:
-        """Delegates to ``lake.panels.read_published`` (until its callers move there)."""
-        request = read_request(dataset, symbols, public_from=since, public_until=until, **options)
-        return self.panels.read_published(request)
-
     @reaching
     def changes(
         self,
@@ -396,9 +383,6 @@ class Lake:
         table = coverage(self.tables, datasets, symbols)
         return coverage_frame(table if at is None else as_known_at(table, at))
 
-    def _kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
-        return self.panels.kept_coverage(datasets, symbols)  # until its callers move there
-
     @reaching
     def files(self, dataset: str) -> list[str]:
         """The data files of the dataset's current table version (URIs), for engines that
@@ -431,9 +415,6 @@ class Lake:
         """
         snap = self.tables.get(resolve(dataset)).snapshot()
         return None if snap is None else snap.version
-
-    def _stored_rows(self, dataset: str) -> int | None:
-        return self.panels.stored_rows(dataset)  # until its callers move there
 
     def path(self, dataset: str) -> str:
         """The dataset's Delta table (a local path or an ``s3://`` URI), for engines that

@@ -1,15 +1,16 @@
 """The lake as the panels use it: a lake pinned at a training set's table versions
 (:class:`LakeAt`, Delta time travel); a lake sent to a worker process as what opens it again
-there (:func:`lake_spec`, :func:`open_lake`); and, in one place, what the panels ask of a lake
-beyond its public ``read`` and ``coverage``: ``md.Lake``'s rows public from a date, its kept
-coverage frame and its stored rows (its private methods, until the lake answers them as a
-public role), and whether a lake is ``md.Lake`` or a stand-in whose ``read`` may not take
-``columns=``."""
+there (:func:`lake_spec`, :func:`open_lake`); and what the panels ask of a lake beyond its
+``read`` and ``coverage``, through ``md.Lake``'s public ``lake.panels`` role (a pinned lake
+answers it too): rows public from a date, its kept coverage frame, its stored rows. Any other
+lake-like object is a stand-in, wrapped once (:class:`StandIn`) and read by the plain contract."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 import pandas as pd
@@ -18,9 +19,11 @@ from ...registry import REGISTRY
 
 __all__ = [
     "LakeAt",
+    "StandIn",
     "kept_coverage",
     "lake_spec",
     "open_lake",
+    "panels_of",
     "pin_lake",
     "read_coverage",
     "table_versions",
@@ -29,31 +32,33 @@ __all__ = [
 _PIN_TRIES: Final = 20  # syncs committing between a version and coverage read: read again
 
 
-def read_published(lake: Any, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
-    """``md.Lake``'s read of the rows public from ``since`` (a pinned lake's too)."""
-    frame: pd.DataFrame = lake._read_published(dataset, symbols, **options)
-    return frame
+def read_published(lake: Any, dataset: str, symbols: Any = None, *, since: dt.date,
+                   until: Any = None, **options: Any) -> pd.DataFrame:  # fmt: skip
+    """The rows of ``dataset`` public from ``since`` (public until ``until``), through the
+    lake's ``panels`` role (``md.Lake``'s or a pinned one's)."""
+    from ...lake.sync.plan import read_request
+
+    request = read_request(dataset, symbols, public_from=since, public_until=until, **options)
+    return panels_of(lake).read_published(request)
 
 
-def kept_coverage_of(lake: Any) -> Callable[[list[str], list[str]], pd.DataFrame] | None:
-    """``md.Lake``'s coverage frame as it keeps it (no copy); ``None``: a stand-in."""
-    kept = getattr(lake, "_kept_coverage", None)
-    return kept if callable(kept) else None
+def panels_of(lake: Any) -> Any:
+    """What panels ask of a lake beyond ``read`` and ``coverage``: ``md.Lake``'s public
+    ``lake.panels`` role, or a pinned lake's; ``None`` for a stand-in (read by the plain
+    contract, :class:`StandIn`)."""
+    from ...lake import Lake
 
-
-def stored_rows_of(lake: Any) -> Callable[[str], int | None] | None:
-    """``md.Lake``'s rows stored per dataset, from its log; ``None``: a stand-in."""
-    rows = getattr(lake, "_stored_rows", None)
-    return rows if callable(rows) else None
+    return lake.panels if isinstance(lake, (Lake, LakeAt)) else None
 
 
 def kept_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
     """:func:`read_coverage`, read only: the frame the lake keeps for the question where it
     keeps one (no copy; the caller must not change it)."""
-    kept = kept_coverage_of(lake)
-    if kept is None:
+    panels = panels_of(lake)
+    if panels is None:
         return read_coverage(lake, datasets, symbols)
-    return kept(list(datasets), list(symbols))
+    frame: pd.DataFrame = panels.kept_coverage(list(datasets), list(symbols))
+    return frame
 
 
 def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
@@ -67,15 +72,20 @@ def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.Data
     return table
 
 
-def takes_columns(lake: Any) -> bool:
-    """Whether ``lake.read`` takes ``columns=`` (``md.Lake`` does; a stand-in may not)."""
-    import inspect
+class StandIn:
+    """A lake-like object that is not ``md.Lake``, wrapped once: read by the plain contract
+    (:class:`mdframes.lake.panels.PlainLake`: no ``columns=``, no ``panels`` role), whatever
+    else its ``read`` may take."""
 
-    try:
-        parameters = inspect.signature(lake.read).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == "columns" or p.kind is p.VAR_KEYWORD for p in parameters)
+    def __init__(self, lake: Any) -> None:
+        self.lake = lake
+
+    def read(self, dataset: str, symbols: Any = None, *, start: Any = None, end: Any = None,
+             known_at: Any = None, history: bool = False) -> pd.DataFrame:  # fmt: skip
+        frame: pd.DataFrame = self.lake.read(
+            dataset, symbols, start=start, end=end, known_at=known_at, history=history
+        )
+        return frame
 
 
 def reads_published(lake: Any) -> bool:
@@ -111,7 +121,7 @@ class LakeAt:
         self.pinned_coverage = coverage
         self.at = at
         # The datasets and symbols ``coverage`` was read for, and each question's frame,
-        # read only (_kept_coverage).
+        # read only (kept_coverage).
         self._pinned_question = asked
         self._asked: dict[tuple[Any, ...], pd.DataFrame] = {}
 
@@ -130,11 +140,21 @@ class LakeAt:
         frame: pd.DataFrame = self.lake.read(dataset, symbols, **options)
         return frame
 
-    def _read_published(self, dataset: str, symbols: Any = None, **options: Any) -> pd.DataFrame:
-        version = self.versions.get(REGISTRY[dataset].base)
-        if version is not None:
-            options.setdefault("version", version)
-        return read_published(self.lake, dataset, symbols, **options)
+    @property
+    def panels(self) -> LakeAt:
+        """Its own answers to what panels ask (``md.Lake``'s ``lake.panels``), pinned."""
+        return self
+
+    def read_published(self, request: Any) -> pd.DataFrame:
+        version = self.versions.get(request.dataset.base)
+        if version is not None and request.version is None:
+            request = replace(request, version=version)
+        frame: pd.DataFrame = self.lake.panels.read_published(request)
+        return frame
+
+    def stored_rows(self, dataset: str) -> int | None:
+        panels = panels_of(self.lake)
+        return None if panels is None else panels.stored_rows(dataset)
 
     def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
         kept = self.pinned_coverage
@@ -151,7 +171,7 @@ class LakeAt:
         now: pd.DataFrame = self.lake.coverage(datasets, symbols)
         return now
 
-    def _kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
+    def kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
         """:meth:`coverage`, read only: the same frame for the same question (a panel's
         Coverage is made once from it, :func:`~.unseen.lake_coverage`); the pinned frame
         itself where the question asks all its datasets (pinned from an unchanged lake, the

@@ -29,14 +29,14 @@ from ...errors import (
 from ...registry import REGISTRY
 from .pinned import (
     LakeAt,
+    StandIn,
     lake_spec,
     open_lake,
+    panels_of,
     pin_lake,
     read_published,
     reads_published,
-    stored_rows_of,
     table_versions,
-    takes_columns,
 )
 
 __all__ = [
@@ -384,7 +384,11 @@ class LakeSource(Source):
 
     def __init__(self, lake: Any) -> None:
         self.lake = lake
-        self.columns = takes_columns(lake)
+        # md.Lake (or a pinned one) reads columns apart; a stand-in is read, once wrapped, by
+        # the plain contract whatever its read takes.
+        self.panels = panels_of(lake)
+        self.columns = self.panels is not None
+        self.reader = lake if self.columns else StandIn(lake)
         # md.Lake's (or a pinned one's) read of the rows public from a date (public_start).
         self.published = reads_published(lake)
 
@@ -406,7 +410,7 @@ class LakeSource(Source):
             if some:
                 ids = REGISTRY[base].identity_columns
                 some = {"columns": list(dict.fromkeys([*some["columns"], *ids]))}
-            frame = self.lake.read(base, symbols, start=start, end=end, history=True, **some)
+            frame = self.reader.read(base, symbols, start=start, end=end, history=True, **some)
             frame = _check_frame(base, frame, "the lake")
             if public_from is not None and self.published and base == name and start:
                 # Every version from the slack before the windows, as before, and those of
@@ -424,7 +428,7 @@ class LakeSource(Source):
             frame = read_published(self.lake, base, symbols, since=public_from, end=end,
                                    known_at=known_at, until=end, **some)  # fmt: skip
         else:
-            frame = self.lake.read(base, symbols, start=start, end=end, known_at=known_at, **some)
+            frame = self.reader.read(base, symbols, start=start, end=end, known_at=known_at, **some)
         frame = _check_frame(base, frame, "the lake")
         return (daily_from_apps(frame) if base != name else frame), {}
 
@@ -452,10 +456,9 @@ class LakeSource(Source):
         return table_versions(self.lake, datasets)
 
     def weights(self, datasets: list[str]) -> dict[str, int] | None:
-        rows = stored_rows_of(self.lake)
-        if rows is None:
+        if self.panels is None:
             return None
-        return {name: rows(REGISTRY[name].base) or 0 for name in datasets}
+        return {name: self.panels.stored_rows(REGISTRY[name].base) or 0 for name in datasets}
 
     def pin(
         self, datasets: Iterable[str], symbols: list[str]
@@ -477,7 +480,7 @@ class LakeSource(Source):
         # Only the columns a label reads, where the lake reads columns apart (a third of
         # the time of the whole rows).
         some = {"columns": list(PRICE_COLUMNS)} if self.columns else {}
-        return self.lake.read(PRICE_DATASET, symbols, start=first, end=last, **some)
+        return self.reader.read(PRICE_DATASET, symbols, start=first, end=last, **some)
 
     def describe(self) -> str:
         from ...lake.store.location import redact_root

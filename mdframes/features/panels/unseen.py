@@ -25,7 +25,7 @@ import pandas as pd
 
 from ...errors import NotInLakeError
 from ...registry import REGISTRY
-from .pinned import kept_coverage, kept_coverage_of, read_coverage
+from .pinned import kept_coverage, panels_of, read_coverage
 from .spec import Feature
 
 __all__ = ["Coverage", "lake_coverage", "window_span"]
@@ -56,7 +56,7 @@ def lake_coverage(
     # features from the service or frames run on the core install.
     from ...lake.coverage import KEPT_COVERAGES
 
-    if kept_coverage_of(lake) is None:
+    if panels_of(lake) is None:
         table = read_coverage(lake, datasets, symbols)
         return None if table is None else Coverage(table, datasets, symbols, known_at)
     frame = kept_coverage(lake, datasets, symbols)
