@@ -19,7 +19,7 @@ from ..._deps import require
 from ..._typing import DateLike, Errors, TimeLike
 from ...errors import InvalidParameterError
 from ..training.trainfile import feature_definition
-from .chunk import Request, compute, finish_attrs, prepare, with_coverage
+from .chunk import PanelRequest, compute, finish_attrs, prepare, with_coverage
 from .panelfile import PanelFolder, marker
 from .scale import check_executor, run_panel, run_writes
 from .spec import Feature
@@ -108,7 +108,7 @@ def panel(
     return out
 
 
-def _request(executor: Any, *args: Any, **given: Any) -> Request:
+def _request(executor: Any, *args: Any, **given: Any) -> PanelRequest:
     """The panel's arguments checked (:func:`~.chunk.prepare`), its executor too, and the
     lake's coverage read once."""
     request = prepare(*args, **given)

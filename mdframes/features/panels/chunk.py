@@ -44,7 +44,7 @@ __all__ = [
     "finish_attrs",
     "index_of",
     "dates_of",
-    "Request",
+    "PanelRequest",
     "ChunkResult",
     "reading_order",
 ]
@@ -80,7 +80,7 @@ def dates_of(start: Any, end: Any, freq: Any) -> pd.DatetimeIndex:
 
 
 @dataclass
-class Request:
+class PanelRequest:
     """A checked panel request: everything but the symbols is the same for every chunk.
     ``coverage`` is what a lake source synced (:class:`~.unseen.Coverage`; ``None``:
     everything asked)."""
@@ -103,11 +103,11 @@ class Request:
     def __dask_tokenize__(self) -> str:
         return self.token
 
-    def part(self, symbols: list[str]) -> Request:
+    def part(self, symbols: list[str]) -> PanelRequest:
         """The request of one chunk of ``symbols``: its source and coverage only."""
         coverage = None if self.coverage is None else self.coverage.part(symbols)
         source = self.source.part(symbols)
-        return Request(symbols, self.dates, self.features, source, self.known_at, self.errors,
+        return PanelRequest(symbols, self.dates, self.features, source, self.known_at, self.errors,
                        coverage, share=self.share)  # fmt: skip
 
 
@@ -140,7 +140,7 @@ def prepare(
     known_at: Any,
     errors: Any,
     client: Any,
-) -> Request:
+) -> PanelRequest:
     """Every argument checked, and the source resolved once, before anything is read or
     requested."""
     wanted = resolve_features(features)
@@ -148,10 +148,10 @@ def prepare(
     dates = dates_of(start, end, freq)
     errors = check_errors(errors)
     resolved, known = resolve_source(source, known_at, client)
-    return Request(universe, dates, wanted, resolved, known, errors)
+    return PanelRequest(universe, dates, wanted, resolved, known, errors)
 
 
-def with_coverage(request: Request) -> Request:
+def with_coverage(request: PanelRequest) -> PanelRequest:
     """The request with what its source holds of each dataset and symbol (a lake's
     coverage), read once for every chunk; with ``errors="raise"``, ``NotInLakeError`` when
     the lake lacks a symbol a feature needs, before anything is computed."""
@@ -182,7 +182,7 @@ def covered_from(feature: Feature) -> dt.date | None:
     return first + dt.timedelta(days=(days or 1) - 1)
 
 
-def compute(request: Request, symbols: list[str]) -> ChunkResult:
+def compute(request: PanelRequest, symbols: list[str]) -> ChunkResult:
     """The panel rows of ``symbols`` (all of the request's, or one chunk of them): the
     datasets' lookbacks, their reads, computed on the source's schedule, the masks of what
     is not covered or failed, and the columns' stats."""
@@ -216,7 +216,7 @@ class DatasetWork:
     """One dataset's features of a chunk from its inputs, by the engine (latest versions,
     or every version with ``known_at="row"``), and its memory handed back when it was big."""
 
-    def __init__(self, request: Request, symbols: list[str], lookbacks: dict[str, Reach]):
+    def __init__(self, request: PanelRequest, symbols: list[str], lookbacks: dict[str, Reach]):
         self.request, self.symbols, self.lookbacks = request, symbols, lookbacks
         dates = request.dates
         self.grid = Grid(dates, len(symbols), max((f.days or 0) for f in request.features))
@@ -275,7 +275,10 @@ class DatasetWork:
 
 
 def _masks(
-    columns: dict[str, Any], request: Request, symbols: list[str], failed: dict[str, dict[str, str]]
+    columns: dict[str, Any],
+    request: PanelRequest,
+    symbols: list[str],
+    failed: dict[str, dict[str, str]],
 ) -> dict[str, str]:
     """NA where a dataset has no history for the row's window, and in the features of the
     datasets that failed a symbol (its rows kept); the failed symbols' first error text.
@@ -341,7 +344,7 @@ def _blank(values: Any, mask: np.ndarray) -> None:
 
 
 def _uncovered(
-    columns: dict[str, Any], request: Request, symbols: list[str], failed_text: dict[str, str]
+    columns: dict[str, Any], request: PanelRequest, symbols: list[str], failed_text: dict[str, str]
 ) -> dict[str, int]:
     """NA where the lake did not sync a feature's window for the row's symbol (the symbols
     it never holds: every row, each named in ``failed_text``); the rows so left NA per
@@ -386,7 +389,7 @@ def _iso(value: Any) -> Any:
     return value
 
 
-def finish_attrs(request: Request, results: list[ChunkResult]) -> dict[str, Any]:
+def finish_attrs(request: PanelRequest, results: list[ChunkResult]) -> dict[str, Any]:
     """The panel's attrs from its chunks' results (the same for one chunk or many), and the
     warnings: features with no value at all, symbols skipped."""
     names = [f.name for f in request.features]

@@ -159,8 +159,7 @@ def marker(
     attrs: dict[str, Any],
 ) -> dict[str, Any]:
     """The marker's content: the arguments, the part list and the panel's attrs."""
-    import mdframes
-
+    from ..._version import __version__
     from ..training.trainfile import encode
 
     return {
@@ -174,7 +173,7 @@ def marker(
         "known_at": known_at.isoformat() if isinstance(known_at, pd.Timestamp) else known_at,
         "errors": errors,
         "attrs": encode(attrs),
-        "mdframes": mdframes.__version__,
+        "mdframes": __version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
 

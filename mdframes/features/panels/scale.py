@@ -21,7 +21,7 @@ import pandas as pd
 from ..._memory import reused_heap
 from ..._threads import sharing
 from ...errors import InvalidParameterError
-from .chunk import ChunkResult, Request, compute, index_of
+from .chunk import ChunkResult, PanelRequest, compute, index_of
 
 __all__ = ["run_chunk", "write_chunk", "run_panel", "run_writes", "check_executor"]
 
@@ -66,7 +66,7 @@ def _per_machine(executor: Executor) -> int:
     return _workers(executor)
 
 
-def check_executor(executor: Any, request: Request) -> None:
+def check_executor(executor: Any, request: PanelRequest) -> None:
     """An executor the panel can use with this request, or InvalidParameterError."""
     if not isinstance(executor, Executor):
         raise InvalidParameterError(
@@ -100,9 +100,9 @@ def _chunks(symbols: list[str], size: int) -> list[list[str]]:
     return [symbols[i : i + size] for i in range(0, len(symbols), size)]
 
 
-def run_chunk(request: Request) -> ChunkResult:
+def run_chunk(request: PanelRequest) -> ChunkResult:
     """One chunk of a panel (run on a worker): the request of its symbols
-    (:meth:`Request.part`), whose source a worker opens itself (a lake from its root) or
+    (:meth:`PanelRequest.part`), whose source a worker opens itself (a lake from its root) or
     holds (the chunk's rows of the given frames). The rows come back as Arrow columns
     (``ChunkResult.table``, no index: the driver knows it), which cross a process boundary
     as their buffers, where a pickled frame would pickle every symbol of its index.
@@ -142,7 +142,7 @@ def _to_arrow(frame: pd.DataFrame) -> Any:
     return pa.Table.from_arrays(arrays, names=[str(c) for c in frame.columns])
 
 
-class _Columns:
+class _PanelColumns:
     """The panel's feature columns, filled chunk by chunk as each comes back (the driver
     copies one chunk's block while the workers still compute the others). Chunk c holds
     (date j, its symbol i) at ``j * len(c) + i``; the panel at ``j * n + offset + i``, so
@@ -218,7 +218,7 @@ def _write(target: str, name: str, result: ChunkResult) -> ChunkResult:
     return result
 
 
-def write_chunk(target: str, name: str, request: Request) -> ChunkResult:
+def write_chunk(target: str, name: str, request: PanelRequest) -> ChunkResult:
     """One chunk of :func:`run_chunk`, written to ``target/name`` (Parquet) where it was
     computed; returns its result without the rows."""
     with sharing(request.share), reused_heap():
@@ -295,7 +295,7 @@ def _gather(
         raise
 
 
-def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[ChunkResult]]:
+def run_panel(executor: Executor, request: PanelRequest) -> tuple[pd.DataFrame, list[ChunkResult]]:
     """The whole panel from chunks computed on ``executor``, in the serial panel's order."""
     parts = _chunks(request.symbols, _chunk_size(len(request.symbols), _workers(executor)))
     request.share = min(len(parts), _per_machine(executor))
@@ -304,7 +304,7 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
     names = [f.name for f in request.features]
     # The panel's index and its columns' memory are made while the workers compute.
     index = index_of(request.dates, request.symbols)
-    filled = _Columns(names, [len(part) for part in parts], len(request.dates))
+    filled = _PanelColumns(names, [len(part) for part in parts], len(request.dates))
 
     def arrived(k: int, result: ChunkResult) -> None:
         filled.add(k, result.table)
@@ -316,7 +316,7 @@ def run_panel(executor: Executor, request: Request) -> tuple[pd.DataFrame, list[
 
 
 def run_writes(
-    executor: Executor | None, request: Request, target: str, chunk: int
+    executor: Executor | None, request: PanelRequest, target: str, chunk: int
 ) -> list[ChunkResult]:
     """Each chunk computed and written as ``part-NNNNN.parquet`` (serially when no executor:
     one chunk in memory at a time)."""

@@ -381,7 +381,7 @@ def training_set(
     >>> ts.y.name
     'fwd_return_5'
     """
-    import mdframes
+    from ..._version import __version__
 
     label = ForwardReturn(5) if label is None else label
     if not isinstance(label, ForwardReturn):
@@ -424,7 +424,7 @@ def training_set(
         "versions": resolved.versions(_lake_names(datasets)),
         "pinned_at": None if pinned_at is None else pinned_at.isoformat(),
         "content_hash": digest,
-        "mdframes": mdframes.__version__,
+        "mdframes": __version__,
         "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
     }
     return TrainingSet(X, y, t1, info, wanted)

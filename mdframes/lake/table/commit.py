@@ -47,7 +47,7 @@ from ..store.storage import checkpoint
 from .layout import DELTA_LOG
 from .log import APP_ID, TableLog, arrow_schema, deltalake_module
 from .place import TablePlace
-from .scan import Records
+from .scan import StoredRecords
 from .sidecar import Sidecar
 
 __all__ = ["Writer", "APP_ID", "ROW_GROUP", "SLICES", "TABLE_CONFIG", "STAGE", "writer_properties"]
@@ -72,7 +72,7 @@ class Writer:
     """The writer's own table object, opened when it starts and never refreshed but by its
     own commits: a commit made after another writer's conflicts with it and fails."""
 
-    def __init__(self, place: TablePlace, sidecar: Sidecar, log: TableLog, records: Records):
+    def __init__(self, place: TablePlace, sidecar: Sidecar, log: TableLog, records: StoredRecords):
         self.place = place
         self.sidecar = sidecar
         self.log = log

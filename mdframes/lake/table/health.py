@@ -23,7 +23,7 @@ from .commit import Writer
 from .layout import DELTA_LOG, FORMAT1_MANIFEST, MANIFEST, STATE
 from .log import LogCommit, TableLog, TableVersion, arrow_schema
 from .place import TablePlace
-from .scan import Records
+from .scan import StoredRecords
 from .sidecar import Sidecar
 
 __all__ = ["Health", "Findings", "mark_not_synced", "commit_file"]
@@ -68,7 +68,7 @@ class Health:
     place: TablePlace
     sidecar: Sidecar
     log: TableLog
-    records: Records
+    records: StoredRecords
     writer: Writer
 
     def examine(self) -> Findings:

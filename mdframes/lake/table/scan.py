@@ -25,7 +25,7 @@ from .log import TableVersion
 from .place import TablePlace
 from .sidecar import Sidecar
 
-__all__ = ["Records", "RowFilter", "Published", "plain_text"]
+__all__ = ["StoredRecords", "RowFilter", "Published", "plain_text"]
 
 # Data files a dataset keeps open for reads: file descriptors are few (256 by default on
 # macOS); a version of more files is read whole through an Arrow dataset, which opens each
@@ -256,7 +256,7 @@ def time_number(value: Any) -> int | None:
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-class Records:
+class StoredRecords:
     """The stored rows of a dataset's table versions, typed by its dtype record."""
 
     def __init__(self, place: TablePlace, sidecar: Sidecar) -> None:

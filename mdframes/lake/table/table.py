@@ -3,7 +3,7 @@ its optimizer, merger and the rest):
 
 - :class:`~.sidecar.Sidecar`: the lake's files beside the table (dtype record, state);
 - :class:`~.log.TableLog`: the log as readers see it (the latest version, its file list);
-- :class:`~.scan.Records`: the stored rows of a version (scan paths, opened files);
+- :class:`~.scan.StoredRecords`: the stored rows of a version (scan paths, opened files);
 - :class:`~.commit.Writer`: one fenced commit under the writer lease, compaction, vacuum;
 - :class:`~.health.Health` and :class:`~.repair.Repair`: check, guard and repair.
 
@@ -29,7 +29,7 @@ from .layout import DtypeRecord
 from .log import TableLog, TableVersion, deltalake_module
 from .place import TablePlace
 from .repair import Repair
-from .scan import Published, Records
+from .scan import Published, StoredRecords
 from .sidecar import Sidecar
 
 __all__ = [
@@ -68,7 +68,7 @@ class DatasetTable:
         self.storage, self.ds, self.mode = storage, ds, place.mode  # the place's, fixed
         self.folder, self.uri, self.meta = place.folder, place.uri, place.mode.meta
         self.sidecar = Sidecar(self.place)
-        self.records = Records(self.place, self.sidecar)
+        self.records = StoredRecords(self.place, self.sidecar)
         self.scan = self.records.scan  # the records' own (one signature, one docstring)
         self.log = TableLog(self.place, self._on_version)
         self.writer = Writer(self.place, self.sidecar, self.log, self.records)
@@ -151,8 +151,8 @@ class DatasetTable:
         published: Published | None = None,
     ) -> bool:
         """Whether the row groups a read of ``symbols`` (None: all) over ``span`` (see
-        :meth:`~.scan.Records.scan`) reads are in order within each file (``across``: and
-        from one file to the next, see :meth:`~.scan.Records.in_order`)."""
+        :meth:`~.scan.StoredRecords.scan`) reads are in order within each file (``across``: and
+        from one file to the next, see :meth:`~.scan.StoredRecords.in_order`)."""
         return self.records.in_order(snap, symbols, span, across, published)
 
     def overtaken(self, exc: LakeDamagedError) -> bool:
