@@ -40,6 +40,9 @@ _MARKET_NAMES = tuple(m for m, _ in MARKETS)
 _REGION_NAMES = tuple(dict.fromkeys(r for _, r in MARKETS))
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def whole_number(
     value: Any,
     name: str,
@@ -59,7 +62,11 @@ def whole_number(
     if not whole or (least is not None and value < least):
         bound = "" if least is None else f" >= {least}"
         raise InvalidParameterError(
-            f"{name} must be {what}{bound}, got {value!r}", parameter=name, dataset=dataset
+            f"{name}={value!r} must be {what}{bound}", parameter=name, dataset=dataset
+        )
+    if abs(int(value)) > _INT64_MAX:  # counts become numpy int64 (periods, folds, rows)
+        raise InvalidParameterError(
+            f"{name}={value!r} is larger than numpy's int64 can hold", parameter=name
         )
     return int(value)
 

@@ -8,7 +8,6 @@ runs it per chunk and writes each chunk's rows where it was computed.
 
 from __future__ import annotations
 
-import numbers
 import os
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -17,7 +16,7 @@ import pandas as pd
 
 from ..._deps import require
 from ..._typing import DateLike, Errors, TimeLike
-from ...errors import InvalidParameterError
+from ...params import whole_number
 from ..training.trainfile import feature_definition
 from .chunk import PanelRequest, compute, finish_attrs, prepare, with_coverage
 from .panelfile import PanelFolder, marker
@@ -171,10 +170,7 @@ def write_panel(
     >>> md.features.read_panel("panel/").index.get_level_values("symbol").unique().tolist()
     ['AAPL', 'MSFT']
     """
-    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 1:
-        raise InvalidParameterError(
-            f"chunk must be a whole number of symbols >= 1, got {chunk!r}", parameter="chunk"
-        )
+    whole_number(chunk, "chunk", least=1, what="a whole number of symbols")
     require("pyarrow", "parquet", "write_panel")  # before any request is made
     request = _request(
         executor, symbols, start, end, features,

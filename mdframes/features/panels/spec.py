@@ -7,13 +7,11 @@ computes every feature of a dataset in one vectorised pass.
 from __future__ import annotations
 
 import datetime as dt
-import numbers
 import re
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Final
 
-import numpy as np
 import pandas as pd
 
 from ..._typing import Errors
@@ -199,20 +197,6 @@ def check_errors(errors: Any) -> Errors:
             f"errors={errors!r} is not 'raise' or 'skip'", parameter="errors"
         )
     return "skip" if errors == "skip" else "raise"
-
-
-def check_whole(value: Any, name: str, least: int) -> int:
-    """``value`` as an ``int`` >= ``least`` that numpy's int64 holds (a count of periods,
-    folds or dates), else :class:`~mdframes.errors.InvalidParameterError` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise InvalidParameterError(
-            f"{name}={value!r} must be a whole number >= {least}", parameter=name
-        )
-    if int(value) > np.iinfo(np.int64).max:
-        raise InvalidParameterError(
-            f"{name}={value!r} is larger than numpy's int64 can hold", parameter=name
-        )
-    return int(value)
 
 
 def check_offset(freq: Any) -> pd.DateOffset:

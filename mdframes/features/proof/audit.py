@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import numpy as np
 import pandas as pd
 
 from ...errors import InvalidParameterError
+from ...params import whole_number
 from ..panels.sources import FramesSource, LakeLike, LakeSource, Source
 from ..training.replay import features_of, pinned
 from .folds import cv_overlap, fold_overlaps, split_folds
@@ -179,10 +179,7 @@ def audit(
         raise InvalidParameterError(
             f"audit takes a TrainingSet, not {type(ts).__name__}", parameter="ts"
         )
-    if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 0:
-        raise InvalidParameterError(
-            f"sample is a number of rows >= 0, got {sample!r}", parameter="sample"
-        )
+    whole_number(sample, "sample", what="a number of rows")
     if cv is not None and not (hasattr(cv, "split") or isinstance(cv, Iterable)):
         raise InvalidParameterError(
             "cv must be a scikit-learn splitter or a list of (train, test) positions",

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ... import _memory
 from ...errors import DataQualityWarning, InvalidParameterError, warn
-from ..panels.spec import check_whole
+from ...params import whole_number
 
 __all__ = ["ForwardReturn", "forward_return", "long_prices", "PRICE_DATASET", "MAX_PRICE_AGE"]
 
@@ -219,8 +219,8 @@ class ForwardReturn:
     prices: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "horizon", check_whole(self.horizon, "horizon", 1))
-        object.__setattr__(self, "lag", check_whole(self.lag, "lag", 0))
+        object.__setattr__(self, "horizon", whole_number(self.horizon, "horizon", least=1))
+        object.__setattr__(self, "lag", whole_number(self.lag, "lag", least=0))
         if self.prices is not None:
             long_prices(self.prices)  # a bad frame fails here, not after the panel
 

@@ -30,7 +30,8 @@ import numpy as np
 import pandas as pd
 
 from ...errors import DataQualityWarning, InvalidParameterError, warn
-from ..panels.spec import check_offset, check_whole
+from ...params import whole_number
+from ..panels.spec import check_offset
 
 __all__ = [
     "METHODS",
@@ -101,8 +102,8 @@ class PurgedSplitter:
         self.t1 = t1
         self.freq = freq
         least = 1 if self.method == "walk_forward" else 2
-        self._n = check_whole(n_splits, "n_splits", least)
-        self._embargo = check_whole(embargo, "embargo", 0)
+        self._n = whole_number(n_splits, "n_splits", least=least)
+        self._embargo = whole_number(embargo, "embargo", least=0)
         self._t1 = _check_t1(t1)
         self._offset = check_offset(freq)
         if self._embargo and len(t1) and t1.notna().any():
@@ -376,7 +377,7 @@ class PurgedWalkForward(PurgedSplitter):
     ) -> None:
         self.train_window = train_window
         self._window = (
-            None if train_window is None else check_whole(train_window, "train_window", 1)
+            None if train_window is None else whole_number(train_window, "train_window", least=1)
         )
         super().__init__(n_splits=n_splits, embargo=embargo, t1=t1, freq=freq)
 
@@ -457,7 +458,7 @@ class CombinatorialPurgedCV(PurgedSplitter):
         freq: Any = "B",
     ) -> None:
         self.n_test_splits = n_test_splits
-        self._k = check_whole(n_test_splits, "n_test_splits", 1)
+        self._k = whole_number(n_test_splits, "n_test_splits", least=1)
         super().__init__(n_splits=n_splits, embargo=embargo, t1=t1, freq=freq)
         if self._k >= self._n:
             raise InvalidParameterError(

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import InvalidParameterError
+from ...params import check_symbols, flag, to_date, to_utc, whole_number
 from ...registry import REGISTRY, Dataset
 
 __all__ = [
@@ -59,7 +60,6 @@ def resolve_datasets(datasets: str | Iterable[str]) -> list[Dataset]:
 
 def normalise_symbols(symbols: Any, dataset: str | None = None) -> list[str]:
     """Checked symbols, stripped and upper-cased, without repeats, in the caller's order."""
-    from ...params import check_symbols
 
     if symbols is None or not isinstance(symbols, (str, Iterable)):
         raise InvalidParameterError(
@@ -144,7 +144,6 @@ def build_request(
     >>> r.symbols, r.names
     (('AAPL',), ['insider_trading'])
     """
-    from ...params import to_date
 
     resolved = resolve_datasets(datasets)
     market = _text_option(market, "market")
@@ -155,14 +154,9 @@ def build_request(
     end_d = None if end is None else to_date(end, "end")
     if start_d and end_d and start_d > end_d:
         raise InvalidParameterError(f"start {start_d} is after end {end_d}", parameter="start")
-    if budget is not None and (
-        isinstance(budget, bool) or not isinstance(budget, int) or budget < 0
-    ):
-        raise InvalidParameterError(
-            f"budget must be a whole number >= 0, got {budget!r}", parameter="budget"
-        )
-    if not isinstance(wait, bool):
-        raise InvalidParameterError(f"wait= is True or False, got {wait!r}", parameter="wait")
+    if budget is not None:
+        whole_number(budget, "budget")
+    flag(wait, "wait")
     return SyncRequest(tuple(resolved), syms, market, region, start_d, end_d, today, budget, wait)
 
 
@@ -235,19 +229,11 @@ def read_request(
     >>> r.dataset.name, r.symbols, str(r.known_at)
     ('insider_trading', ('AAPL',), '2026-11-20 23:59:59.999999+00:00')
     """
-    from ...params import to_utc
 
     ds = resolve(dataset)
-    if not isinstance(history, bool):
-        raise InvalidParameterError(
-            f"history= is True or False, got {history!r}", parameter="history"
-        )
-    if version is not None and (
-        isinstance(version, bool) or not isinstance(version, int) or version < 0
-    ):
-        raise InvalidParameterError(
-            f"version is a table version (an int >= 0), got {version!r}", parameter="version"
-        )
+    flag(history, "history")
+    if version is not None:
+        whole_number(version, "version", what="a table version, a whole number")
     known = None if known_at is None else to_utc(known_at, "known_at", dataset=ds.name)
     syms = None if symbols is None else tuple(normalise_symbols(symbols, ds.name))
     wanted = None if columns is None else _column_names(columns)
