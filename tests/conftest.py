@@ -155,25 +155,19 @@ def fresh_client(sandbox: Sandbox) -> Iterator[md.Client]:
         yield c
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m selects, and before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # A run that collects nothing must fail, not pass green (pytest also exits 5 then).
     if not items:
         raise pytest.UsageError("no tests were collected")
+    # The engine step (.ci/run) selects its tests with `-m engines`: a test that needs the S3
+    # server is one by what it uses, so no file can be left out of that step by a list.
     for item in items:
-        # The engine step (.ci/run) selects its tests with `-m engines`: a test that needs the
-        # S3 server is one by what it uses, so no file can be left out of that step by a list.
         if "s3_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.engines)
-        # pytest-xdist (`--dist loadgroup`, pyproject.toml): a file's tests run on one worker,
-        # so a module-scoped fixture (a synced lake, a server) is built once. A file whose
-        # tests share nothing and mostly wait (real processes, real lease lifetimes) sets
-        # SPREAD_OVER_WORKERS = True: its tests are dealt out one by one.
-        module = getattr(item, "module", None)
-        if not getattr(module, "SPREAD_OVER_WORKERS", False):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-    # pytest-xdist hands the groups out in collection order: the longest go first, so that
-    # none of them starts last while the other workers have nothing left to do.
+    # pytest-xdist (`--dist loadfile`, pyproject.toml) runs a file's tests on one worker, so a
+    # module-scoped fixture (a synced lake, a server) is built once, and hands the files out
+    # in collection order: the longest go first, so that none of them starts last while the
+    # other workers have nothing left to do.
     items.sort(key=_longest_first)
 
 

@@ -32,9 +32,6 @@ from .conftest import S3
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.usefixtures("s3_env")
-# Its tests share no module fixture and mostly wait on real time (slots, lease lifetimes, a
-# rate-limit window): pytest-xdist deals them out one by one (see tests/conftest.py).
-SPREAD_OVER_WORKERS = True
 
 
 class _Worker:
