@@ -382,12 +382,12 @@ def test_positions_counted_per_interval_from_runs_equal_the_gather() -> None:
 def test_a_frame_in_runs_is_ranked_as_any_frame(frames: dict[str, pd.DataFrame]) -> None:
     """A frame as loaders give it (one run per symbol, in rank order) takes each symbol's
     run as its rows; they equal what the sort of rows in any order gives."""
-    from mdframes.features.proof.recompute import Dataset, _runs
+    from mdframes.features.proof.recompute import AuditInput, _runs
 
     seen = set()
     for name, frame in frames.items():
         for rows in (frame, frame.sort_values(["symbol", "date"], kind="stable")):
-            data = Dataset(rows, name, ["KO", "AAPL", "NOPE"], row=False)
+            data = AuditInput(rows, name, ["KO", "AAPL", "NOPE"], row=False)
             _, lengths, run_codes, uniques = _runs(rows["symbol"].iloc[data.mine])
             place = {"KO": 0, "AAPL": 1}
             run_symbol = np.asarray([place[str(u)] for u in uniques], dtype=np.int64)[run_codes]

@@ -564,3 +564,211 @@ def test_the_package_still_names_its_modules_where_they_now_load_on_first_use() 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# --- the house (DESIGN.md): rooms, named steps, public reaches, one name per class ----------
+
+DESIGN = PACKAGE.parent / "DESIGN.md"
+
+
+def _listed(section: str) -> dict[str, str]:
+    """The exceptions DESIGN.md lists under ``section``: ``- `name`: reason`` lines."""
+    text = DESIGN.read_text()
+    body = text.split(f"### {section}\n", 1)[1].split("\n#", 1)[0]
+    return dict(re.findall(r"^- `([^`]+)`: (.+)$", body, re.M))
+
+
+# Declarative tables, not procedures: the registry, the schemas and the sandbox's data.
+TABLES = ("mdframes/registry.py", "mdframes/schemas.py", "mdframes/sandbox/")
+
+
+def _function_lengths(path: Path) -> dict[str, int]:
+    """qualified name -> body lines, from the first statement after the docstring."""
+    out: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = child.body
+                first = body[0]
+                if len(body) > 1 and isinstance(first, ast.Expr):
+                    body = body[1:] if isinstance(first.value, ast.Constant) else body
+                out[prefix + child.name] = (child.end_lineno or 0) - body[0].lineno + 1
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+
+    visit(ast.parse(path.read_text()), "")
+    return out
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(PACKAGE.parent).as_posix()
+
+
+def test_no_room_of_features_or_lake_is_over_600_lines() -> None:
+    listed = _listed("Rooms over 600 lines")
+    big = {
+        _relative(p): n
+        for wing in ("features", "lake")
+        for p in (PACKAGE / wing).rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 600
+    }
+    assert set(big) <= set(listed), big
+    assert len(listed) <= 3
+
+
+def test_no_function_is_over_60_lines() -> None:
+    listed = _listed("Functions over 60 lines")
+    long = {
+        f"{_relative(p)}:{name}": n
+        for p in PACKAGE.rglob("*.py")
+        if not _relative(p).startswith(TABLES)
+        for name, n in _function_lengths(p).items()
+        if n > 60
+    }
+    assert set(long) <= set(listed), long
+    assert len(listed) <= 3
+
+
+def test_the_function_length_check_counts_the_body(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    body = "    x = 1\n" * 61
+    probe.write_text(
+        f'def f():\n    """Doc."""\n{body}\nclass C:\n    def g(self):\n'
+        + body.replace("    ", "        ")
+    )
+    assert _function_lengths(probe) == {"f": 61, "C.g": 61}
+
+
+def _lake_private_reaches(path: Path) -> list[str]:
+    """``x._name`` where ``x`` names a lake (``lake``, ``self.lake``, ``table``...), and
+    ``getattr(x, "_name")`` with any private name's string."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and not node.attr.startswith("__")
+        ):
+            base = ast.unparse(node.value)
+            if re.search(r"lake|table", base, re.I):
+                found.append((node.lineno, f"{path.name}:{node.lineno} {base}.{node.attr}"))
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("getattr", "hasattr"):
+            args = node.args
+            if (
+                (
+                    len(args) > 1
+                    and isinstance(args[1], ast.Constant)
+                    and isinstance(args[1].value, str)
+                )
+                and _private(args[1].value)
+                and not args[1].value.startswith("__")
+            ):
+                found.append((node.lineno, f"{path.name}:{node.lineno} getattr {args[1].value}"))
+    return [hit for _, hit in sorted(found)]
+
+
+# Third-party objects without a public way to ask: listed by (module file, name).
+PRIVATE_STRINGS_OF_OTHERS = {
+    # concurrent.futures and distributed executors do not say how many workers they have.
+    ("scale.py", "_max_workers"),
+    ("scale.py", "_client"),
+    ("scale.py", "_kwargs"),
+    ("scale.py", "_mp_context"),
+    ("sources.py", "_mp_context"),
+}
+
+
+def test_features_and_agents_reach_the_lake_through_public_names() -> None:
+    found = [
+        hit
+        for wing in ("features", "agents")
+        for p in (PACKAGE / wing).rglob("*.py")
+        for hit in _lake_private_reaches(p)
+    ]
+    left = [
+        h for h in found if (h.split(":")[0], h.rsplit(" ", 1)[1]) not in PRIVATE_STRINGS_OF_OTHERS
+    ]
+    assert left == []
+
+
+def test_the_lake_reach_check_finds_each_kind(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f(lake, self):\n"
+        "    a = lake._read_published('x')\n"
+        "    b = self.lake._stored_rows\n"
+        "    c = getattr(lake, '_kept_coverage', None)\n"
+        "    d = lake.panels.read_published, self._own, lake.__class__\n"
+    )
+    assert [h.split(" ")[0] for h in _lake_private_reaches(probe)] == [
+        "probe.py:2",
+        "probe.py:3",
+        "probe.py:4",
+    ]
+
+
+def _climbing_imports(name: str, path: Path) -> list[str]:
+    """Imports of a name from an ancestor package's face (its ``__init__``), not a room."""
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    ancestors = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+    if path.name == "__init__.py":
+        ancestors.discard(name)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _import_target(node, package)
+            if target in ancestors:
+                faces = [a.name for a in node.names if f"{target}.{a.name}" not in MODULES]
+                found += [f"{name}:{node.lineno} {target}.{a}" for a in faces]
+        elif isinstance(node, ast.Import):
+            found += [f"{name}:{node.lineno} {a.name}" for a in node.names if a.name in ancestors]
+    return found
+
+
+def test_no_import_climbs_to_a_parent_face() -> None:
+    # ``python -m`` runs a package's __main__, which is its face's own door.
+    found = [
+        hit
+        for n, p in MODULES.items()
+        if p.name != "__main__.py"
+        for hit in _climbing_imports(n, p)
+    ]
+    assert found == []
+
+
+def test_the_climbing_check_finds_a_climb(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("from .. import __version__, registry\nimport mdframes\nfrom . import x\n")
+    assert _climbing_imports("mdframes.cli.probe", probe) == [
+        "mdframes.cli.probe:1 mdframes.__version__",
+        "mdframes.cli.probe:2 mdframes",
+        "mdframes.cli.probe:3 mdframes.cli.x",
+    ]
+
+
+def test_a_class_name_means_one_thing() -> None:
+    seen: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                seen.setdefault(node.name, []).append(name)
+    assert {c: ms for c, ms in seen.items() if len(ms) > 1} == {}
+
+
+def test_type_ignores_are_few_and_give_their_reason() -> None:
+    found = [
+        (f"{_relative(p)}:{i}", line)
+        for p in PACKAGE.rglob("*.py")
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if "type: ignore" in line
+    ]
+    assert len(found) <= 10, found
+    # A reason: on the line after the ignore's bracket, or a comment line just above.
+    for where, line in found:
+        path, i = where.rsplit(":", 1)
+        above = (PACKAGE.parent / path).read_text().splitlines()[int(i) - 2].strip()
+        after = line.split("type: ignore", 1)[1].split("]", 1)[-1].strip(" #")
+        assert after or above.startswith("#"), f"{where}: a type: ignore without its reason"

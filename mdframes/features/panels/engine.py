@@ -329,6 +329,9 @@ class Events:
     dataset's features), so that its (symbol, day) count table spans its own windows."""
 
     reach: int | None = None
+    # The rows that enter a short panel over a long history; VersionEvents (which shares
+    # ``values``) never cuts, so the class says none.
+    _entering: np.ndarray | None = None
 
     def __init__(
         self,
@@ -651,7 +654,7 @@ class Events:
         """The feature's per-row numbers in sorted order, which rows count (``None``: all),
         and whether the numbers are integers."""
         frame, take = self.frame, self.take
-        entering = getattr(self, "_entering", None)  # VersionEvents shares this method
+        entering = self._entering
         if entering is not None and any(
             callable(getattr(feature, role)) for role in ("value", "sign", "where")
         ):

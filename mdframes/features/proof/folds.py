@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InvalidParameterError
-from .outcome import LISTED, NS_PER_DAY, Outcome, skip
+from .outcome import LISTED, NS_PER_DAY, CheckResult, skip
 
 __all__ = ["fold_overlaps"]
 
@@ -128,7 +128,7 @@ class _Counts:
         return np.bincount(self.codes[p], minlength=self.n_codes)
 
 
-def cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> Outcome:
+def cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> CheckResult:
     if not len(ts.X):
         return skip("no rows")
     starts = ts.X.index.get_level_values(0).to_numpy(dtype="datetime64[D]").astype(np.int64)
@@ -171,4 +171,4 @@ def cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> Outcome:
         parts.append(f"{name}: {len(folds)} folds, overlapping training rows {counts}")
     if not parts:
         return skip("no splitter could split this set (too few dates for the defaults)")
-    return Outcome("fail" if bad else "pass", "; ".join(parts), bad, failures)
+    return CheckResult("fail" if bad else "pass", "; ".join(parts), bad, failures)

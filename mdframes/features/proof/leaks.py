@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..panels.sources import Source
-from .outcome import Outcome, skip
+from .outcome import CheckResult, skip
 
 _CORRELATED = 0.99  # |corr(feature, y)| above this is a copy of the label
 _PRICE_MATCH = 0.9  # a feature equal to a later price on this share of its rows copies it
@@ -45,7 +45,7 @@ def _correlation(x: np.ndarray, yc: np.ndarray, syy: float | None = None) -> flo
     return float(np.einsum("i,i->", xc, yc)) / np.sqrt(sxx * syy)
 
 
-def label_leak(ts: Any, source: Source | None) -> Outcome:
+def label_leak(ts: Any, source: Source | None) -> CheckResult:
     y = ts.y.to_numpy(dtype="float64", na_value=np.nan)
     known = ~np.isnan(y)
     if not known.any():
@@ -88,8 +88,8 @@ def label_leak(ts: Any, source: Source | None) -> Outcome:
             )  # fmt: skip
     checked = "; prices after each date checked" if prices is not None else ""
     if found:
-        return Outcome("fail", "; ".join(found), len(found), failures)
-    return Outcome(
+        return CheckResult("fail", "; ".join(found), len(found), failures)
+    return CheckResult(
         "pass",
         f"{ts.X.shape[1]} features against the label over {int(known.sum())} labelled "
         f"rows{checked}",

@@ -16,8 +16,8 @@ from ..panels.reach import read_columns
 from ..panels.sources import ROW, LakeSource, Source
 from ..panels.spec import Feature
 from ..panels.unseen import Coverage
-from .outcome import LISTED, NS_PER_DAY, Outcome, skip
-from .recompute import Dataset, Known
+from .outcome import LISTED, NS_PER_DAY, CheckResult, skip
+from .recompute import AuditInput, Known
 
 _RTOL = 1e-9
 
@@ -29,7 +29,7 @@ def look_ahead(
     features: list[Feature],
     sample: int,
     seed: int,
-) -> Outcome:
+) -> CheckResult:
     if source is None:
         return skip(
             "no source that can be cut at each row's knowledge (the service keeps no "
@@ -53,7 +53,7 @@ def look_ahead(
     note = f"; not recomputed (not features of the set): {', '.join(extra)}" if extra else ""
     if bad:
         named = sorted({str(f["feature"]) for f in failures})
-        return Outcome(
+        return CheckResult(
             "fail",
             f"{bad} of {cells} cells ({len(rows.picks)} rows) differ from the source cut at "
             f"each row's knowledge: {', '.join(named)}{note}",
@@ -61,7 +61,7 @@ def look_ahead(
             failures,
         )
     cut = "versions known by the end of each row" if rows.row else rows.known_at
-    return Outcome(
+    return CheckResult(
         "pass",
         f"{len(rows.picks)} rows x {len(names)} features recomputed from the source cut at each "
         f"row's knowledge ({cut or 'latest versions'}){note}",
@@ -103,7 +103,7 @@ class _Sample:
         place = {s: i for i, s in enumerate(self.wanted)}
         self.columns = np.asarray([place[s] for s in self.symbols], dtype=np.int64)
 
-    def read(self, dataset: str, mine: list[Feature]) -> Dataset:
+    def read(self, dataset: str, mine: list[Feature]) -> AuditInput:
         """The dataset's rows of the sampled symbols the source can give, as the panel read
         them (from each feature's lookback; versions by the set's knowledge)."""
         first_date, last_date = self.dates.min().date(), self.dates.max().date()
@@ -120,9 +120,9 @@ class _Sample:
                 columns=read_columns(dataset, mine),  # what the features and pit read
                 public_from=ds.public_start(first_date, lookback),
             )  # fmt: skip
-        return Dataset(frame, dataset, readable, self.row)
+        return AuditInput(frame, dataset, readable, self.row)
 
-    def allowed(self, data: Dataset, mine: list[Feature]) -> np.ndarray:
+    def allowed(self, data: AuditInput, mine: list[Feature]) -> np.ndarray:
         """Which cells may have a value at all: the window inside the dataset's history and,
         with a lake, its coverage (else NA by definition, CONTRACT §11, §11.1)."""
         allowed = np.ones((len(self.picks), len(mine)), dtype=bool)

@@ -11,12 +11,12 @@ NS_PER_DAY: Final = 86_400 * 10**9
 
 
 @dataclass
-class Outcome:
+class CheckResult:
     status: str
     detail: str
     rows: int
     failures: list[dict[str, Any]]
 
 
-def skip(reason: str) -> Outcome:
-    return Outcome("skipped", reason, 0, [])
+def skip(reason: str) -> CheckResult:
+    return CheckResult("skipped", reason, 0, [])

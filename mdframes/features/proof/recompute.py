@@ -110,7 +110,7 @@ def _steps_back(ns: np.ndarray, ev: np.ndarray | None) -> np.ndarray:
     return back
 
 
-class Dataset:
+class AuditInput:
     """One dataset's rows of the sampled symbols, with what every row has on its own: its
     public day (``mdframes.pit``'s rule), its rank key (public time, then event date, then
     frame order: the later row of equal times is the latest), and, for per-row knowledge,
@@ -304,7 +304,7 @@ class Known:
     only, so that one reading later rows is caught."""
 
     def __init__(
-        self, data: Dataset, rows: np.ndarray, span: tuple[int, int] | None = None
+        self, data: AuditInput, rows: np.ndarray, span: tuple[int, int] | None = None
     ) -> None:
         self.data, self.rows, self.span = data, rows, span
         # Rows that are one run of the dataset's (``span``): read as views, not gathered.

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...registry import REGISTRY
 from ..panels.sources import ROW, LakeSource, Source
-from .outcome import NS_PER_DAY, Outcome, skip
+from .outcome import NS_PER_DAY, CheckResult, skip
 from .recompute import fetched_ns
 
 
@@ -39,7 +39,7 @@ def _na_patterns(isna: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def coverage_report(
     ts: Any, attrs: dict[str, Any], splits: list[tuple[str, Any, list[Any]]], given: bool
-) -> Outcome:
+) -> CheckResult:
     if not len(ts.X):
         return skip("no rows")
     isna = ts.X.isna().to_numpy(dtype=bool)
@@ -80,7 +80,7 @@ def coverage_report(
         for c in empty
     ]  # fmt: skip
     detail = "; ".join(parts) or f"every feature has values ({ts.X.shape[1]} features)"
-    return Outcome("fail" if empty else "pass", detail, len(empty), failures)
+    return CheckResult("fail" if empty else "pass", detail, len(empty), failures)
 
 
 def _first_sync_ends(history: pd.DataFrame) -> dict[str, int]:
@@ -103,12 +103,12 @@ def _first_sync_ends(history: pd.DataFrame) -> dict[str, int]:
     return {str(name): int(end) for name, end in zip(names, ends, strict=True)}
 
 
-def knowledge_report(ts: Any, attrs: dict[str, Any], source: Source | None) -> Outcome:
+def knowledge_report(ts: Any, attrs: dict[str, Any], source: Source | None) -> CheckResult:
     if ts.info.get("known_at") != ROW:
         return skip("the set was not made with known_at='row'")
     recorded = attrs.get("knowledge")
     if not isinstance(recorded, dict):
-        return Outcome("fail", "known_at='row' but the set records no knowledge", 1, [])
+        return CheckResult("fail", "known_at='row' but the set records no knowledge", 1, [])
     n_rows = len(ts.X)
     shares = [
         f"{ds} {int(v.get('rows', 0)) / n_rows if n_rows else 0:.0%} of rows"
@@ -118,7 +118,7 @@ def knowledge_report(ts: Any, attrs: dict[str, Any], source: Source | None) -> O
         ", ".join(shares) or "none"
     )
     if not isinstance(source, LakeSource):
-        return Outcome("pass", detail + " (not recounted: no lake source)", n_rows, [])
+        return CheckResult("pass", detail + " (not recounted: no lake source)", n_rows, [])
     # Recount from the lake: per symbol, the end of the sync that stored its first version.
     dates = pd.DatetimeIndex(ts.X.index.get_level_values(0).unique())
     symbols = [str(s) for s in ts.X.index.get_level_values(1).unique()]
@@ -143,6 +143,6 @@ def knowledge_report(ts: Any, attrs: dict[str, Any], source: Source | None) -> O
     if failures:
         named = ", ".join(f"{f['feature']} (recorded {f['got']}, lake {f['expected']})"
                           for f in failures)  # fmt: skip
-        return Outcome("fail", f"the set misstates its backfilled rows: {named}", len(failures),
+        return CheckResult("fail", f"the set misstates its backfilled rows: {named}", len(failures),
                         failures)  # fmt: skip
-    return Outcome("pass", detail, n_rows, [])
+    return CheckResult("pass", detail, n_rows, [])

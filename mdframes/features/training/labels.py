@@ -524,3 +524,34 @@ def forward_return(
     ('fwd_return_5', 1)
     """
     return ForwardReturn(horizon, lag, prices)
+
+
+def source_prices(
+    source: Any,
+    symbols: list[str],
+    window: tuple[dt.date, dt.date],
+    errors: str,
+) -> LongPrices:
+    """The put/call dataset's closing prices of ``symbols`` over ``window``, latest versions."""
+    first, last = window
+    prices = long_parts(source.prices(symbols, first, last, errors), parameter="source")
+    lo, hi = (np.datetime64(d, "D").astype(np.int64) for d in window)
+    # Only the universe's prices within the window: a jump elsewhere is not this set's.
+    # A set, not the categories' isin: pandas' Arrow strings make a pyarrow scalar of each
+    # symbol asked (~7 ms for 500).
+    wanted = set(symbols)
+    categories = prices.categories
+    ours = np.fromiter((c in wanted for c in categories.tolist()), bool, len(categories))
+    mine = ours[prices.code]
+    mine &= prices.day >= lo
+    mine &= prices.day <= hi
+    return prices if mine.all() else prices.take(mine)
+
+
+def price_spans(source: Any, symbols: list[str]) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Per symbol the day ranges a lake synced its prices over (labels measure what
+    happened: the coverage now, as the prices are the latest); ``None``: every day."""
+    coverage = source.coverage([PRICE_DATASET], symbols)
+    if coverage is None:
+        return None
+    return [coverage.spans(PRICE_DATASET, s) for s in symbols]

@@ -132,6 +132,7 @@ class PurgedSplitter:
                 f"{type(self).__name__} has no parameter {sorted(unknown)[0]!r}",
                 parameter=sorted(unknown)[0],
             )
+        # mypy refuses __init__ called on an instance; re-running it is how parameters are set
         type(self).__init__(self, **{**self.get_params(), **params})  # type: ignore[misc]
         return self
 

@@ -7,7 +7,6 @@ cross-validation folds in which no training label overlaps the period of a test 
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +24,7 @@ from ..panels.build import panel
 from ..panels.definitions import resolve_features
 from ..panels.sources import LakeLike, Source, resolve_source
 from ..panels.spec import Feature, check_errors, check_offset
-from .labels import PRICE_DATASET, ForwardReturn, LongPrices, long_parts, warn_jumps
+from .labels import PRICE_DATASET, ForwardReturn, long_parts, price_spans, source_prices, warn_jumps
 from .replay import features_from_info, features_of, first_difference, pinned
 from .splits import PurgedSplitter, splitter
 from .trainfile import (
@@ -309,37 +308,6 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
 # -- building ---------------------------------------------------------------------------------
 
 
-def _default_prices(
-    source: Source,
-    symbols: list[str],
-    window: tuple[dt.date, dt.date],
-    errors: str,
-) -> LongPrices:
-    """The put/call dataset's closing prices of ``symbols`` over ``window``, latest versions."""
-    first, last = window
-    prices = long_parts(source.prices(symbols, first, last, errors), parameter="source")
-    lo, hi = (np.datetime64(d, "D").astype(np.int64) for d in window)
-    # Only the universe's prices within the window: a jump elsewhere is not this set's.
-    # A set, not the categories' isin: pandas' Arrow strings make a pyarrow scalar of each
-    # symbol asked (~7 ms for 500).
-    wanted = set(symbols)
-    categories = prices.categories
-    ours = np.fromiter((c in wanted for c in categories.tolist()), bool, len(categories))
-    mine = ours[prices.code]
-    mine &= prices.day >= lo
-    mine &= prices.day <= hi
-    return prices if mine.all() else prices.take(mine)
-
-
-def _price_spans(source: Source, symbols: list[str]) -> list[tuple[np.ndarray, np.ndarray]] | None:
-    """Per symbol the day ranges a lake synced its prices over (labels measure what
-    happened: the coverage now, as the prices are the latest); ``None``: every day."""
-    coverage = source.coverage([PRICE_DATASET], symbols)
-    if coverage is None:
-        return None
-    return [coverage.spans(PRICE_DATASET, s) for s in symbols]
-
-
 def training_set(
     symbols: str | Iterable[str],
     start: DateLike,
@@ -469,9 +437,9 @@ def _labels(
         else:
             failed = set(X.attrs.get("failed", {}))
             usable = [s for s in universe if s not in failed]
-            prices = _default_prices(source, usable, window, errors)
+            prices = source_prices(source, usable, window, errors)
             warn_jumps(prices, PRICE_DATASET)
-            spans = _price_spans(source, universe)
+            spans = price_spans(source, universe)
         values, t1_dates = label.compute(dates, universe, offset, prices, spans)
         t1 = np.repeat(t1_dates.to_numpy(dtype="datetime64[ns]"), len(universe))
     else:
