@@ -388,7 +388,7 @@ class LakeSource(Source):
         # the plain contract whatever its read takes.
         self.panels = panels_of(lake)
         self.columns = self.panels is not None
-        self.reader = lake if self.columns else StandIn(lake)
+        self.reader: Any = lake if self.columns else StandIn(lake)
         # md.Lake's (or a pinned one's) read of the rows public from a date (public_start).
         self.published = reads_published(lake)
 
