@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import pandas as pd
 
@@ -19,4 +19,14 @@ Errors: TypeAlias = Literal["raise", "skip"]
 #: ``True``: hard rules raise, soft rules warn; ``"strict"``: both raise; ``False``: off.
 Validate: TypeAlias = bool | Literal["strict"]
 
-__all__ = ["DateLike", "TimeLike", "Symbols", "Errors", "Validate"]
+
+@runtime_checkable
+class LakeLike(Protocol):
+    """The plain read contract: what a panel needs of a lake, what ``md.Lake`` and any
+    stand-in with the same ``read`` offer (``md.Lake`` takes more: ``columns=``, ...)."""
+
+    def read(self, dataset: str, symbols: Any = None, *, start: Any = None, end: Any = None,
+             known_at: Any = None, history: bool = False) -> pd.DataFrame: ...  # fmt: skip
+
+
+__all__ = ["DateLike", "TimeLike", "Symbols", "Errors", "Validate", "LakeLike"]

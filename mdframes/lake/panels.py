@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -13,24 +13,7 @@ from .sync.plan import ReadRequest, resolve
 if TYPE_CHECKING:  # pragma: no cover
     from .tables import Tables
 
-__all__ = ["Panels", "PlainLake"]
-
-
-class PlainLake(Protocol):
-    """A lake with the plain read contract (:meth:`mdframes.Lake.read`'s arguments that every
-    lake-like object takes): what a stand-in lake offers. The features wrap one once in an
-    object of this shape instead of recognising it by its signature."""
-
-    def read(
-        self,
-        dataset: str,
-        symbols: Any = None,
-        *,
-        start: Any = None,
-        end: Any = None,
-        known_at: Any = None,
-        history: bool = False,
-    ) -> pd.DataFrame: ...
+__all__ = ["Panels"]
 
 
 class Panels:

@@ -74,7 +74,7 @@ def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.Data
 
 class StandIn:
     """A lake-like object that is not ``md.Lake``, wrapped once: read by the plain contract
-    (:class:`mdframes.lake.panels.PlainLake`: no ``columns=``, no ``panels`` role), whatever
+    (:class:`mdframes._typing.LakeLike`: no ``columns=``, no ``panels`` role), whatever
     else its ``read`` may take."""
 
     def __init__(self, lake: Any) -> None:

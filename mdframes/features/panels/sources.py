@@ -11,12 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NamedTuple, Protocol, cast, runtime_checkable
+from typing import Any, Final, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
 
-from ..._typing import Errors
+from ..._typing import Errors, LakeLike
 from ...appratings import daily_from_apps
 from ...errors import (
     AuthenticationError,
@@ -64,21 +64,6 @@ class Ask(NamedTuple):
     errors: str
     columns: Sequence[str] | None
     public_from: dt.date | None
-
-
-@runtime_checkable
-class LakeLike(Protocol):
-    """What ``panel`` needs of a lake: ``md.Lake`` and any stand-in with the same ``read``."""
-
-    def read(
-        self,
-        dataset: str,
-        symbols: Any = None,
-        *,
-        start: Any = None,
-        end: Any = None,
-        known_at: Any = None,
-    ) -> pd.DataFrame: ...
 
 
 def _empty(dataset: str) -> pd.DataFrame:
