@@ -143,6 +143,9 @@ def open_lake(root: str | None, *, existing: bool = False) -> Any:
     refuses a root that holds no lake, naming it without credentials. Run the command
     through :func:`guarded`, which keeps credentials out of its other errors."""
     try:
+        from .._deps import require
+
+        require("pyarrow", "lake", "md.Lake")  # names the extra, as md.Lake does
         from .core import Lake
     except ImportError as exc:
         from ..errors import ConfigurationError
