@@ -34,7 +34,8 @@ _PART: Final = re.compile(r"part-\d{5}\.parquet")
 _OURS: Final = re.compile(rf"(part-\d{{5}}\.parquet|{STAGING}|{MARKER}\.tmp)")
 
 
-def _filesystem(target: str) -> tuple[Any, str]:
+def filesystem(target: str) -> tuple[Any, str]:
+    """The pyarrow filesystem of ``target`` (a URI or a local path) and the path on it."""
     import pyarrow.fs as pafs
 
     if "://" in target:
@@ -58,7 +59,7 @@ class PanelFolder:
     def __init__(self, text: str, target: str) -> None:
         self.text = text  # as the caller gave it (returned, and named in messages)
         self.target = target
-        self.fs, self.base = _filesystem(target)
+        self.fs, self.base = filesystem(target)
         self.base = self.base.rstrip("/")
 
     @property
@@ -213,7 +214,7 @@ def read_panel(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     text = os.fspath(path)
     target = text if "://" in text else os.path.abspath(text)
-    fs, base = _filesystem(target)
+    fs, base = filesystem(target)
     base = base.rstrip("/")
     try:
         with fs.open_input_stream(f"{base}/{MARKER}") as stream:
