@@ -1,11 +1,8 @@
 """A panel written as a folder of Parquet files, atomically (CONTRACT §11.1).
 
-Workers write their chunks under ``_temporary/`` (readers skip names starting with ``_``);
-when every chunk is there they are moved to their final names and the marker ``_SUCCESS``
-(the arguments and the part list, JSON) is written last. A folder without the marker is
-unfinished: :func:`read_panel` refuses it, and the same ``write_panel`` run again clears it
-and writes it anew. A killed run so never leaves a truncated part under a final name, and
-never a folder that :func:`read_panel` takes for a whole panel.
+As :func:`~.build.write_panel` tells: parts staged under ``_temporary/`` (readers skip names
+starting with ``_``), the marker ``_SUCCESS`` last; a killed run so never leaves a truncated
+part under a final name, nor a folder that :func:`read_panel` takes for a whole panel.
 """
 
 from __future__ import annotations
