@@ -38,7 +38,7 @@ from . import loaders
 from ._typing import DateLike, Errors, Symbols, Validate
 from .cancel import LoadScope, scoped
 from .client import Client
-from .errors import held_warnings, warn
+from .errors import held_warnings, raise_held
 from .registry import REGISTRY
 
 __all__ = ["coroutine", "loader_names"]
@@ -107,21 +107,10 @@ async def _run(loader: Callable[..., pd.DataFrame], /, *args: Any, **kwargs: Any
                 break
         raise
     except BaseException:
-        _raise_held(held, failed=True)
+        raise_held(held, failed=True)
         raise
-    _raise_held(held)
+    raise_held(held)
     return frame
-
-
-def _raise_held(held: list[tuple[str, type[Warning]]], *, failed: bool = False) -> None:
-    """The load's warnings, raised in the awaiting thread (they point at the ``await``); a
-    warning filtered into an error does not hide the load's own error."""
-    for message, category in held:
-        try:
-            warn(message, category)
-        except Warning:
-            if not failed:
-                raise
 
 
 def __dir__() -> list[str]:

@@ -502,7 +502,7 @@ def warnings_from_threads() -> Iterator[None]:
         raise
     finally:
         _HELD.reset(token)
-        _raise_held(held, failed)
+        raise_held(held, failed)
 
 
 @contextlib.contextmanager
@@ -525,10 +525,11 @@ def warnings_from_workers() -> Iterator[Callable[[], contextvars.Context]]:
         failed = True
         raise
     finally:
-        _raise_held(held, failed)
+        raise_held(held, failed)
 
 
-def _raise_held(held: list[tuple[str, type[Warning]]], failed: bool) -> None:
+def raise_held(held: list[tuple[str, type[Warning]]], failed: bool = False) -> None:
+    """Held warnings, raised in this thread (they point at the user's line)."""
     for message, category in held:
         try:
             warn(message, category)

@@ -4,28 +4,10 @@
 every sync recorded per unit: windows fetched, fetch times, records, the last failure); it
 never reads a data file, so it costs a few small reads however large the lake is.
 
-The frame, one row per dataset and symbol (symbol NA for a cross-section dataset):
-
-============== ======================== ===================================================
-column         dtype                    meaning
-============== ======================== ===================================================
-dataset        string                   the lake dataset
-symbol         string                   NA: the row covers a cross section (every symbol)
-status         category                 ``synced``, ``pending`` (an unfinished run has it
-                                        still to do, or ``repair()`` marked it not synced),
-                                        ``failed`` (the last attempt failed), ``not_found``
-                                        (the service answered 404), ``never``
-first, last    datetime64[ns] (naive)   the span of the windows synced (snapshots: the days
-                                        of the first and last); ``first`` NaT: from the
-                                        start of the service's history
-gaps           object                   list of ``(start, end)`` Timestamps inside
-                                        ``first..last`` no sync fetched (inclusive)
-first_fetched_at, last_fetched_at
-               datetime64[us, UTC]      the first and the latest fetch of it
-rows           Int64                    its records (latest versions) as the syncs counted
-                                        them; NA where no count is known
-error          string                   the last failure's one-line text (else NA)
-============== ======================== ===================================================
+The frame, one row per dataset and symbol (symbol NA for a cross-section dataset), is the one
+:meth:`~mdframes.lake.core.Lake.coverage` describes column by column; its dtypes: ``dataset``,
+``symbol``, ``error`` string, ``status`` category, ``first``/``last`` naive datetime64[ns],
+``gaps`` object (lists of Timestamp pairs), the fetch times datetime64[us, UTC], ``rows`` Int64.
 """
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ def _money_log_axis(fig: Any, values: pd.Series, row: int | None = None) -> None
     fig.update_yaxes(type="log", tickvals=ticks, ticktext=[money(t) for t in ticks], **kw)
 
 
-def _symbol_trace(symbol: str, i: int, **kw: Any) -> Any:
+def _symbol_trace(symbol: str, **kw: Any) -> Any:
     kw.setdefault("name", symbol)
     kw.setdefault("legendgroup", symbol)
     return _go().Scatter(meta={"symbol": symbol, "role": "data"}, **kw)
@@ -199,7 +199,6 @@ def _symbol_lines(
         look = style(i) if style else {"mode": "lines", "line": {"color": colour(i)}}
         trace = _symbol_trace(
             symbol or unnamed,
-            i,
             x=part["x"],
             y=part["y"],
             **_hover(part, hover, y_label),
@@ -238,7 +237,6 @@ def _fan(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
         fig.add_trace(
             _symbol_trace(
                 symbol,
-                i,
                 x=rows["date"],
                 y=rows["mid"].astype(float),
                 mode="lines+markers",
@@ -275,7 +273,6 @@ def _ratio(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
         fig.add_trace(
             _symbol_trace(
                 symbol,
-                r,
                 x=rows["x"],
                 y=rows["ratio"].astype(float),
                 mode="lines",
@@ -343,13 +340,9 @@ def _put_call_levels(fig: Any, r: int) -> None:
         )
 
 
-def _facet_rows(df: pd.DataFrame) -> list[str]:
-    return data.symbols(df)
-
-
 def _insider(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     rows = data.insider(df, spec)
-    symbols = _facet_rows(df)
+    symbols = data.symbols(df)
     fig = _figure(len(symbols), tuple(symbols) if len(symbols) > 1 else ())
     for r, symbol in enumerate(symbols, start=1):
         part = rows[rows["symbol"] == symbol]
@@ -360,7 +353,6 @@ def _insider(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
             fig.add_trace(
                 _symbol_trace(
                     symbol,
-                    r,
                     x=g["x"],
                     y=g["y"],
                     mode="markers",
@@ -384,11 +376,11 @@ def _shown(fig: Any) -> set[str]:
 
 def _congress(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     rows = data.congress(df, spec)
-    symbols = _facet_rows(df)
+    symbols = data.symbols(df)
     fig = _figure(len(symbols), tuple(symbols) if len(symbols) > 1 else ())
     for r, symbol in enumerate(symbols, start=1):
         part = rows[rows["symbol"] == symbol]
-        for i, kind in enumerate(pd.unique(part["kind"])):
+        for kind in pd.unique(part["kind"]):
             g = part[part["kind"] == kind]
             up = (g["hi"] - g["y"]).where(g["lo"].notna(), 0.0).fillna(0.0)
             markers = np.where(
@@ -397,7 +389,6 @@ def _congress(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
             fig.add_trace(
                 _symbol_trace(
                     symbol,
-                    i,
                     x=g["x"],
                     y=g["y"],
                     mode="markers",
@@ -430,7 +421,7 @@ def _congress(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
 def _apps(df: pd.DataFrame, spec: Chart, per_app: bool = False, **_: Any) -> Any:
 
     rows = data.apps(df, spec, per_app=per_app)
-    symbols = _facet_rows(df)
+    symbols = data.symbols(df)
     fig = _figure(len(symbols), tuple(symbols) if len(symbols) > 1 else ())
     for r, symbol in enumerate(symbols, start=1):
         _bands(fig, data.APP_RATING_BANDS, row=r)
@@ -442,7 +433,6 @@ def _apps(df: pd.DataFrame, spec: Chart, per_app: bool = False, **_: Any) -> Any
             fig.add_trace(
                 _symbol_trace(
                     symbol,
-                    0,
                     x=g["x"],
                     y=g["y"],
                     mode="lines+markers",

@@ -1,11 +1,8 @@
 """A panel written as a folder of Parquet files, atomically (CONTRACT §11.1).
 
-Workers write their chunks under ``_temporary/`` (readers skip names starting with ``_``);
-when every chunk is there they are moved to their final names and the marker ``_SUCCESS``
-(the arguments and the part list, JSON) is written last. A folder without the marker is
-unfinished: :func:`read_panel` refuses it, and the same ``write_panel`` run again clears it
-and writes it anew. A killed run so never leaves a truncated part under a final name, and
-never a folder that :func:`read_panel` takes for a whole panel.
+As :func:`~.build.write_panel` tells: parts staged under ``_temporary/`` (readers skip names
+starting with ``_``), the marker ``_SUCCESS`` last; a killed run so never leaves a truncated
+part under a final name, nor a folder that :func:`read_panel` takes for a whole panel.
 """
 
 from __future__ import annotations
@@ -34,7 +31,8 @@ _PART: Final = re.compile(r"part-\d{5}\.parquet")
 _OURS: Final = re.compile(rf"(part-\d{{5}}\.parquet|{STAGING}|{MARKER}\.tmp)")
 
 
-def _filesystem(target: str) -> tuple[Any, str]:
+def filesystem(target: str) -> tuple[Any, str]:
+    """The pyarrow filesystem of ``target`` (a URI or a local path) and the path on it."""
     import pyarrow.fs as pafs
 
     if "://" in target:
@@ -58,7 +56,7 @@ class PanelFolder:
     def __init__(self, text: str, target: str) -> None:
         self.text = text  # as the caller gave it (returned, and named in messages)
         self.target = target
-        self.fs, self.base = _filesystem(target)
+        self.fs, self.base = filesystem(target)
         self.base = self.base.rstrip("/")
 
     @property
@@ -213,7 +211,7 @@ def read_panel(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     text = os.fspath(path)
     target = text if "://" in text else os.path.abspath(text)
-    fs, base = _filesystem(target)
+    fs, base = filesystem(target)
     base = base.rstrip("/")
     try:
         with fs.open_input_stream(f"{base}/{MARKER}") as stream:

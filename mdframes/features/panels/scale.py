@@ -22,6 +22,7 @@ from ..._memory import reused_heap
 from ..._threads import sharing
 from ...errors import InvalidParameterError
 from .chunk import ChunkResult, PanelRequest, compute, index_of
+from .panelfile import filesystem
 
 __all__ = ["run_chunk", "write_chunk", "run_panel", "run_writes", "check_executor"]
 
@@ -192,14 +193,6 @@ class _PanelColumns:
         return pd.arrays.IntegerArray(values.reshape(-1), missing.reshape(-1))
 
 
-def _fs(target: str) -> tuple[Any, str]:
-    import pyarrow.fs as pafs
-
-    if "://" in target:
-        return pafs.FileSystem.from_uri(target)
-    return pafs.LocalFileSystem(), target
-
-
 def _write(target: str, name: str, result: ChunkResult) -> ChunkResult:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -207,7 +200,7 @@ def _write(target: str, name: str, result: ChunkResult) -> ChunkResult:
     assert result.frame is not None
     frame = result.frame.reset_index()
     frame.attrs = {}
-    fs, base = _fs(target)
+    fs, base = filesystem(target)
     pq.write_table(
         pa.Table.from_pandas(frame, preserve_index=False),
         f"{base.rstrip('/')}/{name}",

@@ -1,11 +1,9 @@
 """Purged, embargoed cross-validation splitters by date (CONTRACT §12, §12.1).
 
 Written in scikit-learn's shape (``sklearn/model_selection/_split.py``): one class per
-splitter over a shared base, each saying only which blocks it tests (:meth:`_test_blocks`)
-and, for walk-forward, which dates may train (:meth:`_may_train`); the base computes the
-positions for whatever ``X`` it is given. They are scikit-learn cross-validators by duck
-typing (``split``, ``get_n_splits``, ``get_params``/``set_params`` for ``clone``) and need
-no scikit-learn to run.
+splitter over a shared base (:class:`PurgedSplitter`). They are scikit-learn cross-validators
+by duck typing (``split``, ``get_n_splits``, ``get_params``/``set_params`` for ``clone``) and
+need no scikit-learn to run.
 
 What they keep that a row-count splitter does not: blocks are consecutive *dates* (all
 symbols of a date on one side), a training row is purged by its own label end ``t1`` (not a
@@ -189,7 +187,7 @@ class PurgedSplitter:
         folds, names, notna = self._prepare(X, y)
         out = self._folds(folds)
         if names:
-            _warn_empty_features(self, folds, out, names, notna)
+            _warn_empty_features(self, out, names, notna)
         rows = _PairRows(folds.row_pair)
         for train_pairs, test_pairs in out:
             yield rows.positions(train_pairs), rows.positions(test_pairs)
@@ -591,7 +589,6 @@ def _pair_counts(
 
 def _warn_empty_features(
     cv: PurgedSplitter,
-    folds: _Folds,
     out: list[tuple[np.ndarray, np.ndarray]],
     names: list[str],
     counts: np.ndarray | None,

@@ -323,11 +323,12 @@ def _dictionaries(column: pa.ChunkedArray) -> dict[tuple[int, ...], pa.Array]:
     share one), in the order of the chunks."""
     out: dict[tuple[int, ...], pa.Array] = {}
     for chunk in column.chunks:
-        out.setdefault(_dictionary_key(chunk.dictionary), chunk.dictionary)
+        out.setdefault(dictionary_key(chunk.dictionary), chunk.dictionary)
     return out
 
 
-def _dictionary_key(dictionary: pa.Array) -> tuple[int, ...]:
+def dictionary_key(dictionary: pa.Array) -> tuple[int, ...]:
+    """What tells a chunk's dictionary from another's (chunks of one row group share it)."""
     return (
         *(b.address if b is not None else 0 for b in dictionary.buffers()),
         dictionary.offset,
@@ -381,7 +382,7 @@ def _coded_numbers(column: pa.ChunkedArray, out: np.ndarray) -> tuple[int, pa.Ar
         ranks = np.empty(len(dictionary) + 1, dtype=np.int64)
         ranks[:-1] = rank[at : at + len(dictionary)]
         ranks[-1] = rank[-1]
-        lookups[_dictionary_key(dictionary)] = ranks
+        lookups[dictionary_key(dictionary)] = ranks
         at += len(dictionary)
     start = 0
     nulls = False
@@ -394,7 +395,7 @@ def _coded_numbers(column: pa.ChunkedArray, out: np.ndarray) -> tuple[int, pa.Ar
             codes = pc.fill_null(indices, -1).to_numpy()
         else:
             codes = indices.to_numpy()
-        lookup = lookups[_dictionary_key(chunk.dictionary)]
+        lookup = lookups[dictionary_key(chunk.dictionary)]
         np.take(lookup, codes, out=out[start : start + len(chunk)], mode="wrap")  # -1: last
         start += len(chunk)
     highest = int(rank[-1]) if nulls else int(rank[-1]) - 1
@@ -474,11 +475,7 @@ def _joined_dictionary(column: pa.ChunkedArray) -> pa.Array:
     size = 0
     for chunk in column.chunks:
         dictionary = chunk.dictionary
-        key = (
-            *(b.address if b is not None else 0 for b in dictionary.buffers()),
-            dictionary.offset,
-            len(dictionary),
-        )
+        key = dictionary_key(dictionary)
         at = first.get(key)
         if at is None:
             at = first[key] = size

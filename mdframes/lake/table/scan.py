@@ -22,6 +22,7 @@ from ...errors import LakeDamagedError
 from ..store.faults import damaged, unreachable
 from .frames import arrow_type, schema_of
 from .log import TableVersion
+from .order import dictionary_key
 from .place import TablePlace
 from .sidecar import Sidecar
 
@@ -727,11 +728,7 @@ def _symbol_mask(column: pa.ChunkedArray, symbols: list[str]) -> np.ndarray:
             # A row group's dictionary holds its few symbols: looked up in a set, not an
             # is_in that hashes every wanted symbol again for each of a read's row groups.
             dictionary = chunk.dictionary
-            key = (
-                *(b.address if b is not None else 0 for b in dictionary.buffers()),
-                len(dictionary),
-                dictionary.offset,
-            )
+            key = dictionary_key(dictionary)
             got = known.get(key)
             if got is None:
                 member = np.fromiter(
