@@ -164,20 +164,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "s3_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.engines)
-    # pytest-xdist (`--dist loadfile`, pyproject.toml) runs a file's tests on one worker, so a
-    # module-scoped fixture (a synced lake, a server) is built once, and hands the files out
-    # in collection order: the longest go first, so that none of them starts last while the
-    # other workers have nothing left to do.
-    items.sort(key=_longest_first)
-
-
-# The files that take longest on one worker (measured with --durations), longest first.
-LONGEST_FIRST = ("tests/test_docs_run.py", "notebooks/")
-
-
-def _longest_first(item: pytest.Item) -> int:
-    path = item.nodeid.split("::", 1)[0]
-    return next((i for i, p in enumerate(LONGEST_FIRST) if path.startswith(p)), len(LONGEST_FIRST))
 
 
 # In the engine step every extra is installed: a skip there means a test that never runs
