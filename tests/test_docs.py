@@ -441,12 +441,14 @@ def _target(site_dir: Path, page: str, link: str) -> tuple[Path, str] | None:
     return path.resolve(), parts.fragment
 
 
+@pytest.mark.docs_site
 def test_documented_build_command_prints_no_third_party_banner(site: tuple[Path, str]) -> None:
     _, output = site
     for banner in ("ProperDocs", "Zensical", "MkDocs 2.0", "version 2"):
         assert banner not in output
 
 
+@pytest.mark.docs_site
 def test_built_pages_have_their_headings(site: tuple[Path, str]) -> None:
     site_dir, _ = site
     index = _read(site_dir, "index.html").headings
@@ -465,6 +467,7 @@ def test_built_pages_have_their_headings(site: tuple[Path, str]) -> None:
         assert ("h2", title) in recipes
 
 
+@pytest.mark.docs_site
 def test_plots_page_shows_a_rendered_picture_per_chart(site: tuple[Path, str]) -> None:
     site_dir, _ = site
     images = _read(site_dir, "plots/index.html").images
@@ -493,6 +496,7 @@ def test_plots_page_shows_a_rendered_picture_per_chart(site: tuple[Path, str]) -
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > least
 
 
+@pytest.mark.docs_site
 def test_no_stray_summary_page_and_no_internals_on_the_loaders_page(
     site: tuple[Path, str],
 ) -> None:
@@ -512,6 +516,7 @@ def test_no_stray_summary_page_and_no_internals_on_the_loaders_page(
         assert "<blockquote>" not in page.read_text(encoding="utf-8"), page
 
 
+@pytest.mark.docs_site
 def test_no_broken_internal_links(site: tuple[Path, str]) -> None:
     site_dir, _ = site
     # 404.html is served for any missing path, so its links are absolute by design.
