@@ -6,14 +6,13 @@ can (:func:`fetch`)."""
 from __future__ import annotations
 
 import datetime as dt
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 
-from ...errors import KnowledgeTimeWarning, warn
+from ...errors import KnowledgeTimeWarning, held_warnings, raise_held, warn
 from ...registry import REGISTRY
 from .reach import Reach
 from .sources import ROW, Read, Source
@@ -58,8 +57,10 @@ def fetch(
         first = REGISTRY[name].load_start(start, lookback)
         public_from = REGISTRY[name].public_start(start, lookback)
         mine = symbols if coverage is None else coverage.readable(name, symbols)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", KnowledgeTimeWarning)
+        # Held through the context, not warnings.catch_warnings: this read may run in a
+        # worker thread (read while the caller computes), and catch_warnings swaps the
+        # process's filters and display, which then took the caller's own warnings.
+        with held_warnings() as caught:
             columns = reach.columns if isinstance(reach, Reach) else None
             if (
                 isinstance(reach, Reach)
@@ -77,11 +78,9 @@ def fetch(
                     name, mine, first, end, known_at=known_at, errors=errors, columns=columns,
                     public_from=public_from,
                 )  # fmt: skip
-        for w in caught:  # said once below, for every dataset at once
-            if issubclass(w.category, KnowledgeTimeWarning):
-                unknown_then.append(name)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        # Knowledge-time warnings are said once below, for every dataset at once.
+        unknown_then += [name for _, c in caught if issubclass(c, KnowledgeTimeWarning)]
+        raise_held([(m, c) for m, c in caught if not issubclass(c, KnowledgeTimeWarning)])
         # The caller's alone to free once computed: no local of this generator keeps it while
         # the caller computes (a box emptied as the tuple is made).
         box = [frame]

@@ -9,7 +9,6 @@ set's versions: :mod:`.pinned`.
 from __future__ import annotations
 
 import datetime as dt
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple, cast
 
@@ -25,6 +24,8 @@ from ...errors import (
     MdframesError,
     RateLimitError,
     SkippedSymbolsWarning,
+    held_warnings,
+    raise_held,
 )
 from ...registry import REGISTRY
 from .pinned import (
@@ -64,6 +65,14 @@ class Ask(NamedTuple):
     errors: str
     columns: Sequence[str] | None
     public_from: dt.date | None
+
+
+def _skip_note(message: str, category: type[Warning]) -> bool:
+    """A loader's note of the symbols it skipped (the panel gives one for all datasets)."""
+    return (
+        issubclass(category, SkippedSymbolsWarning)
+        or "symbol(s) failed and were skipped" in message
+    )
 
 
 def _empty(dataset: str) -> pd.DataFrame:
@@ -269,10 +278,10 @@ class ServiceSource(Source):
         from ...loaders import load
 
         start, end, errors = ask.start, ask.end, ask.errors
-        with warnings.catch_warnings():
-            # The panel says once which symbols it skipped, over all its datasets.
-            warnings.filterwarnings("ignore", category=SkippedSymbolsWarning)
-            warnings.filterwarnings("ignore", message=r".*symbol\(s\) failed and were skipped")
+        # The panel says once which symbols it skipped, over all its datasets: the loader's
+        # own notes are held and dropped (through the context: warnings.catch_warnings would
+        # swap the process's filters under the other threads).
+        with held_warnings() as held:
             try:
                 frame = load(
                     name,
@@ -291,6 +300,7 @@ class ServiceSource(Source):
                         *exc.args[1:],
                     )
                 raise
+        raise_held([(m, c) for m, c in held if not _skip_note(m, c)])
         return frame, dict(frame.attrs.get("failed", {}))
 
     def check_executor(self, executor: Any) -> None:
