@@ -182,13 +182,13 @@ def test_ctrl_c_stops_the_sync_and_the_next_one_finishes(
     server: Sandbox, reference: dict[str, pd.DataFrame], tmp_path: Path
 ) -> None:
     root = tmp_path / "lake"
-    server.latency = 0.05
+    # Forecast's answers are held back: the other datasets' units arrive and are committed
+    # one by one (the state on disk says so) while forecast's are still being asked, so the
+    # Ctrl-C always lands with work left. (Without it, CI once saw the last unit committed
+    # before the signal, under load: exit 0.)
+    server.slow_paths = {"/predictions/": 8.0}
     try:
         server.clear_log()
-        # Each unit committed as it comes: interrupted once some unit is (the state on disk
-        # says so), never before, and while others are still being asked (a sync of four
-        # symbols commits all of them at its end, where a Ctrl-C can land after its work:
-        # CI saw exit 0 under load). The resumed run then has something it need not ask again.
         proc = _sync(root, sync_env(server), flush_units=1)
         deadline = time.monotonic() + 120
         while not _units_done(root) and time.monotonic() < deadline and proc.poll() is None:
@@ -200,7 +200,7 @@ def test_ctrl_c_stops_the_sync_and_the_next_one_finishes(
         time.sleep(0.3)
         assert server.count() == asked  # no request is started after the interrupt
     finally:
-        server.latency = 0.0
+        server.slow_paths = {}
     assert proc.returncode == 130 and b"interrupted" in err
     assert not (root / ".lock").exists() or (root / ".lock").read_text() == ""  # released
     server.clear_log()

@@ -86,7 +86,9 @@ class Sandbox:
         records exist up to this day and ``meta.timestamp`` falls on it. Move it with
         :meth:`set_today` and :meth:`advance`.
     latency : float
-        Seconds slept per request.
+        Seconds slept per request. The attribute ``slow_paths`` (path fragment -> seconds,
+        empty at start) gives matching requests a latency of their own, so that one
+        dataset's answers can be held back while the others arrive.
     rate_limit, rate_window, reset_format, reset_seconds
         Requests per window per key, window length in seconds, ``"iso"`` or ``"unix"`` for
         ``X-RateLimit-Reset``, and how far ahead a ``"remaining0"`` fault puts the reset.
@@ -153,6 +155,7 @@ class Sandbox:
         # ``record_counts`` histories are laid out back from here and do not move with the clock.
         self.anchor = self._day
         self.latency = latency
+        self.slow_paths: dict[str, float] = {}
         self.rate_limit = rate_limit
         self.rate_window = rate_window
         self.reset_format = reset_format
@@ -373,8 +376,9 @@ class Sandbox:
                 del self.requests[: len(self.requests) - self.max_log]
         # Logged on arrival, answered after the latency: a request being answered is in the
         # log with status 0 until then.
-        if self.latency:
-            time.sleep(self.latency)
+        wait = next((t for part, t in self.slow_paths.items() if part in path), self.latency)
+        if wait:
+            time.sleep(wait)
         outcome = self._respond(method, version, raw_path, target, query, key, headers)
         entry.status = 0 if outcome.drop else outcome.status
         return outcome
