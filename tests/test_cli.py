@@ -468,6 +468,12 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return run_demo(out, stream=open(os.devnull, "w"))  # noqa: SIM115
 
 
+@pytest.fixture(scope="module")
+def demo_book(demo: dict) -> openpyxl.Workbook:
+    """The demo's workbook as openpyxl reads it (seconds for every sheet: read once)."""
+    return openpyxl.load_workbook(demo["excel"])
+
+
 def test_demo_exercises_every_registry_dataset(demo: dict) -> None:
     summary = demo["summary"]
     assert set(REGISTRY) <= set(summary["dataset"])
@@ -493,8 +499,8 @@ def test_demo_applies_the_helpers(demo: dict) -> None:
     assert (pit["filing_date"] <= pit.attrs["as_of"]).all()
 
 
-def test_demo_workbook_is_safe_and_complete(demo: dict) -> None:
-    book = openpyxl.load_workbook(demo["excel"])
+def test_demo_workbook_is_safe_and_complete(demo: dict, demo_book: openpyxl.Workbook) -> None:
+    book = demo_book
     names = set(book.sheetnames)
     assert "summary" in names
     assert {sheet_name(d) for d in REGISTRY} <= names
@@ -509,9 +515,9 @@ def test_demo_workbook_is_safe_and_complete(demo: dict) -> None:
         assert book[sheet_name(dataset)].max_row == len(frame) + 1, dataset
 
 
-def test_demo_v1_sheets_are_oldest_first_and_formatted(demo: dict) -> None:
+def test_demo_v1_sheets_are_oldest_first_and_formatted(demo_book: openpyxl.Workbook) -> None:
     # Issue 18: the demo showed v1 sheets upside down next to v2 sheets, all in General.
-    book = openpyxl.load_workbook(demo["excel"])
+    book = demo_book
     for dataset in ("v1/sentiments", "v1/house_trades", "v1/insider_transactions", "sentiment"):
         sheet = book[sheet_name(dataset)]
         header = [c.value for c in sheet[1]]
