@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import queue
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -376,7 +378,6 @@ def test_budget_then_resume_equals_an_uninterrupted_run(
 def test_a_unit_that_started_finishes_when_the_budget_refuses_the_next(client: md.Client) -> None:
     """The cut that made a resumed sync ask a congress chamber again, made to happen every
     time: a unit of two requests has sent one when the next unit is refused for budget."""
-    import threading
 
     from mdframes.lake.sync.pacer import Pacer, SyncStopped, sync_client
 
@@ -436,6 +437,63 @@ def test_rate_limit_stops_cleanly_without_wait(tmp_path: Path) -> None:
         )
         assert "rate-limit" in (report.stopped or "")
         assert all(r.status == 200 for r in server.requests)
+
+
+def test_a_window_is_spent_only_once_the_requests_in_flight_have_answered() -> None:
+    """Answers are handled out of order across threads, and the service's count may already
+    include requests still in flight here: subtracting those again called a window of 5 spent
+    after 4 requests (seen under load). Each step runs on a thread of its own, as the fetch
+    pool's requests do (the pacer keeps each request's attempt per thread)."""
+    from types import SimpleNamespace
+
+    from mdframes.lake.sync.pacer import Pacer, SyncStopped
+
+    pacer = Pacer(budget=None, wait=False)
+    reset = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=60)).isoformat()
+
+    def answer(remaining: int) -> SimpleNamespace:
+        headers = {"X-RateLimit-Limit": "5", "X-RateLimit-Remaining": str(remaining)}
+        return SimpleNamespace(status_code=200, headers={**headers, "X-RateLimit-Reset": reset})
+
+    class Request(threading.Thread):
+        """One request: sent at once, answered when told to."""
+
+        def __init__(self) -> None:
+            super().__init__(daemon=True)
+            self.sent, self.answer_with = threading.Event(), queue.Queue[int]()
+            self.error: BaseException | None = None
+            self.start()
+
+        def run(self) -> None:
+            try:
+                pacer.before_send()
+            except SyncStopped as exc:
+                self.error = exc
+                return
+            self.sent.set()
+            pacer.after_response(answer(self.answer_with.get(timeout=30)))
+
+        def answered(self, remaining: int) -> None:
+            self.answer_with.put(remaining)
+            self.join(30)
+
+    first = Request()
+    assert first.sent.wait(10)
+    first.answered(4)
+    a, b, c = Request(), Request(), Request()
+    assert all(r.sent.wait(10) for r in (a, b, c))
+    c.answered(1)  # the service had counted a and b too: 5 - 4
+    fifth = Request()
+    fifth.join(0.5)
+    assert not fifth.sent.is_set() and pacer.stopped is None  # waits for a's and b's answers
+    a.answered(3)
+    b.answered(2)
+    assert fifth.sent.wait(10)
+    fifth.answered(0)
+    sixth = Request()
+    sixth.join(10)
+    assert isinstance(sixth.error, SyncStopped) and "window spent" in str(sixth.error)
+    assert pacer.sent == 5 and pacer.in_flight == 0
 
 
 def test_wait_honours_the_rate_limit_across_windows(tmp_path: Path) -> None:

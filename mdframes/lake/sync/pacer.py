@@ -147,7 +147,9 @@ class Pacer:
                 if delay <= 0:
                     self.remaining = None  # a new window: the next answer tells its size
                     break
-                if not self.wait:
+                # An answer's count may already include requests still in flight here: their
+                # own answers tell the window's true count before it is called spent.
+                if not self.wait and self.in_flight == 0:
                     self._halt("rate-limit window spent (wait=False)")
                     continue
                 # Short waits so that a stop (Ctrl-C) is noticed within a fraction of a second.
