@@ -359,35 +359,20 @@ def _counted(total: str, **counts: tuple[str, str]) -> Summary:
     return summary
 
 
-def _sentiment_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    scores = [r["score"] for r in records]
-    return {
-        "totalTickers": _tickers_in(records),
-        "averageScore": _mean(scores),
-        "bullishCount": sum(s > 0.2 for s in scores),
-        "bearishCount": sum(s < -0.2 for s in scores),
-        "neutralCount": sum(-0.2 <= s <= 0.2 for s in scores),
-    }
+def _averaged(
+    field: str, average: str, total: str | None = None, **counts: Callable[[float], bool]
+) -> Summary:
+    """A summary of the tickers, the mean of ``field`` and ``name=test`` counts of its
+    values (``total``: the record count first)."""
 
+    def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+        values = [r[field] for r in records]
+        out: dict[str, Any] = {total: len(records)} if total else {}
+        out.update({"totalTickers": _tickers_in(records), average: _mean(values)})
+        out.update({name: sum(map(test, values)) for name, test in counts.items()})
+        return out
 
-def _put_call_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    ratios = [r["ratio"] for r in records]
-    return {
-        "totalTickers": _tickers_in(records),
-        "averageRatio": _mean(ratios),
-        "highPutCount": sum(x > 1.2 for x in ratios),
-        "highCallCount": sum(x < 0.7 for x in ratios),
-    }
-
-
-def _predictions_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    moves = [r["expectedMidTerm"] for r in records]
-    return {
-        "totalTickers": _tickers_in(records),
-        "averageExpectedMidTerm": _mean(moves),
-        "positiveCount": sum(m > 0 for m in moves),
-        "negativeCount": sum(m < 0 for m in moves),
-    }
+    return summary
 
 
 def _app_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -417,8 +402,20 @@ _CONGRESS_SUMMARY = _counted(
     purchaseCount=("transactionType", "Purchase"),
     saleCount=("transactionType", "Sale"),
 )
+_PREDICTIONS_SUMMARY = _averaged(
+    "expectedMidTerm",
+    "averageExpectedMidTerm",
+    positiveCount=lambda m: m > 0,
+    negativeCount=lambda m: m < 0,
+)
 SUMMARIES: dict[str, Summary] = {
-    "sentiment": _sentiment_summary,
+    "sentiment": _averaged(
+        "score",
+        "averageScore",
+        bullishCount=lambda s: s > 0.2,
+        bearishCount=lambda s: s < -0.2,
+        neutralCount=lambda s: -0.2 <= s <= 0.2,
+    ),
     "insider-trading": _counted(
         "totalTransactions",
         buyCount=("transactionType", "Buy"),
@@ -429,14 +426,12 @@ SUMMARIES: dict[str, Summary] = {
         upgradeCount=("action", "Upgrade"),
         downgradeCount=("action", "Downgrade"),
     ),
-    "news": lambda records: {
-        "totalArticles": len(records),
-        "totalTickers": _tickers_in(records),
-        "averageSentiment": _mean([r["sentiment"] for r in records]),
-    },
-    "put-call-ratio": _put_call_summary,
-    "predictions/daily": _predictions_summary,
-    "predictions/monthly": _predictions_summary,
+    "news": _averaged("sentiment", "averageSentiment", "totalArticles"),
+    "put-call-ratio": _averaged(
+        "ratio", "averageRatio", highPutCount=lambda x: x > 1.2, highCallCount=lambda x: x < 0.7
+    ),
+    "predictions/daily": _PREDICTIONS_SUMMARY,
+    "predictions/monthly": _PREDICTIONS_SUMMARY,
     "congress/house": _CONGRESS_SUMMARY,
     "congress/senate": _CONGRESS_SUMMARY,
     "app-ratings": _app_summary,
