@@ -275,25 +275,17 @@ def _ratio(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     has_price = bool("price" in df.columns and df["price"].notna().any())
     symbols = data.symbols(df)
     fig = _figure(len(symbols), tuple(symbols) if len(symbols) > 1 else (), secondary=has_price)
-    frame = df.assign(x=pd.to_datetime(df["date"]))
+    frame = df.assign(x=pd.to_datetime(df["date"]), y=df["ratio"].astype(float))
     for r, symbol in enumerate(symbols, start=1):
         rows = (frame[frame["symbol"] == symbol] if symbol else frame).sort_values("x")
-        fig.add_trace(
-            _symbol_trace(
-                symbol,
-                x=rows["x"],
-                y=rows["ratio"].astype(float),
-                mode="lines",
-                name="put/call ratio",
-                legendgroup="ratio",
-                showlegend=r == 1,
-                line={"color": colour(0), "width": 1},
-                **_hover(rows, spec.hover, ""),
-            ),
-            row=r,
-            col=1,
-            secondary_y=False,
-        )
+        _panel_trace(
+            fig, r, symbol, rows, spec.hover, "",
+            mode="lines",
+            name="put/call ratio",
+            legendgroup="ratio",
+            showlegend=r == 1,
+            line={"color": colour(0), "width": 1},
+        )  # fmt: skip
         if has_price:
             _price_line(fig, rows, r)
         _put_call_levels(fig, r)
