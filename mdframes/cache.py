@@ -286,6 +286,13 @@ def _files(path: Path) -> list[Path]:
     return [path, *(path.with_name(path.name + s) for s in _SIDECARS)]
 
 
+def _opened(path: Path) -> contextlib.closing[Any]:
+    """The cache file's backend, closed when the ``with`` block ends."""
+    from requests_cache.backends.sqlite import SQLiteCache
+
+    return contextlib.closing(SQLiteCache(str(path)))
+
+
 def inspect(path: Path) -> CacheInfo:
     """Size and entry counts of the cache file; never raises for a bad file.
 
@@ -300,14 +307,9 @@ def inspect(path: Path) -> CacheInfo:
         return CacheInfo(path, exists=False)
     size = sum(f.stat().st_size for f in _files(path) if f.exists())
     try:
-        from requests_cache.backends.sqlite import SQLiteCache
-
-        backend = SQLiteCache(str(path))
-        try:
+        with _opened(path) as backend:
             entries = len(backend.responses)
             expired = sum(1 for _ in backend.filter(valid=False, expired=True))
-        finally:
-            backend.close()
     except Exception as exc:  # housekeeping must report a bad file, whatever broke
         return CacheInfo(path, True, size, None, None, _describe(exc))
     return CacheInfo(path, True, size, entries, expired)
@@ -335,10 +337,7 @@ def clear(path: Path, *, expired: bool = False) -> Cleared:
     if not path.exists():
         return Cleared(0)
     try:
-        from requests_cache.backends.sqlite import SQLiteCache
-
-        backend = SQLiteCache(str(path))
-        try:
+        with _opened(path) as backend:
             before = len(backend.responses)
             if expired:
                 backend.delete(expired=True)
@@ -346,8 +345,6 @@ def clear(path: Path, *, expired: bool = False) -> Cleared:
                 backend.responses.clear()
                 backend.redirects.clear()
             return Cleared(before - len(backend.responses))
-        finally:
-            backend.close()
     except Exception as exc:  # a file we cannot read is a file we delete
         problem = _describe(exc)
     for file in _files(path):

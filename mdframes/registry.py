@@ -403,10 +403,7 @@ class Dataset:
         return f.nullable if f.nullable is not None else not self.fields_stated
 
     def param(self, name: str) -> Param | None:
-        for p in self.params:
-            if p.name == name:
-                return p
-        return None
+        return next((p for p in self.params if p.name == name), None)
 
     @property
     def limit_bounds(self) -> tuple[int | None, int | None]:

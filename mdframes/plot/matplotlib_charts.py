@@ -444,19 +444,20 @@ def _facets(function: Any) -> Any:
                 "leave ax= out (a new figure) or select one symbol",
                 parameter="ax",
             )
-        fig, axes = kit.pyplot().subplots(
-            len(symbols),
-            1,
-            figsize=(10, 1.0 + 3.4 * len(symbols)),
-            sharex=True,
-            layout="constrained",
-            squeeze=False,
-        )
-        for symbol, panel in zip(symbols, axes[:, 0], strict=True):
+        fig, axes = _stacked(len(symbols), 1.0, 3.4)
+        for symbol, panel in zip(symbols, axes, strict=True):
             function(df[df["symbol"].astype("string") == symbol], ax=panel, **options)
         return fig
 
     return draw
+
+
+def _stacked(n: int, base: float, per_panel: float) -> tuple[Any, list[Any]]:
+    """A new figure of ``n`` panels, one over the other, sharing the time axis."""
+    fig, grid = kit.pyplot().subplots(
+        n, 1, figsize=(10, base + per_panel * n), sharex=True, layout="constrained", squeeze=False
+    )
+    return fig, list(grid[:, 0])
 
 
 def _note(title: str, rows: pd.DataFrame, spec: Chart) -> str:
@@ -512,15 +513,7 @@ def _mpl_metrics(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: An
             f"chart: {spec.title} draws {len(panels)} panels; leave ax= out", parameter="ax"
         )
     if ax is None:
-        fig, grid = kit.pyplot().subplots(
-            len(panels),
-            1,
-            figsize=(10, 1.5 + 2.6 * len(panels)),
-            sharex=True,
-            layout="constrained",
-            squeeze=False,
-        )
-        axes = list(grid[:, 0])
+        fig, axes = _stacked(len(panels), 1.5, 2.6)
     else:
         fig, axes = ax.figure, [ax]
     symbols = data.symbols(df)

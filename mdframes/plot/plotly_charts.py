@@ -179,6 +179,14 @@ def _symbol_trace(symbol: str, **kw: Any) -> Any:
     return _go().Scatter(meta={"symbol": symbol, "role": "data"}, **kw)
 
 
+def _panel_trace(
+    fig: Any, r: int, symbol: str, g: pd.DataFrame, hover: tuple[str, ...], y_label: str, **kw: Any
+) -> None:
+    """``symbol``'s trace of ``g``'s ``x`` and ``y`` on panel ``r``."""
+    trace = _symbol_trace(symbol, x=g["x"], y=g["y"], **_hover(g, hover, y_label), **kw)
+    fig.add_trace(trace, row=r, col=1)
+
+
 def _symbol_lines(
     fig: Any,
     symbols: list[str],
@@ -267,25 +275,17 @@ def _ratio(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     has_price = bool("price" in df.columns and df["price"].notna().any())
     symbols = data.symbols(df)
     fig = _figure(len(symbols), tuple(symbols) if len(symbols) > 1 else (), secondary=has_price)
-    frame = df.assign(x=pd.to_datetime(df["date"]))
+    frame = df.assign(x=pd.to_datetime(df["date"]), y=df["ratio"].astype(float))
     for r, symbol in enumerate(symbols, start=1):
         rows = (frame[frame["symbol"] == symbol] if symbol else frame).sort_values("x")
-        fig.add_trace(
-            _symbol_trace(
-                symbol,
-                x=rows["x"],
-                y=rows["ratio"].astype(float),
-                mode="lines",
-                name="put/call ratio",
-                legendgroup="ratio",
-                showlegend=r == 1,
-                line={"color": colour(0), "width": 1},
-                **_hover(rows, spec.hover, ""),
-            ),
-            row=r,
-            col=1,
-            secondary_y=False,
-        )
+        _panel_trace(
+            fig, r, symbol, rows, spec.hover, "",
+            mode="lines",
+            name="put/call ratio",
+            legendgroup="ratio",
+            showlegend=r == 1,
+            line={"color": colour(0), "width": 1},
+        )  # fmt: skip
         if has_price:
             _price_line(fig, rows, r)
         _put_call_levels(fig, r)
@@ -350,21 +350,14 @@ def _insider(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
             g = part[part["group"] == group]
             if g.empty:
                 continue
-            fig.add_trace(
-                _symbol_trace(
-                    symbol,
-                    x=g["x"],
-                    y=g["y"],
-                    mode="markers",
-                    name=group,
-                    legendgroup=group,
-                    showlegend=r == 1 or group not in _shown(fig),
-                    marker={"color": colour_, "size": 8, "opacity": 0.8},
-                    **_hover(g, spec.hover, "total value"),
-                ),
-                row=r,
-                col=1,
-            )
+            _panel_trace(
+                fig, r, symbol, g, spec.hover, "total value",
+                mode="markers",
+                name=group,
+                legendgroup=group,
+                showlegend=r == 1 or group not in _shown(fig),
+                marker={"color": colour_, "size": 8, "opacity": 0.8},
+            )  # fmt: skip
         fig.add_hline(y=0, line_color="black", line_width=0.5, row=r, col=1)
         fig.update_yaxes(title_text="USD (sales < 0)", tickprefix="$", row=r, col=1)
     return _finish(fig, data_title(df, spec), len(symbols), note=data.left_out_note(rows, spec))
@@ -386,33 +379,26 @@ def _congress(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
             markers = np.where(
                 g["hi"].isna(), "triangle-up", np.where(g["lo"].isna(), "triangle-down", "circle")
             )
-            fig.add_trace(
-                _symbol_trace(
-                    symbol,
-                    x=g["x"],
-                    y=g["y"],
-                    mode="markers",
-                    name=str(kind),
-                    legendgroup=str(kind),
-                    showlegend=str(kind) not in _shown(fig),
-                    marker={
-                        "color": data.TRADE_COLOURS.get(str(kind), "#4575b4"),
-                        "size": 7,
-                        "symbol": markers,
-                    },
-                    error_y={
-                        "type": "data",
-                        "symmetric": False,
-                        "array": up.to_numpy(),
-                        "arrayminus": np.zeros(len(g)),
-                        "width": 0,
-                        "thickness": 2,
-                    },
-                    **_hover(g, spec.hover, ""),
-                ),
-                row=r,
-                col=1,
-            )
+            _panel_trace(
+                fig, r, symbol, g, spec.hover, "",
+                mode="markers",
+                name=str(kind),
+                legendgroup=str(kind),
+                showlegend=str(kind) not in _shown(fig),
+                marker={
+                    "color": data.TRADE_COLOURS.get(str(kind), "#4575b4"),
+                    "size": 7,
+                    "symbol": markers,
+                },
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": up.to_numpy(),
+                    "arrayminus": np.zeros(len(g)),
+                    "width": 0,
+                    "thickness": 2,
+                },
+            )  # fmt: skip
         fig.update_yaxes(title_text="USD (min..max)", row=r, col=1)
         _money_log_axis(fig, pd.concat([part["lo"], part["hi"], part["y"]]), row=r)
     return _finish(fig, data_title(df, spec), len(symbols), note=data.left_out_note(rows, spec))
@@ -430,19 +416,12 @@ def _apps(df: pd.DataFrame, spec: Chart, per_app: bool = False, **_: Any) -> Any
             g = part[part["series"] == series]
             # One colour per platform in every panel, as the legend says.
             platform = str(series).split(":")[0]
-            fig.add_trace(
-                _symbol_trace(
-                    symbol,
-                    x=g["x"],
-                    y=g["y"],
-                    mode="lines+markers",
-                    name=f"{symbol} {series}".strip(),
-                    line={"color": _PLATFORM_COLOURS.get(platform, colour(2))},
-                    **_hover(g, spec.hover, ""),
-                ),
-                row=r,
-                col=1,
-            )
+            _panel_trace(
+                fig, r, symbol, g, spec.hover, "",
+                mode="lines+markers",
+                name=f"{symbol} {series}".strip(),
+                line={"color": _PLATFORM_COLOURS.get(platform, colour(2))},
+            )  # fmt: skip
         fig.update_yaxes(range=[1, 5], title_text="score (1..5)", row=r, col=1)
     return _finish(fig, data_title(df, spec), len(symbols), note=data.left_out_note(rows, spec))
 

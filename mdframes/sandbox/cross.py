@@ -76,21 +76,17 @@ def _latest(seed: int, today: dt.date, k: int, every: int) -> dt.date:
     return today - dt.timedelta(days=(today.toordinal() - phase) % period)
 
 
-def _sentiment(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _sentiment(symbol: str, today: dt.date) -> dict[str, Any]:
     return {
-        "symbol": symbol,
-        "name": name,
         "date": today.isoformat(),
         "score": sentiment_seen(profile(symbol), today, today),
     }
 
 
-def _professionalnet(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _professionalnet(symbol: str, today: dt.date) -> dict[str, Any]:
     s = profile(symbol).seed
     employees = 50 + int(unit(s, 40) ** 3 * 200_000)
     return {
-        "symbol": symbol,
-        "name": name,
         "date": today.isoformat(),
         "employeeCount": employees,
         "followerCount": employees * (3 + int(unit(s, 41) * 37)),
@@ -98,7 +94,7 @@ def _professionalnet(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     }
 
 
-def _app_ratings(symbol: str, name: str, today: dt.date) -> dict[str, Any] | None:
+def _app_ratings(symbol: str, today: dt.date) -> dict[str, Any] | None:
     s = profile(symbol).seed
     if today < _APP_START:
         return None
@@ -106,8 +102,6 @@ def _app_ratings(symbol: str, name: str, today: dt.date) -> dict[str, Any] | Non
     android = unit(s, 51) < 0.85 or not ios
     count = int(unit(s, 52) ** 2 * 3_000_000) + 50
     return {
-        "symbol": symbol,
-        "name": name,
         "date": today.isoformat(),
         "iosScore": round(3.0 + unit(s, 53) * 2.0, 2) if ios else None,
         "iosRatingsCount": count if ios else None,
@@ -116,7 +110,7 @@ def _app_ratings(symbol: str, name: str, today: dt.date) -> dict[str, Any] | Non
     }
 
 
-def _analyst(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _analyst(symbol: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
     day = _DATE_OF["analyst-ratings"](p.seed, today)
     r = rng("screener-analyst", symbol, day)
@@ -131,8 +125,6 @@ def _analyst(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
         rating = after
     price = p.base_price * (0.9 + r.random() * 0.4)
     return {
-        "symbol": symbol,
-        "name": name,
         "date": day.isoformat(),
         "institution": r.choice(INSTITUTIONS),
         "action": action,
@@ -141,36 +133,32 @@ def _analyst(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     }
 
 
-def _news(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _news(symbol: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
     day = _DATE_OF["news"](p.seed, today)
-    return {"symbol": symbol, "name": name, **news_entry(rng("screener-news", symbol), p, day, 0)}
+    return news_entry(rng("screener-news", symbol), p, day, 0)
 
 
-def _put_call(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _put_call(symbol: str, today: dt.date) -> dict[str, Any]:
     day = today
     while day.weekday() >= 5:
         day -= dt.timedelta(days=1)
-    return {"symbol": symbol, "name": name, **put_call_on(profile(symbol), day)}
+    return put_call_on(profile(symbol), day)
 
 
-def _forum(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _forum(symbol: str, today: dt.date) -> dict[str, Any]:
     s = profile(symbol).seed
     return {
-        "symbol": symbol,
-        "name": name,
         "date": f"{today.isoformat()}T20:00:00Z",
         "subreddit": ("wallstreetbets", "stocks", "investing", "options")[s % 4],
         "mentions": 1 + int(unit(s, 70) ** 3 * 2_000),
     }
 
 
-def _predictions(type: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
-    def record(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _predictions(type: str) -> Callable[[str, dt.date], dict[str, Any]]:
+    def record(symbol: str, today: dt.date) -> dict[str, Any]:
         f = forecast(symbol, type, today)
         return {
-            "symbol": symbol,
-            "name": name,
             "type": type,
             "date": today.isoformat(),
             **f["metadata"],
@@ -180,15 +168,13 @@ def _predictions(type: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
     return record
 
 
-def _insider(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _insider(symbol: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
     day = _latest(p.seed, today, 80, 60)
     r = rng("screener-insider", symbol, day)
     kind = r.choices(("Sale", "Buy", "Award", "Tax", "Exercise", "Gift"), (45, 20, 12, 12, 8, 3))[0]
     shares = r.randint(100, 80_000)
     return {
-        "symbol": symbol,
-        "name": name,
         "date": day.isoformat(),
         "insider": person(r),
         "relationship": r.choice(("CEO", "CFO", "Director", "10% Owner", "COO")),
@@ -198,17 +184,15 @@ def _insider(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     }
 
 
-def _congress(chamber: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
+def _congress(chamber: str) -> Callable[[str, dt.date], dict[str, Any]]:
     pool = members(chamber)
 
-    def record(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+    def record(symbol: str, today: dt.date) -> dict[str, Any]:
         p = profile(symbol)
         disclosed = _latest(p.seed, today, 90, 120)  # the latest disclosure
         r = rng("screener-congress", chamber, symbol, disclosed)
         day = disclosed - dt.timedelta(days=r.randint(1, 45))
         return {
-            "symbol": symbol,
-            "name": name,
             "chamber": chamber,
             "date": day.isoformat(),
             "politician": r.choice(pool),
@@ -221,12 +205,10 @@ def _congress(chamber: str) -> Callable[[str, str, dt.date], dict[str, Any]]:
     return record
 
 
-def _lobbying(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _lobbying(symbol: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
     day = _latest(p.seed, today, 100, 90)
     return {
-        "symbol": symbol,
-        "name": name,
         "date": day.isoformat(),
         "filingYear": day.year,
         "quarter": f"Q{(day.month - 1) // 3 + 1}",
@@ -235,12 +217,10 @@ def _lobbying(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     }
 
 
-def _contracts(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _contracts(symbol: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
     day = _latest(p.seed, today, 110, 180)
     return {
-        "symbol": symbol,
-        "name": name,
         "date": day.isoformat(),
         "awardId": f"SB{p.seed % 999_983:06d}{day:%y%m%d}",
         "awardAmount": round(25_000 + unit(p.seed, 111) ** 2 * 40_000_000, 2),
@@ -249,13 +229,11 @@ def _contracts(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     }
 
 
-def _patents(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
+def _patents(symbol: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
     day = _latest(p.seed, today, 120, 60)
     day -= dt.timedelta(days=(day.weekday() - 1) % 7)
     return {
-        "symbol": symbol,
-        "name": name,
         "date": day.isoformat(),
         "patentId": str(10_000_000 + p.seed % 89_000_000),
         "patentDate": day.isoformat(),
@@ -264,7 +242,7 @@ def _patents(symbol: str, name: str, today: dt.date) -> dict[str, Any]:
     }
 
 
-_RECORDS: dict[str, Callable[[str, str, dt.date], dict[str, Any] | None]] = {
+_RECORDS: dict[str, Callable[[str, dt.date], dict[str, Any] | None]] = {
     "sentiment": _sentiment,
     "professionalnet": _professionalnet,
     "app-ratings": _app_ratings,
@@ -296,7 +274,8 @@ def _record(tail: str, today: dt.date, i: int) -> dict[str, Any] | None:
         cache = _BUILT.setdefault((tail, today), [_UNBUILT] * len(universe()))
     if cache[i] is _UNBUILT:
         symbol, name, _ = universe()[i]
-        cache[i] = _RECORDS[tail](symbol, name, today)
+        fields = _RECORDS[tail](symbol, today)  # every record starts with symbol and name
+        cache[i] = None if fields is None else {"symbol": symbol, "name": name, **fields}
     rec: dict[str, Any] | None = cache[i]
     return rec
 
@@ -359,35 +338,20 @@ def _counted(total: str, **counts: tuple[str, str]) -> Summary:
     return summary
 
 
-def _sentiment_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    scores = [r["score"] for r in records]
-    return {
-        "totalTickers": _tickers_in(records),
-        "averageScore": _mean(scores),
-        "bullishCount": sum(s > 0.2 for s in scores),
-        "bearishCount": sum(s < -0.2 for s in scores),
-        "neutralCount": sum(-0.2 <= s <= 0.2 for s in scores),
-    }
+def _averaged(
+    field: str, average: str, total: str | None = None, **counts: Callable[[float], bool]
+) -> Summary:
+    """A summary of the tickers, the mean of ``field`` and ``name=test`` counts of its
+    values (``total``: the record count first)."""
 
+    def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+        values = [r[field] for r in records]
+        out: dict[str, Any] = {total: len(records)} if total else {}
+        out.update({"totalTickers": _tickers_in(records), average: _mean(values)})
+        out.update({name: sum(map(test, values)) for name, test in counts.items()})
+        return out
 
-def _put_call_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    ratios = [r["ratio"] for r in records]
-    return {
-        "totalTickers": _tickers_in(records),
-        "averageRatio": _mean(ratios),
-        "highPutCount": sum(x > 1.2 for x in ratios),
-        "highCallCount": sum(x < 0.7 for x in ratios),
-    }
-
-
-def _predictions_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    moves = [r["expectedMidTerm"] for r in records]
-    return {
-        "totalTickers": _tickers_in(records),
-        "averageExpectedMidTerm": _mean(moves),
-        "positiveCount": sum(m > 0 for m in moves),
-        "negativeCount": sum(m < 0 for m in moves),
-    }
+    return summary
 
 
 def _app_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -417,8 +381,20 @@ _CONGRESS_SUMMARY = _counted(
     purchaseCount=("transactionType", "Purchase"),
     saleCount=("transactionType", "Sale"),
 )
+_PREDICTIONS_SUMMARY = _averaged(
+    "expectedMidTerm",
+    "averageExpectedMidTerm",
+    positiveCount=lambda m: m > 0,
+    negativeCount=lambda m: m < 0,
+)
 SUMMARIES: dict[str, Summary] = {
-    "sentiment": _sentiment_summary,
+    "sentiment": _averaged(
+        "score",
+        "averageScore",
+        bullishCount=lambda s: s > 0.2,
+        bearishCount=lambda s: s < -0.2,
+        neutralCount=lambda s: -0.2 <= s <= 0.2,
+    ),
     "insider-trading": _counted(
         "totalTransactions",
         buyCount=("transactionType", "Buy"),
@@ -429,14 +405,12 @@ SUMMARIES: dict[str, Summary] = {
         upgradeCount=("action", "Upgrade"),
         downgradeCount=("action", "Downgrade"),
     ),
-    "news": lambda records: {
-        "totalArticles": len(records),
-        "totalTickers": _tickers_in(records),
-        "averageSentiment": _mean([r["sentiment"] for r in records]),
-    },
-    "put-call-ratio": _put_call_summary,
-    "predictions/daily": _predictions_summary,
-    "predictions/monthly": _predictions_summary,
+    "news": _averaged("sentiment", "averageSentiment", "totalArticles"),
+    "put-call-ratio": _averaged(
+        "ratio", "averageRatio", highPutCount=lambda x: x > 1.2, highCallCount=lambda x: x < 0.7
+    ),
+    "predictions/daily": _PREDICTIONS_SUMMARY,
+    "predictions/monthly": _PREDICTIONS_SUMMARY,
     "congress/house": _CONGRESS_SUMMARY,
     "congress/senate": _CONGRESS_SUMMARY,
     "app-ratings": _app_summary,
