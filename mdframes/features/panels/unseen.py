@@ -91,9 +91,7 @@ def _day(value: Any) -> int | None:
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return value.toordinal() - _EPOCH
     stamp = pd.Timestamp(value)
-    if stamp is pd.NaT:
-        return None
-    return stamp.toordinal() - _EPOCH
+    return stamp.toordinal() - _EPOCH if stamp is not pd.NaT else None
 
 
 _EPOCH: Final = dt.date(1970, 1, 1).toordinal()
