@@ -223,9 +223,7 @@ def _param_accepts(p: Param) -> str:
 
 
 def _param_wire(p: Param) -> str:
-    if p.in_path:
-        return f"path segment `{p.wire}`"
-    return f"query `{p.wire}`"
+    return f"path segment `{p.wire}`" if p.in_path else f"query `{p.wire}`"
 
 
 def params_table(ds: Dataset, *, notes: bool = True) -> str:

@@ -89,9 +89,9 @@ def _record_list(ds: Dataset, data: dict[str, Any], key: str, url: str | None) -
 
 def _summary(data: dict[str, Any]) -> dict[str, Any]:
     summary = data.get("summary")
-    if not isinstance(summary, dict):
-        return {}
-    return {"summary": {snake(k): v for k, v in summary.items()}}
+    return (
+        {"summary": {snake(k): v for k, v in summary.items()}} if isinstance(summary, dict) else {}
+    )
 
 
 def _records(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
@@ -103,8 +103,7 @@ def _records(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -
         records = _record_list(ds, data, ds.records or "data", url)
         header = _scalars(data, skip=ds.records)
     for key, value in context.items():
-        header.setdefault(key, value)
-        if header[key] is None:
+        if header.get(key) is None:
             header[key] = value
     return Records(header, records, _summary(data) if isinstance(data, dict) else {})
 
@@ -293,13 +292,12 @@ def _forecast_triple(date: str, value: Any) -> list[float]:
     try:
         if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence) or len(parts) != 3:
             raise ValueError
-        numbers = [float(p.strip() if isinstance(p, str) else p) for p in parts]
+        return [float(p.strip() if isinstance(p, str) else p) for p in parts]
     except (TypeError, ValueError):
         raise ResponseFormatError(
             f"v1 forecast value for {date} is not 'main,lower,upper': {value!r}",
             dataset="v1/ticker_forecast",
         ) from None
-    return numbers
 
 
 def parse_v1_forecast(prediction: Mapping[str, Any]) -> list[tuple[str, float, float, float]]:
