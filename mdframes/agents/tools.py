@@ -130,8 +130,7 @@ def _values(col: pd.Series) -> list[Any]:
     elif kind in "iub" or (kind == "O" and not isinstance(dtype, np.dtype)):
         # integers, booleans, text, categories: Python values as they are (the stubs do
         # not know na_value=None, which pandas takes for every dtype)
-        plain: list[Any] = col.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]
-        return plain
+        return col.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]
     else:  # lists, mixed values, durations
         missing = np.asarray(pd.isna(col.array), dtype=bool)
         objects = col.to_numpy(dtype=object)

@@ -116,10 +116,8 @@ def _spans(first: Any, last: Any, gaps: Any) -> tuple[np.ndarray, np.ndarray]:
     ``gaps`` (inclusive ``(start, end)`` pairs no sync fetched). No ``first`` with a ``last``:
     synced without a start, from the beginning of the service's history."""
     lo, hi = _day(first), _day(last)
-    if hi is None:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
     lo = _OPEN if lo is None else lo
-    if hi < lo:
+    if hi is None or hi < lo:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     holes = []
     for gap in gaps if isinstance(gaps, Iterable) and not isinstance(gaps, str) else ():
