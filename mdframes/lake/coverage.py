@@ -263,10 +263,8 @@ def _utc(text: Any) -> dt.datetime | None:
 
 @functools.lru_cache(maxsize=1024)
 def _parsed_utc(text: str) -> dt.datetime:
-    stamp = dt.datetime.fromisoformat(text)
-    if stamp.tzinfo is None:
-        return stamp.replace(tzinfo=dt.timezone.utc)
-    return stamp.astimezone(dt.timezone.utc)
+    stamp, utc = dt.datetime.fromisoformat(text), dt.timezone.utc
+    return stamp.replace(tzinfo=utc) if stamp.tzinfo is None else stamp.astimezone(utc)
 
 
 def _sync_time(sync_id: Any) -> dt.datetime | None:

@@ -141,10 +141,7 @@ class DtypeRecord:
         return [c.name for c in self.columns]
 
     def column(self, name: str) -> Column | None:
-        for c in self.columns:
-            if c.name == name:
-                return c
-        return None
+        return next((c for c in self.columns if c.name == name), None)
 
     @property
     def identity(self) -> Identity:
