@@ -102,9 +102,7 @@ def _records(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -
         data = _as_dict(ds, data, url)
         records = _record_list(ds, data, ds.records or "data", url)
         header = _scalars(data, skip=ds.records)
-    for key, value in context.items():
-        if header.get(key) is None:
-            header[key] = value
+    header.update((key, value) for key, value in context.items() if header.get(key) is None)
     return Records(header, records, _summary(data) if isinstance(data, dict) else {})
 
 
@@ -182,8 +180,7 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
                 notes.append(_no_observations(base))
                 continue
             extra = {k: v for k, v in app.items() if k not in base and k != "observations"}
-            for obs in observed[i]:
-                rows.append({**base, **extra, **obs})
+            rows += [{**base, **extra, **obs} for obs in observed[i]]
     elif "data" in data:
         for entry in _record_list(ds, data, "data", url):
             for platform in PLATFORMS:
@@ -330,8 +327,7 @@ def _v1_ticker_forecast(
     header = _scalars(data)
     header.setdefault("type", pred.get("type"))
     # The forecast's own numbers are per-symbol header values: columns on every row.
-    for f in V1_FORECAST_META:
-        header[f.wire] = pred.get(f.wire)
+    header.update((f.wire, pred.get(f.wire)) for f in V1_FORECAST_META)
     header["lastUpdate"] = pred.get("lastUpdate")
     attrs: dict[str, Any] = {}
     if pred.get("technicalAnalysis"):
