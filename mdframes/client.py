@@ -556,11 +556,8 @@ class Client:
         >>> payload = client.get("/v2/markets")
         >>> client.evict([payload.request])
         """
-        wanted = [r for r in requests if r is not None]
-        if not wanted:
-            return
         with self._in_use(create=False) as session:
-            self._evict(session, wanted)
+            self._evict(session, [r for r in requests if r is not None])
 
     @staticmethod
     def _evict(session: Any, wanted: list[Any]) -> None:

@@ -130,8 +130,7 @@ class Example:
 
     def resolve(self) -> Callable[..., Any]:
         """The loader function itself."""
-        loader: Callable[..., Any] = getattr(importlib.import_module(self.module), self.function)
-        return loader
+        return getattr(importlib.import_module(self.module), self.function)
 
     def call(self, extra: str = "") -> str:
         """The call as Python source, e.g. ``md.load_sentiment("AAPL", client=client)``."""
@@ -223,9 +222,7 @@ def _param_accepts(p: Param) -> str:
 
 
 def _param_wire(p: Param) -> str:
-    if p.in_path:
-        return f"path segment `{p.wire}`"
-    return f"query `{p.wire}`"
+    return f"path segment `{p.wire}`" if p.in_path else f"query `{p.wire}`"
 
 
 def params_table(ds: Dataset, *, notes: bool = True) -> str:
@@ -375,17 +372,15 @@ def screener_page() -> str:
         "## Parameters\n",
     ]
     shared = all(REGISTRY[n].params == first.params for n in names)
-    parts.append(params_table(first, notes=False) if shared else "Per screener, below.\n")
-    parts.append(
+    parts += [
+        params_table(first, notes=False) if shared else "Per screener, below.\n",
         "`market` or `region` is required where the table above says so: the service answers "
-        "400 without either, and mdframes refuses the call before sending it.\n"
-    )
-    parts.append("## Columns\n")
-    parts.append(
+        "400 without either, and mdframes refuses the call before sending it.\n",
+        "## Columns\n",
         "Record fields are stated by the spec only for the sentiment and insider-trading "
         "screeners; the others keep every field the service returns, snake_cased and typed "
-        "by value, and their schema pins only the columns listed in the table.\n"
-    )
+        "by value, and their schema pins only the columns listed in the table.\n",
+    ]
     for n in names:
         ds = REGISTRY[n]
         if ds.shape != "auto" or not shared:
@@ -457,8 +452,7 @@ def cache_table() -> str:
     for n, ds in REGISTRY.items():
         by_ttl.setdefault(ds.ttl, []).append(n)
     rows = ["| lifetime | datasets |", "|---|---|"]
-    for ttl in sorted(by_ttl):
-        rows.append(f"| {_lifetime(ttl)} | {_code(by_ttl[ttl])} |")
+    rows += [f"| {_lifetime(ttl)} | {_code(by_ttl[ttl])} |" for ttl in sorted(by_ttl)]
     return "\n".join(rows) + "\n"
 
 

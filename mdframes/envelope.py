@@ -7,6 +7,7 @@ v1 returns bare objects and flat ``{error, message}`` errors. Anything else is a
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,10 +96,8 @@ def _json(response: Any, url: str, dataset: str | None, reset: Any, secret: str 
     body = response.__dict__.get("mdframes_json", _UNPARSED)
     if body is not _UNPARSED:
         return body
-    try:
+    with contextlib.suppress(orjson.JSONDecodeError):
         return orjson.loads(content)
-    except orjson.JSONDecodeError:
-        pass
     if response.status_code >= 400:
         raise error_for_status(
             response.status_code,

@@ -342,14 +342,10 @@ def error_for_status(
 ) -> ApiError:
     """Build the ApiError subclass for an HTTP status (or, for ``success: false`` on a 200,
     for the error code)."""
-    effective = status
-    if (effective is None or effective < 400) and code:
+    effective = status or 0
+    if effective < 400 and code:
         effective = _CODE_STATUS.get(code.upper(), effective)
-    cls: type[ApiError]
-    if effective is not None and effective >= 500:
-        cls = ServerError
-    else:
-        cls = _STATUS_CLASSES.get(effective or 0, ApiError)
+    cls = ServerError if effective >= 500 else _STATUS_CLASSES.get(effective, ApiError)
     if cls is RateLimitError:
         return RateLimitError(message, reset_at=reset_at, status=status, code=code, url=url)
     return cls(message, status=status, code=code, url=url)
@@ -492,16 +488,14 @@ def warnings_from_threads() -> Iterator[None]:
     """Hold the warnings of work started within (submitted with ``contextvars.copy_context``,
     so that its threads see the same list), and raise them in this thread when it ends: they
     then point at the user's line, as a warning of the calling thread does."""
-    held: list[tuple[str, type[Warning]]] = []
-    token = _HELD.set(held)
     failed = False
     try:
-        yield
+        with held_warnings() as held:
+            yield
     except BaseException:
         failed = True
         raise
     finally:
-        _HELD.reset(token)
         raise_held(held, failed)
 
 

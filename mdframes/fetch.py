@@ -91,10 +91,7 @@ def _check_symbol(ds: Dataset, request: Request, records: Records, payload: Any)
 
 
 def _wire(ds: Dataset, column: str) -> str:
-    for f in ds.all_fields:
-        if f.name == column:
-            return f.wire
-    return column
+    return next((f.wire for f in ds.all_fields if f.name == column), column)
 
 
 def _record_key(record: dict[str, Any], id_wires: Sequence[Sequence[str]]) -> tuple:
@@ -141,9 +138,8 @@ def _walk(client: Client, ds: Dataset, request: Request, page: int) -> Records:
         walked.notes.extend(n for n in got.notes if n not in walked.notes)
         before = len(merged)
         _check_keys(ds, got.rows, [*(w for part in id_wires for w in part), date_wire])
-        for record in got.rows:
-            # A later page repeats the boundary date in full; its copy replaces the first.
-            merged[_record_key(record, id_wires)] = record
+        # A later page repeats the boundary date in full; its copy replaces the first.
+        merged.update((_record_key(record, id_wires), record) for record in got.rows)
         if got.limit_count < page:
             break
         dates: list[str] = [r[date_wire] for r in got.rows if r.get(date_wire)]

@@ -9,6 +9,7 @@ enumeration value outside its closed set is a :class:`DataValidationError` (or, 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
@@ -38,9 +39,8 @@ def _bad(ds_name: str, column: str, message: str, samples: Sequence[Any]) -> Res
 
 def _nulls(values: list[Any]) -> list[Any]:
     # "" is how the service writes an absent date (contracts' endDate); treat it as null.
-    if "" not in values:  # one C-level scan; the list is never changed in place
-        return values
-    return [None if v == "" else v for v in values]
+    # One C-level scan; the list is never changed in place.
+    return values if "" not in values else [None if v == "" else v for v in values]
 
 
 # Every line YYYY-MM-DD: one C-level scan checks all distinct values of a column at once.
@@ -65,10 +65,8 @@ def _parse_dates(values: list[Any], column: str, ds_name: str) -> Any:
     distinct = set(values)
     distinct.discard(None)
     if _all_iso_dates(distinct):
-        try:
+        with contextlib.suppress(ValueError):  # e.g. 2026-02-30
             return np.array(values, dtype="datetime64[D]").astype(DATE_DTYPE)
-        except ValueError:  # e.g. 2026-02-30
-            pass
     return _parse_other_dates(values, distinct, column, ds_name)
 
 
@@ -123,13 +121,11 @@ def _parse_timestamps(values: list[Any], column: str, ds_name: str) -> Any:
 
 
 def _numbers(values: list[Any], column: str, ds_name: str, dtype: str) -> Any:
-    try:
+    with contextlib.suppress(TypeError, ValueError, OverflowError):
         if dtype == "float64":
             return np.array(values, dtype="float64")
         with np.errstate(invalid="ignore", over="ignore"):  # out-of-range: reported below
             return _integers(values)
-    except (TypeError, ValueError, OverflowError):
-        pass
     # Numbers sent as text (v1), or "" for absent.
     series = pd.Series(_nulls(values), dtype=object)
     if series.map(lambda v: isinstance(v, str)).any():
@@ -186,10 +182,9 @@ def _strings(values: list[Any]) -> Any:
         # Straight to Arrow: a third faster than pd.array's element-wise checks.
         import pyarrow as pa
 
-        try:
+        # Numbers among the text: let pandas render them.
+        with contextlib.suppress(pa.ArrowInvalid, pa.ArrowTypeError):
             return pd.arrays.ArrowStringArray(pa.array(values, type=pa.large_string()))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            pass  # numbers among the text: let pandas render them
     return pd.array(values, dtype=_STRING)
 
 
@@ -338,10 +333,9 @@ def _declared_elsewhere() -> dict[str, Field]:
 def _typed(values: list[Any], key: str, name: str, known: dict[str, Field], ds_name: str) -> Any:
     f = known.get(name)
     if f is not None:
-        try:
+        # E.g. timestamps where other endpoints send dates: typed by value below.
+        with contextlib.suppress(ResponseFormatError):
             return cast_column(values, f, ds_name, strict=False)
-        except ResponseFormatError:
-            pass  # e.g. timestamps where other endpoints send dates: typed by value below
     return typed_by_value(values, key, ds_name)
 
 

@@ -11,6 +11,7 @@ Point-in-time helpers live in :mod:`mdframes.pit`; the app-ratings reshaper
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Mapping
@@ -91,7 +92,7 @@ def _parse_text(value: str) -> Bounds:
     """:func:`_parse_amount` of text, remembered: filings repeat a few hundred amounts, and
     each panel of congress features parses them again."""
     text = _SPACES.sub(" ", _DASHES.sub("-", value)).strip().casefold()
-    try:
+    with contextlib.suppress(InvalidOperation, ValueError, OverflowError):
         if m := _RANGE.fullmatch(text):
             return _checked(_whole(_dollars(m[1])), _whole(_dollars(m[2])))
         if m := _OVER.fullmatch(text):
@@ -104,8 +105,6 @@ def _parse_text(value: str) -> Bounds:
         if m := _EXACT.fullmatch(text):
             exact = _whole(_dollars(m[1]))
             return _checked(exact, exact)
-    except (InvalidOperation, ValueError, OverflowError):
-        pass
     return _NA_BOUNDS
 
 

@@ -7,6 +7,7 @@ home of the two checks every wing asks of an argument: :func:`whole_number` and 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import numbers
@@ -165,12 +166,10 @@ def to_date(value: Any, name: str = "date", *, dataset: str | None = None) -> dt
         return value
     if isinstance(value, str):
         text = value.strip()
-        try:
+        with contextlib.suppress(ValueError):
             if _ISO_DATE.match(text):
                 return dt.date.fromisoformat(text)
             return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).date()
-        except ValueError:
-            pass
     raise InvalidParameterError(
         f"{name}={value!r} is not a date (use 'YYYY-MM-DD', datetime.date or pandas.Timestamp)",
         parameter=name,

@@ -89,9 +89,9 @@ def _record_list(ds: Dataset, data: dict[str, Any], key: str, url: str | None) -
 
 def _summary(data: dict[str, Any]) -> dict[str, Any]:
     summary = data.get("summary")
-    if not isinstance(summary, dict):
-        return {}
-    return {"summary": {snake(k): v for k, v in summary.items()}}
+    return (
+        {"summary": {snake(k): v for k, v in summary.items()}} if isinstance(summary, dict) else {}
+    )
 
 
 def _records(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> Records:
@@ -102,10 +102,7 @@ def _records(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -
         data = _as_dict(ds, data, url)
         records = _record_list(ds, data, ds.records or "data", url)
         header = _scalars(data, skip=ds.records)
-    for key, value in context.items():
-        header.setdefault(key, value)
-        if header[key] is None:
-            header[key] = value
+    header.update((key, value) for key, value in context.items() if header.get(key) is None)
     return Records(header, records, _summary(data) if isinstance(data, dict) else {})
 
 
@@ -183,8 +180,7 @@ def _app_apps(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) 
                 notes.append(_no_observations(base))
                 continue
             extra = {k: v for k, v in app.items() if k not in base and k != "observations"}
-            for obs in observed[i]:
-                rows.append({**base, **extra, **obs})
+            rows += [{**base, **extra, **obs} for obs in observed[i]]
     elif "data" in data:
         for entry in _record_list(ds, data, "data", url):
             for platform in PLATFORMS:
@@ -293,13 +289,12 @@ def _forecast_triple(date: str, value: Any) -> list[float]:
     try:
         if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence) or len(parts) != 3:
             raise ValueError
-        numbers = [float(p.strip() if isinstance(p, str) else p) for p in parts]
+        return [float(p.strip() if isinstance(p, str) else p) for p in parts]
     except (TypeError, ValueError):
         raise ResponseFormatError(
             f"v1 forecast value for {date} is not 'main,lower,upper': {value!r}",
             dataset="v1/ticker_forecast",
         ) from None
-    return numbers
 
 
 def parse_v1_forecast(prediction: Mapping[str, Any]) -> list[tuple[str, float, float, float]]:
@@ -332,8 +327,7 @@ def _v1_ticker_forecast(
     header = _scalars(data)
     header.setdefault("type", pred.get("type"))
     # The forecast's own numbers are per-symbol header values: columns on every row.
-    for f in V1_FORECAST_META:
-        header[f.wire] = pred.get(f.wire)
+    header.update((f.wire, pred.get(f.wire)) for f in V1_FORECAST_META)
     header["lastUpdate"] = pred.get("lastUpdate")
     attrs: dict[str, Any] = {}
     if pred.get("technicalAnalysis"):

@@ -308,10 +308,7 @@ class Dataset:
     def time_column(self) -> str | None:
         """The column rows are ordered by: the window's field, else ``date``."""
         wire = self.filter_field or "date"
-        for f in self.fields:
-            if f.wire == wire or f.name == wire:
-                return f.name
-        return None
+        return next((f.name for f in self.fields if wire in (f.wire, f.name)), None)
 
     @property
     def read_bound(self) -> str | None:

@@ -99,9 +99,7 @@ class Columns:
 
     def values(self, column: str) -> Any:
         """The column's values as held: a typed array (numpy or pandas), or ``Series.array``."""
-        if self._typed is None:
-            return self[column].array
-        return self._typed.columns[column]
+        return self[column].array if self._typed is None else self._typed.columns[column]
 
     def array(self, column: str) -> Any:
         """The column's ``Series.array``, without a Series where the columns are typed."""

@@ -294,7 +294,6 @@ def _read_whole(response: requests.Response) -> Exception | None:
 
 
 _JSON_START = frozenset(b"{[")
-_SPACE = frozenset(b" \t\r\n")
 
 
 def _cut_short(response: requests.Response) -> _CutShort | None:
@@ -305,10 +304,8 @@ def _cut_short(response: requests.Response) -> _CutShort | None:
     if response.status_code != 200 or response.request.method != "GET":
         return None
     content = response.content or b""
-    i = 0
-    while i < len(content) and content[i] in _SPACE:
-        i += 1
-    if i < len(content) and content[i] not in _JSON_START:
+    head = content.lstrip(b" \t\r\n")[:1]
+    if head and head[0] not in _JSON_START:
         return None
     try:
         setattr(response, JSON_ATTR, orjson.loads(content))
@@ -328,13 +325,8 @@ def _chain(exc: BaseException) -> list[BaseException]:
         if any(item is s for s in seen) or len(seen) > 20:
             continue
         seen.append(item)
-        reason = getattr(item, "reason", None)
-        if isinstance(reason, BaseException):
-            todo.append(reason)
-        todo.extend(a for a in item.args if isinstance(a, BaseException))
-        for linked in (item.__cause__, item.__context__):
-            if linked is not None:
-                todo.append(linked)
+        linked = (getattr(item, "reason", None), *item.args, item.__cause__, item.__context__)
+        todo.extend(e for e in linked if isinstance(e, BaseException))
     return seen
 
 

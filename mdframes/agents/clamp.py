@@ -37,9 +37,7 @@ def parse_clamp(value: Any, name: str = "as_of") -> pd.Timestamp:
     >>> parse_clamp("2026-06-30")
     Timestamp('2026-06-30 23:59:59.999999+0000', tz='UTC')
     """
-    if isinstance(value, str):
-        value = value.strip()
-    return to_utc(value, name)
+    return to_utc(value.strip() if isinstance(value, str) else value, name)
 
 
 def _now() -> pd.Timestamp:
@@ -114,8 +112,7 @@ class Clock:
 
 def iso(stamp: pd.Timestamp) -> str:
     """An instant as text, UTC, to the microsecond when it has one."""
-    text = stamp.tz_convert("UTC").isoformat()
-    return text.replace("+00:00", "Z")
+    return stamp.tz_convert("UTC").isoformat().replace("+00:00", "Z")
 
 
 def public_by(frame: pd.DataFrame, dataset: str, at: pd.Timestamp) -> pd.DataFrame:
@@ -138,10 +135,7 @@ def public_by(frame: pd.DataFrame, dataset: str, at: pd.Timestamp) -> pd.DataFra
 
 
 def _min_time(value: Any, at: pd.Timestamp) -> pd.Timestamp:
-    if value is None:
-        return at
-    given = to_utc(value, "known_at")
-    return min(given, at)
+    return at if value is None else min(to_utc(value, "known_at"), at)
 
 
 class ClampedLake:
@@ -216,10 +210,7 @@ class ClampedLake:
     def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
         """``md.Lake.coverage`` as it stood at the clamp, as far as the lake's state tells
         (``Lake.coverage(known_at=)``)."""
-        table: pd.DataFrame = self._lake.coverage(
-            datasets=datasets, symbols=symbols, known_at=self.at
-        )
-        return table
+        return self._lake.coverage(datasets=datasets, symbols=symbols, known_at=self.at)
 
 
 def _public_by_bound(dataset: str, end: Any, at: pd.Timestamp) -> bool:

@@ -75,13 +75,9 @@ class Answer:
     def all_notes(self) -> list[str]:
         left = len(self.frame) - min(self.limit, len(self.frame))
         more = (
-            [
-                f"{left} more row(s) left out (limit={self.limit}); narrow the question or raise limit"
-            ]
-            if left > 0
-            else []
+            f"{left} more row(s) left out (limit={self.limit}); narrow the question or raise limit"
         )
-        return [*self.notes, *more]
+        return [*self.notes, more] if left > 0 else list(self.notes)
 
     def columns_and_rows(self) -> tuple[list[str], list[dict[str, Any]]]:
         """The shown rows as JSON values: times as ISO text, missing values as null."""
@@ -134,8 +130,7 @@ def _values(col: pd.Series) -> list[Any]:
     elif kind in "iub" or (kind == "O" and not isinstance(dtype, np.dtype)):
         # integers, booleans, text, categories: Python values as they are (the stubs do
         # not know na_value=None, which pandas takes for every dtype)
-        plain: list[Any] = col.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]
-        return plain
+        return col.to_numpy(dtype=object, na_value=None).tolist()  # type: ignore[call-overload]
     else:  # lists, mixed values, durations
         missing = np.asarray(pd.isna(col.array), dtype=bool)
         objects = col.to_numpy(dtype=object)
@@ -304,17 +299,6 @@ def dataset_line(ds: Dataset) -> str:
     return f"- {ds.name}: {ds.description} [{kind}; {public}]" + (f" {caveats}" if caveats else "")
 
 
-def _datasets_text() -> str:
-    return "\n".join(dataset_line(ds) for ds in lake_datasets())
-
-
-def _features_text() -> str:
-    from ..features import catalog
-
-    cat = catalog()
-    return "\n".join(f"- {r.name}: {r.description}" for r in cat.itertuples())
-
-
 _CLAMP = (
     "Every tool answers as of the clamp (the simulated present): only data the lake had "
     "fetched by then and that was public by then; arguments past the clamp are answered up "
@@ -378,6 +362,8 @@ _ARGS: dict[str, list[Arg]] = {
 
 def tool_specs() -> dict[str, tuple[str, list[Arg]]]:
     """Each tool's description and arguments."""
+    from ..features import catalog
+
     names = ", ".join(ds.name for ds in lake_datasets())
     dataset = Arg(
         "dataset",
@@ -385,8 +371,11 @@ def tool_specs() -> dict[str, tuple[str, list[Arg]]]:
         f"One of: {names}. Call `datasets` for what the lake holds and each one's columns.",
         required=True,
     )
-    lists = {"datasets": "\nDatasets:\n" + _datasets_text()}
-    lists["features"] = "\nFeatures:\n" + _features_text()
+    features = (f"- {r.name}: {r.description}" for r in catalog().itertuples())
+    lists = {
+        "datasets": "\nDatasets:\n" + "\n".join(dataset_line(ds) for ds in lake_datasets()),
+        "features": "\nFeatures:\n" + "\n".join(features),
+    }
     return {
         tool: (
             _WORDS[tool] + _CLAMP + lists.get(tool, ""),
@@ -420,9 +409,7 @@ class Tools:
         :class:`ToolError` whose text holds no key or credential."""
         try:
             return self._call(name, arguments or {})
-        except ToolError as exc:
-            raise ToolError(self.clean(str(exc))) from None
-        except (ClockError, MdframesError) as exc:
+        except (ToolError, ClockError, MdframesError) as exc:
             raise ToolError(self.clean(str(exc))) from None
 
     def clean(self, text: str) -> str:
@@ -487,7 +474,7 @@ class Tools:
         if start is not None and end is not None and start > end:
             if start > day and ds.anchor is not None:
                 notes.append(f"start {start} is after the clamp ({day}): nothing to show")
-                frame = self._empty_read(lake, ds, args)
+                frame = self._read_frame(lake, ds, args, None, None).iloc[0:0]
                 return Answer("read", lake.at, frame, limit, notes)
             raise ToolError(f"start {start} is after end {end}")
         if ds.time_column is None and ("start" in args or "end" in args):
@@ -518,10 +505,6 @@ class Tools:
             if "holds no" in text:
                 raise ToolError(f"the lake holds no {ds.name}; call `datasets`") from None
             raise ToolError(text) from None
-
-    def _empty_read(self, lake: ClampedLake, ds: Dataset, args: dict[str, Any]) -> pd.DataFrame:
-        frame = self._read_frame(lake, ds, args, None, None)
-        return frame.iloc[0:0]
 
     # -- features --
     def _features(self, lake: ClampedLake, args: dict[str, Any]) -> Answer:
@@ -556,9 +539,7 @@ class Tools:
             out = panel(
                 symbols, date, date, names, freq="D", source=lake, known_at=lake.at, errors="skip"
             )
-        failed = out.attrs.get("failed") or {}
-        for symbol, why in failed.items():
-            notes.append(f"{symbol}: {why}")
+        notes += [f"{symbol}: {why}" for symbol, why in (out.attrs.get("failed") or {}).items()]
         frame = out.reset_index()
         frame["date"] = frame["date"].dt.strftime("%Y-%m-%d")
         return Answer("features", lake.at, frame, limit, notes)
@@ -597,7 +578,7 @@ class Tools:
         cov = lake.coverage()
         cov = cov[cov["symbol"].notna() & (cov["status"].astype(str) != "never")]
         parts.append(pd.DataFrame({"symbol": cov["symbol"].astype(object), "name": None}))
-        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        frame = pd.concat(parts, ignore_index=True)
         if frame.empty:
             return pd.DataFrame({"symbol": [], "name": []}, dtype=object)
         frame = frame.astype(object).where(frame.notna(), None)

@@ -164,12 +164,11 @@ def _quiet_broken_pipe() -> int:
     Python would report the failed flush of stdout again at exit; pointing stdout at the null
     device first makes that flush a no-op.
     """
-    try:
+    # Stdout may not be a real file (a test capture).
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # stdout is not a real file (a test capture)
-        pass
     return EXIT_BROKEN_PIPE
 
 

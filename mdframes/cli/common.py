@@ -224,9 +224,7 @@ class Output:
     def whole(self) -> str | None:
         """The format the whole frame is written to stdout in, or ``None`` (a file, or the
         terminal's preview)."""
-        if self.path is not None:
-            return None
-        if self.format is None and stdout_is_terminal():
+        if self.path is not None or (self.format is None and stdout_is_terminal()):
             return None
         return self.format or "csv"
 

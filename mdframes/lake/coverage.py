@@ -178,9 +178,7 @@ def _dataset_rows(
     for key in keys:
         row = memo.rows.get(key)
         if row is None:
-            ids = by_symbol.get(key, [])
-            row = _row(ds, key, ids, memo)
-            memo.rows[key] = row
+            row = memo.rows[key] = _row(ds, key, by_symbol.get(key, []), memo)
         out.append({**row, "gaps": list(row["gaps"])})  # the caller's own list
     return out
 
@@ -260,17 +258,13 @@ def _fetch_times(entry: dict[str, Any]) -> tuple[dt.datetime | None, dt.datetime
 
 
 def _utc(text: Any) -> dt.datetime | None:
-    if not isinstance(text, str):
-        return None
-    return _parsed_utc(text)
+    return _parsed_utc(text) if isinstance(text, str) else None
 
 
 @functools.lru_cache(maxsize=1024)
 def _parsed_utc(text: str) -> dt.datetime:
-    stamp = dt.datetime.fromisoformat(text)
-    if stamp.tzinfo is None:
-        return stamp.replace(tzinfo=dt.timezone.utc)
-    return stamp.astimezone(dt.timezone.utc)
+    stamp, utc = dt.datetime.fromisoformat(text), dt.timezone.utc
+    return stamp.replace(tzinfo=utc) if stamp.tzinfo is None else stamp.astimezone(utc)
 
 
 def _sync_time(sync_id: Any) -> dt.datetime | None:

@@ -99,12 +99,6 @@ def repair(tables: list[DatasetTable], lease: Any) -> pd.DataFrame:
     return frame.astype({"dataset": "string", "file": "string", "rows": "Int64", "note": "string"})
 
 
-def _sync_times(storage: Storage) -> dict[str, str]:
-    from .sync.state import RootState
-
-    return RootState.load(storage).sync_times()
-
-
 def info(storage: Storage, tables: list[DatasetTable]) -> pd.DataFrame:
     """One row per dataset: records, stored rows, symbols, time range, last sync, files;
     counted once more on the new versions when a compaction overtook it."""
@@ -112,8 +106,10 @@ def info(storage: Storage, tables: list[DatasetTable]) -> pd.DataFrame:
 
 
 def _info(storage: Storage, tables: list[DatasetTable]) -> pd.DataFrame:
+    from .sync.state import RootState
+
     rows = []
-    started = _sync_times(storage)
+    started = RootState.load(storage).sync_times()
     for table in tables:
         snap = table.snapshot()  # a log that lost versions raises here
         manifest = table.manifest

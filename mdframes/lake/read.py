@@ -292,8 +292,7 @@ def _public_from(table: pa.Table, ds: Any, since: dt.date, whole: Any) -> pa.Tab
     from .sync.versions import record_numbers
 
     records = record_numbers(table, whole)
-    mask = np.isin(records, records[keep])
-    return table.filter(pa.array(mask))
+    return table.filter(pa.array(np.isin(records, records[keep])))
 
 
 def _day_scalar(kind: pa.DataType, day: dt.date) -> pa.Scalar:

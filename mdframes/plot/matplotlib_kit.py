@@ -78,9 +78,7 @@ def require(df: pd.DataFrame, columns: Iterable[str], what: str) -> None:
 
 
 def symbols_of(df: pd.DataFrame) -> list[str]:
-    if "symbol" not in df.columns:
-        return []
-    return [str(s) for s in pd.unique(df["symbol"].dropna())]
+    return [str(s) for s in pd.unique(df["symbol"].dropna())] if "symbol" in df.columns else []
 
 
 def one_symbol(df: pd.DataFrame, what: str) -> str:

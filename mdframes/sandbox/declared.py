@@ -104,9 +104,7 @@ def history(
     stream = events(ds.name, symbol, today, _EVENTS_PER_24_MONTHS, count, anchor, ties=0.2)
     out = [_record(ds, seed, day, p, f"{day:%Y%m%d}-{i}") for i, (day, seed) in enumerate(stream)]
     wf = window_field(ds)
-    if wf is None:
-        return tuple(reversed(out))
-    return newest_first(out, wf, today, count, ds)
+    return tuple(reversed(out)) if wf is None else newest_first(out, wf, today, count, ds)
 
 
 def _header(ds: Dataset, ctx: Ctx, p: Profile) -> dict[str, Any]:

@@ -253,9 +253,7 @@ class FaultProxy:
         if attempt >= self.max_in_a_row:
             return attempt, None
         rng = random.Random(f"{self.seed}|{target}|{attempt}")
-        if rng.random() < self.rate:
-            return attempt, rng.choice(self.kinds)
-        return attempt, None
+        return attempt, (rng.choice(self.kinds) if rng.random() < self.rate else None)
 
     def _serve(self, handler: socketserver.StreamRequestHandler) -> None:
         upstream = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=30)

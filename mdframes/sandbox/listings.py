@@ -207,9 +207,7 @@ def universe() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     """``(symbol, name, markets)`` for every ticker ever listed, primary market first; the
     schedule's new listings follow the base universe in listing order."""
     entries = {s: tuple(ms) for s, ms in _base().items()}
-    for c in _schedule():
-        if c.event == "listed":
-            entries[c.symbol] = (c.market,)
+    entries.update((c.symbol, (c.market,)) for c in _schedule() if c.event == "listed")
     return tuple((s, profile(s).name, ms) for s, ms in entries.items())
 
 

@@ -78,10 +78,7 @@ def build_routes(registry: Mapping[str, Dataset] | None = None) -> tuple[Route, 
             continue
         build = _hand_written(ds)
         segments = tuple(ds.path.strip("/").split("/"))
-        if build is None:
-            routes[ds.path] = Route(ds, segments, declared.build, declared=True)
-        else:
-            routes[ds.path] = Route(ds, segments, build)
+        routes[ds.path] = Route(ds, segments, build or declared.build, declared=build is None)
     # Literal segments win over placeholders where two templates could both match.
     return tuple(sorted(routes.values(), key=lambda r: sum(s.startswith("{") for s in r.segments)))
 

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -284,9 +285,6 @@ class Sandbox:
             self._day += dt.timedelta(days=days)
             return self._day
 
-    def _today(self) -> dt.date:
-        return self._day
-
     def revisions(
         self,
         dataset: str,
@@ -429,7 +427,7 @@ class Sandbox:
 
     def _ctx(self, route: Route, parts: dict[str, str], query: dict[str, str]) -> Ctx:
         check_parts(route.dataset, parts)
-        today = self._today()
+        today = self._day
         symbol = parts.get(route.symbol_part) if route.symbol_part else None
         if symbol is not None and not self._knows(symbol, today):
             raise HttpError(404, f"symbol {symbol!r} not found")
@@ -465,15 +463,10 @@ class Sandbox:
         """
         missing = {s.upper() for s in self.missing_symbols}
         named = set(self.record_counts) | set(self.extra_symbols)
-        return frozenset(
-            s for s in served_symbols(self._today()) | named if s.upper() not in missing
-        )
+        return frozenset(s for s in served_symbols(self._day) | named if s.upper() not in missing)
 
     def _fault(self, fault: Any, version: str, target: str, key: str, headers: Any) -> Outcome:
         _, rate = self._spend(key, consume=False)
-
-        def error(code: int, message: str | None, **extra: str) -> Outcome:
-            return self._error(version, code, message, **extra)
 
         def real() -> Outcome:
             path = urlsplit(target).path
@@ -484,7 +477,7 @@ class Sandbox:
         return damage(
             fault,
             rate,
-            error=error,
+            error=partial(self._error, version),
             real=real,
             location=self.url + target,
             reset_in=lambda seconds: self._rate_headers(0, time.time() + seconds),

@@ -377,9 +377,7 @@ def sentiment_revision(p: Profile, day: dt.date) -> tuple[dt.date, float] | None
 def sentiment_seen(p: Profile, day: dt.date, today: dt.date) -> float:
     """The score of ``day`` as the service shows it on ``today`` (before or after a revision)."""
     revision = sentiment_revision(p, day)
-    if revision is not None and today < revision[0]:
-        return revision[1]
-    return sentiment_on(p, day)
+    return revision[1] if revision is not None and today < revision[0] else sentiment_on(p, day)
 
 
 def put_call_on(p: Profile, day: dt.date) -> dict[str, Any]:

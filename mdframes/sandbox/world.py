@@ -13,6 +13,7 @@ default clock, the quirk and bare-list option forms, and the documented revision
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 from collections.abc import Iterable, Iterator
@@ -55,10 +56,8 @@ def as_day(value: object) -> dt.date:
     if isinstance(value, dt.date):
         return value
     if isinstance(value, str):
-        try:
+        with contextlib.suppress(ValueError):
             return dt.date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            pass
     raise ValueError(f"not a day: {value!r}; use a date or 'YYYY-MM-DD'")
 
 
@@ -150,12 +149,8 @@ def materialise(rec: dict[str, Any], today_iso: str, quirks: frozenset[str]) -> 
     if revisions is None and overrides is None and "_from" not in rec:
         return rec
     out = {k: v for k, v in rec.items() if k[0] != "_"}
-    for day, name, value in revisions or ():
-        if day <= today_iso:
-            out[name] = value
-    for quirk, name, value in overrides or ():
-        if quirk in quirks:
-            out[name] = value
+    out.update((name, value) for day, name, value in revisions or () if day <= today_iso)
+    out.update((name, value) for quirk, name, value in overrides or () if quirk in quirks)
     return out
 
 

@@ -335,12 +335,9 @@ def reading_order(names: list[str], weights: dict[str, int] | None) -> list[str]
 
 def _blank(values: Any, mask: np.ndarray) -> None:
     """NA at ``mask`` in a feature's column (the engine's own array: float64 or Int64)."""
-    if not mask.any():
-        return
-    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
-        values[mask] = np.nan
-    else:
-        values[mask] = pd.NA
+    if mask.any():
+        floats = isinstance(values, np.ndarray) and values.dtype.kind == "f"
+        values[mask] = np.nan if floats else pd.NA
 
 
 def _uncovered(

@@ -695,9 +695,7 @@ def _reads(frame: pd.DataFrame, features: tuple[Feature, ...]) -> list[str] | No
     if named is None:
         return None
     names = ["symbol", *named]
-    if not set(names) <= set(frame.columns):
-        return None
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(names)) if set(names) <= set(frame.columns) else None
 
 
 def counted_rows(frame: pd.DataFrame, dataset: str, feature: Feature) -> np.ndarray:

@@ -57,8 +57,7 @@ def kept_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.Data
     panels = panels_of(lake)
     if panels is None:
         return read_coverage(lake, datasets, symbols)
-    frame: pd.DataFrame = panels.kept_coverage(list(datasets), list(symbols))
-    return frame
+    return panels.kept_coverage(list(datasets), list(symbols))
 
 
 def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
@@ -68,8 +67,7 @@ def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.Data
     method = getattr(lake, "coverage", None)
     if not callable(method):
         return None
-    table: pd.DataFrame = method(datasets=list(datasets), symbols=list(symbols))
-    return table
+    return method(datasets=list(datasets), symbols=list(symbols))
 
 
 class StandIn:
@@ -82,10 +80,9 @@ class StandIn:
 
     def read(self, dataset: str, symbols: Any = None, *, start: Any = None, end: Any = None,
              known_at: Any = None, history: bool = False) -> pd.DataFrame:  # fmt: skip
-        frame: pd.DataFrame = self.lake.read(
+        return self.lake.read(
             dataset, symbols, start=start, end=end, known_at=known_at, history=history
         )
-        return frame
 
 
 def reads_published(lake: Any) -> bool:
@@ -137,8 +134,7 @@ class LakeAt:
         version = self.versions.get(name)
         if version is not None:
             options.setdefault("version", version)
-        frame: pd.DataFrame = self.lake.read(dataset, symbols, **options)
-        return frame
+        return self.lake.read(dataset, symbols, **options)
 
     @property
     def panels(self) -> LakeAt:
@@ -149,8 +145,7 @@ class LakeAt:
         version = self.versions.get(request.dataset.base)
         if version is not None and request.version is None:
             request = replace(request, version=version)
-        frame: pd.DataFrame = self.lake.panels.read_published(request)
-        return frame
+        return self.lake.panels.read_published(request)
 
     def stored_rows(self, dataset: str) -> int | None:
         panels = panels_of(self.lake)
@@ -166,10 +161,8 @@ class LakeAt:
                 table.attrs = dict(kept.attrs)
                 return table
         if self.at is not None:
-            at: pd.DataFrame = self.lake.coverage(datasets, symbols, known_at=self.at)
-            return at
-        now: pd.DataFrame = self.lake.coverage(datasets, symbols)
-        return now
+            return self.lake.coverage(datasets, symbols, known_at=self.at)
+        return self.lake.coverage(datasets, symbols)
 
     def kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
         """:meth:`coverage`, read only: the same frame for the same question (a panel's
@@ -200,10 +193,7 @@ class LakeAt:
 
     def version(self, dataset: str) -> int | None:
         recorded = self.versions.get(dataset)
-        if recorded is not None:
-            return int(recorded)
-        current: int | None = self.lake.version(dataset)
-        return current
+        return int(recorded) if recorded is not None else self.lake.version(dataset)
 
 
 def _reopened_at(spec: Any, versions: Any, coverage: Any, at: Any) -> LakeAt:

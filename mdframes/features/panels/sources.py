@@ -149,10 +149,7 @@ _NOT_A_SYMBOL = (InvalidParameterError, ConfigurationError, AuthenticationError,
 
 def _blame(exc: MdframesError, symbols: list[str]) -> str | None:
     text = f"{getattr(exc, 'url', '') or ''} {exc}"
-    for symbol in symbols:
-        if f"/{symbol}" in text or f"'{symbol}'" in text:
-            return symbol
-    return None
+    return next((s for s in symbols if f"/{s}" in text or f"'{s}'" in text), None)
 
 
 def _nothing(name: str, known_at: Any) -> pd.DataFrame:

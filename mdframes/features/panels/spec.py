@@ -35,9 +35,7 @@ def window_days(window: Any, *, name: str = "window") -> int | None:
     if window is None:
         return None
     days: int | None = None
-    if isinstance(window, bool):
-        days = None
-    elif isinstance(window, int):
+    if isinstance(window, int) and not isinstance(window, bool):
         days = window
     elif isinstance(window, str):
         m = _WINDOW.fullmatch(window)

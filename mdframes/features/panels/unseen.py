@@ -91,9 +91,7 @@ def _day(value: Any) -> int | None:
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return value.toordinal() - _EPOCH
     stamp = pd.Timestamp(value)
-    if stamp is pd.NaT:
-        return None
-    return stamp.toordinal() - _EPOCH
+    return stamp.toordinal() - _EPOCH if stamp is not pd.NaT else None
 
 
 _EPOCH: Final = dt.date(1970, 1, 1).toordinal()
@@ -118,10 +116,8 @@ def _spans(first: Any, last: Any, gaps: Any) -> tuple[np.ndarray, np.ndarray]:
     ``gaps`` (inclusive ``(start, end)`` pairs no sync fetched). No ``first`` with a ``last``:
     synced without a start, from the beginning of the service's history."""
     lo, hi = _day(first), _day(last)
-    if hi is None:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
     lo = _OPEN if lo is None else lo
-    if hi < lo:
+    if hi is None or hi < lo:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     holes = []
     for gap in gaps if isinstance(gaps, Iterable) and not isinstance(gaps, str) else ():

@@ -552,6 +552,4 @@ def price_spans(source: Any, symbols: list[str]) -> list[tuple[np.ndarray, np.nd
     """Per symbol the day ranges a lake synced its prices over (labels measure what
     happened: the coverage now, as the prices are the latest); ``None``: every day."""
     coverage = source.coverage([PRICE_DATASET], symbols)
-    if coverage is None:
-        return None
-    return [coverage.spans(PRICE_DATASET, s) for s in symbols]
+    return [coverage.spans(PRICE_DATASET, s) for s in symbols] if coverage is not None else None

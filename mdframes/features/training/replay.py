@@ -69,9 +69,7 @@ def features_of(ts: Any) -> list[Feature]:
     ``info["features"]`` (catalog features by name; custom ones from their definition, their
     functions imported by qualified name)."""
     kept = getattr(ts, "features", None)
-    if kept:
-        return list(kept)
-    return features_from_info(ts.info)
+    return list(kept) if kept else features_from_info(ts.info)
 
 
 def features_from_info(info: Mapping[str, Any]) -> list[Feature]:

@@ -200,10 +200,7 @@ class Location:
     def setting(self, name: str) -> str | None:
         """One of the object-store client's settings, its name in any case (None: not set)."""
         wanted = name.lower()
-        for key, value in self.options.items():
-            if key.lower() == wanted:
-                return str(value)
-        return None
+        return next((str(v) for k, v in self.options.items() if k.lower() == wanted), None)
 
 
 def parse_root(
@@ -293,7 +290,5 @@ def _uri_options(parts: Any) -> dict[str, str]:
         out["AWS_ENDPOINT_URL"] = endpoint
     if (scheme or "").lower() == "http" or (endpoint or "").startswith("http://"):
         out["AWS_ALLOW_HTTP"] = "true"
-    for name, value in query.items():
-        if name in _QUERY:
-            out[_QUERY[name]] = value
+    out.update((_QUERY[name], value) for name, value in query.items() if name in _QUERY)
     return out

@@ -370,6 +370,4 @@ def eta_text(needed: int, rate: dict[str, Any] | None, now: dt.datetime) -> str:
 
 def _duration(seconds: float) -> str:
     minutes = int(seconds // 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"

@@ -139,6 +139,4 @@ class SyncReport:
 
 def _units(units: dict[str, list[str]], name: str) -> str:
     """Symbols of one dataset (a cross-section, ``[]``, is one unit); "–" when absent."""
-    if name not in units:
-        return "–"
-    return f"{max(len(units[name]), 1):,}"
+    return f"{max(len(units[name]), 1):,}" if name in units else "–"

@@ -169,9 +169,7 @@ class RootState:
         self._data["format"] = FORMAT_VERSION
 
     def log_sync(self, entry: dict[str, Any]) -> None:
-        syncs = list(self._data.get("syncs", []))
-        syncs.append(entry)
-        self._data["syncs"] = syncs[-KEEP_SYNCS:]
+        self._data["syncs"] = [*self._data.get("syncs", []), entry][-KEEP_SYNCS:]
 
     def sync_times(self) -> dict[str, str]:
         """Sync id -> when it started (ISO), for the syncs still in the log."""
@@ -238,9 +236,7 @@ def unit_symbol(unit_id: str) -> str | None:
 
 def finished_in(entry: dict[str, Any] | None, run_id: str) -> bool:
     """Whether a unit entry says the run ``run_id`` finished that unit."""
-    if not entry:
-        return False
-    return run_id in entry.get("runs", [entry.get("run")])
+    return entry is not None and run_id in entry.get("runs", [entry.get("run")])
 
 
 def _day(text: str | None) -> dt.date | None:

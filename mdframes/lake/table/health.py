@@ -114,8 +114,7 @@ class Health:
             out.problems.append((commit_file(folder, out.latest + 1), _versions_gone(out)))
         if out.latest is not None:
             out.foreign = [c for c in self.log.commits(reviewed, out.latest) if c.foreign]
-            for c in out.foreign:
-                out.problems.append((commit_file(folder, c.version), _foreign(c)))
+            out.problems += [(commit_file(folder, c.version), _foreign(c)) for c in out.foreign]
         out.files = self.listed_problems(out.snap)
         out.problems += list(out.files.items())
         if out.snap is not None and not out.manifest_lost:

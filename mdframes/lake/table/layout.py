@@ -27,7 +27,6 @@ from ...registry import Dataset
 __all__ = [
     "FORMAT_VERSION",
     "refuse_newer",
-    "DATA_SUFFIX",
     "MANIFEST",
     "STATE",
     "LAKE_STATE",
@@ -43,7 +42,6 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 2
-DATA_SUFFIX = ".parquet"
 MANIFEST = "_mdframes.json"  # per dataset: the dtype record (format 2)
 FORMAT1_MANIFEST = "_manifest.json"  # what mdframes 0.2 wrote instead (format 1)
 STATE = "_state.json"  # per dataset: windows and snapshots synced, failures

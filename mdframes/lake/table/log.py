@@ -90,7 +90,6 @@ class LogCommit:
     ours: bool  # carries the lake's application transaction (or created the table)
     added: list[str] = field(default_factory=list)  # data files added
     removed: list[str] = field(default_factory=list)  # data files removed
-    data_removed: bool = False  # some removal took rows out (a delete, an overwrite)
     timestamp: int | None = None  # milliseconds since the epoch
 
     @property
@@ -246,7 +245,6 @@ class TableLog:
                 out.added.append(str(action["add"]["path"]))
             elif "remove" in action:
                 out.removed.append(str(action["remove"]["path"]))
-                out.data_removed |= bool(action["remove"].get("dataChange", True))
         # mdframes created its tables without a transaction before 0.4.
         out.ours |= version == 0 and out.operation == "CREATE TABLE" and not out.added
         return out

@@ -32,9 +32,7 @@ class TablePlace:
 
     def file_uri(self, path: str) -> str:
         """A data file's URI from the path the log lists (relative to the table)."""
-        if "://" in path or path.startswith("/"):
-            return path
-        return f"{self.uri}/{path}"
+        return path if "://" in path or path.startswith("/") else f"{self.uri}/{path}"
 
     def fs_path(self, uri: str) -> str:
         """A data file's path for the storage's filesystem."""
