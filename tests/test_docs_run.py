@@ -11,7 +11,9 @@ at it. ``MDFRAMES_CACHE`` and ``XDG_DATA_HOME`` (the default lake) are the page'
 The command lines run in the shell the getting-started page sets up: its two ``export`` lines
 (``MDFRAMES_BASE_URL`` at the sandbox, its public key) hold for every page.
 
-The example lines of every command's ``--help`` run the same way, as one more page.
+The example lines of every command's ``--help`` run the same way, as one more page; a line
+that a page already runs word for word (the lake page copies the lake commands' examples) is
+not run twice.
 
 What is not run: a ``mdframes sandbox`` or ``agent-server`` line (the session's sandbox is that), and a block
 right after a marker line ``<!-- docs: no-run (the reason) -->``: a signature shown as code,
@@ -175,8 +177,18 @@ def runs(sandbox_port: int, tmp_path_factory: pytest.TempPathFactory) -> dict[st
             stdout, stderr = proc.communicate(timeout=600)
             out[page] = (proc.returncode, stdout, stderr)
 
+    on_pages = {
+        step["code"]
+        for page in PAGES
+        if page != HELP
+        for step in steps(DOCS / page, sandbox_port)
+        if step["kind"] == "bash"
+    }
     for page in PAGES:
-        todo = help_steps(sandbox_port) if page == HELP else steps(DOCS / page, sandbox_port)
+        if page == HELP:
+            todo = [s for s in help_steps(sandbox_port) if s["code"] not in on_pages]
+        else:
+            todo = steps(DOCS / page, sandbox_port)
         if not todo:
             out[page] = f"{page} has no code to run"
             continue
