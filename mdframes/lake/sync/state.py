@@ -1,7 +1,8 @@
 """The lake's records of what was synced: the root state and a dataset's unit entries.
 
-The root state (``_lake.json``) holds the lake format, the sync counter, the log of recent
-syncs, the rate-limit window each key spent and the **unfinished runs, one per request**
+The root state (``_lake.json``) holds the lake format, the sync counter, the time the latest
+sync started (a later sync's clock may not be earlier: knowledge time only moves forward), the
+log of recent syncs, the rate-limit window each key spent and the **unfinished runs, one per request**
 (datasets, symbols or market/region filter, start, end): a run stopped by a budget, a rate
 limit without ``wait``, Ctrl-C or a crash stays on record until the same request finishes it,
 whatever other syncs run in between. Units a run finished name it in their entries, so when
@@ -32,6 +33,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...errors import InvalidParameterError
 from ..store.faults import damaged
 from ..store.storage import Storage
 from ..table.layout import FORMAT_VERSION, LAKE_STATE, refuse_newer
@@ -48,6 +50,7 @@ __all__ = [
     "windows_of",
     "merge_windows",
     "failure_of",
+    "check_forward",
 ]
 
 RUNS_KEPT = 50  # unfinished runs remembered (the oldest is dropped past this)
@@ -161,6 +164,10 @@ class RootState:
         """Count one more sync; its id (``_sync_id`` of the rows it stores)."""
         seq = int(self._data.get("seq", 0)) + 1
         self._data["seq"] = seq
+        # Kept apart from the log: a sync killed before it logs has still stamped this (the
+        # root is saved before any work), so the next sync's clock is checked against it.
+        latest = self.latest_sync_time()
+        self._data["latest_sync"] = _iso(now if latest is None else max(latest, _utc(now)))
         self.stamp_format()
         return f"{seq:06d}-{now:%Y%m%dT%H%M%SZ}"
 
@@ -170,6 +177,15 @@ class RootState:
 
     def log_sync(self, entry: dict[str, Any]) -> None:
         self._data["syncs"] = [*self._data.get("syncs", []), entry][-KEEP_SYNCS:]
+
+    def latest_sync_time(self) -> dt.datetime | None:
+        """When the latest sync of this lake started (UTC; None: never synced): the most
+        recent of the recorded latest start and the log's (lakes of 0.3 logged only)."""
+        times = [s.get("started") for s in self._data.get("syncs", []) if isinstance(s, dict)]
+        times.append(self._data.get("latest_sync"))
+        parsed = [_parse_time(t) for t in times if isinstance(t, str) and t]
+        known = [t for t in parsed if t is not None]
+        return max(known) if known else None
 
     def sync_times(self) -> dict[str, str]:
         """Sync id -> when it started (ISO), for the syncs still in the log."""
@@ -223,6 +239,37 @@ class RootState:
     def open_runs(self) -> list[OpenRun]:
         """The unfinished runs, oldest first."""
         return list(self.runs.values())
+
+
+def _utc(t: dt.datetime) -> dt.datetime:
+    """An aware UTC time (a naive one is taken as UTC, as the lake's clock promises)."""
+    return t.replace(tzinfo=dt.timezone.utc) if t.tzinfo is None else t.astimezone(dt.timezone.utc)
+
+
+def _iso(t: dt.datetime) -> str:
+    return _utc(t).isoformat().replace("+00:00", "Z")
+
+
+def _parse_time(text: str) -> dt.datetime | None:
+    try:
+        return _utc(dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
+    except ValueError:  # a log entry this version cannot read says nothing of the time
+        return None
+
+
+def check_forward(root: RootState, now: dt.datetime) -> None:
+    """Refuse a sync whose clock time is earlier than the lake's latest sync: rows stamped
+    then would be known before rows already stored, and every ``known_at`` read, coverage
+    at a time and feature panel of the lake would see history rewritten."""
+    latest = root.latest_sync_time()
+    if latest is None or _utc(now) >= latest:
+        return
+    raise InvalidParameterError(
+        f"this sync's time {_iso(now)} is earlier than the latest sync the lake holds "
+        f"({_iso(latest)}): a lake's knowledge time only moves forward; sync with a clock "
+        f"at or after {_iso(latest)} (check the machine's clock, or the lake's clock)",
+        parameter="clock",
+    )
 
 
 # -- a dataset's unit entries --------------------------------------------------------------------

@@ -46,7 +46,15 @@ from .modes import Arrived
 from .pacer import Pacer, SyncStopped, sync_client
 from .plan import SyncRequest, Unit, plan_text
 from .report import SyncReport
-from .state import KEEP_SYNCS, OpenRun, RootState, finished_in, record_done, record_failed
+from .state import (
+    KEEP_SYNCS,
+    OpenRun,
+    RootState,
+    check_forward,
+    finished_in,
+    record_done,
+    record_failed,
+)
 
 __all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "RunContext", "DatasetRun"]
 
@@ -443,11 +451,13 @@ def run_sync(
 
     storage = tables.storage
     now = clock()
+    _forward_only(storage, now)
     owner = f"sync started {now:%Y-%m-%dT%H:%M:%SZ}"
     with open_lease(storage.location, owner=owner).hold(wait=request.wait) as lease:
         tables.clean_temporaries()
         upgrade_lake(tables, lease)
         root = RootState.load(storage)
+        check_forward(root, now)  # again: a later sync may have run while this one waited
         sync_id = root.next_sync_id(now)
         run, _ = root.begin_run(request.spec(), sync_id, now.isoformat())
         pacer = Pacer(request.budget, request.wait)
@@ -485,6 +495,16 @@ def run_sync(
             root.log_sync(_log_entry(report, run, now))
             root.save(storage)
     return report
+
+
+def _forward_only(storage: Storage, now: dt.datetime) -> None:
+    """Refuse a clock earlier than the lake's latest sync before the lease is taken, so that
+    a refused sync sends nothing and writes nothing (no lock, no run on record)."""
+    try:
+        root = RootState.load(storage)
+    except MdframesError:  # a damaged root is reported under the lease, as it always was
+        return
+    check_forward(root, now)
 
 
 def _log_entry(report: SyncReport, run: OpenRun, now: dt.datetime) -> dict[str, Any]:
