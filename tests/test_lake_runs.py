@@ -19,7 +19,7 @@ import pytest
 import mdframes as md
 from mdframes.sandbox import Sandbox
 
-from .conftest import lake_client, sync_env
+from .conftest import KEY, lake_client, sync_env
 
 BACKFILL = ["congress_trades", "insider_trading"]  # 2 requests (both chambers) + 1 per symbol
 PATHS = ("/v2/congress/", "/v2/insider-trading/")
@@ -147,7 +147,9 @@ def test_a_killed_run_resumed_after_another_sync_asks_nothing_it_committed(
         )
     }
     assert len(committed) == 2
-    with lake_client(world) as client:  # another request in between
+    # Another request in between, on the machine's clock as the command's syncs: the sandbox's
+    # day is earlier, and a lake's knowledge time never goes backward (CONTRACT §10.2).
+    with md.Client(api_key=KEY, base_url=world.url, cache=False) as client:
         assert md.Lake(root, client=client).sync("forecast", ["AAPL"], progress=False).complete
     world.clear_log()
     assert _cli_sync(root, sync_env(world), *words) == 0
