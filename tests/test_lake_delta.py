@@ -392,9 +392,7 @@ def test_ctrl_c_with_a_stalled_request_exits_long_before_the_stall_ends(tmp_path
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
-def test_a_full_disk_gives_one_line_and_leaves_no_temporary(
-    tmp_path: Path, world: Sandbox, client: md.Client
-) -> None:
+def test_a_full_disk_gives_one_line_and_leaves_no_temporary(tmp_path: Path, world: Sandbox) -> None:
     """A real process whose writes fail past a few kilobytes (``RLIMIT_FSIZE``: the kernel's
     "File too large", as a full disk's "No space left" to the writer)."""
     import resource
@@ -420,8 +418,11 @@ def test_a_full_disk_gives_one_line_and_leaves_no_temporary(
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("mdframes sync: error: sentiment: cannot write")
     assert not list(root.rglob("*.tmp"))  # the stale temporary at the root went too
-    lake = md.Lake(root, client=client)
-    assert lake.sync("sentiment", ["AAPL", "MSFT"], progress=False).complete
+    # On the machine's clock, as the command's sync: the sandbox's day is earlier, and a
+    # lake's knowledge time never goes backward (CONTRACT §10.2).
+    with md.Client(api_key=KEY, base_url=world.url, cache=False) as later:
+        lake = md.Lake(root, client=later)
+        assert lake.sync("sentiment", ["AAPL", "MSFT"], progress=False).complete
     assert lake.check()["ok"].all()
 
 
