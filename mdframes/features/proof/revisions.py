@@ -20,7 +20,11 @@ from ..panels.definitions import resolve_features
 from ..panels.sources import LakeLike
 from ..panels.spec import Feature
 
-__all__ = ["revision_impact", "IMPACT_COLUMNS"]
+__all__ = ["revision_impact", "changed_cells", "IMPACT_COLUMNS", "REL_TOL"]
+
+# A change smaller than this share of the latest value (or, below 1, than this much) is float
+# noise: the two panels sum the same values in different orders (CONTRACT §13.1, 2026-12-07).
+REL_TOL: Final = 1e-9
 
 IMPACT_COLUMNS: Final = [
     "feature",
@@ -46,7 +50,9 @@ def revision_impact(
     as known row by row (``known_at="row"``) against the panel of the latest versions, same
     arguments.
 
-    A cell is changed when the two panels differ there (a value against NA included);
+    A cell is changed when its NA-ness differs between the two panels or when
+    ``|a - b| > 1e-9 * max(1, |b|)``, ``a`` the value as known and ``b`` the latest versions'
+    value, the reference (:func:`changed_cells`): float noise never counts.
     ``mean_abs_change`` and ``max_abs_change`` are over the changed cells that have a value in
     both. ``attrs["revisions"]``: per dataset, the records of ``symbols`` that the lake saw
     revised (:meth:`~mdframes.Lake.changes`), counted once each, whose time falls in the
@@ -95,9 +101,8 @@ def revision_impact(
     for f in wanted:
         a = as_known[f.name].to_numpy(dtype="float64", na_value=np.nan)
         b = latest[f.name].to_numpy(dtype="float64", na_value=np.nan)
-        a_na, b_na = np.isnan(a), np.isnan(b)
-        differ = (a_na != b_na) | (~a_na & ~b_na & (a != b))
-        both = differ & ~a_na & ~b_na
+        differ = changed_cells(a, b)
+        both = differ & ~np.isnan(a) & ~np.isnan(b)
         delta = np.abs(a[both] - b[both])
         rows.append(
             {
@@ -118,6 +123,25 @@ def revision_impact(
     out.attrs["as_known"] = as_known
     out.attrs["latest"] = latest
     return out
+
+
+def changed_cells(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which cells a revision changed, ``a`` as known against ``b`` the latest (the
+    reference): NA on one side only, or ``|a - b| > 1e-9 * max(1, |b|)``. An infinity against
+    anything but the same infinity counts too (the rule's arithmetic would give inf > inf).
+
+    >>> changed_cells(np.array([0.1 + 0.2, 1.0, np.nan, np.nan, 5.0]),
+    ...               np.array([0.3, 1.5, np.nan, 2.0, 5.0 + 1e-12]))
+    array([False,  True, False,  True, False])
+    """
+    a = np.asarray(a, dtype="float64")
+    b = np.asarray(b, dtype="float64")
+    a_na, b_na = np.isnan(a), np.isnan(b)
+    both = ~a_na & ~b_na
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN: handled as an infinity below
+        far = np.abs(a - b) > REL_TOL * np.maximum(1.0, np.abs(b))
+    infinite = (np.isinf(a) | np.isinf(b)) & (a != b)
+    return (a_na != b_na) | (both & (far | infinite))
 
 
 def _revised_records(
