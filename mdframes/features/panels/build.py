@@ -186,6 +186,7 @@ def write_panel(
             features={f.name: feature_definition(f, None) for f in request.features},
             chunk=min(int(chunk), 2**31),
             rows=[r.cells for r in results],
+            digests=[r.digest for r in results],
             source=request.source.describe(),
             known_at=request.known_at,
             errors=request.errors,

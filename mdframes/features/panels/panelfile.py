@@ -7,6 +7,7 @@ part under a final name, nor a folder that :func:`read_panel` takes for a whole 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -20,7 +21,7 @@ from ..._deps import require
 from ...errors import InvalidParameterError, MdframesError
 from ...lake.store.storage import checkpoint
 
-__all__ = ["PanelFolder", "read_panel", "MARKER"]
+__all__ = ["PanelFolder", "read_panel", "write_part", "MARKER"]
 
 MARKER: Final = "_SUCCESS"
 STAGING: Final = "_temporary"
@@ -144,6 +145,24 @@ class PanelFolder:
         self.fs.move(f"{self.base}/{MARKER}.tmp", f"{self.base}/{MARKER}")
 
 
+def write_part(target: str, name: str, table: Any) -> str:
+    """``table`` written as the Parquet file ``target/name``; returns the SHA-256 of its bytes.
+
+    The file is made in memory first (a part is compressed: a small fraction of its rows'
+    memory), so its digest is taken from the very bytes written, without reading them back
+    from a store."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    data = sink.getvalue()
+    fs, base = filesystem(target)
+    with fs.open_output_stream(f"{base.rstrip('/')}/{name}") as out:
+        out.write(data)
+    return hashlib.sha256(memoryview(data)).hexdigest()
+
+
 def marker(
     *,
     symbols: Sequence[str],
@@ -151,12 +170,14 @@ def marker(
     features: dict[str, Any],
     chunk: int,
     rows: Sequence[int],
+    digests: Sequence[str],
     source: str,
     known_at: Any,
     errors: str,
     attrs: dict[str, Any],
 ) -> dict[str, Any]:
-    """The marker's content: the arguments, the part list and the panel's attrs."""
+    """The marker's content: the arguments, the part list (each part's name, row count and
+    SHA-256, which :func:`read_panel` checks) and the panel's attrs."""
     from ..._version import __version__
     from ..training.trainfile import encode
 
@@ -166,7 +187,10 @@ def marker(
         "dates": [f"{d:%Y-%m-%d}" for d in dates],
         "features": features,
         "chunk": chunk,
-        "parts": [{"name": f"part-{k:05d}.parquet", "rows": int(n)} for k, n in enumerate(rows)],
+        "parts": [
+            {"name": f"part-{k:05d}.parquet", "rows": int(n), "sha256": digest}
+            for k, (n, digest) in enumerate(zip(rows, digests, strict=True))
+        ],
         "source": source,
         "known_at": known_at.isoformat() if isinstance(known_at, pd.Timestamp) else known_at,
         "errors": errors,
