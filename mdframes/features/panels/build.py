@@ -134,7 +134,8 @@ def write_panel(
     each written where it was computed (never the whole panel in one process), atomically.
 
     The chunks are written under ``path/_temporary/`` and moved into place when all are
-    there; the marker ``path/_SUCCESS`` (the arguments and the part list) is written last.
+    there; the marker ``path/_SUCCESS`` (the arguments and the part list, each part with its
+    row count and SHA-256, which :func:`read_panel` checks) is written last.
     A folder without it is unfinished (an interrupted run): :func:`read_panel` refuses it,
     and the same call run again clears it and writes it anew. :func:`read_panel` reads the
     panel back equal to ``panel(...)``; ``pd.read_parquet(path)`` (DuckDB, Polars, Dask)
@@ -186,6 +187,7 @@ def write_panel(
             features={f.name: feature_definition(f, None) for f in request.features},
             chunk=min(int(chunk), 2**31),
             rows=[r.cells for r in results],
+            digests=[r.digest for r in results],
             source=request.source.describe(),
             known_at=request.known_at,
             errors=request.errors,

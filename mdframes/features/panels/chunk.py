@@ -117,7 +117,8 @@ class ChunkResult:
     the first date with a value, the non-null count and the rows left NA for lack of the
     lake's coverage, the failed symbols, and per dataset (``known_at="row"``) the earliest
     first sync of its symbols (ns, UTC) and the rows dated before their symbol's first sync.
-    ``table``: the rows as a worker sends them back (Arrow columns, no index)."""
+    ``table``: the rows as a worker sends them back (Arrow columns, no index); ``digest``: the
+    SHA-256 of the part file written from them (``write_panel``), for the marker."""
 
     frame: pd.DataFrame | None
     first: dict[str, pd.Timestamp | None]
@@ -127,6 +128,7 @@ class ChunkResult:
     relied: dict[str, tuple[int | None, int]]
     uncovered: dict[str, int] = field(default_factory=dict)
     table: Any = None
+    digest: str = ""
 
 
 def prepare(

@@ -7,6 +7,7 @@ part under a final name, nor a folder that :func:`read_panel` takes for a whole 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -17,10 +18,16 @@ import numpy as np
 import pandas as pd
 
 from ..._deps import require
-from ...errors import InvalidParameterError, MdframesError
+from ...errors import (
+    DataQualityWarning,
+    DataValidationError,
+    InvalidParameterError,
+    MdframesError,
+    warn,
+)
 from ...lake.store.storage import checkpoint
 
-__all__ = ["PanelFolder", "read_panel", "MARKER"]
+__all__ = ["PanelFolder", "read_panel", "write_part", "MARKER"]
 
 MARKER: Final = "_SUCCESS"
 STAGING: Final = "_temporary"
@@ -144,6 +151,24 @@ class PanelFolder:
         self.fs.move(f"{self.base}/{MARKER}.tmp", f"{self.base}/{MARKER}")
 
 
+def write_part(target: str, name: str, table: Any) -> str:
+    """``table`` written as the Parquet file ``target/name``; returns the SHA-256 of its bytes.
+
+    The file is made in memory first (a part is compressed: a small fraction of its rows'
+    memory), so its digest is taken from the very bytes written, without reading them back
+    from a store."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    data = sink.getvalue()
+    fs, base = filesystem(target)
+    with fs.open_output_stream(f"{base.rstrip('/')}/{name}") as out:
+        out.write(data)
+    return hashlib.sha256(memoryview(data)).hexdigest()
+
+
 def marker(
     *,
     symbols: Sequence[str],
@@ -151,12 +176,14 @@ def marker(
     features: dict[str, Any],
     chunk: int,
     rows: Sequence[int],
+    digests: Sequence[str],
     source: str,
     known_at: Any,
     errors: str,
     attrs: dict[str, Any],
 ) -> dict[str, Any]:
-    """The marker's content: the arguments, the part list and the panel's attrs."""
+    """The marker's content: the arguments, the part list (each part's name, row count and
+    SHA-256, which :func:`read_panel` checks) and the panel's attrs."""
     from ..._version import __version__
     from ..training.trainfile import encode
 
@@ -166,7 +193,10 @@ def marker(
         "dates": [f"{d:%Y-%m-%d}" for d in dates],
         "features": features,
         "chunk": chunk,
-        "parts": [{"name": f"part-{k:05d}.parquet", "rows": int(n)} for k, n in enumerate(rows)],
+        "parts": [
+            {"name": f"part-{k:05d}.parquet", "rows": int(n), "sha256": digest}
+            for k, (n, digest) in enumerate(zip(rows, digests, strict=True))
+        ],
         "source": source,
         "known_at": known_at.isoformat() if isinstance(known_at, pd.Timestamp) else known_at,
         "errors": errors,
@@ -179,6 +209,12 @@ def marker(
 def read_panel(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The panel :func:`~mdframes.features.write_panel` wrote to ``path``, equal to
     :func:`~mdframes.features.panel` with the same arguments (index, order, dtypes, attrs).
+
+    Each part file listed in ``_SUCCESS`` is checked against the SHA-256 and row count
+    recorded there when it was written (hashed from the bytes that are then parsed, so each
+    file is read once); files not listed there are never read. A folder written by an
+    mdframes older than these digests is read as before, its parts unchecked, with a
+    :class:`~mdframes.DataQualityWarning` saying so (write it again to have it checked).
 
     Parameters
     ----------
@@ -194,6 +230,10 @@ def read_panel(path: str | os.PathLike[str]) -> pd.DataFrame:
     InvalidParameterError
         The folder has no ``_SUCCESS`` marker (an unfinished or interrupted run: run the same
         ``write_panel`` again), or is not a panel folder.
+    DataValidationError
+        The folder was changed after ``write_panel`` finished: ``_SUCCESS`` is not a marker
+        it wrote (unreadable JSON, missing or mistyped keys), or a part is missing, swapped
+        with another, replaced or damaged. The message names the file; write the panel again.
 
     Examples
     --------
@@ -203,63 +243,190 @@ def read_panel(path: str | os.PathLike[str]) -> pd.DataFrame:
     >>> md.features.read_panel("panel/").columns.tolist()
     ['insider_net_value_90d', 'news_count_7d']
     """
-    pa = require("pyarrow", "parquet", "read_panel")
-    import pyarrow.parquet as pq
-
-    from ..training.trainfile import decode
-    from .chunk import index_of
-
+    require("pyarrow", "parquet", "read_panel")
     text = os.fspath(path)
     target = text if "://" in text else os.path.abspath(text)
     fs, base = filesystem(target)
-    base = base.rstrip("/")
-    try:
-        with fs.open_input_stream(f"{base}/{MARKER}") as stream:
-            meta = json.loads(stream.read())
-    except FileNotFoundError:
-        raise InvalidParameterError(
-            f"{text} has no {MARKER} marker: the panel is unfinished (a write_panel run was "
-            "interrupted or is still running) or the folder is not a panel; run the same "
-            "write_panel again to finish it",
-            parameter="path",
-        ) from None
-    if meta.get("format", 0) > _FORMAT:
-        raise MdframesError(
-            f"{text} was written in panel format {meta['format']}; this mdframes reads format "
-            f"{_FORMAT}: upgrade mdframes"
-        )
-    symbols, chunk = meta["symbols"], meta["chunk"]
-    dates = pd.DatetimeIndex(pd.to_datetime(meta["dates"]), name="date").as_unit("ns")
-    tables = []
-    for part in meta["parts"]:
-        table = pq.read_table(f"{base}/{part['name']}", filesystem=fs)
-        if table.num_rows != part["rows"]:
+    folder = _Finished(text, fs, base.rstrip("/"))
+    meta = folder.marker()
+    tables = [folder.part(part, meta["parts"]) for part in meta["parts"]]
+    return folder.panel(meta, tables)
+
+
+_CHANGED: Final = "the folder was changed after write_panel finished; write the panel again"
+
+
+class _Finished:
+    """A finished panel folder as :func:`read_panel` reads it: every file checked against
+    what ``write_panel`` recorded, any mismatch a :class:`DataValidationError` naming it."""
+
+    def __init__(self, text: str, fs: Any, base: str) -> None:
+        self.text, self.fs, self.base = text, fs, base
+
+    def damaged(self, name: str, why: str) -> DataValidationError:
+        return DataValidationError(f"{self.text}/{name} {why}: {_CHANGED}")
+
+    def marker(self) -> dict[str, Any]:
+        """``_SUCCESS``, its keys and types checked (a part's name must be a part name, so a
+        marker never sends the reader outside the folder)."""
+        try:
+            with self.fs.open_input_stream(f"{self.base}/{MARKER}") as stream:
+                raw = stream.read()
+        except FileNotFoundError:
+            raise InvalidParameterError(
+                f"{self.text} has no {MARKER} marker: the panel is unfinished (a write_panel "
+                "run was interrupted or is still running) or the folder is not a panel; run the "
+                "same write_panel again to finish it",
+                parameter="path",
+            ) from None
+        except OSError as exc:
+            raise DataValidationError(f"{self.text}/{MARKER} cannot be read: {exc}") from None
+        try:
+            meta = json.loads(raw)
+        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError both
+            raise self.damaged(MARKER, f"is not readable JSON ({exc})") from None
+        if not isinstance(meta, dict):
+            raise self.damaged(MARKER, "is not a JSON object")
+        version = meta.get("format", 0)
+        if isinstance(version, int) and version > _FORMAT:
             raise MdframesError(
-                f"{text}/{part['name']} holds {table.num_rows} rows, its marker says "
-                f"{part['rows']}: the folder was changed after write_panel finished"
+                f"{self.text} was written in panel format {version}; this mdframes reads "
+                f"format {_FORMAT}: upgrade mdframes"
             )
-        tables.append(table)
-    if tables:
-        frame = pa.concat_tables(tables).to_pandas()
-    else:
-        frame = pd.DataFrame(columns=["date", "symbol", *meta["features"]])
-    # Part k holds its symbols' rows, dates outer: row (date j, symbol i of the part) is at
-    # j * len(part) + i there and at j * len(symbols) + k * chunk + i in the panel.
+        wrong = [key for key, kind in _KEYS.items() if not isinstance(meta.get(key), kind)]
+        if wrong or isinstance(meta["chunk"], bool) or meta["chunk"] < 1:
+            what = ", ".join(wrong) or "chunk"
+            raise self.damaged(MARKER, f"lacks or garbles what write_panel records ({what})")
+        self.check_parts(meta["parts"])
+        return meta
+
+    def check_parts(self, parts: list[Any]) -> None:
+        """Every entry a part name, a row count and (since digests exist) a SHA-256."""
+        for k, part in enumerate(parts):
+            if not (
+                isinstance(part, dict)
+                and isinstance(part.get("name"), str)
+                and _PART.fullmatch(part["name"])
+                and isinstance(part.get("rows"), int)
+                and not isinstance(part["rows"], bool)
+                and part["rows"] >= 0
+                and (
+                    "sha256" not in part
+                    or (isinstance(part["sha256"], str) and _SHA256.fullmatch(part["sha256"]))
+                )
+            ):
+                raise self.damaged(MARKER, f"lacks or garbles its entry for part {k}")
+        digests = sum("sha256" in part for part in parts)
+        if digests and digests < len(parts):
+            raise self.damaged(MARKER, "lacks or garbles the SHA-256 of some parts, not all")
+        if parts and not digests:
+            warn(
+                f"{self.text} was written by an mdframes older than part digests: its parts are "
+                "read unchecked (a part swapped or replaced by one of the same row count goes "
+                "unnoticed); write the panel again to have them checked",
+                DataQualityWarning,
+            )
+
+    def part(self, part: dict[str, Any], parts: list[dict[str, Any]]) -> Any:
+        """One listed part, read once: its bytes hashed, then parsed from memory."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        name = part["name"]
+        try:
+            with self.fs.open_input_file(f"{self.base}/{name}") as file:
+                data = file.read_buffer()
+        except FileNotFoundError:
+            raise self.damaged(name, f"is missing (listed in {MARKER})") from None
+        except OSError as exc:  # a folder in its place, no permission: never a raw error
+            raise DataValidationError(f"{self.text}/{name} cannot be read: {exc}") from None
+        if "sha256" in part:
+            digest = hashlib.sha256(memoryview(data)).hexdigest()
+            if digest != part["sha256"]:
+                raise self.damaged(name, self.mismatch(digest, len(data), parts))
+        try:
+            table = pq.read_table(pa.BufferReader(data))
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise self.damaged(name, f"is not a readable Parquet file ({exc})") from None
+        if table.num_rows != part["rows"]:
+            raise self.damaged(name, f"holds {table.num_rows} rows, {MARKER} says {part['rows']}")
+        return table
+
+    @staticmethod
+    def mismatch(digest: str, size: int, parts: list[dict[str, Any]]) -> str:
+        """Why a part's bytes are not the ones written: another part's (swapped or copied),
+        or none the panel holds (replaced or damaged)."""
+        for other in parts:
+            if other["sha256"] == digest:
+                return f"holds the bytes of {other['name']} (parts swapped or copied)"
+        return (
+            f"is not the file write_panel wrote ({size} bytes whose SHA-256 differs from the "
+            f"one in {MARKER}: replaced, truncated or damaged)"
+        )
+
+    def panel(self, meta: dict[str, Any], tables: list[Any]) -> pd.DataFrame:
+        """The checked parts put in the panel's order, its index and attrs."""
+        import pyarrow as pa
+
+        from ..training.trainfile import decode
+        from .chunk import index_of
+
+        symbols, chunk, features = meta["symbols"], meta["chunk"], list(meta["features"])
+        try:
+            dates = pd.DatetimeIndex(pd.to_datetime(meta["dates"]), name="date").as_unit("ns")
+            attrs = decode(meta["attrs"])
+        except (TypeError, ValueError) as exc:
+            raise self.damaged(MARKER, f"lacks or garbles its dates or attrs ({exc})") from None
+        for part, table in zip(meta["parts"], tables, strict=True):
+            if table.column_names != ["date", "symbol", *features]:
+                raise self.damaged(part["name"], f"does not hold the columns {MARKER} lists")
+        try:
+            frame = pa.concat_tables(tables).to_pandas() if tables else None
+        except (pa.ArrowException, ValueError) as exc:
+            raise DataValidationError(f"{self.text}: the parts differ in types ({exc})") from None
+        if frame is None:
+            frame = pd.DataFrame(columns=["date", "symbol", *features])
+        index = index_of(dates, symbols)
+        order = _order(len(dates), symbols, chunk, len(tables))
+        if len(frame) == len(index) == len(order):
+            frame = frame.iloc[order]
+        if (
+            len(frame) != len(index)
+            or not (
+                frame["date"].to_numpy(dtype="datetime64[ns]")
+                == index.get_level_values(0).to_numpy()
+            ).all()
+        ):
+            raise DataValidationError(
+                f"{self.text}: the part files do not hold the panel {MARKER} describes; {_CHANGED}"
+            )
+        frame = frame.drop(columns=["date", "symbol"]).set_axis(index)
+        frame.attrs = attrs
+        return frame
+
+
+# What write_panel's marker holds, by type; a marker lacking one was not written by it.
+_KEYS: Final[dict[str, type]] = {
+    "symbols": list,
+    "dates": list,
+    "features": dict,
+    "chunk": int,
+    "parts": list,
+    "attrs": dict,
+}
+_SHA256: Final = re.compile(r"[0-9a-f]{64}")
+
+
+def _order(n_dates: int, symbols: Sequence[str], chunk: int, n_parts: int) -> Any:
+    """Where each row of the concatenated parts goes in the panel.
+
+    Part k holds its symbols' rows, dates outer: row (date j, symbol i of the part) is at
+    j * len(part) + i there and at j * len(symbols) + k * chunk + i in the panel."""
     positions, n = [], len(symbols)
-    for k in range(len(tables)):
+    for k in range(n_parts):
         size = len(symbols[k * chunk : (k + 1) * chunk])
-        j, i = np.divmod(np.arange(len(dates) * size), size)
+        j, i = np.divmod(np.arange(n_dates * size), size)
         positions.append(j * n + k * chunk + i)
-    order = np.argsort(np.concatenate(positions), kind="stable") if positions else np.array([], int)
-    frame = frame.iloc[order].reset_index(drop=True)
-    index = index_of(dates, symbols)
-    if (
-        len(frame) != len(index)
-        or not (
-            frame["date"].to_numpy(dtype="datetime64[ns]") == index.get_level_values(0).to_numpy()
-        ).all()
-    ):
-        raise MdframesError(f"{text}: the part files do not hold the panel its marker describes")
-    frame = frame.drop(columns=["date", "symbol"]).set_axis(index)
-    frame.attrs = decode(meta["attrs"])
-    return frame
+    if not positions:
+        return np.array([], int)
+    return np.argsort(np.concatenate(positions), kind="stable")

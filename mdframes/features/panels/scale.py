@@ -22,7 +22,7 @@ from ..._memory import reused_heap
 from ..._threads import sharing
 from ...errors import InvalidParameterError
 from .chunk import ChunkResult, PanelRequest, compute, index_of
-from .panelfile import filesystem
+from .panelfile import write_part
 
 __all__ = ["run_chunk", "write_chunk", "run_panel", "run_writes", "check_executor"]
 
@@ -195,18 +195,11 @@ class _PanelColumns:
 
 def _write(target: str, name: str, result: ChunkResult) -> ChunkResult:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     assert result.frame is not None
     frame = result.frame.reset_index()
     frame.attrs = {}
-    fs, base = filesystem(target)
-    pq.write_table(
-        pa.Table.from_pandas(frame, preserve_index=False),
-        f"{base.rstrip('/')}/{name}",
-        filesystem=fs,
-        compression="zstd",
-    )
+    result.digest = write_part(target, name, pa.Table.from_pandas(frame, preserve_index=False))
     result.frame = None
     return result
 
