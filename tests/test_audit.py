@@ -171,6 +171,48 @@ def test_our_splitters_pass_cv_overlap(clean: TrainingSet, method: str, embargo:
     assert _statuses(md.features.audit(clean, sample=0, cv=leaky))["cv_overlap"] == "fail"
 
 
+def test_rows_whose_t1_is_nat_are_in_no_fold(clean: TrainingSet, lake_root: Path) -> None:
+    """The unlabelled latest rows with no t1 (NaT): any splitter's folds are judged without
+    them (no crash formatting their dates), and our splitters never put them in a fold."""
+    unknown = clean.y.isna().to_numpy()
+    assert unknown.any() and not unknown.all()
+    t1 = clean.t1.mask(clean.y.isna())
+    ts = TrainingSet(clean.X, clean.y, t1, clean.info, clean.features)
+    assert len(ts.X[ts.y.isna()]) == int(t1.isna().sum())
+    report = md.features.audit(ts, source=md.Lake(lake_root), sample=10,
+                               cv=KFold(5, shuffle=True, random_state=0))  # fmt: skip
+    _only_failed(report, "cv_overlap")  # shuffled k-fold leaks; the NaT rows are not why
+    listed = report.failures.set_index(["date", "symbol"]).index
+    assert not t1.reindex(listed).isna().any()
+    # The same failing rows as the set whose t1 is known, with those rows left out.
+    nat_rows = set(np.flatnonzero(unknown))
+    folds = [(np.setdiff1d(a, list(nat_rows)), np.setdiff1d(b, list(nat_rows)))
+             for a, b in KFold(5, shuffle=True, random_state=0).split(ts.X)]  # fmt: skip
+    without = md.features.audit(clean, sample=0, cv=folds)
+    rows = report.checks.set_index("check").loc["cv_overlap", "rows"]
+    assert rows == without.checks.set_index("check").loc["cv_overlap", "rows"] > 0
+    # Hand-made folds training on the NaT rows only, testing the labelled rows whose labels
+    # span their dates (the issue: listing them crashed formatting their t1): none trains.
+    labelled = np.flatnonzero(~unknown)
+    folds = [(np.flatnonzero(unknown), labelled[-len(SYMBOLS) * 10 :])]
+    report = md.features.audit(ts, sample=0, cv=folds)
+    assert _statuses(report)["cv_overlap"] == "pass", report
+    assert (
+        "overlapping training rows [0]"
+        in report.checks.set_index("check").loc["cv_overlap", "detail"]
+    )
+    everything = np.arange(len(ts.X))  # and every row on both sides: fails, listing no NaT
+    report = md.features.audit(ts, sample=0, cv=[(everything, everything)])
+    assert _statuses(report)["cv_overlap"] == "fail"
+    assert not t1.reindex(report.failures.set_index(["date", "symbol"]).index).isna().any()
+    for method, embargo in (("walk_forward", 3), ("kfold", 3), ("combinatorial", 1)):
+        cv = ts.cv(method, n_splits=4, embargo=embargo)
+        for X, y in ((ts.X, None), (ts.X, ts.y), (ts.X.to_numpy(), None)):
+            for train, test in cv.split(X, y):
+                assert not nat_rows & set(train) and not nat_rows & set(test)
+        assert _statuses(md.features.audit(ts, sample=0, cv=cv))["cv_overlap"] == "pass"
+
+
 def test_a_feature_never_known_is_caught_by_coverage_only(lake_root: Path) -> None:
     empty = md.features.Feature("never_mean", "sentiment", value="score", where=never,
                                 window="7D", agg="mean")  # fmt: skip

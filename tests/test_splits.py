@@ -9,6 +9,7 @@ contract names runs on ``ts.labelled()`` with each splitter; ``path_ids()`` is s
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 from typing import Any
 
@@ -378,8 +379,8 @@ def test_a_splitter_refuses_what_it_cannot_split() -> None:
     ts = _tiny()
     with pytest.raises(md.InvalidParameterError, match="t1 must be a Series of naive dates"):
         md.features.PurgedKFold(2, t1=ts.t1.to_numpy())
-    with pytest.raises(md.InvalidParameterError, match="freq=None is not a pandas frequency"):
-        md.features.PurgedKFold(2, t1=ts.t1, freq=None)
+    with pytest.raises(md.InvalidParameterError, match="freq='X' is not a pandas frequency"):
+        md.features.PurgedKFold(2, t1=ts.t1, freq="X")
     cv = md.features.PurgedWalkForward(1, t1=ts.t1)
     other = ts.X.rename(index={"A": "B"}, level="symbol")
     with pytest.raises(md.InvalidParameterError, match="not in t1's index"):
@@ -554,7 +555,7 @@ def test_the_splitters_read_as_their_arguments(known: TrainingSet) -> None:
     cv = md.features.CombinatorialPurgedCV(6, n_test_splits=2, embargo=5, t1=known.t1)
     assert repr(cv) == (
         f"CombinatorialPurgedCV(n_splits=6, n_test_splits=2, embargo=5, "
-        f"t1=<t1 of {len(known.t1):,} rows>, freq='B')"
+        f"t1=<t1 of {len(known.t1):,} rows>, freq=None)"
     )
     assert cv.get_n_splits() == 15 and cv.path_ids().shape == (6, 5)
     assert known.cv("walk_forward", n_splits=3).get_n_splits() == 3
@@ -593,3 +594,74 @@ def test_path_ids_are_skfolios() -> None:
     theirs_cv = skfolio.CombinatorialPurgedCV(n_folds=4, n_test_folds=2)
     for (_, test), (_, tests) in zip(ours_cv.split(X), theirs_cv.split(X.to_numpy()), strict=True):
         assert test.tolist() == sorted(np.concatenate(tests).tolist())
+
+
+# --- a hand-made splitter's calendar (freq=None) ------------------------------------------------
+
+
+def _hand_made(cv: Any) -> Any:
+    """The splitter ``cv`` made by hand, as a user would: the same arguments, no ``freq``."""
+    params = {k: v for k, v in cv.get_params().items() if k != "freq"}
+    return type(cv)(**params)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_hand_made_splitter_counts_its_embargo_on_the_sets_own_calendar(data: Any) -> None:
+    """Without ``freq`` the embargo steps along the dates t1 holds: on any calendar (weekly,
+    daily, every 2 days, monthly) the folds are ts.cv's, which counts the set's ``freq``,
+    on the whole set and on a shuffled subset of it."""
+    ts = random_set(data)
+    method, n, k, embargo, window = _draw_splitter(data)
+    cv = ts.cv(method, n, k, embargo, window)
+    mine = _hand_made(cv)
+    assert mine.freq is None
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="subset seed"))
+    keep = rng.permutation(len(ts.X))[: data.draw(st.integers(1, len(ts.X)), label="rows")]
+    for X, y in ((ts.X, ts.y), (ts.X.iloc[keep], ts.y.iloc[keep])):
+        try:
+            want = [(list(a), list(b)) for a, b in cv.split(X, y)]
+        except md.InvalidParameterError as exc:
+            with pytest.raises(md.InvalidParameterError, match=re.escape(str(exc))):
+                list(mine.split(X, y))
+            continue
+        assert [(list(a), list(b)) for a, b in mine.split(X, y)] == want
+
+
+@pytest.fixture(scope="module")
+def weekly() -> Any:
+    """A weekly training set (W-FRI) built against the sandbox: labels of 2 weeks."""
+    from mdframes.sandbox import Sandbox
+
+    from .conftest import KEY
+
+    with Sandbox(today="2026-11-30") as server:
+        client = md.Client(api_key=KEY, base_url=server.url, cache=False, progress=False)
+        with client:
+            return md.features.training_set(
+                ["AAPL", "KO", "GME"], "2025-06-06", "2026-11-27", ["put_call_ratio_last"],
+                label=md.features.forward_return(2), freq="W-FRI", client=client,
+            )  # fmt: skip
+
+
+@pytest.mark.parametrize(("method", "kw"), SPLITTERS, ids=[m for m, _ in SPLITTERS])
+def test_a_hand_made_splitter_on_a_weekly_set_gives_the_sets_folds(
+    weekly: TrainingSet, method: str, kw: dict
+) -> None:
+    """The issue: a hand-made splitter assumed business days, so on a weekly set an embargo
+    of 3 covered 3 business days (less than a week) and kept rows ts.cv drops."""
+    assert weekly.info["freq"] == "W-FRI"
+    cv = weekly.cv(method, **kw)
+    mine = _hand_made(cv)
+    want = [(a.tolist(), b.tolist()) for a, b in cv.split(weekly.X, weekly.y)]
+    assert [(a.tolist(), b.tolist()) for a, b in mine.split(weekly.X, weekly.y)] == want
+    known = weekly.labelled()  # the labelled rows only: the same folds by position
+    got = [(a.tolist(), b.tolist()) for a, b in _hand_made(known.cv(method, **kw)).split(known.X)]
+    assert got == [(a.tolist(), b.tolist()) for a, b in known.cv(method, **kw).split(known.X)]
+    if method == "walk_forward":
+        return  # trains before its tests only: an embargo (after them) never drops a row
+    # Business days (the old default) keep more training rows: the embargo was too short.
+    days = type(cv)(**{**cv.get_params(), "freq": "B"})
+    kept = [len(a) for a, _ in days.split(weekly.X, weekly.y)]
+    assert sum(kept) > sum(len(a) for a, _ in want)
+    assert all(k >= len(a) for k, (a, _) in zip(kept, want, strict=True))

@@ -188,6 +188,55 @@ def test_given_prices_long_or_wide_give_the_default_labels(
         assert ts.info["label"]["prices"] == "given"
 
 
+def test_given_prices_end_per_symbol_whatever_other_symbols_run_later(
+    server: Sandbox, served_prices: pd.DataFrame
+) -> None:
+    """A wide frame whose benchmark column runs later than the others, AAPL's prices ending
+    two weeks before the frame's and GME's one week before: a label whose t1 is after its own
+    symbol's last price is NA (its data is not in yet), never a return over a stale price."""
+    wide = served_prices.pivot(index="date", columns="symbol", values="price")
+    wide.columns = wide.columns.astype(str)
+    later = pd.bdate_range(wide.index[-1] + pd.offsets.BDay(1), periods=8)
+    wide = wide.reindex(wide.index.append(later))
+    wide["SPY"] = np.linspace(400.0, 450.0, len(wide))  # the benchmark, to the frame's end
+    ends = {"AAPL": pd.Timestamp("2026-11-13"), "GME": pd.Timestamp("2026-11-20")}
+    for symbol, end in ends.items():
+        wide.loc[wide.index > end, symbol] = np.nan
+    long = wide.stack().rename("price").rename_axis(["date", "symbol"]).reset_index()
+    long = long[(long["symbol"] != "SPY") & long["price"].notna()]
+    start = "2026-09-01"
+    ts = md.features.training_set(
+        SYMBOLS, start, TODAY, ["put_call_ratio_last"],
+        label=md.features.forward_return(5, prices=wide), source={"put_call_ratio": served_prices},
+    )  # fmt: skip
+    dates = pd.date_range(start, TODAY, freq="B")
+    # The brute force, one symbol at a time: that symbol's prices only, so its data end is
+    # its own.
+    want = pd.Series(np.nan, index=ts.y.index)
+    for symbol in SYMBOLS:
+        ys, _ = brute_force_labels(long[long["symbol"] == symbol], [symbol], dates, "B", 5, 1)
+        want.loc[(slice(None), symbol)] = ys
+    np.testing.assert_array_equal(ts.y.to_numpy(), want.to_numpy())
+    t1, y = ts.t1.unstack("symbol"), ts.y.unstack("symbol")
+    for symbol, end in ends.items():
+        assert (
+            y[symbol][t1[symbol] > end].isna().all() and y[symbol][t1[symbol] <= end].notna().all()
+        )
+    # KO's prices run to TODAY: labels up to it are known, later ones NA (the frame's later
+    # days hold only the benchmark).
+    assert y["KO"][t1["KO"] <= pd.Timestamp(TODAY)].notna().all()
+    assert y["KO"][t1["KO"] > pd.Timestamp(TODAY)].isna().all()
+    # Rows whose t1 is within each symbol's data are the labels of the frame without the cut.
+    whole = md.features.training_set(
+        SYMBOLS, start, TODAY, ["put_call_ratio_last"],
+        label=md.features.forward_return(5, prices=served_prices[["date", "symbol", "price"]]),
+        source={"put_call_ratio": served_prices},
+    )  # fmt: skip
+    inside = ts.y.notna()
+    pd.testing.assert_series_equal(ts.y[inside], whole.y[inside])
+    assert ts.y.isna().sum() > whole.y.isna().sum()
+
+
 # --- arguments --------------------------------------------------------------------------------
 
 

@@ -145,7 +145,8 @@ def audit(
       equal to a price dated after its row (within the label's reach) fails.
     - ``cv_overlap``: per fold of ``cv`` (any scikit-learn splitter or list of ``(train,
       test)`` positions into ``ts.X``; default: the three purged splitters), the training
-      rows whose ``[D, t1]`` overlaps a test row's or lies in the embargo. Any fails.
+      rows whose ``[D, t1]`` overlaps a test row's or lies in the embargo. Any fails. A row
+      whose ``t1`` is NaT (no label's end) is in no fold, whatever the splitter put it in.
     - ``coverage``: features NA on every training row of a fold and rows left NA for lack of
       the lake's coverage (reported); a feature NA on every row fails.
     - ``knowledge``: with ``known_at="row"``, the share of rows per dataset that relied on

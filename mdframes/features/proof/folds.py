@@ -17,7 +17,27 @@ __all__ = ["fold_overlaps"]
 
 
 def split_folds(cv: Any, ts: Any) -> list[tuple[str, Any, list[tuple[np.ndarray, np.ndarray]]]]:
-    """(name, splitter or None, folds as positions into ts.X) for each splitter to check."""
+    """(name, splitter or None, folds as positions into ts.X) for each splitter to check.
+    A row whose ``t1`` is NaT (its label's end unknown) is in no fold: a splitter that knows
+    nothing of labels (scikit-learn's) puts it in some; it is left out of them here."""
+    unknown = ts.t1.isna().to_numpy()
+    found = _splits(cv, ts)
+    if not unknown.any():
+        return found
+    return [
+        (name, splitter, [(_known(train, unknown), _known(test, unknown)) for train, test in folds])
+        for name, splitter, folds in found
+    ]
+
+
+def _known(positions: np.ndarray, unknown: np.ndarray) -> np.ndarray:
+    """``positions`` without those of rows whose ``t1`` is unknown."""
+    positions = np.asarray(positions, dtype=np.int64)
+    return positions[~unknown[positions]]
+
+
+def _splits(cv: Any, ts: Any) -> list[tuple[str, Any, list[tuple[np.ndarray, np.ndarray]]]]:
+    """:func:`split_folds`, every row as the splitter placed it."""
     if cv is None:
         out = []
         # The rows without their columns: the same folds, without the splitters' count of

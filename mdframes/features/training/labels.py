@@ -277,14 +277,19 @@ class ForwardReturn:
     ) -> tuple[np.ndarray, pd.DatetimeIndex]:
         """Label values for every (date, symbol), dates outer, as float64 (NaN: no label), and
         ``t1`` per date. ``prices`` is a :func:`long_prices` frame (or its arrays); ``spans``, per symbol,
-        the day ranges its prices were synced over (a lake's coverage; ``None``: all)."""
+        the day ranges its prices were synced over (a lake's coverage; ``None``: all). With
+        the label's own ``prices``, a row whose ``t1`` is after its symbol's last price is
+        NaN (not in yet), whatever other symbols the frame holds."""
         calendar = periods_after(dates, freq, self.reach)
         cal_days = calendar.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]")
         cal_days = cal_days.astype(np.int64)
         n, m = len(dates), len(symbols)
         # The start and end days are one run of the calendar shifted by the horizon: its
         # prices are looked up once (lag .. reach + n), each side a slice of them.
-        both = _price_at(prices, symbols, cal_days[self.lag : self.reach + n], m, spans)
+        # The caller's prices end per symbol (a benchmark column may run later than the
+        # others); the source's end where its data ends (a lake's spans say more).
+        own = self.prices is not None
+        both = _price_at(prices, symbols, cal_days[self.lag : self.reach + n], m, spans, own)
         shift = (self.reach - self.lag) * m
         # y = end / start - 1 where start > 0, else NaN (start: both's first n * m values,
         # end: shift further), written over start a piece at a time: a piece reads only
@@ -307,9 +312,11 @@ def _price_at(
     days: np.ndarray,
     m: int,
     spans: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None,
+    own_ends: bool = False,
 ) -> np.ndarray:
     """``P(d)`` for every (day of ``days``, symbol), days outer: the latest price on or before
-    the day, at most :data:`MAX_PRICE_AGE` days old, and NaN after the last day of the data.
+    the day, at most :data:`MAX_PRICE_AGE` days old, and NaN after the last day of the data
+    (with ``own_ends``, of the symbol's own data).
     With ``spans`` (per symbol: the synced day ranges, or ``None``), NaN unless one synced
     range holds both the price's day and ``d``: a price that is the latest only because the
     days after it were never synced is no price. ``prices`` is a :func:`long_prices` frame
@@ -330,7 +337,11 @@ def _price_at(
         idx = np.maximum(idx, 0)
         ok = found & (p_code[idx] == q_code) & (p_day[idx] >= q_day - MAX_PRICE_AGE)
     # A date after the last price of the data is not in the data yet, however fresh.
-    ok.reshape(len(days), m)[:] &= (days <= p_day.max())[:, None]
+    if own_ends:  # of the symbol's data: another symbol's later prices say nothing of it
+        ends = _last_days(p_code, p_day, len(categories))[np.maximum(wanted, 0)]
+        ok.reshape(len(days), m)[:] &= days[:, None] <= ends[None, :]
+    else:
+        ok.reshape(len(days), m)[:] &= (days <= p_day.max())[:, None]
     if spans is not None:
         _within_spans(ok.reshape(len(days), m), p_day[idx].reshape(len(days), m), days, spans)
     # The prices written over the rows' numbers (both 8 bytes a value), a piece at a time:
@@ -342,6 +353,15 @@ def _price_at(
         np.copyto(value, np.nan, where=~ok[piece])
         out[piece] = value
     return out
+
+
+def _last_days(p_code: np.ndarray, p_day: np.ndarray, n_codes: int) -> np.ndarray:
+    """Per symbol code, the day of its last price (int64's least: none), from prices sorted
+    by code and day: the day of each code's last row."""
+    last = np.full(max(n_codes, 1), np.iinfo(np.int64).min, dtype=np.int64)
+    tail = np.flatnonzero(np.r_[p_code[1:] != p_code[:-1], True]) if len(p_code) else p_code[:0]
+    last[p_code[tail]] = p_day[tail]
+    return last
 
 
 def _within_spans(
@@ -508,6 +528,8 @@ def forward_return(
         the row for D trades at the next date's price, not at D's).
     prices : DataFrame, optional
         Long (``date, symbol, price``) or wide (indexed by date, one column per symbol).
+        A row's label is NA when its ``t1`` is after the last price of its own symbol (its
+        data is not in yet), whatever other symbols (a benchmark) run later in the frame.
         Default: the put/call dataset's closing ``price``, from the training set's source
         (latest versions: labels measure what happened; ``known_at`` is for features).
 
@@ -522,6 +544,19 @@ def forward_return(
     >>> label = md.features.forward_return(5)
     >>> label.name, label.lag
     ('fwd_return_5', 1)
+
+    Given prices end per symbol: MSFT's last price is on 2026-06-12, the frame's (AAPL's)
+    later, so MSFT's labels reading past it are NA:
+
+    >>> read = lake.read("put_call_ratio", ["AAPL", "MSFT"])
+    >>> wide = read.pivot_table(index="date", columns="symbol", values="price", observed=True)
+    >>> wide.loc["2026-06-13":, "MSFT"] = float("nan")
+    >>> ts = md.features.training_set(["AAPL", "MSFT"], "2026-05-04", "2026-06-30",
+    ...                               ["insider_net_value_90d"], source=lake,
+    ...                               label=md.features.forward_return(5, prices=wide))
+    >>> y, t1 = ts.y.xs("MSFT", level="symbol"), ts.t1.xs("MSFT", level="symbol")
+    >>> bool(y[t1 > "2026-06-12"].isna().all()), int(y[t1 <= "2026-06-12"].notna().sum())
+    (True, 24)
     """
     return ForwardReturn(horizon, lag, prices)
 

@@ -10,6 +10,9 @@ symbols of a date on one side), a training row is purged by its own label end ``
 fixed number of rows), and the embargo counts from the latest ``t1`` of a test block, as in
 *Advances in Financial Machine Learning*, section 7.4.2.
 
+An embargo counts periods of ``freq`` or, without one (the default), steps along the dates
+the splitter's ``t1`` holds: the set's own calendar, never business days assumed.
+
 Every row is reduced to its (date, t1) pair; folds are decided per pair (a few hundred of
 them) and mapped back to rows in one gather, so a split of a million rows costs a few
 passes over them per fold.
@@ -103,8 +106,11 @@ class PurgedSplitter:
         self._n = whole_number(n_splits, "n_splits", least=least)
         self._embargo = whole_number(embargo, "embargo", least=0)
         self._t1 = _check_t1(t1)
-        self._offset = check_offset(freq)
-        if self._embargo and len(t1) and t1.notna().any():
+        # None: the embargo counts along the dates t1 holds (:meth:`_calendar`), so a weekly
+        # set's splitter never counts business days it does not have.
+        self._offset = None if freq is None else check_offset(freq)
+        self._dates: np.ndarray | None = None
+        if self._offset is not None and self._embargo and len(t1) and t1.notna().any():
             _shift(
                 pd.Timestamp(t1.max()).as_unit("ns").value, self._embargo, self._offset, "embargo"
             )
@@ -297,12 +303,7 @@ class PurgedSplitter:
     def _folds(self, folds: _Folds) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per fold: which pairs train and which test."""
         dates, day, t1 = folds.dates, folds.pair_day, folds.pair_t1
-        embargo_end = {}
-        if self._embargo:
-            for b in range(len(folds.first)):
-                embargo_end[b] = _shift(
-                    int(folds.latest_t1[b]), self._embargo, self._offset, "embargo"
-                )
+        embargo_end = self._embargo_ends(folds.latest_t1) if self._embargo else []
         tests = self._test_blocks()
         out = []
         for i, chosen in enumerate(tests):
@@ -320,6 +321,39 @@ class PurgedSplitter:
                 self._no_training_row(folds, i, len(tests), chosen)
             out.append((train, test))
         return out
+
+    def _embargo_ends(self, latest_t1: np.ndarray) -> list[int]:
+        """Per block: the last date (ns) its embargo covers, ``embargo`` periods after the
+        latest t1 of the block: of ``freq``, or (``freq=None``) steps along :meth:`_calendar`
+        (past its end: every later date, none of which a row can have)."""
+        if self._offset is not None:
+            offset = self._offset
+            return [_shift(int(hi), self._embargo, offset, "embargo") for hi in latest_t1]
+        calendar = self._calendar()
+        # The k-th calendar date after the latest t1, as a pandas offset rolls forward from
+        # a date that is not on it.
+        at = np.searchsorted(calendar, latest_t1, side="right") - 1 + self._embargo
+        past = np.iinfo(np.int64).max
+        return [int(calendar[i]) if i < len(calendar) else past for i in at]
+
+    def _calendar(self) -> np.ndarray:
+        """The dates ``t1`` holds, its index's and its values, sorted (int64 ns): the
+        periods of a splitter without ``freq``. The whole set's, not the ``X`` given, so a
+        subset (a fold's training rows) counts its embargo as the set does; the values fill
+        the dates after the index's last and any date whose rows were all dropped."""
+        if self._dates is None:
+            t1 = self._t1
+            values = t1.to_numpy(dtype="datetime64[ns]").view(np.int64)
+            parts = [values[values != _NAT]]
+            index = t1.index
+            if isinstance(index, pd.MultiIndex) and pd.api.types.is_datetime64_any_dtype(
+                index.levels[0].dtype
+            ):
+                codes = np.asarray(index.codes[0])
+                used = np.bincount(codes[codes >= 0], minlength=len(index.levels[0])) > 0
+                parts.append(pd.DatetimeIndex(index.levels[0]).as_unit("ns").asi8[used])
+            self._dates = _sorted_codes(np.concatenate(parts))[1]
+        return self._dates
 
     def _no_training_row(self, folds: _Folds, i: int, n: int, chosen: tuple[int, ...]) -> None:
         span = ", ".join(
@@ -350,8 +384,11 @@ class PurgedWalkForward(PurgedSplitter):
         Dates each fold may train on, counted back from its test block; ``None``: all.
     t1 : Series
         The last date each row's label reads (``ts.t1``), indexed by ``(date, symbol)``.
-    freq : str
-        The training set's frequency (``ts.info["freq"]``).
+    freq : str, optional
+        What ``embargo`` counts. ``None`` (default): steps along the calendar of the dates
+        ``t1`` holds (its index's dates and its values: the set's own ``freq``, whatever it
+        is; never business days assumed). A pandas frequency counts its periods (``ts.cv``
+        passes the set's ``info["freq"]``, which gives the same folds).
 
     Examples
     --------
@@ -361,6 +398,7 @@ class PurgedWalkForward(PurgedSplitter):
     >>> cv = md.features.PurgedWalkForward(n_splits=5, embargo=5, t1=known.t1)
     >>> cross_val_score(HistGradientBoostingRegressor(max_iter=10), known.X, known.y, cv=cv).shape
     (5,)
+
     """
 
     method = "walk_forward"
@@ -372,7 +410,7 @@ class PurgedWalkForward(PurgedSplitter):
         embargo: int = 0,
         train_window: int | None = None,
         t1: Any,
-        freq: Any = "B",
+        freq: Any = None,
     ) -> None:
         self.train_window = train_window
         self._window = (
@@ -412,11 +450,24 @@ class PurgedKFold(PurgedSplitter):
     >>> cv = md.features.PurgedKFold(n_splits=5, embargo=5, t1=known.t1)
     >>> cross_val_predict(HistGradientBoostingRegressor(max_iter=10), known.X, known.y, cv=cv).shape
     (254,)
+
+    On a weekly set the embargo counts weeks (the set's calendar), as ``ts.cv`` does with
+    the set's ``freq``; business days would leave the week after a test's labels training:
+
+    >>> weekly = md.features.training_set(["AAPL", "MSFT"], "2026-01-02", "2026-06-26",
+    ...                                   ["insider_net_value_90d"], freq="W-FRI", source=lake)
+    >>> cv = md.features.PurgedKFold(n_splits=4, embargo=2, t1=weekly.t1)
+    >>> folds = [(list(a), list(b)) for a, b in cv.split(weekly.X, weekly.y)]
+    >>> folds == [(list(a), list(b)) for a, b in weekly.splits("kfold", 4, embargo=2)]
+    True
+    >>> days = md.features.PurgedKFold(n_splits=4, embargo=2, t1=weekly.t1, freq="B")
+    >>> sum(len(a) for a, _ in days.split(weekly.X, weekly.y)) > sum(len(a) for a, _ in folds)
+    True
     """
 
     method = "kfold"
 
-    def __init__(self, n_splits: int = 5, *, embargo: int = 0, t1: Any, freq: Any = "B") -> None:
+    def __init__(self, n_splits: int = 5, *, embargo: int = 0, t1: Any, freq: Any = None) -> None:
         super().__init__(n_splits=n_splits, embargo=embargo, t1=t1, freq=freq)
 
     def _test_blocks(self) -> list[tuple[int, ...]]:
@@ -454,7 +505,7 @@ class CombinatorialPurgedCV(PurgedSplitter):
         n_test_splits: int = 2,
         embargo: int = 0,
         t1: Any,
-        freq: Any = "B",
+        freq: Any = None,
     ) -> None:
         self.n_test_splits = n_test_splits
         self._k = whole_number(n_test_splits, "n_test_splits", least=1)
