@@ -136,3 +136,52 @@ def test_cli_sync_with_an_earlier_machine_clock_exits_2(
     assert "mdframes sync: error:" in err and "2100-01-01T00:00:00Z" in err
     assert "only moves forward" in err and "Traceback" not in err
     assert _tree(lake) == files
+
+
+def test_a_sync_that_waited_for_the_lease_takes_its_time_once_it_holds_it(
+    tmp_path: Path, world: Sandbox
+) -> None:
+    """Two syncs on the machine's clock: this one read the time first, another started a
+    moment later and took the lease; once this one holds it, its time is read again, later
+    than the other's, and it syncs (it is not refused for a time it never stored under)."""
+    import sys
+    import threading
+
+    from mdframes.lake.store.lease import open_lease
+    from mdframes.lake.sync.state import RootState
+
+    root = tmp_path / "lake"
+    with lake_client(world) as client:
+        md.Lake(root, client=client, clock=_at(T)).sync("sentiment", SYMBOLS, progress=False)
+        later = threading.Event()
+
+        def machine() -> dt.datetime:  # the time moves on while this sync waits
+            return T + dt.timedelta(seconds=10 if later.is_set() else 1)
+
+        lake = md.Lake(root, client=client, clock=machine)
+        outcome: list[object] = []
+        with open_lease(lake.storage.location, owner="another sync").hold():
+            waiting = threading.Thread(
+                target=lambda: outcome.append(
+                    lake.sync("sentiment", SYMBOLS, wait=True, progress=False)
+                )
+            )
+            waiting.start()
+            # Until the sync waits for the lease (past its check before the lease).
+            for _ in range(2000):
+                frame = sys._current_frames().get(waiting.ident or -1)
+                names = []
+                while frame is not None:
+                    names.append(frame.f_code.co_name)
+                    frame = frame.f_back
+                if "hold" in names and "run_sync" in names:
+                    break
+                waiting.join(0.01)
+            # The other sync, started after this one read the time, stamps the lake.
+            state = RootState.load(lake.storage)
+            state.next_sync_id(T + dt.timedelta(seconds=5))
+            state.save(lake.storage)
+            later.set()
+        waiting.join(60)
+    assert len(outcome) == 1 and outcome[0].complete, outcome  # type: ignore[attr-defined]
+    assert outcome[0].sync_id.endswith("T120010Z")  # type: ignore[attr-defined]

@@ -457,7 +457,10 @@ def run_sync(
         tables.clean_temporaries()
         upgrade_lake(tables, lease)
         root = RootState.load(storage)
-        check_forward(root, now)  # again: a later sync may have run while this one waited
+        # The time is read again under the lease: a sync that held it meanwhile started later
+        # than this one asked, and this one's rows are stored after its rows.
+        now = clock()
+        check_forward(root, now)
         sync_id = root.next_sync_id(now)
         run, _ = root.begin_run(request.spec(), sync_id, now.isoformat())
         pacer = Pacer(request.budget, request.wait)
