@@ -82,9 +82,9 @@ def test_the_lake_says_its_coverage_as_known_then(lake_root: Path) -> None:
     # AAPL's March to May were fetched on day B: not synced on Oct 3.
     assert then.loc["AAPL", "status"] == "synced"
     assert then.loc["AAPL", "first"] == pd.Timestamp("2026-06-01")
-    # A window's advance to the present is one span in the state: counted to Oct 3.
-    assert then.loc["AAPL", "last"] == pd.Timestamp("2026-10-03")
-    assert pd.isna(then.loc["AAPL", "last_fetched_at"])  # the later fetch is not known then
+    # As a copy of the lake taken then: the window reached day A, fetched on day A.
+    assert then.loc["AAPL", "last"] == pd.Timestamp(DAY_A)
+    assert then.loc["AAPL", "last_fetched_at"].date() == DAY_A
 
 
 def test_a_fixed_known_at_judges_coverage_as_known_then(lake_root: Path) -> None:

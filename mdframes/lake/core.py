@@ -376,12 +376,13 @@ class Lake:
         1  NEWCO   never
         """
         from ..params import to_utc
-        from .coverage import as_known_at, coverage
+        from .coverage import coverage
         from .display import coverage_frame
 
         at = None if known_at is None else to_utc(known_at, "known_at")
-        table = coverage(self.tables, datasets, symbols)
-        return coverage_frame(table if at is None else as_known_at(table, at))
+        if at is None:
+            return coverage_frame(coverage(self.tables, datasets, symbols))
+        return coverage_frame(coverage(self.tables, datasets, symbols, upto=at, ledger=True))
 
     @reaching
     def files(self, dataset: str) -> list[str]:
