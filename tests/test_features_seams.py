@@ -121,14 +121,15 @@ def test_known_at_row_judges_each_row_as_known_at_its_end(lake_root: Path) -> No
         ts = md.features.training_set(*args, source=lake, known_at="row")
     finally:
         context.__exit__(None, None, None)
-    assert got.attrs["failed"] == {}  # before its first sync a symbol uses what it fetched
+    assert got.attrs["failed"] == {}  # synced by the panel's last known time
     aapl = got.xs("AAPL", level="symbol")
     # Every row is dated before day B, when March to May were fetched: NA where the
     # window reaches them.
     assert aapl.loc[:"2026-06-05", "news_count_7d"].isna().all()
     assert aapl.loc["2026-06-08":, "news_count_7d"].notna().all()
-    # MSFT's first sync (day B) fetched March on: its rows use it, as for versions.
-    assert got.xs("MSFT", level="symbol").loc["2026-04-01":].notna().all().all()
+    # MSFT was first synced on day B, after the dataset's first sync (day A): every row is
+    # dated before the lake knew anything of it.
+    assert got.xs("MSFT", level="symbol").isna().all().all()
     pd.testing.assert_frame_equal(ts.X, got)
 
 

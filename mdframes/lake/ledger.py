@@ -32,7 +32,8 @@ __all__ = ["LEDGER", "Folded", "write_batch", "seed_if_needed", "fold", "read_le
 LEDGER: Final = "_ledger"
 OPEN: Final = -(2**40)  # the day before every day: a window from the history's start
 _EPOCH: Final = dt.date(1970, 1, 1).toordinal()
-_SEED: Final = "000000-seed.json"  # sorts before every sync's files
+_SEED_SYNC: Final = "000000-seed"
+_SEED: Final = f"{_SEED_SYNC}.json"  # sorts before every sync's files
 
 
 def _day(text: str | None) -> int:
@@ -108,7 +109,7 @@ def _seed(state: dict[str, Any]) -> dict[str, Any]:
     rows = {
         u: e["rows"] for u, e in state.get("units", {}).items() if isinstance(e.get("rows"), int)
     }
-    return {"sync": "000000-seed", "events": [[*k, ids] for k, ids in sorted(events.items())],
+    return {"sync": _SEED_SYNC, "events": [[*k, ids] for k, ids in sorted(events.items())],
             "rows": rows, "failed": {}}  # fmt: skip
 
 
@@ -140,14 +141,13 @@ def read_ledger(table: Any, state: dict[str, Any] | None) -> list[dict[str, Any]
 @dataclass(frozen=True)
 class _Node:
     """One unit's coverage after some events: windows (merged day ranges), the fills (days
-    first covered by a later sync than the unit's first, with the day they became
+    first covered after the day of the dataset's first sync, with the day they became
     known), the first and latest fetch times. Units with the same history share nodes."""
 
     windows: tuple[tuple[int, int], ...]
     fills: tuple[tuple[int, int, int], ...]
     first: str
     last: str
-    sync: str  # the unit's first sync
 
 
 @dataclass
@@ -165,20 +165,25 @@ def fold(entries: list[dict[str, Any]], upto: dt.datetime | None) -> Folded:
     nodes: dict[str, _Node] = {}
     failed: dict[str, dict[str, Any]] = {}
     rows: dict[str, int] = {}
+    seen: set[str] = set()  # units of the file folded so far
     step = functools.lru_cache(maxsize=None)(_step)
+    # Rows dated before the day of the dataset's first sync are judged as that day left it
+    # (no record of knowledge is older), as they take its versions.
+    first_day = min((_known(e[0]) for body in entries for e in body["events"]), default=0)
     for body in entries:
-        sync = str(body.get("sync"))
         for at, a, b, ids in body["events"]:
             if upto is not None and _when(at) > upto:
                 continue
             window = (_day(a), _day(b))
-            known = _when(at).date().toordinal() - _EPOCH
+            known = _known(at) if _known(at) > first_day else None
             for unit_id in ids:
-                nodes[unit_id] = step(nodes.get(unit_id), window, at, known, sync)
+                nodes[unit_id] = step(nodes.get(unit_id), window, at, known)
                 failed.pop(unit_id, None)
+                seen.add(unit_id)
         for unit_id, n in body.get("rows", {}).items():
-            if unit_id in nodes:
+            if unit_id in seen:
                 rows[unit_id] = n
+        seen.clear()
         for unit_id, (status, error, at) in body.get("failed", {}).items():
             if upto is None or _when(at) <= upto:
                 failed[unit_id] = {"status": status, "error": error, "at": at}
@@ -186,20 +191,25 @@ def fold(entries: list[dict[str, Any]], upto: dt.datetime | None) -> Folded:
     return Folded(units, failed, {u: node.fills for u, node in nodes.items() if node.fills})
 
 
-def _step(node: _Node | None, window: tuple[int, int], at: str, known: int, sync: str) -> _Node:
-    """A unit's node after one more fetch of ``window`` at ``at`` in ``sync`` (``known``: the
-    day it is known from; in the unit's first sync, rows before it use that sync's coverage
-    as they use its versions)."""
+def _known(at: str) -> int:
+    """The day (since 1970) from whose end on a fetch at ``at`` is known."""
+    return _when(at).date().toordinal() - _EPOCH
+
+
+def _step(node: _Node | None, window: tuple[int, int], at: str, known: int | None) -> _Node:
+    """A unit's node after one more fetch of ``window`` at ``at`` (``known``: the day it is
+    known from; None on the day of the dataset's first sync)."""
     lo, hi = window
+    new = [(lo, hi)] if node is None else _uncovered(node.windows, lo, hi)
+    fills = () if node is None else node.fills
+    if known is not None:
+        fills = fills + tuple((a, b, known) for a, b in new)
     if node is None:
-        return _Node(((lo, hi),), (), at, at, sync)
-    fills = node.fills
-    if sync != node.sync:
-        fills = fills + tuple((a, b, known) for a, b in _uncovered(node.windows, lo, hi))
+        return _Node(((lo, hi),), fills, at, at)
     merged = _merge([*node.windows, (lo, hi)])
     first = min(node.first, at, key=_when)
     last = max(node.last, at, key=_when)
-    return _Node(merged, fills, first, last, node.sync)
+    return _Node(merged, fills, first, last)
 
 
 def _uncovered(windows: tuple[tuple[int, int], ...], lo: int, hi: int) -> list[tuple[int, int]]:
