@@ -362,11 +362,12 @@ class Lake:
             Default: every symbol recorded; given, one row per symbol (``"never"`` where
             nothing is recorded) and the cross sections' NA rows.
         known_at : str, datetime or Timestamp, optional
-            The coverage as known then (a date alone: the end of that day): what was first
-            fetched later is ``"never"``; days a later sync filled in before a window's end
-            (a backfill, a gap) are gaps; windows end on that date at the latest (a window's
-            advance to the present is recorded as a span, not per sync); fetch times after
-            it are NaT.
+            The coverage as it stood then (a date alone: the end of that day): what a copy
+            of the lake taken at that time would answer, from the lake's ledger of each
+            sync's windows and fetch times; later syncs, compactions, repairs and vacuums
+            do not change it. A lake synced before mdframes 0.5 knows its earlier history
+            from its state only (a unit's windows up to its first fetch, the rest from its
+            latest).
 
         Examples
         --------

@@ -50,6 +50,11 @@ def _when(text: str) -> dt.datetime:
     return t.replace(tzinfo=dt.timezone.utc) if t.tzinfo is None else t.astimezone(dt.timezone.utc)
 
 
+def _order(item: tuple[tuple[str, str | None, str], list[str]]) -> tuple[str, str, str]:
+    at, a, b = item[0]
+    return at, a or "", b
+
+
 def write_batch(table: Any, sync_id: str, batch: int, state: dict[str, Any],
                 done: list[tuple[str, tuple[str | None, str] | None]],
                 failed: list[str]) -> None:  # fmt: skip
@@ -78,7 +83,7 @@ def write_batch(table: Any, sync_id: str, batch: int, state: dict[str, Any],
             fails[unit_id] = [f.get("status", "failed"), f.get("error", ""), f["at"]]
     if not events and not fails:
         return
-    body = {"sync": sync_id, "events": [[*k, ids] for k, ids in sorted(events.items())],
+    body = {"sync": sync_id, "events": [[*k, ids] for k, ids in sorted(events.items(), key=_order)],
             "rows": rows, "failed": fails}  # fmt: skip
     storage.write_json(body, folder, LEDGER, f"{sync_id}-{batch:04d}.json")
 
@@ -109,7 +114,7 @@ def _seed(state: dict[str, Any]) -> dict[str, Any]:
     rows = {
         u: e["rows"] for u, e in state.get("units", {}).items() if isinstance(e.get("rows"), int)
     }
-    return {"sync": _SEED_SYNC, "events": [[*k, ids] for k, ids in sorted(events.items())],
+    return {"sync": _SEED_SYNC, "events": [[*k, ids] for k, ids in sorted(events.items(), key=_order)],
             "rows": rows, "failed": {}}  # fmt: skip
 
 
