@@ -51,8 +51,10 @@ def lakes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]
             world.advance(days=(DAY_C - DAY_B).days)
             lake.sync(DATASETS, SYMBOLS, progress=False)
             lake.sync(DATASETS, ["AAPL"], start="2026-03-01", progress=False)
+            ledger = sorted(root.glob("*/_ledger/*.json"))
             lake.compact(retain_hours=0)
             lake.repair()
+            assert sorted(root.glob("*/_ledger/*.json")) == ledger  # vacuum kept every file
     yield {"lake": root, "A": base / "A", "B": base / "B"}
 
 
@@ -117,3 +119,38 @@ def test_a_known_at_before_a_symbols_first_sync_never_counts_zero(lakes: dict[st
     assert list(got.attrs["failed"]) == ["GME"]
     assert got.xs("GME", level="symbol").isna().all().all()
     assert got.xs("AAPL", level="symbol").loc["2026-06-08":, "news_count_7d"].notna().all()
+
+
+def test_a_lake_synced_before_the_ledger_keeps_its_answers_through_the_next_sync(
+    tmp_path: Path,
+) -> None:
+    """A lake as mdframes 0.4 left it (no ``_ledger/``): its coverage at earlier times is
+    made from the state, and the sync that writes its first ledger file changes none of
+    those answers, nor rows known at their own date before it."""
+    root = tmp_path / "lake"
+    with Sandbox(today=DAY_A) as world:
+        client = md.Client(api_key=KEY, base_url=world.url, cache=False, progress=False)
+        client.sandbox = world
+        with client:
+            lake = md.Lake(root, client=client)
+            lake.sync(DATASETS, ["AAPL", "MSFT"], start="2026-06-01", progress=False)
+            world.advance(days=(DAY_B - DAY_A).days)
+            lake.sync(DATASETS, SYMBOLS, start="2026-06-01", progress=False)
+            for folder in root.glob("*/_ledger"):
+                shutil.rmtree(folder)
+            reader = md.Lake(root)
+            times = [_end(DAY_A), _end(DAY_B), "2026-10-02T12:00"]
+            before = [reader.coverage(DATASETS, SYMBOLS, known_at=t) for t in times]
+            rows = _panel(reader, DAY_B, known_at="row", errors="skip")
+            # Made from the state: windows up to each first fetch's date from it.
+            aapl = before[0].set_index(["dataset", "symbol"]).loc[("news", "AAPL")]
+            assert aapl["status"] == "synced" and aapl["last"] == pd.Timestamp(DAY_A)
+            world.advance(days=(DAY_C - DAY_B).days)
+            lake.sync(DATASETS, SYMBOLS, progress=False)
+            assert list(root.glob("*/_ledger/000000-seed.json"))
+            reader = md.Lake(root)
+            for t, frame in zip(times, before, strict=True):
+                pd.testing.assert_frame_equal(reader.coverage(DATASETS, SYMBOLS, known_at=t), frame)
+            pd.testing.assert_frame_equal(
+                _panel(reader, DAY_B, known_at="row", errors="skip"), rows
+            )
