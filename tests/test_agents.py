@@ -49,12 +49,13 @@ class Planted:
     world: Sandbox
     root: Path  # synced on both days
     day1: Path  # the same lake as day 1 left it
+    noon: Path  # the same lake after day 1's first sync, before put_call_ratio's
 
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planted]:
     tmp = tmp_path_factory.mktemp("agents")
-    root, day1 = tmp / "lake", tmp / "day1"
+    root, day1, noon = tmp / "lake", tmp / "day1", tmp / "noon"
     now = [_at(D1, 12)]
     with Sandbox(today=D1) as world:
         client = md.Client(api_key=KEY, base_url=world.url, cache=False, backoff_factor=0.01)
@@ -62,6 +63,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planted]:
             lake = md.Lake(root, client=client, clock=lambda: now[0])
             start = D1 - dt.timedelta(days=30)
             lake.sync(DATASETS, SYMBOLS, start=start, progress=False)
+            shutil.copytree(root, noon)
             # A service a day ahead: a ratio dated D2, fetched at 12:30 on D1.
             world.set_today(D2)
             now[0] = _at(D1, 12, 30)
@@ -69,7 +71,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planted]:
             shutil.copytree(root, day1)
             now[0] = _at(D2, 12)
             lake.sync([*DATASETS, "put_call_ratio"], SYMBOLS, progress=False)
-        yield Planted(world, root, day1)
+        yield Planted(world, root, day1, noon)
 
 
 def _plant_is_real(lake: md.Lake) -> None:
@@ -259,6 +261,14 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("changes", {"dataset": "sentiment", "since": "2026-10-01"}),
 ]
 
+NOON_CALLS = [
+    *CALLS,
+    ("read", {"dataset": "put_call_ratio"}),
+    ("changes", {"dataset": "put_call_ratio"}),
+    ("features", {"symbols": ["AAPL"], "features": ["put_call_ratio_last"]}),
+    ("search", {"text": "put call"}),
+]
+
 
 def _answer(tools: Tools, name: str, args: dict[str, Any]) -> dict[str, Any]:
     try:
@@ -296,6 +306,23 @@ def test_every_tool_answers_as_the_lake_of_day_one(
     assert "error" not in answer, answer
     assert answer == _answer(day1, name, args)
     _no_row_after(answer, CLAMP)
+
+
+@pytest.mark.parametrize(
+    ("name", "args"), NOON_CALLS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(NOON_CALLS)]
+)
+def test_a_dataset_first_synced_after_the_clamp_does_not_exist(
+    planted: Planted, name: str, args: dict[str, Any]
+) -> None:
+    """Clamped between day 1's first sync and put_call_ratio's (12:30), every tool answers,
+    errors included, as the copy of the lake taken then, which never held put_call_ratio."""
+    at = pd.Timestamp(_at(D1, 12, 15))
+    full = _answer(Tools(md.Lake(planted.root), Clock(at)), name, args)
+    assert full == _answer(Tools(md.Lake(planted.noon), Clock(at)), name, args)
+    if name == "datasets":
+        assert "put_call_ratio" not in str(full)
+    if args.get("dataset") == "put_call_ratio":
+        assert full["error"].startswith("the lake holds no put_call_ratio")
 
 
 def test_a_clamp_before_the_first_sync_names_no_later_time(planted: Planted) -> None:

@@ -172,10 +172,14 @@ class ClampedLake:
         market: str | None = None,
         region: str | None = None,
     ) -> pd.DataFrame:
-        """``md.Lake.read`` with ``known_at`` at most the clamp and only public rows."""
+        """``md.Lake.read`` with ``known_at`` at most the clamp and only public rows; a
+        dataset the lake first synced after the clamp is one it never synced."""
+        from ..lake.read import never_synced
         from ..lake.sync.plan import resolve
 
         ds = resolve(dataset)
+        if ds.base not in self.held():
+            raise never_synced(ds.name)
         extra = _anchor_columns(ds.name, columns)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
@@ -198,19 +202,36 @@ class ClampedLake:
         return frame
 
     def present(self) -> list[tuple[Any, list[str], str | None]]:
-        """The datasets whose tables the lake has (some may hold nothing known at the
-        clamp), each with its columns and time column."""
+        """The datasets the lake had synced by the clamp, each with its columns and time
+        column."""
+        held = self.held()
         out = []
         for table in self._lake.tables.present():
             manifest = table.manifest
-            if manifest is not None:
+            if manifest is not None and table.ds.name in held:
                 out.append((table.ds, manifest.names(), manifest.time))
         return out
 
+    def held(self) -> set[str]:
+        """The datasets the lake had fetched something of by the clamp: the others do not
+        exist for an agent (CONTRACT §15.1)."""
+        cov = self._lake.coverage(known_at=self.at)
+        return set(cov.loc[cov["first_fetched_at"].notna(), "dataset"].astype(str))
+
     def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
-        """``md.Lake.coverage`` as it stood at the clamp, as far as the lake's state tells
-        (``Lake.coverage(known_at=)``)."""
-        return self._lake.coverage(datasets=datasets, symbols=symbols, known_at=self.at)
+        """``md.Lake.coverage`` as it stood at the clamp (``Lake.coverage(known_at=)``), its
+        windows cut at the clamp's date: no later day holds a record public by then."""
+        table = self._lake.coverage(datasets=datasets, symbols=symbols, known_at=self.at)
+        day = pd.Timestamp(self.at.date())
+        late = (table["last"] > day).to_numpy()
+        if late.any():
+            table.loc[late, "last"] = day
+            table["gaps"] = pd.Series(
+                [[g for g in gaps if g[0] <= day] for gaps in table["gaps"]],
+                index=table.index,
+                dtype=object,
+            )
+        return table
 
 
 def _public_by_bound(dataset: str, end: Any, at: pd.Timestamp) -> bool:
