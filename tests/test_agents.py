@@ -564,7 +564,9 @@ def untickered(planted: Planted, tmp_path_factory: pytest.TempPathFactory) -> Pa
         client = md.Client(api_key=KEY, base_url=world.url, cache=False, backoff_factor=0.01)
         with client:
             lake = md.Lake(root, client=client, clock=lambda: _at(D1, 12))
-            lake.sync("sentiment", ["AAPL", "MSFT"], start=D1 - dt.timedelta(days=5))
+            lake.sync(
+                "sentiment", ["AAPL", "MSFT"], start=D1 - dt.timedelta(days=5), progress=False
+            )
     return root
 
 
