@@ -371,8 +371,8 @@ class PurgedSplitter:
 
 class PurgedWalkForward(PurgedSplitter):
     """Walk-forward folds by date, purged and embargoed: ``n_splits + 1`` blocks of dates;
-    fold ``i`` tests block ``i`` and trains only on dates before it (the ``train_window``
-    dates before it, when given).
+    fold ``i`` (from 0) tests block ``i + 1`` and trains only on dates before it (the
+    ``train_window`` dates before it, when given).
 
     Parameters
     ----------

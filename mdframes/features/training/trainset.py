@@ -237,9 +237,9 @@ class TrainingSet:
         The dates that have a label are cut into consecutive blocks of equal size (the first
         ones one date longer when it does not divide); all symbols of a date are on one side.
 
-        - ``"walk_forward"``: ``n_splits + 1`` blocks; block ``i`` (from 1) is the test of fold
-          ``i``, which trains only on the dates before it (the ``train_window`` dates before
-          it, when given).
+        - ``"walk_forward"``: ``n_splits + 1`` blocks; fold ``i`` (from 0, as everywhere)
+          tests block ``i + 1`` and trains only on the dates before it (the ``train_window``
+          dates before it, when given).
         - ``"kfold"``: ``n_splits`` blocks, each the test once, training on all the others.
         - ``"combinatorial"``: ``n_splits`` blocks; every choice of ``n_test_splits`` of them
           is a test (combinatorial purged cross-validation), in lexicographic order.
