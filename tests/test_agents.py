@@ -600,6 +600,11 @@ def test_the_server_bounds_arguments_and_clock_files(
         assert max(answers["long at"], answers["other at"]) - start < 10  # generous: 1 s of CPU
         result = await session.call_tool("read", {"dataset": "news", "symbols": ["x"] * 1001})
         assert result.is_error and "list of 1001 items" in _text(result)
+        # At the bounds: a million characters quoted in the error, which is cut.
+        big = [f"x{i:04d}" + "y" * 995 for i in range(1000)]
+        result = await session.call_tool("features", {"symbols": "AAPL", "features": big})
+        assert result.is_error and "unknown feature" in _text(result)
+        assert len(_text(result)) < 5000
 
         for word in ("now", "today"):  # pandas reads them as the wall clock
             clock.write_text(word)
@@ -626,3 +631,13 @@ def test_the_server_bounds_arguments_and_clock_files(
         assert not any("never synced" in n for n in result.structured_content["notes"])
 
     _session(_server(planted, "--clock-file", str(clock), root=untickered), script)
+
+
+def test_a_long_error_is_cut_only_after_its_credentials_are_cleaned(
+    planted: Planted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MDFRAMES_API_KEY", "sk-" + "k" * 40)
+    tools = Tools(md.Lake(planted.root), Clock(CLAMP))
+    for at in (3990, 4000, 7990):  # across the cut, and across the end of what is cleaned
+        text = tools.clean("a" * at + "sk-" + "k" * 40 + "b" * 20_000)
+        assert "sk-k" not in text and "kkkk" not in text and len(text) <= 4004

@@ -436,11 +436,15 @@ class Tools:
         except (ToolError, ClockError, MdframesError) as exc:
             raise ToolError(self.clean(str(exc))) from None
 
-    def clean(self, text: str) -> str:
-        """``text`` without any key or storage credential this process knows."""
+    def clean(self, text: str, most: int = 4000) -> str:
+        """``text`` without any key or storage credential this process knows, cut to
+        ``most`` characters: an error may quote many arguments, and the cleaning takes time
+        that grows faster than the text. Twice that is cleaned, then cut, so no credential
+        is cut in half before it is found."""
         from ..lake.store.location import redact_root
 
-        return redact_root(redact(text, *self._secrets))
+        cleaned = redact_root(redact(text[: 2 * most], *self._secrets))
+        return cleaned if len(text) <= most else cleaned[:most] + " ..."
 
     def _call(self, name: str, arguments: Mapping[str, Any]) -> Answer:
         if name not in self.specs:
