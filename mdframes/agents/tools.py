@@ -426,6 +426,7 @@ class Tools:
         self.clock = clock
         self.specs = tool_specs()
         self._secrets = _secrets(lake)
+        self._known: tuple[pd.Timestamp, pd.DataFrame] | None = None  # _tickers at a clamp
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> Answer:
         """Answer tool ``name``; every bad argument (and a clock moved back) is a
@@ -607,7 +608,10 @@ class Tools:
     def _tickers(self, lake: ClampedLake) -> pd.DataFrame:
         """The symbols the lake knew at the clamp: its last ticker list by then, the company
         names its records held by then (the latest per symbol), and every symbol a
-        per-symbol dataset had synced by then."""
+        per-symbol dataset had synced by then. Kept for the next search at the same clamp
+        (what the lake held then cannot change)."""
+        if self._known is not None and self._known[0] == lake.at:
+            return self._known[1]
         parts = []
         for ds, names, _ in sorted(lake.present(), key=lambda p: p[0].name != "tickers"):
             if "symbol" in names and "name" in names:
@@ -620,7 +624,9 @@ class Tools:
         if frame.empty:
             return pd.DataFrame({"symbol": [], "name": []}, dtype=object)
         frame = frame.astype(object).where(frame.notna(), None)
-        return frame.drop_duplicates("symbol", keep="first").reset_index(drop=True)
+        frame = frame.drop_duplicates("symbol", keep="first").reset_index(drop=True)
+        self._known = (lake.at, frame)
+        return frame
 
     # -- changes --
     def _changes(self, lake: ClampedLake, args: dict[str, Any]) -> Answer:
