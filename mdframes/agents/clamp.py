@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
+import stat
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -83,10 +85,13 @@ class Clock:
     def _read_file(self) -> pd.Timestamp:
         assert self._file is not None
         try:
-            text = self._file.read_text(encoding="utf-8").strip()
+            text = _read_regular(self._file).strip()
         except (OSError, UnicodeDecodeError) as exc:
             raise ClockError(f"cannot read the clock file {self._file}: {exc}") from None
         try:
+            # Only an ISO time: pandas reads "now" and "today" too, a clamp at the wall clock.
+            if not _ISO_TIME.fullmatch(text):
+                raise InvalidParameterError("not ISO 8601")
             return parse_clamp(text, "clock file")
         except InvalidParameterError:
             raise ClockError(
@@ -108,6 +113,21 @@ class Clock:
             )
         self._last = at
         return at
+
+
+_ISO_TIME = re.compile(r"\d{4}-\d\d-\d\d(?:[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?)?")
+
+
+def _read_regular(path: Path, most: int = 256) -> str:
+    """The start of a regular file's text. Opened without blocking and checked on the open
+    descriptor: a FIFO put in its place would block the server's loop until a writer came."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file")
+        return os.read(fd, most).decode("utf-8")
+    finally:
+        os.close(fd)
 
 
 def iso(stamp: pd.Timestamp) -> str:
