@@ -143,7 +143,7 @@ def read_ledger(table: Any, state: dict[str, Any] | None) -> list[dict[str, Any]
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # by identity: equal histories share one node (_step)
 class _Node:
     """One unit's coverage after some events: windows (merged day ranges), the fills (days
     first covered after the day of the dataset's first sync, with the day they became
