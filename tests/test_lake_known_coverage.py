@@ -15,8 +15,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mdframes as md
+from mdframes.lake.ledger import fold
 from mdframes.sandbox import Sandbox
 
 from .conftest import KEY
@@ -154,3 +157,56 @@ def test_a_lake_synced_before_the_ledger_keeps_its_answers_through_the_next_sync
             pd.testing.assert_frame_equal(
                 _panel(reader, DAY_B, known_at="row", errors="skip"), rows
             )
+
+
+@st.composite
+def _events(draw: Any) -> list[tuple[int, int, int, str]]:
+    """(fetch day, first, last, unit): windows of two units fetched on days 0..9."""
+    out = []
+    for _ in range(draw(st.integers(1, 8))):
+        day = draw(st.integers(0, 9))
+        a = draw(st.integers(-5, 12))
+        out.append((day, a, a + draw(st.integers(0, 6)), draw(st.sampled_from(["u1", "u2"]))))
+    return sorted(out)
+
+
+@given(_events())
+@settings(max_examples=200, deadline=None)
+def test_the_fold_is_the_union_of_the_windows_fetched_by_then(
+    events: list[tuple[int, int, int, str]],
+) -> None:
+    """Brute force: the days covered as known at the end of day D are those of the windows
+    fetched by then (by the day of the first fetch, for an earlier D)."""
+    base = dt.date(2026, 1, 1)
+
+    def iso(day: int) -> str:
+        return (base + dt.timedelta(days=day)).isoformat()
+
+    entries = [{"sync": f"{i + 1:06d}-x", "events": [[f"{iso(d)}T12:00:00+00:00", iso(a), iso(b), [u]]],
+                "rows": {}, "failed": {}} for i, (d, a, b, u) in enumerate(events)]  # fmt: skip
+    whole = fold(entries, None)
+    first = events[0][0]
+    offset = base.toordinal() - dt.date(1970, 1, 1).toordinal()
+    for unit in ("u1", "u2"):
+        mine = [e for e in events if e[3] == unit]
+        for day in range(-1, 11):
+            upto = dt.datetime.combine(base + dt.timedelta(days=day), dt.time(23),
+                                       tzinfo=dt.timezone.utc)  # fmt: skip
+            then = {x for d, a, b, _ in mine if d <= day for x in range(a, b + 1)}
+            folded = fold(entries, upto).units.get(unit, {"windows": []})["windows"]
+            got = {
+                x
+                for a, b in folded
+                for x in range(
+                    dt.date.fromisoformat(a).toordinal() - base.toordinal(),
+                    dt.date.fromisoformat(b).toordinal() - base.toordinal() + 1,
+                )
+            }
+            assert got == then
+            # The row dated ``day``, judged by every fetch's fills.
+            seen = {x for d, a, b, _ in mine if d <= max(day, first) for x in range(a, b + 1)}
+            fills = whole.fills.get(unit, ())
+            row = {x for x in {y for _, a, b, _ in mine for y in range(a, b + 1)}
+                   if not any(lo - offset <= x <= hi - offset and day + offset < k
+                              for lo, hi, k in fills)}  # fmt: skip
+            assert row == seen, (day, unit)
