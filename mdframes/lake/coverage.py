@@ -39,11 +39,8 @@ from .tables import Tables
 __all__ = [
     "coverage",
     "ledger_fills",
-    "as_known_at",
-    "filled_after",
     "COLUMNS",
     "STATUSES",
-    "FILLED",
     "KEPT_COVERAGES",
 ]
 
@@ -60,9 +57,6 @@ COLUMNS: Final = [
     "error",
 ]
 STATUSES: Final = ["synced", "pending", "failed", "not_found", "never"]
-# attrs key: (dataset, symbol, start, end, fetched_at) of days covered only later than the
-# first fetch, before the covered end (state.py's ``filled``).
-FILLED: Final = "filled"
 _FETCHED: Final = "datetime64[us, UTC]"
 
 
@@ -101,9 +95,6 @@ def coverage(
     for ds, memo in zip(wanted, memos, strict=True):
         rows += _dataset_rows(ds, memo, syms, explicit=datasets is not None)
     frame = _frame(rows)
-    filled = [(r["dataset"], r["symbol"], *f) for r in rows for f in r["filled"]]
-    if filled:  # rarely any: a window widened backwards or a gap filled
-        frame.attrs[FILLED] = filled
     # A new dict put in place of the old: reads in other threads see one or the other.
     frames = dict(tables.coverage_frames)
     frames.pop(question, None)
@@ -260,9 +251,7 @@ def _row(ds: Dataset, symbol: str | None, ids: list[str], memo: _Memo) -> dict[s
     spans: list[list[str | None]] = []
     fetched: list[tuple[dt.datetime, dt.datetime]] = []
     counts: list[int | None] = []
-    filled: list[tuple[str | None, str, str]] = []
     for entry in entries:
-        filled += [(a, b, at) for a, b, at in entry.get("filled", ())]
         first_at, last_at = _fetch_times(entry)
         if "end" in entry or "windows" in entry:
             spans += windows_of(entry)
@@ -290,7 +279,6 @@ def _row(ds: Dataset, symbol: str | None, ids: list[str], memo: _Memo) -> dict[s
         "last_fetched_at": max((b for _, b in fetched), default=None),
         "rows": rows_held,
         "error": error,
-        "filled": filled,
     }
 
 
@@ -357,99 +345,3 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame["rows"] = frame["rows"].astype("Int64")
     frame["error"] = frame["error"].astype("string")
     return frame
-
-
-def filled_after(table: pd.DataFrame) -> list[tuple[str, str | None, Any, Any, pd.Timestamp]]:
-    """``(dataset, symbol, start, end, fetched_at)`` of the days ``table`` covers that a later
-    fetch than the first filled in (dates as naive Timestamps, ``start`` None: from the
-    history's start; ``fetched_at`` UTC)."""
-    out = []
-    for dataset, symbol, a, b, at in table.attrs.get(FILLED, ()):
-        out.append((str(dataset), None if symbol is None or symbol is pd.NA else str(symbol),
-                    None if a is None else pd.Timestamp(a), pd.Timestamp(b),
-                    pd.Timestamp(at).tz_convert("UTC") if pd.Timestamp(at).tzinfo
-                    else pd.Timestamp(at, tz="UTC")))  # fmt: skip
-    return out
-
-
-def as_known_at(table: pd.DataFrame, at: pd.Timestamp) -> pd.DataFrame:
-    """``table`` (a :func:`coverage` frame) as the lake knew it at ``at`` (UTC), as far as
-    its state tells: what was first fetched later is ``never``; days a later fetch filled in
-    (a window widened backwards, a gap) are gaps again; windows end on ``at``'s date at the
-    latest (their advance towards the present is recorded as a span, not per fetch: the
-    days between the last sync before ``at`` and ``at``'s date count as synced); fetch
-    times after ``at`` are unknown (NaT)."""
-    table = table.copy()
-    day = pd.Timestamp(at.tz_convert("UTC").date())
-    first_fetched = table["first_fetched_at"]
-    later = (first_fetched.isna() | (first_fetched > at)).to_numpy()
-    firsts: list[Any] = list(table["first"])
-    lasts: list[Any] = list(table["last"])
-    gaps: list[list[tuple[pd.Timestamp, pd.Timestamp]]] = [list(g) for g in table["gaps"]]
-    symbols = table["symbol"].astype(object).where(table["symbol"].notna(), None)
-    keys = zip(table["dataset"].astype(object), symbols, strict=True)
-    place = {key: i for i, key in enumerate(keys)}
-    kept = []
-    for dataset, symbol, a, b, when in filled_after(table):
-        i = place.get((dataset, symbol))
-        if when <= at:
-            kept.append((dataset, symbol, a, b, when))
-        elif i is not None and not later[i]:  # filled in later: a gap again
-            firsts[i], lasts[i], gaps[i] = _cut(firsts[i], lasts[i], gaps[i], a, b)
-    for i in range(len(table)):
-        if later[i]:
-            firsts[i], lasts[i], gaps[i] = pd.NaT, pd.NaT, []
-        elif not pd.isna(lasts[i]) and lasts[i] > day:
-            # Nothing synced by then reaches past its date (a window asked ahead included).
-            lasts[i] = day
-            gaps[i] = [(a, b) for a, b in gaps[i] if a <= day]
-    table["first"] = pd.Series(firsts, index=table.index, dtype=table["first"].dtype)
-    table["last"] = pd.Series(lasts, index=table.index, dtype=table["last"].dtype)
-    table["gaps"] = pd.Series(gaps, index=table.index, dtype=object)
-    if kept:
-        table.attrs[FILLED] = [(d, s, None if a is None else a.date().isoformat(),
-                                b.date().isoformat(), w.isoformat())
-                               for d, s, a, b, w in kept]  # fmt: skip
-    else:
-        table.attrs.pop(FILLED, None)
-    for name in ("first_fetched_at", "last_fetched_at"):
-        table.loc[later, name] = pd.NaT
-    failed = table["status"].isin(["failed", "not_found"]).to_numpy()
-    table.loc[later & ~failed, "status"] = "never"
-    table.loc[later & ~failed, "error"] = pd.NA
-    table.loc[later, "rows"] = 0
-    since = ~later & (table["last_fetched_at"] > at).to_numpy()
-    # Synced by then and again later: by then it had been synced.
-    table.loc[since, "status"] = "synced"
-    table.loc[since, "error"] = pd.NA
-    table.loc[since, "rows"] = pd.NA
-    table.loc[since, "last_fetched_at"] = pd.NaT
-    return table
-
-
-def _cut(
-    first: Any,
-    last: Any,
-    gaps: list[tuple[pd.Timestamp, pd.Timestamp]],
-    a: pd.Timestamp | None,
-    b: pd.Timestamp,
-) -> tuple[Any, Any, list[tuple[pd.Timestamp, pd.Timestamp]]]:
-    """A span ``first..last`` with ``gaps`` less the days ``a..b`` (None: from the start)."""
-    if pd.isna(last):
-        return first, last, gaps
-    one = pd.Timedelta(days=1)
-    if a is None or (not pd.isna(first) and a <= first):
-        # The span's start was filled in later: it begins after the filled days (and after
-        # a gap right there).
-        start = b + one
-        rest = sorted(gaps)
-        while rest and rest[0][0] <= start:
-            start = max(start, rest.pop(0)[1] + one)
-        return (start, last, rest) if start <= last else (pd.NaT, pd.NaT, [])
-    merged: list[tuple[pd.Timestamp, pd.Timestamp]] = []
-    for lo, hi in sorted([*gaps, (a, min(b, last))]):
-        if merged and lo <= merged[-1][1] + one:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return first, last, merged

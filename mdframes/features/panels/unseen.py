@@ -169,24 +169,16 @@ class Coverage:
         whole: pd.DataFrame | None = None,
     ) -> None:
         self.datasets = list(datasets)
-        # known_at="row": days a later sync filled in, per (dataset, symbol): (first day,
-        # last day, the day from whose end on they are known). The row for D is judged as
-        # known at the end of D (before the symbol's first sync: as that sync left it).
+        # known_at="row": days a later day's sync covered, per (dataset, symbol): (first
+        # day, last day, the day from whose end on they are known; the ledger's fills). The
+        # row for D is judged as known at the end of D. A stand-in's frame (not md.Lake's)
+        # is taken as it is: it answers coverage at a time itself, if at all.
         self._fills: dict[tuple[str, str | None], Sequence[tuple[int, int, int]]] = {}
         later: dict[tuple[str, str | None], str] = {}
         if whole is not None:  # ``table`` as it stood then (md.Lake's ledger): exact
             self._fills = dict(fills or {})
             if isinstance(known_at, pd.Timestamp):
                 later = _later(whole, table, known_at)
-        elif isinstance(known_at, pd.Timestamp) and {"first_fetched_at", "last_fetched_at"} <= set(
-            table.columns
-        ):  # a stand-in's frame, as near as its fetch times tell (without: as it is)
-            from ...lake.coverage import as_known_at  # as in lake_coverage
-
-            now, table = table, as_known_at(table, known_at)
-            later = _later(now, table, known_at)
-        elif known_at == "row":
-            self._fills = dict(_filled_later(table))
         self.later = bool(later)
         keys = list(
             zip(
@@ -447,20 +439,6 @@ def _later(
             since = "" if at is None or pd.isna(at) else f", first synced {at:%Y-%m-%d %H:%M} UTC"
             later[key] = f"not synced by known_at={known_at.isoformat()}{since}"
     return later
-
-
-def _filled_later(table: pd.DataFrame) -> dict[tuple[str, str | None], list[tuple[int, int, int]]]:
-    """Per (dataset, symbol): the days a later sync filled in, and the day from whose end
-    on they are known."""
-    from ...lake.coverage import filled_after  # as in lake_coverage
-
-    fills: dict[tuple[str, str | None], list[tuple[int, int, int]]] = {}
-    for dataset, symbol, a, b, when in filled_after(table):
-        lo = _OPEN if a is None else _day(a)
-        hi, day = _day(b), _day(when.tz_localize(None))
-        assert lo is not None and hi is not None and day is not None
-        fills.setdefault((dataset, symbol), []).append((lo, hi, day))
-    return fills
 
 
 def _span_table(table: pd.DataFrame, keys: list[tuple[str, str | None]]) -> dict[str, _Spans]:

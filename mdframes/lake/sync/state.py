@@ -11,15 +11,14 @@ the request comes back the run resumes and asks none of them again.
 A dataset's state (``_state.json``) holds one entry per unit of work (a symbol's window, a
 snapshot), written right after the commit that stored the unit's rows::
 
-    units:    {unit id: {run, runs, synced, start, end, windows, filled, pages,
+    units:    {unit id: {run, runs, synced, start, end, windows, pages,
                          fetched_at, first_fetched_at, rows}}
     failed:   {unit id: {error, status ("failed" | "not_found"), at}}
     unsynced: {unit id: entry}   # marked not synced by repair(): fetched again next sync
 
-``windows`` are the date ranges fetched (merged where they touch: two means a gap between),
-``filled`` the ``[start, end, fetched_at]`` of days a later fetch newly covered before the
-covered end (backfills, gaps filled: coverage as known at an earlier time leaves them out),
-``start``/``end`` their span as the next window is planned from it; ``rows`` counts the
+``windows`` are the date ranges fetched (merged where they touch: two means a gap between;
+what they covered at an earlier time is the ledger's, :mod:`mdframes.lake.ledger`; lakes of
+0.4 also kept ``filled`` here, the days a later fetch filled in), ``start``/``end`` their span as the next window is planned from it; ``rows`` counts the
 unit's records (latest versions). :mod:`mdframes.lake.coverage` reads these files only,
 never the data.
 """
@@ -341,13 +340,6 @@ def record_done(
         before = windows_of(old)
         entry.update(start=span[0], end=span[1])
         entry["windows"] = merge_windows([*before, list(window)])
-        filled = [list(f) for f in old.get("filled", [])]
-        if before and fetched_at is not None:
-            # Days newly covered before the covered end (a backfill, a gap filled) are
-            # known from this fetch on: coverage as known at an earlier time leaves them out.
-            filled += [[a, b, fetched_at.isoformat()] for a, b in _newly_before(window, before)]
-        if filled:
-            entry["filled"] = filled
         if before and not _covers(window, before):
             known = old.get("rows")
             count = known + added if isinstance(known, int) and added is not None else None
@@ -362,28 +354,6 @@ def record_done(
     state["units"][unit_id] = entry
     state.get("failed", {}).pop(unit_id, None)
     state.get("unsynced", {}).pop(unit_id, None)
-
-
-def _newly_before(
-    window: tuple[str | None, str], before: list[list[str | None]]
-) -> list[tuple[str | None, str]]:
-    """The parts of ``window`` that ``before`` did not cover and that lie before its end
-    (growth past the end is the windows' usual advance to the present, not listed)."""
-    low = dt.date.min
-    one = dt.timedelta(days=1)
-    end = max(_day(b) or low for _, b in before)
-    start, stop = _day(window[0]) or low, min(_day(window[1]) or low, end)
-    out: list[tuple[str | None, str]] = []
-    at = start
-    for a, b in merge_windows(before):
-        a_day, b_day = _day(a) or low, _day(b) or low
-        if at > stop:
-            break
-        if a_day > at:
-            last = min(a_day - one, stop)
-            out.append((None if at == low else at.isoformat(), last.isoformat()))
-        at = max(at, b_day + one)
-    return out
 
 
 def _covers(window: tuple[str | None, str], windows: list[list[str | None]]) -> bool:
