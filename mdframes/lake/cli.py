@@ -139,25 +139,21 @@ def split_words(words: list[str]) -> tuple[list[str], list[str]]:
 
 def open_lake(root: str | None, *, existing: bool = False) -> Any:
     """The lake a command's ``--lake`` names (None: the user data dir), for every command
-    that reads or writes one. ``existing``: a command that only reads (``agent-server``)
-    refuses a root that holds no lake, naming it without credentials. Run the command
-    through :func:`guarded`, which keeps credentials out of its other errors."""
+    that reads or writes one. ``existing``: a command that only reads refuses a root that
+    holds no lake, naming it without credentials. Run the command through :func:`guarded`,
+    which keeps credentials out of its other errors."""
     try:
         from .._deps import require
 
-        require("pyarrow", "lake", "md.Lake")  # names the extra, as md.Lake does
+        require("pyarrow", "lake", "the lake")  # names the extra, in no language's words
         from .core import Lake
     except ImportError as exc:
         from ..errors import ConfigurationError
 
         raise ConfigurationError(str(exc)) from None
     lake = Lake(root)
-    if existing and not lake.storage.exists():
-        from ..cli.common import UsageError
-        from .store.location import redact_root
-
-        where = redact_root(str(lake.root))
-        raise UsageError(f"no lake at {where!r}: sync one first (mdframes sync ...)")
+    if existing:
+        lake._require_lake()
     return lake
 
 

@@ -82,6 +82,7 @@ class Lake:
         self._clock = clock
         self.tables = Tables(self.storage)
         self.panels = Panels(self.tables)  # what feature panels need beyond reads
+        self._held = False  # a root once found to hold a lake keeps holding one
 
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"  # the root without credentials
@@ -114,6 +115,24 @@ class Lake:
         if isinstance(day, dt.date) and not isinstance(day, dt.datetime):
             return dt.datetime.combine(day, _utc_now().timetz())  # a client made by hand
         return client.clock()
+
+    def _require_lake(self) -> None:
+        """Refuse a root that holds no lake: a mistyped path is not an empty lake. Cheap on
+        an object store too: one look at the root's lake record, else one listing."""
+        import pyarrow.fs as pafs
+
+        from .table.layout import LAKE_STATE
+
+        if self._held:
+            return
+        store = self.storage
+        record = store.fs.get_file_info(store.path(LAKE_STATE)).type == pafs.FileType.File
+        if not (record or self.tables.folders()):
+            raise InvalidParameterError(
+                f"no lake exists at {self.root!r} (is the path right? a sync creates one)",
+                parameter="root",
+            )
+        self._held = True
 
     # -- sync ---------------------------------------------------------------------------------
     @reaching
@@ -258,6 +277,7 @@ class Lake:
             region=region,
             version=version,
         )
+        self._require_lake()
         return read(self.tables, request)
 
     @reaching
@@ -308,6 +328,7 @@ class Lake:
 
         if not isinstance(query, str) or not query.strip():
             raise InvalidParameterError("query is a non-empty SQL string", parameter="query")
+        self._require_lake()
         return run(self.tables.present(), query, params)
 
     @reaching
@@ -324,6 +345,7 @@ class Lake:
         from .display import info_frame
         from .maintenance import info
 
+        self._require_lake()
         return info_frame(info(self.storage, self.tables.present()))
 
     @reaching
@@ -380,6 +402,7 @@ class Lake:
         from .display import coverage_frame
 
         at = None if known_at is None else to_utc(known_at, "known_at")
+        self._require_lake()
         table = coverage(self.tables, datasets, symbols)
         return coverage_frame(table if at is None else as_known_at(table, at))
 
@@ -397,7 +420,9 @@ class Lake:
         """
         from .read import opened
 
-        snap = opened(self.tables.get(resolve(dataset)))
+        table = self.tables.get(resolve(dataset))
+        self._require_lake()
+        snap = opened(table)
         return [] if snap is None else list(snap.files)
 
     @reaching
@@ -413,7 +438,9 @@ class Lake:
         >>> lake.version("sentiment") is None  # never synced
         True
         """
-        snap = self.tables.get(resolve(dataset)).snapshot()
+        table = self.tables.get(resolve(dataset))
+        self._require_lake()
+        snap = table.snapshot()
         return None if snap is None else snap.version
 
     def path(self, dataset: str) -> str:
@@ -483,6 +510,7 @@ class Lake:
         """
         from .maintenance import check
 
+        self._require_lake()
         return check(self.tables.present(format1=True))
 
     @reaching
