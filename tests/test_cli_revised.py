@@ -159,7 +159,9 @@ def test_errors_speak_the_command_line(env: dict[str, str], lake: Path) -> None:
     assert "news_count_7d" in err
     err = _one_line(_run(env, "lake", "read", "sentiment", *where, "--known-at", "soon"), 2)
     assert "YYYY-MM-DDTHH:MM (UTC)" in err and "pandas" not in err
-    # A symbol the service does not know, skipped: the warning names no frame attribute.
+    # A symbol the service does not know: the work failed (1), not the usage.
+    assert "ZZZZ" in _one_line(_run(env, "load", "sentiment", "ZZZZ"), 1)
+    # Skipped: the warning names no frame attribute.
     proc = _run(env, "features", "AAPL", "ZZZZ", *window, "--features", "news_count_7d",
                 "--errors", "skip")  # fmt: skip
     assert proc.returncode == 0 and b"ZZZZ" in proc.stderr, proc.stderr
@@ -227,7 +229,7 @@ def test_a_root_without_a_lake_is_named_not_read_as_empty(
             "sql": (missing.sql, "select 1"),
             "files": (missing.files, "sentiment"),
             "check": (missing.check,),
-            "version": (missing.version, "sentiment"),
+            "repair": (missing.repair,),
         }
         for name, (call, *args) in calls.items():
             with pytest.raises(md.InvalidParameterError, match=f"no lake exists at '{root}'"):
@@ -251,6 +253,8 @@ def test_the_command_line_names_a_root_without_a_lake(env: dict[str, str], tmp_p
             ["lake", "read", "sentiment"],
             ["features", "AAPL", "--start", "2026-01-05", "--end", "2026-01-30"],
             ["agent-server", "--as-of", "2026-06-30"],
+            ["training-set", "AAPL", "--start", "2026-01-05", "--end", "2026-01-30"]
+            + ["--out", str(tmp_path / "t.parquet")],
         ):
             err = _one_line(_run(env, *argv, "--lake", root, stdin=subprocess.DEVNULL), 2)
             assert f"no lake exists at '{root}'" in err, argv

@@ -43,7 +43,8 @@ class Lake:
     root : str or Path, optional
         A folder (default: ``<user data dir>/mdframes/lake``) or an object-store URI such as
         ``s3://bucket/prefix?endpoint_override=127.0.0.1:9000&scheme=http&region=us-east-1``.
-        Nothing is created until something is written.
+        Nothing is created until something is written; anything but a sync refuses a root
+        that holds no lake (``InvalidParameterError`` naming it).
     client : Client, optional
         The client whose key and service a sync uses (default: the default client). A sync
         never reads the HTTP cache.
@@ -438,9 +439,7 @@ class Lake:
         >>> lake.version("sentiment") is None  # never synced
         True
         """
-        table = self.tables.get(resolve(dataset))
-        self._require_lake()
-        snap = table.snapshot()
+        snap = self.tables.get(resolve(dataset)).snapshot()
         return None if snap is None else snap.version
 
     def path(self, dataset: str) -> str:
@@ -530,6 +529,7 @@ class Lake:
         from .store.lease import open_lease
 
         wanted = None if dataset is None else resolve(dataset).name
+        self._require_lake()  # a lease is never taken at a mistyped path
         tables = [t for t in self.tables.present() if wanted is None or t.ds.name == wanted]
         with open_lease(self.storage.location, owner="repair").hold() as lease:
             return repair(tables, lease)
