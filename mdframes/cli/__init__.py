@@ -206,7 +206,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _drop_stdout(EXIT_BROKEN_PIPE)
     except OSError as exc:  # a full standard output (/dev/full): one line, as `cat` says it
         print(f"{PROG}: error: {_clean(exc.strerror or str(exc))}", file=sys.stderr)
-        return _drop_stdout(1)
+        try:
+            sys.stdout.flush()  # stdout is what failed: Python's flush at exit would fail too
+        except OSError:
+            return _drop_stdout(1)
+        return 1
 
 
 def _run(args: argparse.Namespace) -> int:

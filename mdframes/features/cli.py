@@ -153,12 +153,18 @@ def built(
 
 def run_features(args: argparse.Namespace) -> int:
     """Run ``mdframes features`` from parsed arguments; returns the exit code."""
-    from ..cli.common import check_out, emit
+    import sys
+
+    from ..cli.common import PROG, check_out, cli_words, emit
     from .panels.build import panel
 
     out = check_out(args.out, args.format)
     df = built(panel, args, *panel_request(args))
     emit(df.reset_index(), out)
+    failed = df.attrs.get("failed")
+    if failed and (out.path is not None or out.whole()):  # a terminal's table names them
+        why = "; ".join(f"{symbol}: {error}" for symbol, error in failed.items())
+        print(f"{PROG} features: failed: {cli_words(why)}", file=sys.stderr)
     return 0
 
 

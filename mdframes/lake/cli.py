@@ -146,14 +146,14 @@ def open_lake(root: str | None, *, existing: bool = False) -> Any:
         from .._deps import require
 
         require("pyarrow", "lake", "the lake")  # names the extra, in no language's words
-        from .core import Lake
+        from .core import Lake, require_lake
     except ImportError as exc:
         from ..errors import ConfigurationError
 
         raise ConfigurationError(str(exc)) from None
     lake = Lake(root)
     if existing:
-        lake._require_lake()
+        require_lake(lake)
     return lake
 
 

@@ -21,7 +21,7 @@ from .sync.plan import build_request, read_request, resolve
 from .sync.report import SyncReport
 from .tables import Tables
 
-__all__ = ["Lake", "default_root"]
+__all__ = ["Lake", "default_root", "require_lake"]
 
 
 def default_root() -> Path:
@@ -116,24 +116,6 @@ class Lake:
         if isinstance(day, dt.date) and not isinstance(day, dt.datetime):
             return dt.datetime.combine(day, _utc_now().timetz())  # a client made by hand
         return client.clock()
-
-    def _require_lake(self) -> None:
-        """Refuse a root that holds no lake: a mistyped path is not an empty lake. Cheap on
-        an object store too: one look at the root's lake record, else one listing."""
-        import pyarrow.fs as pafs
-
-        from .table.layout import LAKE_STATE
-
-        if self._held:
-            return
-        store = self.storage
-        record = store.fs.get_file_info(store.path(LAKE_STATE)).type == pafs.FileType.File
-        if not (record or self.tables.folders()):
-            raise InvalidParameterError(
-                f"no lake exists at {self.root!r} (is the path right? a sync creates one)",
-                parameter="root",
-            )
-        self._held = True
 
     # -- sync ---------------------------------------------------------------------------------
     @reaching
@@ -278,7 +260,7 @@ class Lake:
             region=region,
             version=version,
         )
-        self._require_lake()
+        require_lake(self)
         return read(self.tables, request)
 
     @reaching
@@ -329,7 +311,7 @@ class Lake:
 
         if not isinstance(query, str) or not query.strip():
             raise InvalidParameterError("query is a non-empty SQL string", parameter="query")
-        self._require_lake()
+        require_lake(self)
         return run(self.tables.present(), query, params)
 
     @reaching
@@ -346,7 +328,7 @@ class Lake:
         from .display import info_frame
         from .maintenance import info
 
-        self._require_lake()
+        require_lake(self)
         return info_frame(info(self.storage, self.tables.present()))
 
     @reaching
@@ -403,7 +385,7 @@ class Lake:
         from .display import coverage_frame
 
         at = None if known_at is None else to_utc(known_at, "known_at")
-        self._require_lake()
+        require_lake(self)
         table = coverage(self.tables, datasets, symbols)
         return coverage_frame(table if at is None else as_known_at(table, at))
 
@@ -422,7 +404,7 @@ class Lake:
         from .read import opened
 
         table = self.tables.get(resolve(dataset))
-        self._require_lake()
+        require_lake(self)
         snap = opened(table)
         return [] if snap is None else list(snap.files)
 
@@ -509,7 +491,7 @@ class Lake:
         """
         from .maintenance import check
 
-        self._require_lake()
+        require_lake(self)
         return check(self.tables.present(format1=True))
 
     @reaching
@@ -529,7 +511,7 @@ class Lake:
         from .store.lease import open_lease
 
         wanted = None if dataset is None else resolve(dataset).name
-        self._require_lake()  # a lease is never taken at a mistyped path
+        require_lake(self)  # a lease is never taken at a mistyped path
         tables = [t for t in self.tables.present() if wanted is None or t.ds.name == wanted]
         with open_lease(self.storage.location, owner="repair").hold() as lease:
             return repair(tables, lease)
@@ -552,3 +534,23 @@ class Lake:
             return []
         with open_lease(self.storage.location, owner="upgrade").hold() as lease:
             return upgrade_lake(self.tables, lease)
+
+
+def require_lake(lake: Lake) -> None:
+    """Refuse a root that holds no lake: a mistyped path is not an empty lake (CONTRACT
+    §10.2). Cheap on an object store too: one look at the root's lake record, else one
+    listing; a root once found to hold a lake is not looked at again."""
+    import pyarrow.fs as pafs
+
+    from .table.layout import LAKE_STATE
+
+    if lake._held:
+        return
+    store = lake.storage
+    record = store.fs.get_file_info(store.path(LAKE_STATE)).type == pafs.FileType.File
+    if not (record or lake.tables.folders()):
+        raise InvalidParameterError(
+            f"no lake exists at {lake.root!r} (is the path right? a sync creates one)",
+            parameter="root",
+        )
+    lake._held = True
