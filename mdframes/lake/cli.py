@@ -5,7 +5,8 @@ info|coverage|check|repair|compact|upgrade|files|sql|read|changes``.
 pyarrow until a command runs, so the core install's CLI stays light. Exit codes: 0 all done,
 3 work left pending (budget or rate limit), 1 failures (a failed symbol, a problem ``lake
 check`` found, a full disk or another OS error: one line ``mdframes sync: error: ...``, no
-traceback). A lake root's credentials never reach the output (see :func:`guarded`).
+traceback), 2 bad input (a root that holds no lake, for anything but ``sync``). A lake root's
+credentials never reach the output (see :func:`guarded`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ examples:
   mdframes lake upgrade
 
 exit codes: 0 ok; 1 failures (lake check: problems found; a full disk or OS error); 2 bad input
+(a malformed value, an unknown dataset, a --lake path that holds no lake)
 """
 ACTIONS = tuple(
     ["info", "coverage", "check", "repair", "compact", "upgrade", "files", "sql", "read", "changes"]

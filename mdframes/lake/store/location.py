@@ -69,7 +69,9 @@ _QUERY = {
     "secret_key": "AWS_SECRET_ACCESS_KEY",
     "session_token": "AWS_SESSION_TOKEN",
 }
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@?#\s'\"]*@")
+# A scheme starts where no scheme character precedes it: tried from inside a long word, the
+# match would scan the rest of the word again at every letter (quadratic in its length).
+_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://)[^/@?#\s'\"]*@")
 
 
 def redact_root(root: Any) -> str:
