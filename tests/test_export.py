@@ -184,7 +184,7 @@ def test_excel_neutralises_later_list_items_and_error_literals(tmp_path: Path) -
         }
     )
     rows = sheet_rows(to_excel(df, tmp_path / "l.xlsx"))
-    assert rows[1] == ("ok; '=bad; '-1", "'#N/A")
+    assert rows[1] == ("ok; '=bad; -1", "'#N/A")  # a plain number is no formula
     # A bare negative number first in a list makes the text start with "-".
     assert rows[2] == ("'-3; 4", "a=b")
 

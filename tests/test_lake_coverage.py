@@ -124,7 +124,8 @@ def test_coverage_says_what_was_synced_pending_failed_not_found_or_never(
     assert asked.loc[1, "rows"] == 0
     with pytest.raises(md.InvalidParameterError, match="lake dataset"):
         lake.coverage("no_such_dataset")
-    assert md.Lake(tmp_path / "empty").coverage().empty
+    with pytest.raises(md.InvalidParameterError, match="no lake exists at .*empty"):
+        md.Lake(tmp_path / "empty").coverage()  # a mistyped root is no empty lake
     assert not (tmp_path / "empty").exists()  # a look creates nothing
 
 

@@ -315,9 +315,11 @@ def test_roots_are_checked_and_nothing_is_created_until_a_write(
         md.Lake("ftp://host/lake")
     root = tmp_path / "later"
     lake = md.Lake(root, client=client)
-    assert lake.compact() == {} and lake.info().empty and lake.check().empty
-    with pytest.raises(md.InvalidParameterError):
-        lake.read("sentiment")
+    assert lake.compact() == {}
+    for call in (lake.info, lake.check, lake.repair, lambda: lake.read("sentiment")):
+        with pytest.raises(md.InvalidParameterError, match="no lake exists at"):
+            call()
+    assert not root.exists()
     assert not root.exists()
     lake.sync("sentiment", ["AAPL"], progress=False)
     assert (root / "sentiment" / "_delta_log").is_dir()

@@ -9,9 +9,12 @@ A module adds its own commands with a ``register(subcommands)`` hook listed in
 :data:`COMMANDS`; the hook calls :func:`~mdframes.cli.common.add_command` and adds its
 arguments (``mdframes/cli/demo.py`` ends with a short example).
 
-Exit codes: 0 success, 1 an error from the service, the data, the configuration or the file
-system, 2 bad input (unknown dataset, bad option value, bad symbol). Expected errors print one
-line on stderr; only a bug prints a traceback.
+Exit codes (CONTRACT §6.2): 0 done, 1 the work failed (the service, the data, the file
+system, a symbol the service does not know), 2 bad usage or input (an unknown dataset, feature
+or option, a malformed value, a file that is not what the command reads), 3 (``sync``) work
+left pending, 130 interrupted. Expected errors print one line on stderr, in the command line's
+words; only a bug prints a traceback. A closed standard output ends quietly (141), a full one
+with one line (1).
 
 >>> from mdframes.cli import main
 >>> main(["load", "insider_trading", "AAPL", "--limit", "2", "--format", "csv"])
@@ -96,7 +99,8 @@ environment:
   MDFRAMES_BASE_URL  the service root, e.g. https://api.example.com
   MDFRAMES_CACHE     the HTTP cache file (default: the user cache folder)
 
-exit codes: 0 ok; 1 service, data, configuration or file error; 2 bad input
+exit codes: 0 done; 1 the work failed (service, data or file error); 2 bad usage or input;
+  3 (sync) work left pending; 130 interrupted
 """
 
 
@@ -158,18 +162,16 @@ def _clean(text: str) -> str:
 EXIT_BROKEN_PIPE = 141
 
 
-def _quiet_broken_pipe() -> int:
-    """The reader of our output (``| head``) went away: end quietly, as Unix tools do.
-
-    Python would report the failed flush of stdout again at exit; pointing stdout at the null
-    device first makes that flush a no-op.
-    """
+def _drop_stdout(code: int) -> int:
+    """End with ``code`` once standard output failed (a closed pipe, a full disk): Python would
+    report the failed flush of stdout again at exit; pointing stdout at the null device first
+    makes that flush a no-op."""
     # Stdout may not be a real file (a test capture).
     with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    return EXIT_BROKEN_PIPE
+    return code
 
 
 def _one_line_warnings(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
@@ -190,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     path: ...
     0
     """
+    if sys.stdout is None:  # started with stdout closed (`>&-`): the work, nothing shown
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stdout is open until exit
     try:
         try:
             args = _parse(build_parser(), argv)
@@ -198,8 +202,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _run(args)
         sys.stdout.flush()  # a closed pipe shows here at the latest, not at interpreter exit
         return code
-    except BrokenPipeError:
-        return _quiet_broken_pipe()
+    except BrokenPipeError:  # the reader of our output (`| head`) went away: quietly, as Unix
+        return _drop_stdout(EXIT_BROKEN_PIPE)
+    except OSError as exc:  # a full standard output (/dev/full): one line, as `cat` says it
+        print(f"{PROG}: error: {_clean(exc.strerror or str(exc))}", file=sys.stderr)
+        try:
+            sys.stdout.flush()  # stdout is what failed: Python's flush at exit would fail too
+        except OSError:
+            return _drop_stdout(1)
+        return 1
 
 
 def _run(args: argparse.Namespace) -> int:

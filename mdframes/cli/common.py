@@ -156,7 +156,26 @@ def _sync_command(match: re.Match[str]) -> str:
 # The library's messages speak Python; on the command line they speak the command's words.
 _PYTHON_TO_CLI: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"lake\.sync\((\[[^\]]*\]), (\[[^\]]*\]|err\.symbols)\)"), _sync_command),
+    (re.compile(r"lake\.sync\('([^']*)', \.\.\.\)"), rf"`{PROG} sync \1 SYMBOL... --lake PATH`"),
     (re.compile(r" \(err\.symbols\)"), ""),
+    (
+        re.compile(
+            r"'YYYY-MM-DD(THH:MM)?'( \(UTC\))?, (datetime\.date|datetime) or pandas\.Timestamp"
+        ),
+        r"YYYY-MM-DD\1\2",
+    ),
+    # What only Python holds (a Feature object, a frame's attrs) has no command-line form.
+    (
+        re.compile(
+            r" \(or pass md\.features\.Feature\(\.\.\.\)\)| \(errors in panel\.attrs\['failed'\]\)"
+            r"|; see panel\.attrs\['coverage'\]| \(see ts\.X\.attrs\['coverage'\]\)"
+        ),
+        "",
+    ),
+    (re.compile(r"\bmd\.Lake needs"), "the lake needs"),
+    (re.compile(r"written by TrainingSet\.to_parquet"), f"written by `{PROG} training-set`"),
+    (re.compile(r"lake\.repair\(\) \(or (`[^`]*`)\)| or lake\.upgrade\(\)"), r"\1"),
+    (re.compile(r"\blake\.(info|upgrade)\(\)"), rf"`{PROG} lake \1`"),
     (re.compile(r"(?:md\.)?sandbox\.start\(\)"), f"`{PROG} sandbox`"),
     (re.compile(r"(?:md\.)?load_(markets|regions)\(\)"), rf"`{PROG} load \1`"),
     (re.compile(r"(?:md\.)?datasets\(\)"), f"`{PROG} load --help`"),
@@ -170,6 +189,7 @@ _PYTHON_TO_CLI: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str
     ),
     (re.compile(r"(?<![?&])\b(known_at|as_of)=(?=\S)"), lambda m: f"--{m[1].replace('_', '-')} "),
     (re.compile(r"(?<![?&])\b(since|until)=(?=\S)"), r"--\1 "),
+    (re.compile(r"(?<![\w-])known_at\b(?!=)"), "--known-at"),
     # The command line has no Client(...): the environment is its only way in.
     (re.compile(r"\bpass (?:base_url|api_key)= or "), ""),
     # Never inside a URL's query (``...?region=us-east-1``): only the library's own words.
@@ -244,8 +264,8 @@ def check_out(out: str | None, format: str | None = None) -> Output:
         raise UsageError(
             f"--format {format!r}: use one of {', '.join(FORMATS)}", parameter="format"
         )
-    if out is None or out == STDOUT:
-        return Output(None, format)
+    if out is None or out == STDOUT:  # `--out -`: the whole frame, a terminal's too
+        return Output(None, format or ("csv" if out == STDOUT else None))
     path = Path(out)
     if path.suffix.lower() not in OUTPUT_SUFFIXES:
         raise UsageError(

@@ -131,9 +131,9 @@ def panel_source(args: argparse.Namespace) -> Iterator[Source]:
             parameter="known_at",
         )
     if args.lake is not None:
-        from ..lake import Lake
+        from ..lake.cli import open_lake
 
-        yield LakeSource(Lake(args.lake))
+        yield LakeSource(open_lake(args.lake, existing=True))
         return
     with Client(cache=not args.no_cache) as client:
         yield ServiceSource(client)
@@ -153,12 +153,18 @@ def built(
 
 def run_features(args: argparse.Namespace) -> int:
     """Run ``mdframes features`` from parsed arguments; returns the exit code."""
-    from ..cli.common import check_out, emit
+    import sys
+
+    from ..cli.common import PROG, check_out, cli_words, emit
     from .panels.build import panel
 
     out = check_out(args.out, args.format)
     df = built(panel, args, *panel_request(args))
     emit(df.reset_index(), out)
+    failed = df.attrs.get("failed")
+    if failed and (out.path is not None or out.whole()):  # a terminal's table names them
+        why = "; ".join(f"{symbol}: {error}" for symbol, error in failed.items())
+        print(f"{PROG} features: failed: {cli_words(why)}", file=sys.stderr)
     return 0
 
 
@@ -257,7 +263,8 @@ examples:
   mdframes audit train.parquet                  # the set's own lake, as info records it
   mdframes audit train.parquet --lake ./lake --sample 500
 
-exit codes: 0 every check passed or was skipped, 1 a check failed (or an error)
+exit codes: 0 every check passed or was skipped, 1 a check failed (or the lake could not be
+read), 2 bad input (a file that is not a training set, an unknown option)
 """
 
 
@@ -302,6 +309,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..cli.common import UsageError
+    from ..errors import InvalidParameterError
     from .proof.audit import audit
     from .training.trainset import read_training_set
 
@@ -309,12 +317,20 @@ def run_audit(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: no such file", parameter="file")
     if args.sample < 0:
         raise UsageError(f"--sample {args.sample}: a number of rows >= 0", parameter="sample")
-    ts = read_training_set(args.file)
+    try:
+        ts = read_training_set(args.file)
+    except (OSError, ValueError) as exc:  # pyarrow's: an empty file, or not Parquet at all
+        if isinstance(exc, InvalidParameterError):
+            raise
+        why = re.sub(r"^Could not open Parquet input source '[^']*': ", "", str(exc))
+        raise UsageError(
+            f"{args.file} is not a training set file ({why.splitlines()[0]})"
+        ) from None
     source = None
     if args.lake is not None:
-        from ..lake import Lake
+        from ..lake.cli import open_lake
 
-        source = Lake(args.lake)
+        source = open_lake(args.lake, existing=True)
     report = audit(ts, source=source, sample=args.sample)
     print(report)
     return 0 if report.ok else 1

@@ -10,7 +10,8 @@ that a file opened by a spreadsheet program shows the data and never runs it:
 - text that starts with ``=``, ``+``, ``-``, ``@``, tab or carriage return (or their
   full-width forms, which some spreadsheet locales fold to ASCII), also after leading
   spaces, line feeds, no-break or ideographic spaces, a BOM or zero-width characters, is
-  prefixed with a single quote ``'`` (the OWASP recommendation against formula injection);
+  prefixed with a single quote ``'`` (the OWASP recommendation against formula injection),
+  unless it is a plain number (``-0.6275``, ``+3``, ``-1e-5``: no formula, kept as it is);
   so are Excel's error literals such as ``#N/A``, which would otherwise be stored as error
   cells. A part after a ``;`` that starts like a formula gets the quote too (``a;'=1+1``),
   since spreadsheets in ``;``-separator locales split CSV fields there;
@@ -40,8 +41,12 @@ __all__ = ["spreadsheet_frame", "spreadsheet_cell", "neutralise"]
 _FORMULA_CHARS = "=+\\-@\uff1d\uff0b\uff0d\uff20"
 _BLANK = " \t\r\n\u00a0\u1680\u180e\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff"
 _FORMULA_HEAD = re.compile(f"[{_BLANK}]*[{_FORMULA_CHARS}]")
+# A plain number (``-0.6275``, ``+3``, ``-1e-5``) is no formula: a spreadsheet reads it as the
+# number, and a program as the frame holds it.
+_NUMBER = f"[{_BLANK}]*[+-]?(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?[{_BLANK}]*"
+_PLAIN_NUMBER = re.compile(_NUMBER)
 # A ";" then a formula: a separate cell where ";" separates CSV fields.
-_FORMULA_PART = re.compile(f"(;[{_BLANK}]*)(?=[{_FORMULA_CHARS}])")
+_FORMULA_PART = re.compile(f"(;[{_BLANK}]*)(?=[{_FORMULA_CHARS}])(?!{_NUMBER}(?:;|$))")
 # Text openpyxl (and Excel) would store as an error value rather than as text.
 _ERROR_LITERALS = frozenset(
     {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"}
@@ -108,9 +113,13 @@ def neutralise(text: str) -> str:
     '\\'=HYPERLINK("http://x")'
     >>> neutralise("\\u00a0=1+1"), neutralise("a;=1+1"), neutralise("Buy; Sell")
     ("'\\xa0=1+1", "a;'=1+1", 'Buy; Sell')
+    >>> neutralise("-0.6275"), neutralise("a; -1e-5"), neutralise("-1+1")
+    ('-0.6275', 'a; -1e-5', "'-1+1")
     """
     text = _FORMULA_PART.sub(r"\1'", ILLEGAL_CHARS.sub("", text))
-    if text.startswith(("\t", "\r")) or _FORMULA_HEAD.match(text) or text in _ERROR_LITERALS:
+    if text.startswith(("\t", "\r")) or text in _ERROR_LITERALS:
+        return "'" + text
+    if _FORMULA_HEAD.match(text) and not _PLAIN_NUMBER.fullmatch(text):
         return "'" + text
     return text
 

@@ -5,7 +5,8 @@ info|coverage|check|repair|compact|upgrade|files|sql|read|changes``.
 pyarrow until a command runs, so the core install's CLI stays light. Exit codes: 0 all done,
 3 work left pending (budget or rate limit), 1 failures (a failed symbol, a problem ``lake
 check`` found, a full disk or another OS error: one line ``mdframes sync: error: ...``, no
-traceback). A lake root's credentials never reach the output (see :func:`guarded`).
+traceback), 2 bad input (a root that holds no lake, for anything but ``sync``). A lake root's
+credentials never reach the output (see :func:`guarded`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ examples:
   mdframes lake upgrade
 
 exit codes: 0 ok; 1 failures (lake check: problems found; a full disk or OS error); 2 bad input
+(a malformed value, an unknown dataset, a --lake path that holds no lake)
 """
 ACTIONS = tuple(
     ["info", "coverage", "check", "repair", "compact", "upgrade", "files", "sql", "read", "changes"]
@@ -139,25 +141,21 @@ def split_words(words: list[str]) -> tuple[list[str], list[str]]:
 
 def open_lake(root: str | None, *, existing: bool = False) -> Any:
     """The lake a command's ``--lake`` names (None: the user data dir), for every command
-    that reads or writes one. ``existing``: a command that only reads (``agent-server``)
-    refuses a root that holds no lake, naming it without credentials. Run the command
-    through :func:`guarded`, which keeps credentials out of its other errors."""
+    that reads or writes one. ``existing``: a command that only reads refuses a root that
+    holds no lake, naming it without credentials. Run the command through :func:`guarded`,
+    which keeps credentials out of its other errors."""
     try:
         from .._deps import require
 
-        require("pyarrow", "lake", "md.Lake")  # names the extra, as md.Lake does
-        from .core import Lake
+        require("pyarrow", "lake", "the lake")  # names the extra, in no language's words
+        from .core import Lake, require_lake
     except ImportError as exc:
         from ..errors import ConfigurationError
 
         raise ConfigurationError(str(exc)) from None
     lake = Lake(root)
-    if existing and not lake.storage.exists():
-        from ..cli.common import UsageError
-        from .store.location import redact_root
-
-        where = redact_root(str(lake.root))
-        raise UsageError(f"no lake at {where!r}: sync one first (mdframes sync ...)")
+    if existing:
+        require_lake(lake)
     return lake
 
 

@@ -21,7 +21,7 @@ from .sync.plan import build_request, read_request, resolve
 from .sync.report import SyncReport
 from .tables import Tables
 
-__all__ = ["Lake", "default_root"]
+__all__ = ["Lake", "default_root", "require_lake"]
 
 
 def default_root() -> Path:
@@ -43,7 +43,8 @@ class Lake:
     root : str or Path, optional
         A folder (default: ``<user data dir>/mdframes/lake``) or an object-store URI such as
         ``s3://bucket/prefix?endpoint_override=127.0.0.1:9000&scheme=http&region=us-east-1``.
-        Nothing is created until something is written.
+        Nothing is created until something is written; anything but a sync refuses a root
+        that holds no lake (``InvalidParameterError`` naming it).
     client : Client, optional
         The client whose key and service a sync uses (default: the default client). A sync
         never reads the HTTP cache.
@@ -82,6 +83,7 @@ class Lake:
         self._clock = clock
         self.tables = Tables(self.storage)
         self.panels = Panels(self.tables)  # what feature panels need beyond reads
+        self._held = False  # a root once found to hold a lake keeps holding one
 
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"  # the root without credentials
@@ -258,6 +260,7 @@ class Lake:
             region=region,
             version=version,
         )
+        require_lake(self)
         return read(self.tables, request)
 
     @reaching
@@ -308,6 +311,7 @@ class Lake:
 
         if not isinstance(query, str) or not query.strip():
             raise InvalidParameterError("query is a non-empty SQL string", parameter="query")
+        require_lake(self)
         return run(self.tables.present(), query, params)
 
     @reaching
@@ -324,6 +328,7 @@ class Lake:
         from .display import info_frame
         from .maintenance import info
 
+        require_lake(self)
         return info_frame(info(self.storage, self.tables.present()))
 
     @reaching
@@ -381,6 +386,7 @@ class Lake:
         from .display import coverage_frame
 
         at = None if known_at is None else to_utc(known_at, "known_at")
+        require_lake(self)
         if at is None:
             return coverage_frame(coverage(self.tables, datasets, symbols))
         return coverage_frame(coverage(self.tables, datasets, symbols, upto=at, ledger=True))
@@ -399,7 +405,9 @@ class Lake:
         """
         from .read import opened
 
-        snap = opened(self.tables.get(resolve(dataset)))
+        table = self.tables.get(resolve(dataset))
+        require_lake(self)
+        snap = opened(table)
         return [] if snap is None else list(snap.files)
 
     @reaching
@@ -485,6 +493,7 @@ class Lake:
         """
         from .maintenance import check
 
+        require_lake(self)
         return check(self.tables.present(format1=True))
 
     @reaching
@@ -504,6 +513,7 @@ class Lake:
         from .store.lease import open_lease
 
         wanted = None if dataset is None else resolve(dataset).name
+        require_lake(self)  # a lease is never taken at a mistyped path
         tables = [t for t in self.tables.present() if wanted is None or t.ds.name == wanted]
         with open_lease(self.storage.location, owner="repair").hold() as lease:
             return repair(tables, lease)
@@ -526,3 +536,23 @@ class Lake:
             return []
         with open_lease(self.storage.location, owner="upgrade").hold() as lease:
             return upgrade_lake(self.tables, lease)
+
+
+def require_lake(lake: Lake) -> None:
+    """Refuse a root that holds no lake: a mistyped path is not an empty lake (CONTRACT
+    §10.2). Cheap on an object store too: one look at the root's lake record, else one
+    listing; a root once found to hold a lake is not looked at again."""
+    import pyarrow.fs as pafs
+
+    from .table.layout import LAKE_STATE
+
+    if lake._held:
+        return
+    store = lake.storage
+    record = store.fs.get_file_info(store.path(LAKE_STATE)).type == pafs.FileType.File
+    if not (record or lake.tables.folders()):
+        raise InvalidParameterError(
+            f"no lake exists at {lake.root!r} (is the path right? a sync creates one)",
+            parameter="root",
+        )
+    lake._held = True
