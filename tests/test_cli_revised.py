@@ -273,3 +273,13 @@ def test_an_object_store_root_without_a_lake_is_named(
         missing.coverage()
     missing.sync("sentiment", "AAPL", progress=False)
     assert set(md.Lake(root, client=client).coverage()["symbol"]) == {"AAPL"}
+
+
+def test_a_panel_from_a_root_without_a_lake_names_it(tmp_path: Path) -> None:
+    """Not a NotInLakeError for every symbol (or NA features with errors="skip")."""
+    lake = md.Lake(tmp_path / "reserch-lake")
+    for errors in ("raise", "skip"):
+        with pytest.raises(md.InvalidParameterError, match="no lake exists at"):
+            md.features.panel(["AAPL"], "2026-01-05", "2026-01-09", "news_count_7d",
+                              source=lake, errors=errors)  # fmt: skip
+    assert not (tmp_path / "reserch-lake").exists()

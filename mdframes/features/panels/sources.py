@@ -375,6 +375,12 @@ class LakeSource(Source):
     seeks = True  # reads a range of dates cheaply: the latest values are sought (fetch)
 
     def __init__(self, lake: Any) -> None:
+        from ...lake import Lake
+
+        if isinstance(lake, Lake):  # a mistyped path is not a lake that synced nothing
+            from ...lake.core import require_lake
+
+            require_lake(lake)
         self.lake = lake
         # md.Lake (or a pinned one) reads columns apart; a stand-in is read, once wrapped, by
         # the plain contract whatever its read takes.
