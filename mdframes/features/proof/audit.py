@@ -4,9 +4,8 @@ fold overlap, and report coverage and knowledge.
 
 The checks live in their own modules: ``look_ahead`` (:mod:`.lookahead`, on the audit's own
 engine :mod:`.recompute`), ``label_leak`` and ``proxy`` (:mod:`.leaks`), ``cv_overlap``
-(:mod:`.folds`),
-``coverage`` and ``knowledge`` (:mod:`.reports`); this face runs them and holds
-:class:`AuditReport`.
+(:mod:`.folds`), ``coverage`` and ``knowledge`` (:mod:`.reports`); this face runs them and
+holds :class:`AuditReport`.
 """
 
 from __future__ import annotations
@@ -218,8 +217,5 @@ def audit(
         columns=CHECK_COLUMNS,
     ).astype({"rows": "int64"})  # fmt: skip
     found = [pd.DataFrame(o.failures, columns=FAILURE_COLUMNS) for o in outcomes.values()]
-    found = [f for f in found if len(f)]
-    failures = (
-        pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=FAILURE_COLUMNS)
-    )
-    return AuditReport(checks, failures)
+    found = [f for f in found if len(f)] or [pd.DataFrame(columns=FAILURE_COLUMNS)]
+    return AuditReport(checks, pd.concat(found, ignore_index=True))

@@ -192,7 +192,7 @@ def cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> CheckResult
         parts.append(f"{name}: {len(folds)} folds, overlapping training rows {counts}")
     if not parts:
         return skip("no splitter could split this set (too few dates for the defaults)")
-    failures = _overlap_rows(ts.X.index, listed, pair, first, last) if listed else []
+    failures: Any = _overlap_rows(ts.X.index, listed, pair, first, last) if listed else []
     return CheckResult("fail" if bad else "pass", "; ".join(parts), bad, failures)
 
 

@@ -94,13 +94,8 @@ def label_checks(ts: Any, source: Source | None) -> tuple[CheckResult, CheckResu
             "expected": expected[rows], "got": x[rows],
         }))  # fmt: skip
     checked = "; prices after each date checked" if prices is not None else ""
-    leak = CheckResult(
-        "pass",
-        f"{ts.X.shape[1]} features against the label over {int(known.sum())} labelled "
-        f"rows{checked}",
-        int(known.sum()),
-        [],
-    )
+    detail = f"{ts.X.shape[1]} features against the label over {known.sum()} labelled rows"
+    leak = CheckResult("pass", detail + checked, int(known.sum()), [])
     if found:
         leak = CheckResult("fail", "; ".join(found), len(found), pd.concat(failures))
     return leak, _proxy(list(ts.X.columns), corrs, ranked.ics())
@@ -223,21 +218,14 @@ def _proxy(names: list[str], corrs: list[float], ics: np.ndarray) -> CheckResult
         if abs(ic) > _PROXY_IC or abs(corr) > _PROXY_CORR:
             shown = "n/a" if np.isnan(ic) else f"{ic:+.2f}"
             found.append(f"{name} (mean rank IC {shown}, correlation {corr:+.2f})")
-    if found:
-        return CheckResult(
-            "warn",
-            "too good to be true for market data (a label proxy, a target encoding fitted on "
-            "the whole set, a shifted label?): " + "; ".join(found),
-            len(found),
-            [],
-        )
-    return CheckResult(
-        "pass",
-        f"{len(names)} features: no mean rank IC above {_PROXY_IC} nor correlation above "
-        f"{_PROXY_CORR} with the label",
-        len(names),
-        [],
+    detail = (
+        "too good to be true for market data (a label proxy, a target encoding fitted on the "
+        "whole set, a shifted label?): " + "; ".join(found)
+        if found
+        else f"{len(names)} features: no mean rank IC above {_PROXY_IC} nor correlation "
+        f"above {_PROXY_CORR} with the label"
     )
+    return CheckResult("warn" if found else "pass", detail, len(found) or len(names), [])
 
 
 class _RankSample:
@@ -276,17 +264,15 @@ class _RankSample:
         shape = xs.shape
         by_x = _flat(np.argsort(xs, axis=-1))
         rx = np.empty(xs.size)
-        rx[by_x] = _tied(
-            xs.ravel()[by_x].reshape(shape), valid.ravel()[by_x].reshape(shape)
-        ).ravel()
+        rx[by_x] = _tied(*(a.ravel()[by_x].reshape(shape) for a in (xs, valid))).ravel()
         by_y = _flat(np.argsort(ys, axis=-1))  # one order for every feature: y is theirs
         ry = np.empty((shape[0], ys.size))
         mine = valid.reshape(shape[0], -1)[:, by_y].reshape(shape)
         ry[:, by_y] = _tied(ys.ravel()[by_y].reshape(ys.shape), mine).reshape(shape[0], -1)
-        rx, ry = rx.reshape(shape), ry.reshape(shape)
         pairs = valid.sum(axis=-1)
         mid = (pairs[..., None] + 1) / 2  # the mean of ranks 1..n, ties averaged
-        cx, cy = np.where(valid, rx - mid, 0.0), np.where(valid, ry - mid, 0.0)
+        cx = np.where(valid, rx.reshape(shape) - mid, 0.0)
+        cy = np.where(valid, ry.reshape(shape) - mid, 0.0)
         sxx, syy = (cx * cx).sum(axis=-1), (cy * cy).sum(axis=-1)
         ok = (pairs >= _PROXY_PAIRS) & (sxx > 0) & (syy > 0)
         ic = np.where(ok, (cx * cy).sum(axis=-1) / np.sqrt(np.where(ok, sxx * syy, 1.0)), 0.0)

@@ -112,7 +112,8 @@ def first_difference(a: Any, b: Any, shown: int = 5) -> str | None:
         return f"the columns differ ({list(a.X.columns)} against {list(b.X.columns)})"
     pairs = [(name, a.X[name], b.X[name]) for name in a.X.columns]
     pairs += [(str(a.y.name), a.y, b.y), ("t1", a.t1, b.t1)]
-    cells, total = [], 0
+    cells: list[str] = []
+    total = 0
     for name, left, right in pairs:
         if str(left.dtype) != str(right.dtype):
             return f"{name}: dtype {left.dtype} against {right.dtype}"
