@@ -596,7 +596,8 @@ def test_the_audit_command_prints_a_proxy_warning_and_exits_0(
 def test_the_audit_command_refuses_a_file_whose_recorded_hash_was_edited(
     clean: TrainingSet, tmp_path: Path
 ) -> None:
-    """CONTRACT §13.1: an audit of a file checks its content hash against its rows first."""
+    """CONTRACT §13.1: an audit of a file (the command, or of a set read from one) checks its
+    content hash against its rows first."""
     edited = TrainingSet(clean.X, clean.y, clean.t1, {**clean.info, "content_hash": "0" * 64})
     path = edited.to_parquet(tmp_path / "edited.parquet")
     done = subprocess.run([sys.executable, "-m", "mdframes", "audit", path],
@@ -604,6 +605,10 @@ def test_the_audit_command_refuses_a_file_whose_recorded_hash_was_edited(
     assert done.returncode == 1 and not done.stdout
     assert "do not match the content hash it records (000000000000..." in done.stderr
     assert "Traceback" not in done.stderr
+    with pytest.raises(md.DataValidationError, match="do not match the content hash"):
+        md.features.audit(md.features.read_training_set(path), sample=0)
+    # A set made in memory is audited as it is (the tests above plant defects that way).
+    assert md.features.audit(edited, sample=0).ok
 
 
 def test_an_embargo_without_freq_counts_along_the_sets_dates(clean: TrainingSet) -> None:

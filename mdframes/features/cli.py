@@ -305,7 +305,6 @@ def run_audit(args: argparse.Namespace) -> int:
 
     from ..cli.common import UsageError
     from .proof.audit import audit
-    from .training.trainfile import check_content_hash
     from .training.trainset import read_training_set
 
     if not Path(args.file).is_file():
@@ -313,7 +312,6 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.sample < 0:
         raise UsageError(f"--sample {args.sample}: a number of rows >= 0", parameter="sample")
     ts = read_training_set(args.file)
-    check_content_hash(ts, args.file)
     source = None
     if args.lake is not None:
         from ..lake import Lake

@@ -21,6 +21,7 @@ from ...errors import InvalidParameterError
 from ...params import whole_number
 from ..panels.sources import FramesSource, LakeLike, LakeSource, Source
 from ..training.replay import features_of, pinned
+from ..training.trainfile import FILES, check_content_hash
 from .folds import cv_overlap, fold_overlaps, split_folds
 from .leaks import label_checks
 from .lookahead import look_ahead
@@ -158,6 +159,7 @@ def audit(
       whole set, a shifted label): ``"warn"``, which leaves ``ok`` True.
 
     ``failures`` lists every offending cell and row; a check's detail names every feature.
+    A set read from a file is first checked against the content hash the file records.
 
     Parameters
     ----------
@@ -174,6 +176,11 @@ def audit(
     -------
     AuditReport
 
+    Raises
+    ------
+    DataValidationError
+        A set read from a file whose rows do not match the content hash it records.
+
     Examples
     --------
     >>> from sklearn.model_selection import KFold
@@ -187,6 +194,8 @@ def audit(
         raise InvalidParameterError(
             f"audit takes a TrainingSet, not {type(ts).__name__}", parameter="ts"
         )
+    if ts in FILES:  # read from a file: its rows first, as the file records them
+        check_content_hash(ts, FILES[ts])
     whole_number(sample, "sample", what="a number of rows")
     if cv is not None and not (hasattr(cv, "split") or isinstance(cv, Iterable)):
         raise InvalidParameterError(

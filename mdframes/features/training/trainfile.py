@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import struct
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future
 from functools import partial
@@ -28,6 +29,7 @@ __all__ = [
     "read_parts",
     "content_hash",
     "check_content_hash",
+    "FILES",
     "feature_definition",
     "encode",
     "decode",
@@ -205,6 +207,10 @@ def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
     write_features(digest, X)
     write_labels(digest, y, t1)
     return str(digest.hexdigest())
+
+
+# The sets read_training_set read, and from which file (gone with the set).
+FILES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 def check_content_hash(ts: Any, where: str) -> None:

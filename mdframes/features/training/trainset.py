@@ -28,6 +28,7 @@ from .labels import PRICE_DATASET, ForwardReturn, long_parts, price_spans, sourc
 from .replay import features_from_info, features_of, pinned, same_as_rebuilt
 from .splits import PurgedSplitter, splitter
 from .trainfile import (
+    FILES,
     Hasher,
     check_content_hash,
     content_hash,
@@ -305,7 +306,9 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
     >>> md.features.read_training_set("train.parquet").X.equals(ts.X)
     True
     """
-    return TrainingSet(*read_parts(path))
+    ts = TrainingSet(*read_parts(path))
+    FILES[ts] = os.fspath(path)  # an audit checks its rows against the file's hash
+    return ts
 
 
 # -- building ---------------------------------------------------------------------------------
