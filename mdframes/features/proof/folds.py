@@ -114,11 +114,9 @@ def _embargoes(
     for block in np.split(days, breaks):
         inside = np.isin(starts[test], block)
         latest = int(ends[test][inside].max())
-        if offset is None:
+        if offset is None:  # the k-th date of the calendar after it, as the splitter counts
             at = int(np.searchsorted(calendar, latest, side="right")) - 1 + periods
-            out.append(
-                (latest, int(calendar[at]) if at < len(calendar) else np.iinfo(np.int64).max)
-            )
+            out.append((latest, calendar[at] if at < len(calendar) else np.iinfo(np.int64).max))
             continue
         stamp = pd.Timestamp(latest, unit="D")
         until = pd.date_range(stamp, periods=periods + 1, freq=offset)[-1]
@@ -203,9 +201,8 @@ def _overlap_rows(
     rows), one failure each; the text made once per distinct ``[D, t1]``, not per row."""
     rows = np.concatenate([r for _, r in listed])
     spans = [np.datetime_as_string(d.astype("datetime64[D]")).astype(object) for d in (first, last)]
-    texts = (
-        "trains on [" + spans[0] + ", " + spans[1] + "], overlapping a test label or in the embargo"
-    )
+    end = "], overlapping a test label or in the embargo"
+    texts = "trains on [" + spans[0] + ", " + spans[1] + end
     return pd.DataFrame({
         "check": "cv_overlap", "date": index.levels[0].take(index.codes[0][rows]),
         "symbol": index.levels[1].take(index.codes[1][rows]).astype(str),

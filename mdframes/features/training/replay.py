@@ -20,14 +20,7 @@ from ..panels.pinned import LakeAt
 from ..panels.spec import Feature
 from .trainfile import feature_definition
 
-__all__ = [
-    "LakeAt",
-    "features_of",
-    "features_from_info",
-    "pinned",
-    "first_difference",
-    "same_as_rebuilt",
-]
+__all__ = ["LakeAt", "features_of", "features_from_info", "pinned", "first_difference", "verified"]
 
 
 def pinned(source: Any, info: Mapping[str, Any]) -> Any:
@@ -135,7 +128,7 @@ def first_difference(a: Any, b: Any, shown: int = 5) -> str | None:
     return f"{total} cells differ, the first: " + "; ".join(cells)
 
 
-def same_as_rebuilt(ts: Any, again: Any) -> bool:
+def verified(ts: Any, again: Any) -> bool:
     """:meth:`TrainingSet.verify`: ``True`` when ``ts`` is ``again``, the set rebuilt from
     its info, and records its rows' hash; else :class:`DataValidationError` naming the
     first differing cells, or the recorded hash that is not its rows'."""

@@ -25,7 +25,7 @@ from ..panels.definitions import resolve_features
 from ..panels.sources import LakeLike, Source, resolve_source
 from ..panels.spec import Feature, check_errors, check_offset
 from .labels import PRICE_DATASET, ForwardReturn, long_parts, price_spans, source_prices, warn_jumps
-from .replay import features_from_info, features_of, pinned, same_as_rebuilt
+from .replay import features_from_info, features_of, pinned, verified
 from .splits import PurgedSplitter, empty_features, splitter
 from .trainfile import (
     FILES,
@@ -303,7 +303,7 @@ class TrainingSet:
         >>> md.features.read_training_set("train.parquet").verify(source=lake)
         True
         """
-        return same_as_rebuilt(self, rebuild(self, source=source))
+        return verified(self, rebuild(self, source=source))
 
     # -- files --------------------------------------------------------------------------------
     def to_parquet(self, path: str | os.PathLike[str]) -> str:
