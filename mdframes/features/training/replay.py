@@ -125,7 +125,8 @@ def first_difference(a: Any, b: Any, shown: int = 5) -> str | None:
                          f"got {left.iloc[i]}")  # fmt: skip
     if not total:
         return None
-    return f"{total} cells differ, the first: " + "; ".join(cells)
+    counted = "1 cell differs" if total == 1 else f"{total} cells differ, the first"
+    return f"{counted}: " + "; ".join(cells)
 
 
 def verified(ts: Any, again: Any) -> bool:
