@@ -10,6 +10,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -80,7 +81,14 @@ def _only_failed(report: md.features.AuditReport, check: str) -> None:
 
 def test_a_clean_set_passes_every_check(clean: TrainingSet, lake_root: Path) -> None:
     report = md.features.audit(clean, source=md.Lake(lake_root), sample=120)
-    assert _statuses(report) == dict.fromkeys(md.features.audit.__globals__["CHECKS"], "pass")
+    # On 3 symbols x 36 labelled dates, sentiment_mean_7d happens to correlate 0.56 with the
+    # label (on notebook 06's 6 symbols, -0.07): the proxy check says so, as a warning.
+    checks = md.features.audit.__globals__["CHECKS"]
+    assert _statuses(report) == {**dict.fromkeys(checks, "pass"), "proxy": "warn"}
+    proxy = report.checks.set_index("check").loc["proxy", "detail"]
+    corr = clean.X["sentiment_mean_7d"].corr(clean.y)
+    assert f"sentiment_mean_7d (mean rank IC n/a, correlation {corr:+.2f})" in proxy
+    assert not any(f in proxy for f in FEATURES[1:])
     assert report.ok and report.failures.empty
     assert list(report.checks.columns) == ["check", "status", "detail", "rows"]
     assert list(report.failures.columns) == ["check", "date", "symbol", "feature", "expected",
@@ -254,7 +262,9 @@ def test_the_audit_command_exits_1_on_a_failed_check(
     X = clean.X.assign(leak=clean.y)
     X.attrs = clean.X.attrs
     bad = tmp_path / "leak.parquet"
-    TrainingSet(X, clean.y, clean.t1, clean.info).to_parquet(bad)
+    leaky = TrainingSet(X, clean.y, clean.t1, clean.info)
+    leaky.info = {**clean.info, "content_hash": leaky.content_hash()}
+    leaky.to_parquet(bad)
     command = [sys.executable, "-m", "mdframes", "audit"]
     ok = subprocess.run([*command, str(good), "--sample", "30"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
@@ -469,3 +479,233 @@ def test_day_positions_are_get_indexers() -> None:
     ):
         want = pd.Index(calendar).get_indexer(pd.Index(days))
         assert _day_positions(calendar, days).tolist() == want.tolist()
+
+
+def _peek(column: str) -> md.features.Feature:
+    """A planted look-ahead: each row's value is the next record's ``column``."""
+
+    def value(df: pd.DataFrame) -> pd.Series:
+        return df.groupby(df["symbol"].astype(str), sort=False)[column].shift(-1)
+
+    dataset = "sentiment" if column == "score" else "put_call_ratio"
+    return md.features.Feature(f"peek_{column}", dataset, value=value, window=None, agg="last")
+
+
+def test_failures_list_every_cell_and_the_detail_every_feature(
+    clean: TrainingSet, lake_root: Path
+) -> None:
+    """CONTRACT §13.1: no cap. Five leaking features, hundreds of failing cells: each is
+    listed, and the detail names all five (it named 2 of 5 when 50 cells were listed)."""
+    peeks = [_peek(c) for c in ("ratio", "total_volume", "call_volume", "put_volume", "score")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ts = md.features.training_set(SYMBOLS, START, END, [*FEATURES, *peeks],
+                                      source=md.Lake(lake_root), known_at="row")  # fmt: skip
+    report = md.features.audit(ts, source=md.Lake(lake_root), sample=120)
+    _only_failed(report, "look_ahead")
+    counted = report.checks.set_index("check").loc["look_ahead", "rows"]
+    listed = report.failures
+    assert len(listed) == counted > 50
+    assert set(listed["feature"]) == {p.name for p in peeks}
+    assert not listed.duplicated(["date", "symbol", "feature"]).any()
+    detail = report.checks.set_index("check").loc["look_ahead", "detail"]
+    assert all(p.name in detail for p in peeks)
+    # Each listed cell is the set's value, and the set's value differs from the expected one.
+    for row in listed.head(40).itertuples():
+        value = ts.X.loc[(row.date, row.symbol), row.feature]
+        assert (pd.isna(value) and np.isnan(row.got)) or value == pytest.approx(row.got)
+        assert not np.isnan(row.expected) or not np.isnan(row.got)
+        assert row.expected != pytest.approx(row.got)
+    assert f"failures ({counted}, the first 10)" in str(report)
+    # Every overlapping training row of a shuffled k-fold, one failure each.
+    report = md.features.audit(clean, sample=0, cv=KFold(5, shuffle=True, random_state=0))
+    rows = report.checks.set_index("check").loc["cv_overlap", "rows"]
+    assert len(report.failures) == rows > 50
+    assert report.failures["got"].str.startswith("trains on [").all()
+    # A copy of the label lists every labelled row it copies.
+    X = clean.X.assign(leak=clean.y)
+    X.attrs = clean.X.attrs
+    report = md.features.audit(TrainingSet(X, clean.y, clean.t1, clean.info), sample=0)
+    assert len(report.failures) == int(clean.y.notna().sum()) > 50
+
+
+def _proxies(ts: TrainingSet, lake_root: Path) -> dict[str, np.ndarray]:
+    """The five label proxies a user tried, each passing every check of the audit of
+    2026-11-26: made from the set's label and from the lake's prices."""
+    y = ts.y
+    dates = ts.X.index.get_level_values(0)
+    symbols = ts.X.index.get_level_values(1).astype(str)
+    prices = md.Lake(lake_root).read("put_call_ratio", SYMBOLS)
+    wide = prices.pivot_table(index="date", columns="symbol", values="price")
+    wide = wide.reindex(pd.bdate_range(wide.index.min(), wide.index.max())).ffill()
+    momentum = (wide.shift(-1) / wide.shift(4) - 1).stack()  # 5 days to D + 1: off by one
+    noise = np.random.default_rng(0).normal(scale=0.33 * y.std(), size=len(y))
+    return {
+        "centred_mean": y.groupby(level=1).transform(
+            lambda s: s.rolling(5, center=True, min_periods=1).mean()).to_numpy(),
+        "momentum_off_by_one": momentum.reindex(pd.MultiIndex.from_arrays([dates, symbols])
+                                                ).to_numpy(),
+        "target_encoding": y.groupby([symbols, dates.to_period("M")]).transform("mean"
+                                                                              ).to_numpy(),
+        "label_plus_noise": (y + noise).to_numpy(),
+        "rank_of_y": y.groupby(level=0).rank().to_numpy(),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["centred_mean", "momentum_off_by_one", "target_encoding", "label_plus_noise", "rank_of_y"],
+)
+def test_a_label_proxy_warns(clean: TrainingSet, lake_root: Path, name: str) -> None:
+    """CONTRACT §13.1: each proxy passed every check; the proxy check names it, and a warning
+    leaves the set ok."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        feature = _proxies(clean, lake_root)[name]
+    X = clean.X.assign(**{name: feature})
+    X.attrs = clean.X.attrs
+    report = md.features.audit(TrainingSet(X, clean.y, clean.t1, clean.info, clean.features),
+                               source=md.Lake(lake_root), sample=20)  # fmt: skip
+    statuses = _statuses(report)
+    assert statuses["proxy"] == "warn" and "fail" not in statuses.values(), report
+    assert report.ok and report.failures.empty
+    detail = report.checks.set_index("check").loc["proxy", "detail"]
+    assert f"{name} (mean rank IC" in detail and "too good to be true" in detail
+    corr = pd.Series(feature, index=clean.y.index).corr(clean.y)
+    assert 0.5 < abs(corr) < 0.99, corr  # not a copy for label_leak; too close for markets
+    assert "proxy       warn" in str(report) and "proxy warn" in repr(report)
+    assert "#9a6700" in report._repr_html_()
+
+
+def test_the_audit_command_prints_a_proxy_warning_and_exits_0(
+    clean: TrainingSet, lake_root: Path, tmp_path: Path
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        X = clean.X.assign(rank_of_y=_proxies(clean, lake_root)["rank_of_y"])
+    X.attrs = clean.X.attrs
+    ts = TrainingSet(X, clean.y, clean.t1, clean.info)
+    ts.info = {**clean.info, "content_hash": ts.content_hash()}
+    path = ts.to_parquet(tmp_path / "proxy.parquet")
+    done = subprocess.run([sys.executable, "-m", "mdframes", "audit", path, "--sample", "10"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("audit: ok")
+    assert "proxy       warn" in done.stdout and "rank_of_y (mean rank IC" in done.stdout
+
+
+def test_the_audit_command_refuses_a_file_whose_recorded_hash_was_edited(
+    clean: TrainingSet, tmp_path: Path
+) -> None:
+    """CONTRACT §13.1: an audit of a file (the command, or of a set read from one) checks its
+    content hash against its rows first."""
+    edited = TrainingSet(clean.X, clean.y, clean.t1, {**clean.info, "content_hash": "0" * 64})
+    path = edited.to_parquet(tmp_path / "edited.parquet")
+    done = subprocess.run([sys.executable, "-m", "mdframes", "audit", path],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 1 and not done.stdout
+    assert "do not match the content hash it records (000000000000..." in done.stderr
+    assert "Traceback" not in done.stderr
+    with pytest.raises(md.DataValidationError, match="do not match the content hash"):
+        md.features.audit(md.features.read_training_set(path), sample=0)
+    # A set made in memory is audited as it is (the tests above plant defects that way).
+    assert md.features.audit(edited, sample=0).ok
+
+
+def test_an_embargo_without_freq_counts_along_the_sets_dates(clean: TrainingSet) -> None:
+    """A splitter's freq=None counts its embargo along the set's own dates and t1s (CONTRACT
+    §12.2): on a set of every fifth business day, an embargo of 2 is two of those steps.
+    The audit judged it in the set's business days, and passed a splitter that trained
+    inside it."""
+    dates = clean.X.index.get_level_values(0)
+    keep = dates.isin(dates.unique()[::5])
+    sparse = TrainingSet(clean.X[keep], clean.y[keep], clean.t1[keep], clean.info)
+    assert sparse.info["freq"] == "B"
+    own = md.features.PurgedKFold(3, embargo=2, t1=sparse.t1)  # freq=None: the set's dates
+    assert _statuses(md.features.audit(sparse, sample=0, cv=own))["cv_overlap"] == "pass"
+
+    class DaysEmbargo:
+        """Says freq=None, but embargoes two business days."""
+
+        freq, embargo = None, 2
+
+        def split(self, X: Any, y: Any = None, groups: Any = None) -> Any:
+            return md.features.PurgedKFold(3, embargo=2, t1=sparse.t1, freq="B").split(X, y)
+
+    report = md.features.audit(sparse, sample=0, cv=DaysEmbargo())
+    assert _statuses(report)["cv_overlap"] == "fail", report
+    assert "in the embargo" in report.failures.set_index("check").loc["cv_overlap", "got"].iloc[0]
+
+
+@pytest.fixture(scope="module")
+def notebook06(tmp_path_factory: pytest.TempPathFactory) -> TrainingSet:
+    """The clean set notebook 06 (06-prove-it.ipynb) builds: six symbols, five weekly syncs."""
+    import datetime as dt
+
+    root = tmp_path_factory.mktemp("nb06") / "lake"
+    symbols = ["AAPL", "MSFT", "NVDA", "KO", "XOM", "GME"]
+    features = ["sentiment_mean_7d", "sentiment_change_30d", "put_call_ratio_last",
+                "congress_net_buy_90d", "contracts_award_365d", "news_count_7d"]  # fmt: skip
+    datasets = sorted({f.dataset for f in md.features.CATALOG if f.name in features})
+    with Sandbox(today="2026-09-07") as world, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = md.Client(api_key=KEY, base_url=world.url, cache=False, progress=False)
+        client.sandbox = world
+        clock = lambda: dt.datetime.combine(world.today, dt.time(18), dt.timezone.utc)  # noqa: E731
+        lake = md.Lake(root, client=client, clock=clock)
+        for week in range(5):
+            if week:
+                world.advance(days=7)
+            lake.sync(datasets, symbols, start="2025-06-01", progress=False)
+        client.close()
+        return md.features.training_set(symbols, "2026-07-01", world.today, features,
+                                        source=lake, known_at="row")  # fmt: skip
+
+
+def test_notebook_06s_clean_set_does_not_warn_and_a_rank_proxy_does(
+    notebook06: TrainingSet,
+) -> None:
+    report = md.features.audit(notebook06, sample=20)
+    assert _statuses(report)["proxy"] == "pass" and report.ok, report
+    assert "no mean rank IC above 0.3 nor correlation above 0.5" in str(report)
+    # The per-date rank of y in units that drift from date to date: its correlation with y
+    # is low, its rank IC on each date is 1 (six symbols: the rank rule applies).
+    y = notebook06.y
+    dates = notebook06.X.index.get_level_values(0)
+    drift = pd.Series(np.exp(np.random.default_rng(0).normal(scale=3, size=dates.nunique())),
+                      index=dates.unique())  # fmt: skip
+    X = notebook06.X.assign(drifting_rank=y.groupby(level=0).rank() * drift.reindex(dates).values)
+    X.attrs = notebook06.X.attrs
+    report = md.features.audit(TrainingSet(X, y, notebook06.t1, notebook06.info), sample=0)
+    assert abs(X["drifting_rank"].corr(y)) < 0.5
+    assert "drifting_rank (mean rank IC +1.00" in report.checks.set_index("check").loc[
+        "proxy", "detail"]  # fmt: skip
+
+
+def test_the_rank_ic_is_the_mean_per_date_spearman_of_pandas() -> None:
+    """The vectorised rank IC against pandas, date by date: ties (averaged), NA on either
+    side (left out pairwise), dates with fewer than 5 pairs or a constant side left out."""
+    from mdframes.features.proof.leaks import _RankSample
+
+    rng = np.random.default_rng(1)
+    index = pd.MultiIndex.from_product([pd.bdate_range("2026-01-01", periods=30),
+                                        [f"S{i}" for i in range(8)]])  # fmt: skip
+    y = rng.normal(size=len(index))
+    y[:10], y[50:60] = np.nan, 0.0
+    X = np.round(rng.normal(size=(len(index), 4)) * 2)  # ties
+    X[rng.random(X.shape) < 0.2] = np.nan
+    X[:, 2] = y + rng.normal(size=len(index)) * 0.5
+    X[16:24, 3] = 1.0  # a constant date
+    sample = _RankSample(index, y, ~np.isnan(y))
+    for j in range(X.shape[1]):
+        sample.add(X[:, j])
+    frame = pd.DataFrame(X, index=index).assign(y=y)
+    expected = []
+    for j in range(X.shape[1]):
+        ics = []
+        for _, g in frame.groupby(level=0):
+            g = g[[j, "y"]].dropna()
+            if len(g) >= 5 and g[j].nunique() > 1 and g["y"].nunique() > 1:
+                ics.append(g[j].rank().corr(g["y"].rank()))
+        expected.append(np.mean(ics))
+    assert sample.ics() == pytest.approx(expected, abs=1e-12)

@@ -7,8 +7,10 @@ The tests run in file order on one lake: the last one vacuums it.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -101,19 +103,53 @@ def test_verify_catches_a_tampered_set(world: dict[str, Any]) -> None:
     X = ts.X.copy()
     X.iloc[7, 1] = float(X.iloc[7, 1]) + 0.5 if pd.notna(X.iloc[7, 1]) else 1.0
     tampered = TrainingSet(X, ts.y, ts.t1, ts.info)
-    with pytest.raises(md.DataValidationError, match="changed after the set was made"):
+    date, symbol = X.index[7]
+    cell = f"{date:%Y-%m-%d} {symbol} {X.columns[1]}: expected {ts.X.iloc[7, 1]}, got"
+    with pytest.raises(md.DataValidationError, match="no longer match") as caught:
         tampered.verify(source=lake)
+    assert cell in str(caught.value)
     # Tampered with its hash made to match: the rebuild names the cell.
     forged = TrainingSet(X, ts.y, ts.t1, {**ts.info, "content_hash": tampered.content_hash()})
-    date, symbol = X.index[7]
-    with pytest.raises(md.DataValidationError, match=f"{X.columns[1]} on {date:%Y-%m-%d} "
-                                                     f"{symbol}"):  # fmt: skip
+    with pytest.raises(md.DataValidationError, match=re.escape(cell)):
         forged.verify(source=lake)
     y = ts.y.copy()
     y.iloc[np.flatnonzero(y.notna())[0]] *= 1.01
     relabelled = TrainingSet(ts.X, y, ts.t1, {**ts.info, "content_hash": "0" * 64})
-    with pytest.raises(md.DataValidationError):
+    with pytest.raises(md.DataValidationError, match=str(y.name)):
         relabelled.verify(source=lake)
+
+
+def test_a_files_edits_are_named_and_its_hash_checked_first(
+    world: dict[str, Any], tmp_path: Path
+) -> None:
+    """CONTRACT §13.1: verify names the edited cell (date, symbol, column, expected, got),
+    whether or not the file's recorded hash was edited too; rebuild(path) and verify refuse
+    a file whose recorded hash is not its rows' (the audit command: tests/test_audit.py)."""
+    lake = md.Lake(world["root"])
+    ts = md.features.read_training_set(world["paths"][None])
+    i = int(np.flatnonzero(ts.X.iloc[:, 0].notna())[3])
+    X = ts.X.copy()
+    X.iloc[i, 0] = 99.0
+    date, symbol = X.index[i]
+    cell = f"{date:%Y-%m-%d} {symbol} {X.columns[0]}: expected {ts.X.iloc[i, 0]}, got 99.0"
+    edited = TrainingSet(X, ts.y, ts.t1, ts.info)
+    forged = TrainingSet(X, ts.y, ts.t1, {**ts.info, "content_hash": edited.content_hash()})
+    cell_only = edited.to_parquet(tmp_path / "cell.parquet")
+    both = forged.to_parquet(tmp_path / "both.parquet")
+    for path in (cell_only, both):
+        with pytest.raises(md.DataValidationError, match=re.escape(cell)):
+            md.features.read_training_set(path).verify(source=lake)
+    with pytest.raises(md.DataValidationError, match="do not match the content hash"):
+        md.features.rebuild(cell_only, source=lake)
+    # A forged hash matches its rows: the rebuild is the lake's set, not the edited one.
+    assert md.features.rebuild(both, source=lake).info["content_hash"] == ts.info["content_hash"]
+    # Only the recorded hash edited: the rows are the rebuilt set's, the hash is not theirs.
+    hash_only = TrainingSet(ts.X, ts.y, ts.t1, {**ts.info, "content_hash": "f" * 64})
+    path = hash_only.to_parquet(tmp_path / "hash.parquet")
+    with pytest.raises(md.DataValidationError, match=r"records \(ffffffffffff\.\.\."):
+        md.features.rebuild(path, source=lake)
+    with pytest.raises(md.DataValidationError, match="the recorded hash was edited"):
+        md.features.read_training_set(path).verify(source=lake)
 
 
 def test_rebuild_refuses_what_it_cannot_rebuild(world: dict[str, Any]) -> None:

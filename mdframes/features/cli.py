@@ -263,8 +263,9 @@ examples:
   mdframes audit train.parquet                  # the set's own lake, as info records it
   mdframes audit train.parquet --lake ./lake --sample 500
 
-exit codes: 0 every check passed or was skipped, 1 a check failed (or the lake could not be
-read), 2 bad input (a file that is not a training set, an unknown option)
+exit codes: 0 every check passed, warned or was skipped, 1 a check failed, the file's rows
+do not match its content hash or the lake could not be read, 2 bad input (a file that is not
+a training set, an unknown option)
 """
 
 
@@ -282,12 +283,13 @@ def register_audit(subcommands: Any) -> None:
     p = add_command(
         subcommands,
         "audit",
-        help="check a training set for look-ahead, label copies, fold overlap, coverage",
+        help="check a training set for look-ahead, label copies and proxies, fold overlap, coverage",
         description=textwrap.fill(
             "Audit a training set written by `mdframes training-set` (or "
             "TrainingSet.to_parquet): recompute sampled rows from the lake cut at each row's "
-            "knowledge, look for features that copy the label, measure the purged splitters' "
-            "fold overlap, report coverage and knowledge. Exits 1 when a check fails.",
+            "knowledge, look for features that copy the label (or are too close to it: a "
+            "warning), measure the purged splitters' fold overlap, report coverage and "
+            "knowledge. Exits 1 when a check fails.",
             width=90,
         ),
         epilog=AUDIT_EPILOG,

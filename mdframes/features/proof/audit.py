@@ -1,11 +1,11 @@
-"""A leakage audit of a training set (CONTRACT §13): recompute sampled rows from the source
-cut at each row's knowledge, look for label copies, measure any splitter's fold overlap, and
-report coverage and knowledge.
+"""A leakage audit of a training set (CONTRACT §13, §13.1): recompute sampled rows from the
+source cut at each row's knowledge, look for label copies and proxies, measure any splitter's
+fold overlap, and report coverage and knowledge.
 
 The checks live in their own modules: ``look_ahead`` (:mod:`.lookahead`, on the audit's own
-engine :mod:`.recompute`), ``label_leak`` (:mod:`.leaks`), ``cv_overlap`` (:mod:`.folds`),
-``coverage`` and ``knowledge`` (:mod:`.reports`); this face runs them and holds
-:class:`AuditReport`.
+engine :mod:`.recompute`), ``label_leak`` and ``proxy`` (:mod:`.leaks`), ``cv_overlap``
+(:mod:`.folds`), ``coverage`` and ``knowledge`` (:mod:`.reports`); this face runs them and
+holds :class:`AuditReport`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from ...errors import InvalidParameterError
 from ...params import whole_number
 from ..panels.sources import FramesSource, LakeLike, LakeSource, Source
 from ..training.replay import features_of, pinned
+from ..training.trainfile import FILES, check_content_hash
 from .folds import cv_overlap, fold_overlaps, split_folds
-from .leaks import label_leak
+from .leaks import label_checks
 from .lookahead import look_ahead
 from .outcome import skip
 from .recompute import remember_row_rules
@@ -30,7 +31,7 @@ from .reports import coverage_report, knowledge_report
 
 __all__ = ["AuditReport", "audit", "CHECKS", "fold_overlaps"]
 
-CHECKS: Final = ("look_ahead", "label_leak", "cv_overlap", "coverage", "knowledge")
+CHECKS: Final = ("look_ahead", "label_leak", "cv_overlap", "coverage", "knowledge", "proxy")
 CHECK_COLUMNS: Final = ["check", "status", "detail", "rows"]
 FAILURE_COLUMNS: Final = ["check", "date", "symbol", "feature", "expected", "got"]
 
@@ -42,13 +43,13 @@ class AuditReport:
     Attributes
     ----------
     ok : bool
-        No check failed.
+        No check failed (a ``"warn"`` is not a failure).
     checks : DataFrame
-        ``check, status`` (``"pass"``, ``"fail"`` or ``"skipped"``), ``detail``, ``rows``
-        (rows or cells that failed; what was examined when it passed).
+        ``check, status`` (``"pass"``, ``"fail"``, ``"warn"`` or ``"skipped"``), ``detail``,
+        ``rows`` (rows, cells or features that failed; what was examined when it passed).
     failures : DataFrame
-        ``check, date, symbol, feature, expected, got``: the offending cells and rows (at
-        most 50 per check).
+        ``check, date, symbol, feature, expected, got``: every offending cell and row
+        (``str()`` and the HTML show the first).
     """
 
     checks: pd.DataFrame
@@ -59,22 +60,23 @@ class AuditReport:
         return bool((self.checks["status"] != "fail").all())
 
     def __repr__(self) -> str:
-        failed = self.checks.loc[self.checks["status"] == "fail", "check"].tolist()
-        return f"<AuditReport ok={self.ok}{' failed: ' + ', '.join(failed) if failed else ''}>"
+        said = self.checks[self.checks["status"].isin(["fail", "warn"])]
+        named = ", ".join(f"{c} {s}" for c, s in zip(said["check"], said["status"], strict=True))
+        return f"<AuditReport ok={self.ok}{': ' + named if named else ''}>"
 
     def __str__(self) -> str:
         lines = [f"audit: {'ok' if self.ok else 'FAILED'}"]
         for row in self.checks.itertuples(index=False):
             lines.append(f"  {row.check:<11} {row.status:<7} {row.detail}")
         if len(self.failures):
-            lines.append(f"failures ({len(self.failures)} listed):")
+            lines.append(f"failures ({len(self.failures)}, the first 10):")
             lines.extend(
                 "  " + line for line in self.failures.head(10).to_string(index=False).splitlines()
             )
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        colour = {"pass": "#1a7f37", "fail": "#cf222e", "skipped": "#6e7781"}
+        colour = {"pass": "#1a7f37", "fail": "#cf222e", "warn": "#9a6700", "skipped": "#6e7781"}
         rows = "".join(
             f"<tr><td>{html.escape(str(check))}</td>"
             f"<td style='color:{colour.get(str(status), '')};font-weight:bold'>{status}</td>"
@@ -89,7 +91,7 @@ class AuditReport:
         more = ""
         if len(self.failures):
             more = (
-                f"<details><summary>{len(self.failures)} failures</summary>"
+                f"<details><summary>{len(self.failures)} failures (the first 20)</summary>"
                 f"{self.failures.head(20).to_html(index=False)}</details>"
             )
         return f"<div>{head}{table}{more}</div>"
@@ -151,6 +153,13 @@ def audit(
       the lake's coverage (reported); a feature NA on every row fails.
     - ``knowledge``: with ``known_at="row"``, the share of rows per dataset that relied on
       the first sync; fails when the lake counts otherwise than the set records.
+    - ``proxy``: a feature whose mean per-date Spearman correlation with ``y`` is above 0.3,
+      or whose correlation with ``y`` over labelled rows is above 0.5, in absolute value, is
+      too good to be true for market data (a label proxy, a target encoding fitted on the
+      whole set, a shifted label): ``"warn"``, which leaves ``ok`` True.
+
+    ``failures`` lists every offending cell and row; a check's detail names every feature.
+    A set read from a file is first checked against the content hash the file records.
 
     Parameters
     ----------
@@ -167,6 +176,11 @@ def audit(
     -------
     AuditReport
 
+    Raises
+    ------
+    DataValidationError
+        A set read from a file whose rows do not match the content hash it records.
+
     Examples
     --------
     >>> from sklearn.model_selection import KFold
@@ -180,6 +194,8 @@ def audit(
         raise InvalidParameterError(
             f"audit takes a TrainingSet, not {type(ts).__name__}", parameter="ts"
         )
+    if ts in FILES:  # read from a file: its rows first, as the file records them
+        check_content_hash(ts, FILES[ts])
     whole_number(sample, "sample", what="a number of rows")
     if cv is not None and not (hasattr(cv, "split") or isinstance(cv, Iterable)):
         raise InvalidParameterError(
@@ -195,19 +211,20 @@ def audit(
     X.attrs = {}
     view = TrainingSet(X, ts.y, ts.t1, ts.info, ts.features)
     splits = split_folds(cv, view) if len(view.X) else []
+    leak, proxy = label_checks(view, cut)
     outcomes = {
         "look_ahead": look_ahead(view, attrs, cut, features, int(sample), int(seed)),
-        "label_leak": label_leak(view, cut),
+        "label_leak": leak,
         "cv_overlap": cv_overlap(view, splits) if len(view.X) else skip("no rows"),
         "coverage": coverage_report(view, attrs, splits, cv is not None),
         "knowledge": knowledge_report(view, attrs, cut),
+        "proxy": proxy,
     }
     checks = pd.DataFrame(
         [(name, outcomes[name].status, outcomes[name].detail, outcomes[name].rows)
          for name in CHECKS],
         columns=CHECK_COLUMNS,
     ).astype({"rows": "int64"})  # fmt: skip
-    failures = pd.DataFrame(
-        [f for name in CHECKS for f in outcomes[name].failures], columns=FAILURE_COLUMNS
-    )
-    return AuditReport(checks, failures)
+    found = [pd.DataFrame(o.failures, columns=FAILURE_COLUMNS) for o in outcomes.values()]
+    found = [f for f in found if len(f)] or [pd.DataFrame(columns=FAILURE_COLUMNS)]
+    return AuditReport(checks, pd.concat(found, ignore_index=True))

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InvalidParameterError
-from .outcome import LISTED, NS_PER_DAY, CheckResult, skip
+from .outcome import NS_PER_DAY, CheckResult, skip
 
 __all__ = ["fold_overlaps"]
 
@@ -95,14 +95,17 @@ def fold_overlaps(
 
 
 def _embargoes(
-    splitter: Any, test: np.ndarray, starts: np.ndarray, ends: np.ndarray, freq: Any
+    splitter: Any, test: np.ndarray, starts: np.ndarray, ends: np.ndarray, calendar: np.ndarray
 ) -> np.ndarray | None:
     """The embargo intervals ``(latest t1 of a test block, + embargo periods]`` of one of our
-    splitters (a block: a run of consecutive test dates); ``None`` for others."""
+    splitters (a block: a run of consecutive test dates); ``None`` for others. The periods
+    are the splitter's ``freq``'s or, with ``freq=None``, steps along ``calendar`` (the set's
+    dates and t1s), as the splitter counts them."""
     periods = int(getattr(splitter, "embargo", 0) or 0)
     if splitter is None or periods <= 0 or not len(test):
         return None
-    offset = pd.tseries.frequencies.to_offset(getattr(splitter, "freq", None) or freq)
+    freq = getattr(splitter, "freq", None)
+    offset = None if freq is None else pd.tseries.frequencies.to_offset(freq)
     days = np.unique(starts[test])
     grid = np.unique(starts)
     where = np.searchsorted(grid, days)
@@ -111,6 +114,10 @@ def _embargoes(
     for block in np.split(days, breaks):
         inside = np.isin(starts[test], block)
         latest = int(ends[test][inside].max())
+        if offset is None:  # the k-th date of the calendar after it, as the splitter counts
+            at = int(np.searchsorted(calendar, latest, side="right")) - 1 + periods
+            out.append((latest, calendar[at] if at < len(calendar) else np.iinfo(np.int64).max))
+            continue
         stamp = pd.Timestamp(latest, unit="D")
         until = pd.date_range(stamp, periods=periods + 1, freq=offset)[-1]
         if not offset.is_on_offset(stamp):
@@ -161,9 +168,9 @@ def cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> CheckResult
     pairs = np.asarray(keys, dtype=np.int64)
     first = pairs >> 32
     last = first + (pairs & 0xFFFFFFFF)
-    freq = ts.info.get("freq", "B")
+    calendar = np.unique(np.concatenate([first, last]))
     per_interval = _Counts(pair, len(pairs))
-    failures: list[dict[str, Any]] = []
+    listed: list[tuple[str, np.ndarray]] = []
     parts, bad = [], 0
     for name, splitter, folds in splits:
         counts = []
@@ -172,23 +179,33 @@ def cv_overlap(ts: Any, splits: list[tuple[str, Any, list[Any]]]) -> CheckResult
             test = np.asarray(test, dtype=np.int64)
             per_pair = per_interval.of(train)
             tested = np.flatnonzero(per_interval.of(test))
-            embargo = _embargoes(splitter, tested, first, last, freq)
+            embargo = _embargoes(splitter, tested, first, last, calendar)
             overlapping = fold_overlaps(first, last, np.flatnonzero(per_pair), tested, embargo)
             counts.append(int(per_pair[overlapping].sum()))
-            if not len(overlapping) or len(failures) >= LISTED:
-                continue
-            hit = np.zeros(len(pairs), dtype=bool)
-            hit[overlapping] = True
-            for i in train[hit[pair[train]]][: LISTED - len(failures)]:
-                date, symbol = ts.X.index[i]
-                failures.append(
-                    {"check": "cv_overlap", "date": date, "symbol": str(symbol),
-                     "feature": f"{name} fold {k}", "expected": "no overlap",
-                     "got": f"trains on [{date:%Y-%m-%d}, {ts.t1.iloc[i]:%Y-%m-%d}], "
-                            "overlapping a test label or in the embargo"}
-                )  # fmt: skip
+            if len(overlapping):
+                hit = np.zeros(len(pairs), dtype=bool)
+                hit[overlapping] = True
+                listed.append((f"{name} fold {k}", train[hit[pair[train]]]))
         bad += sum(counts)
         parts.append(f"{name}: {len(folds)} folds, overlapping training rows {counts}")
     if not parts:
         return skip("no splitter could split this set (too few dates for the defaults)")
+    failures: Any = _overlap_rows(ts.X.index, listed, pair, first, last) if listed else []
     return CheckResult("fail" if bad else "pass", "; ".join(parts), bad, failures)
+
+
+def _overlap_rows(
+    index: Any, listed: list[tuple[str, np.ndarray]], pair: np.ndarray, first: Any, last: Any
+) -> pd.DataFrame:
+    """Every training row of each fold that overlaps (``listed``: the fold's name and the
+    rows), one failure each; the text made once per distinct ``[D, t1]``, not per row."""
+    rows = np.concatenate([r for _, r in listed])
+    spans = [np.datetime_as_string(d.astype("datetime64[D]")).astype(object) for d in (first, last)]
+    end = "], overlapping a test label or in the embargo"
+    texts = "trains on [" + spans[0] + ", " + spans[1] + end
+    return pd.DataFrame({
+        "check": "cv_overlap", "date": index.levels[0].take(index.codes[0][rows]),
+        "symbol": index.levels[1].take(index.codes[1][rows]).astype(str),
+        "feature": np.repeat([n for n, _ in listed], [len(r) for _, r in listed]),
+        "expected": "no overlap", "got": texts[pair[rows]],
+    })  # fmt: skip

@@ -15,7 +15,7 @@ from ..panels.reach import read_columns
 from ..panels.sources import ROW, LakeSource, Source
 from ..panels.spec import Feature
 from ..panels.unseen import Coverage, lake_coverage
-from .outcome import LISTED, NS_PER_DAY, CheckResult, skip
+from .outcome import NS_PER_DAY, CheckResult, skip
 from .recompute import AuditInput, Known
 
 _RTOL = 1e-9
@@ -156,13 +156,13 @@ class _Sample:
     def compare(
         self, expected: np.ndarray, mine: list[Feature], failures: list[dict[str, Any]]
     ) -> int:
-        """The cells of the set that differ from ``expected`` (counted; the first listed
-        into ``failures``)."""
+        """The cells of the set that differ from ``expected`` (counted, each listed into
+        ``failures``)."""
         got = np.column_stack([self.recorded[f.name] for f in mine])
         with np.errstate(invalid="ignore"):
             close = np.abs(expected - got) <= _RTOL * np.maximum(1.0, np.abs(expected))
         differ = ~((np.isnan(expected) & np.isnan(got)) | (close & ~np.isnan(got)))
-        for k, j in np.argwhere(differ)[: max(0, LISTED - len(failures))]:
+        for k, j in np.argwhere(differ):
             failures.append(
                 {"check": "look_ahead", "date": self.dates[k], "symbol": self.symbols[k],
                  "feature": mine[j].name, "expected": float(expected[k, j]),

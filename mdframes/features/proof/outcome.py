@@ -1,12 +1,11 @@
 """What one check of the audit found: its status, a line of detail, the rows it counted and
-the offending rows (a few listed)."""
+every offending row."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Final
 
-LISTED: Final = 50  # offending rows listed per check
 NS_PER_DAY: Final = 86_400 * 10**9
 
 
@@ -15,7 +14,7 @@ class CheckResult:
     status: str
     detail: str
     rows: int
-    failures: list[dict[str, Any]]
+    failures: Any  # every offending row: dicts, or a DataFrame, of the audit's FAILURE_COLUMNS
 
 
 def skip(reason: str) -> CheckResult:

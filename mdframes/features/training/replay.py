@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import InvalidParameterError
+from ...errors import DataValidationError, InvalidParameterError
 from ..panels.definitions import by_name
 from ..panels.pinned import LakeAt
 from ..panels.spec import Feature
 from .trainfile import feature_definition
 
-__all__ = ["LakeAt", "features_of", "features_from_info", "pinned", "first_difference"]
+__all__ = ["LakeAt", "features_of", "features_from_info", "pinned", "first_difference", "verified"]
 
 
 def pinned(source: Any, info: Mapping[str, Any]) -> Any:
@@ -95,14 +95,18 @@ def features_from_info(info: Mapping[str, Any]) -> list[Feature]:
     return out
 
 
-def first_difference(a: Any, b: Any) -> str | None:
-    """Where two sets first differ (index, a column, a cell), in words; ``None`` when equal."""
+def first_difference(a: Any, b: Any, shown: int = 5) -> str | None:
+    """Where set ``a`` first differs from ``b`` (the expected one), in words: the index, the
+    columns, or the first ``shown`` differing cells (date, symbol, column, expected, got)
+    and how many differ; ``None`` when equal."""
     if not a.X.index.equals(b.X.index):
         return f"the index differs ({len(a.X)} rows against {len(b.X)})"
     if list(a.X.columns) != list(b.X.columns):
         return f"the columns differ ({list(a.X.columns)} against {list(b.X.columns)})"
     pairs = [(name, a.X[name], b.X[name]) for name in a.X.columns]
     pairs += [(str(a.y.name), a.y, b.y), ("t1", a.t1, b.t1)]
+    cells: list[str] = []
+    total = 0
     for name, left, right in pairs:
         if str(left.dtype) != str(right.dtype):
             return f"{name}: dtype {left.dtype} against {right.dtype}"
@@ -114,10 +118,36 @@ def first_difference(a: Any, b: Any) -> str | None:
             rv = right.to_numpy(dtype="float64", na_value=np.nan)
             same = (lna & rna) | (lv == rv)
         bad = np.flatnonzero(~same)
-        if len(bad):
-            date, symbol = a.X.index[bad[0]]
-            return (
-                f"{name} on {date:%Y-%m-%d} {symbol}: {left.iloc[bad[0]]!r} recorded, "
-                f"{right.iloc[bad[0]]!r} rebuilt ({len(bad)} cells differ)"
-            )
-    return None
+        total += len(bad)
+        for i in bad[: max(0, shown - len(cells))]:
+            date, symbol = a.X.index[i]
+            cells.append(f"{date:%Y-%m-%d} {symbol} {name}: expected {right.iloc[i]}, "
+                         f"got {left.iloc[i]}")  # fmt: skip
+    if not total:
+        return None
+    counted = "1 cell differs" if total == 1 else f"{total} cells differ, the first"
+    return f"{counted}: " + "; ".join(cells)
+
+
+def verified(ts: Any, again: Any) -> bool:
+    """:meth:`TrainingSet.verify`: ``True`` when ``ts`` is ``again``, the set rebuilt from
+    its info, and records its rows' hash; else :class:`DataValidationError` naming the
+    first differing cells, or the recorded hash that is not its rows'."""
+    recorded, own = ts.info.get("content_hash"), ts.content_hash()
+    edited = recorded is not None and own != recorded
+    cells = first_difference(ts, again)
+    if cells is None and again.info["content_hash"] != own:
+        cells = "the canonical forms differ"
+    if cells is not None:
+        also = "; its rows no longer match info['content_hash'] either" if edited else ""
+        raise DataValidationError(
+            f"the set differs from the one rebuilt from the lake at its recorded versions "
+            f"(expected: rebuilt, got: the set's): {cells}{also}"
+        )
+    if edited:
+        raise DataValidationError(
+            f"info['content_hash'] ({recorded[:12]}...) is not the hash of the set's rows "
+            f"({own[:12]}...), which equal the set rebuilt at its recorded versions: the "
+            "recorded hash was edited"
+        )
+    return True

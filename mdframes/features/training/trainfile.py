@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import struct
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future
 from functools import partial
@@ -20,13 +21,15 @@ import numpy as np
 import pandas as pd
 
 from ... import _memory
-from ...errors import InvalidParameterError, MdframesError
+from ...errors import DataValidationError, InvalidParameterError, MdframesError
 from ..panels.spec import Feature
 
 __all__ = [
     "write_training_set",
     "read_parts",
     "content_hash",
+    "check_content_hash",
+    "FILES",
     "feature_definition",
     "encode",
     "decode",
@@ -204,6 +207,22 @@ def content_hash(X: pd.DataFrame, y: pd.Series, t1: pd.Series) -> str:
     write_features(digest, X)
     write_labels(digest, y, t1)
     return str(digest.hexdigest())
+
+
+# The sets read_training_set read, and from which file (gone with the set).
+FILES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def check_content_hash(ts: Any, where: str) -> None:
+    """Raise :class:`DataValidationError` when the set read from the file ``where`` records
+    a ``content_hash`` that is not its rows' (a cell, or the recorded hash, was edited)."""
+    recorded = ts.info.get("content_hash")
+    own = content_hash(ts.X, ts.y, ts.t1)
+    if recorded is not None and recorded != own:
+        raise DataValidationError(
+            f"{where}: its rows do not match the content hash it records ({str(recorded)[:12]}"
+            f"..., the rows' is {own[:12]}...): the file was changed after it was written"
+        )
 
 
 class Hasher:

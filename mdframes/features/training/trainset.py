@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..._threads import threads
 from ..._typing import DateLike, Errors, TimeLike
-from ...errors import DataQualityWarning, DataValidationError, InvalidParameterError, warn
+from ...errors import DataQualityWarning, InvalidParameterError, warn
 from ...params import check_symbols, to_date, to_utc
 from ...registry import REGISTRY
 from ..panels.build import panel
@@ -25,10 +25,12 @@ from ..panels.definitions import resolve_features
 from ..panels.sources import LakeLike, Source, resolve_source
 from ..panels.spec import Feature, check_errors, check_offset
 from .labels import PRICE_DATASET, ForwardReturn, long_parts, price_spans, source_prices, warn_jumps
-from .replay import features_from_info, features_of, first_difference, pinned
+from .replay import features_from_info, features_of, pinned, verified
 from .splits import PurgedSplitter, empty_features, splitter
 from .trainfile import (
+    FILES,
     Hasher,
+    check_content_hash,
     content_hash,
     feature_definition,
     read_parts,
@@ -287,8 +289,10 @@ class TrainingSet:
         Raises
         ------
         DataValidationError
-            The rows were changed after the set was made, or the rebuilt set differs (the
-            message names the first differing cell).
+            The rebuilt set differs (the message names the first differing cells: date,
+            symbol, column, expected, got), whether or not the recorded hash was edited
+            too; or only ``info["content_hash"]`` was edited (the rows equal the rebuilt
+            set's).
         LakeDamagedError
             A recorded version is gone (a vacuum removed its files): names it and says why.
 
@@ -299,7 +303,7 @@ class TrainingSet:
         >>> md.features.read_training_set("train.parquet").verify(source=lake)
         True
         """
-        return _verify(self, source)
+        return verified(self, rebuild(self, source=source))
 
     # -- files --------------------------------------------------------------------------------
     def to_parquet(self, path: str | os.PathLike[str]) -> str:
@@ -325,7 +329,9 @@ def read_training_set(path: str | os.PathLike[str]) -> TrainingSet:
     >>> md.features.read_training_set("train.parquet").X.equals(ts.X)
     True
     """
-    return TrainingSet(*read_parts(path))
+    ts = TrainingSet(*read_parts(path))
+    FILES[ts] = os.fspath(path)  # an audit checks its rows against the file's hash
+    return ts
 
 
 # -- building ---------------------------------------------------------------------------------
@@ -532,6 +538,7 @@ def _info_of(target: Any) -> tuple[dict[str, Any], Any]:
         return dict(target.info), target
     if isinstance(target, (str, os.PathLike)):
         ts = read_training_set(target)
+        check_content_hash(ts, os.fspath(target))
         return dict(ts.info), ts
     if isinstance(target, Mapping):
         return dict(target), None
@@ -562,6 +569,8 @@ def rebuild(target: Any, *, source: Any) -> TrainingSet:
 
     Raises
     ------
+    DataValidationError
+        A file whose rows do not match the content hash it records (edited).
     LakeDamagedError
         A recorded version is gone (a vacuum removed its files): names it and says why.
     InvalidParameterError
@@ -605,20 +614,3 @@ def rebuild(target: Any, *, source: Any) -> TrainingSet:
     )
     out.info["rebuilt_from"] = info.get("content_hash")
     return out
-
-
-def _verify(ts: TrainingSet, source: Any) -> bool:
-    recorded = ts.info.get("content_hash")
-    own = ts.content_hash()
-    if recorded is not None and own != recorded:
-        raise DataValidationError(
-            f"the set's rows no longer match info['content_hash'] ({recorded[:12]}...): X, "
-            f"y or t1 were changed after the set was made (their hash is {own[:12]}...)"
-        )
-    again = rebuild(ts, source=source)
-    if again.info["content_hash"] != own:
-        where = first_difference(ts, again) or "the canonical forms differ"
-        raise DataValidationError(
-            f"the set rebuilt from the lake at its recorded versions differs: {where}"
-        )
-    return True
