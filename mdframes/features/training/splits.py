@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
@@ -709,3 +709,34 @@ def splitter(
     return CombinatorialPurgedCV(
         n_splits, n_test_splits=n_test_splits, embargo=embargo, t1=t1, freq=freq
     )
+
+
+_MOSTLY_NA: Final = 0.9  # share of labelled rows NA past which a feature is named
+
+
+def warn_mostly_missing(
+    X: pd.DataFrame, y: pd.Series, missing: Mapping[Any, np.ndarray] | None
+) -> None:
+    """One DataQualityWarning naming the features NA on more than 90 % of labelled rows.
+    ``missing``: the mask of each column that has a missing value (``None``: not known)."""
+    known = y.notna().to_numpy()
+    if not known.any():
+        return
+    if missing is None:
+        plain = X.copy(deep=False)
+        plain.attrs = {}  # pandas would deep-copy the panel's attrs into every column taken
+        missing = {name: plain[name].isna().to_numpy() for name in X.columns}
+    labelled = int(np.count_nonzero(known))
+    share = {  # exact counts and one division: np.mean's value
+        name: np.count_nonzero(missing[name] & known) / labelled if name in missing else 0.0
+        for name in X.columns
+    }
+    mostly = [f"{name} ({share[name]:.0%})" for name in X.columns if share[name] > _MOSTLY_NA]
+    if mostly:
+        warn(
+            f"features NA on more than {_MOSTLY_NA:.0%} of the rows with a label: "
+            f"{', '.join(mostly)}; a model learns little from them. A fold may have none of "
+            "their values, or of others': the splits name each such feature "
+            "(ts.drop_empty(cv) drops them; ts.X.attrs['coverage'] says where they start)",
+            DataQualityWarning,
+        )

@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Final, Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
 
 from ..._threads import threads
 from ..._typing import DateLike, Errors, TimeLike
-from ...errors import DataQualityWarning, InvalidParameterError, warn
+from ...errors import InvalidParameterError
 from ...params import check_symbols, to_date, to_utc
 from ...registry import REGISTRY
 from ..panels.build import panel
@@ -26,7 +26,7 @@ from ..panels.sources import LakeLike, Source, resolve_source
 from ..panels.spec import Feature, check_errors, check_offset
 from .labels import PRICE_DATASET, ForwardReturn, long_parts, price_spans, source_prices, warn_jumps
 from .replay import features_from_info, features_of, pinned, verified
-from .splits import PurgedSplitter, empty_features, splitter
+from .splits import PurgedSplitter, empty_features, splitter, warn_mostly_missing
 from .trainfile import (
     FILES,
     Hasher,
@@ -42,7 +42,6 @@ from .trainfile import (
 __all__ = ["TrainingSet", "training_set", "read_training_set", "rebuild"]
 
 # A feature missing on more than this share of the labelled rows is worth a warning.
-_MOSTLY_NA: Final = 0.9
 
 
 class TrainingSet:
@@ -444,7 +443,7 @@ def _labelled_and_hashed(
             except InvalidParameterError as exc:  # a dtype the hash does not cover
                 missing, failure = None, exc
             dates, universe, y, t1 = _labels(X, label, offset, source, errors)
-            _warn_mostly_missing(X, y, missing)  # the warning comes before the hash's error
+            warn_mostly_missing(X, y, missing)  # the warning comes before the hash's error
             if failure is not None:
                 raise failure
             write_labels(hasher, y, t1)
@@ -477,34 +476,6 @@ def _labels(
     y = pd.Series(values, index=X.index, name=label.name, dtype="float64", copy=False)
     t1_series = pd.Series(t1, index=X.index, name="t1", dtype="datetime64[ns]", copy=False)
     return dates, universe, y, t1_series
-
-
-def _warn_mostly_missing(
-    X: pd.DataFrame, y: pd.Series, missing: Mapping[Any, np.ndarray] | None
-) -> None:
-    """One DataQualityWarning naming the features NA on more than 90 % of labelled rows.
-    ``missing``: the mask of each column that has a missing value (``None``: not known)."""
-    known = y.notna().to_numpy()
-    if not known.any():
-        return
-    if missing is None:
-        plain = X.copy(deep=False)
-        plain.attrs = {}  # pandas would deep-copy the panel's attrs into every column taken
-        missing = {name: plain[name].isna().to_numpy() for name in X.columns}
-    labelled = int(np.count_nonzero(known))
-    share = {  # exact counts and one division: np.mean's value
-        name: np.count_nonzero(missing[name] & known) / labelled if name in missing else 0.0
-        for name in X.columns
-    }
-    mostly = [f"{name} ({share[name]:.0%})" for name in X.columns if share[name] > _MOSTLY_NA]
-    if mostly:
-        warn(
-            f"features NA on more than {_MOSTLY_NA:.0%} of the rows with a label: "
-            f"{', '.join(mostly)}; a model learns little from them. A fold may have none of "
-            "their values, or of others': the splits name each such feature "
-            "(ts.drop_empty(cv) drops them; ts.X.attrs['coverage'] says where they start)",
-            DataQualityWarning,
-        )
 
 
 def _grid(index: pd.MultiIndex) -> tuple[pd.DatetimeIndex, list[str]]:
