@@ -7,11 +7,13 @@ stderr box; elsewhere tqdm's text bar on stderr. ``md.Client(progress=False)`` t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["progress_bar", "wanted", "output"]
+__all__ = ["progress_bar", "wanted", "output", "stage"]
 
 
 def _kernel() -> bool:
@@ -82,3 +84,18 @@ def progress_bar(total: int, desc: str, enabled: bool = True) -> Any:
     from tqdm.std import tqdm as text_bar
 
     return text_bar(**options)
+
+
+@contextlib.contextmanager
+def stage(bar: Any, what: str) -> Iterator[None]:
+    """The bar's label says ``what`` for the block (a step its count does not show, such as
+    a commit of the units it counted); ``bar`` None: nothing."""
+    if bar is None:
+        yield
+        return
+    label = bar.desc
+    bar.set_description_str(f"{label.rstrip(': ')}: {what}", refresh=True)
+    try:
+        yield
+    finally:
+        bar.set_description_str(label, refresh=False)

@@ -1,0 +1,97 @@
+"""Ctrl-C while a sync commits (CONTRACT §10.2): the commit finishes, the sync stops after it,
+and every unit the run counted done is synced in ``coverage()``; the bar says it commits.
+
+A real ``lake.sync`` in a child process gets a real SIGINT. The child holds each commit open
+a moment after its batch is whole (at the ``commit-ready`` crash-test point), as a batch of
+500 units holds it for seconds, so that the signal lands while the commit runs."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import mdframes as md
+from mdframes.sandbox import Sandbox
+
+from .conftest import sync_env
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals")
+
+SYMBOLS = ["AAPL", "MSFT", "NVDA", *(f"S{k:02d}" for k in range(9))]
+
+_CHILD = r"""
+import sys, time
+import mdframes as md
+import mdframes.lake.sync.sync as s
+import mdframes.lake.table.commit as c
+
+s.FLUSH_UNITS = 3
+real, accept = c.checkpoint, s.DatasetRun.accept
+
+def slowed(point):
+    real(point)
+    if point == "commit-ready":  # the batch is whole, its commit begins
+        print("COMMITTING", flush=True)
+        time.sleep(1.0)
+
+def counted(self, unit, outcome, fetched_at):  # the bar has just counted it
+    print("DONE", unit.symbol, flush=True)
+    accept(self, unit, outcome, fetched_at)
+
+c.checkpoint, s.DatasetRun.accept = slowed, counted
+try:
+    md.Lake(sys.argv[1]).sync("sentiment", sys.argv[2].split(","), progress=True)
+except KeyboardInterrupt:
+    print("INTERRUPTED", flush=True)
+    sys.exit(130)
+print("FINISHED", flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Sandbox]:
+    with Sandbox(extra_symbols=SYMBOLS[3:]) as s:
+        yield s
+
+
+@pytest.mark.parametrize("nth", [1, 2, 3])
+def test_ctrl_c_during_a_commit_keeps_every_unit_counted_done(
+    server: Sandbox, tmp_path: Path, nth: int
+) -> None:
+    root = tmp_path / "lake"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(root), ",".join(SYMBOLS)],
+        env=sync_env(server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    done, commits = [], 0
+    for line in proc.stdout:
+        if line.startswith("DONE"):
+            done.append(line.split()[1])
+        elif line.startswith("COMMITTING"):
+            commits += 1
+            if commits == nth:
+                proc.send_signal(signal.SIGINT)
+                break
+    rest, err = proc.communicate(timeout=120)
+    assert commits == nth, (rest, err)
+    assert proc.returncode == 130 and "INTERRUPTED" in rest, err
+    assert "FINISHED" not in rest  # it stopped after the commit
+    assert "sync: committing" in err  # the bar said what it was doing
+    coverage = md.Lake(root).coverage("sentiment")
+    synced = set(coverage.loc[coverage["status"] == "synced", "symbol"])
+    assert set(done) <= synced, sorted(set(done) - synced)
+    assert len(done) >= 3 * nth
+    # The next sync goes on from there and asks none of the kept units again.
+    with md.Client(base_url=server.url, api_key="sandbox-key", cache=False) as client:
+        server.clear_log()
+        assert md.Lake(root, client=client).sync("sentiment", SYMBOLS, progress=False).complete
+        assert server.count() <= len(SYMBOLS) - len(set(done))
