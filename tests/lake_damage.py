@@ -209,6 +209,61 @@ def file_replaced(site: Site) -> None:
     assert lost["file"].str.contains(name).any() and lost["rows"].iloc[0] > 0
 
 
+def checkpoint_damaged(site: Site, how: str) -> None:
+    """The checkpoint deleted, truncated or garbled, or ``_last_checkpoint`` naming a version
+    with none: every commit file is intact, so repair() reads the log from them (CONTRACT
+    §10.2); before, repair() failed as the read it was advised by did."""
+    from deltalake import DeltaTable
+
+    _synced(site)
+    options = site.lake.storage.delta_options()
+    DeltaTable(site.lake.path(NAME), storage_options=options).create_checkpoint()
+    log = f"{NAME}/_delta_log"
+    (name,) = [n for n in site.names(log) if ".checkpoint." in n]
+    if how == "deleted":
+        site.delete(f"{log}/{name}")
+    elif how == "truncated":
+        site.write(f"{log}/{name}", site.read(f"{log}/{name}")[:100])
+    elif how == "garbled":
+        site.write(f"{log}/{name}", b"garbage " * 64)
+    else:
+        site.write(f"{log}/_last_checkpoint", json.dumps({"version": 99, "size": 9}).encode())
+    with pytest.raises(md.LakeDamagedError, match="repair"):
+        md.Lake(site.lake.root).read(NAME)
+    assert _problems(site.lake)
+    lost = _repaired_then_synced(site)
+    assert lost["note"].str.contains("set aside").all()
+
+
+def newest_commit_garbled(site: Site) -> None:
+    """Garbage in the newest commit file and in the dtype record at once."""
+    _synced(site)
+    newest = site.log()[-1]
+    site.write(f"{NAME}/_delta_log/{newest}", b"\x00garbage{{\n")
+    site.write(f"{NAME}/_mdframes.json", b"{garbled")
+    with pytest.raises(md.LakeDamagedError, match="repair"):
+        md.Lake(site.lake.root).read(NAME)
+    with pytest.raises(md.LakeDamagedError, match="repair"):
+        site.lake.sync(NAME, SYMBOLS, progress=False)
+    lost = _repaired_then_synced(site)
+    assert lost["file"].str.endswith(newest).any() and lost["file"].str.endswith(".json").all()
+    assert any("NVDA" in symbols for symbols in lost["symbols"])  # what it held comes again
+
+
+def unknown_kind(site: Site) -> None:
+    """A dtype record naming a column kind this mdframes does not know: damage, not a
+    KeyError."""
+    _synced(site)
+    record = json.loads(site.read(f"{NAME}/_mdframes.json"))
+    record["columns"][-1]["kind"] = "decimal9"
+    site.write(f"{NAME}/_mdframes.json", json.dumps(record).encode())
+    with pytest.raises(md.LakeDamagedError, match="unknown kind 'decimal9'"):
+        md.Lake(site.lake.root).read(NAME)
+    assert any("decimal9" in p for p in _problems(site.lake))
+    lost = _repaired_then_synced(site)
+    assert lost["note"].str.contains("rebuilt").all()
+
+
 # --- another process writing through the plain deltalake package ----------------------------------
 
 _WRITER = """
@@ -319,6 +374,12 @@ SCENARIOS: dict[str, Callable[[Site], None]] = {
     "_mdframes.json deleted": record_deleted,
     "_state.json deleted": state_deleted,
     "listed file replaced": file_replaced,
+    "checkpoint deleted": lambda site: checkpoint_damaged(site, "deleted"),
+    "checkpoint truncated": lambda site: checkpoint_damaged(site, "truncated"),
+    "checkpoint garbled": lambda site: checkpoint_damaged(site, "garbled"),
+    "_last_checkpoint names a missing version": lambda site: checkpoint_damaged(site, "hint"),
+    "newest commit and dtype record garbled": newest_commit_garbled,
+    "dtype record names an unknown kind": unknown_kind,
     "foreign append": foreign_append,
     "foreign delete refused": lambda site: foreign_refused(site, "delete"),
     "foreign overwrite refused": lambda site: foreign_refused(site, "overwrite"),

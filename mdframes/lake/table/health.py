@@ -76,6 +76,7 @@ class Health:
         place, sidecar, out = self.place, self.sidecar, Findings()
         folder = place.folder
         sidecar.forget()  # as stored now, not as this object last read it
+        self.log.forget()
         try:
             if sidecar.stored_manifest() is None and sidecar.is_format1():
                 why = "a dataset of lake format 1 (mdframes 0.2) not converted: run lake.upgrade()"

@@ -10,6 +10,9 @@ to a table that syncs and reads, and what could not be restored is said with wha
   dropped (copies of the lake's rows, or rows the lake never fetched).
 - Listed files that are missing, unreadable or replaced by another file are dropped and their
   windows marked not synced.
+- A log that cannot be opened while its commit files can be read: its checkpoints (copies of
+  what the commit files say) and ``_last_checkpoint`` are set aside, and a newest commit file
+  that is not JSON with them (its version is then lost, as above).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ...errors import LakeDamagedError
 from .commit import Writer
 from .health import Findings, Health, commit_file, mark_not_synced
 from .layout import DELTA_LOG, MANIFEST, STATE
@@ -47,11 +51,13 @@ class Repair:
     def run(self, lease: Any) -> list[dict[str, Any]]:
         """Mend what :meth:`Health.examine` finds; returns one row per thing lost or mended:
         ``dataset, file, symbols, rows, note`` (``note``: what was done, what to do)."""
-        found = self.health.examine()
         self.lost = []
+        self._mend_log()
+        self.writer.begin()
+        found = self.health.examine()
         self.dropping: dict[str, str] = {}  # listed file -> why it goes
         if found.format1 or not found.problems:
-            return []
+            return self.lost
         state = found.state if found.state is not None else {"units": {}, "failed": {}}
         if found.manifest_lost and self.log.table is not None:
             self.sidecar.rebuild_manifest(arrow_schema(self.log.table))
@@ -86,6 +92,39 @@ class Repair:
         self.sidecar.session = {}
         self.sidecar.save_state(state)
         return self.lost
+
+    def _mend_log(self) -> None:
+        """A log that does not open: a newest commit file that is not JSON and, when every
+        commit since the table's creation is left, the checkpoints are set aside (renamed
+        ``_damaged-<name>`` beside the table); ``_last_checkpoint`` always (delta-rs then
+        finds the newest checkpoint itself)."""
+        try:
+            self.log.forget()
+            self.log.reopen()
+            return
+        except LakeDamagedError:
+            pass
+        place, storage = self.place, self.place.storage
+        names = [e.name for e in storage.listdir(place.folder, DELTA_LOG)]
+        commits = sorted(int(n[:20]) for n in names if len(n) == 25 and n.endswith(".json"))
+        while commits and not self._readable(commits[-1]):
+            name = f"{commits.pop():020d}.json"
+            self._set_aside(name, "not a commit (garbled): set aside, its version is lost")
+        whole = commits == list(range(len(commits)))
+        for name in names:
+            if name == "_last_checkpoint" or (whole and ".checkpoint." in name):
+                self._set_aside(name, "set aside: the log is read from its commit files")
+
+    def _readable(self, version: int) -> bool:
+        try:
+            return self.log.commit(version) is not None
+        except LakeDamagedError:
+            return False
+
+    def _set_aside(self, name: str, note: str) -> None:
+        fs, folder = self.place.storage.fs, self.place.storage.path(self.place.folder)
+        fs.move(f"{folder}/{DELTA_LOG}/{name}", f"{folder}/_damaged-{name}")
+        self._note(f"{DELTA_LOG}/{name}", [], None, note)
 
     def _note(self, file: str, symbols: list[str], rows: int | None, note: str) -> None:
         name = file if file.startswith(self.place.folder) else f"{self.place.folder}/{file}"
