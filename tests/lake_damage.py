@@ -273,7 +273,11 @@ uri, options, action = sys.argv[1], json.loads(sys.argv[2]) or None, sys.argv[3]
 table = DeltaTable(uri, storage_options=options)
 if action.endswith("-forced"):  # a writer that ignores the append-only property
     table.alter.set_table_properties({"delta.appendOnly": "false"})
-if action.startswith("append"):
+if action == "append-bare":  # the data columns only: no _fetched_at, no _sync_id
+    rows = table.to_pyarrow_table()
+    rows = rows.select([n for n in rows.column_names if not n.startswith("_")])
+    write_deltalake(table, rows, mode="append", schema_mode="merge")
+elif action.startswith("append"):
     write_deltalake(table, table.to_pyarrow_table(), mode="append")
 elif action.startswith("overwrite"):
     rows = table.to_pyarrow_table()
@@ -329,6 +333,23 @@ def foreign_append(site: Site) -> None:
     pd.testing.assert_frame_equal(md.Lake(site.lake.root).read(NAME, history=True), history)
 
 
+def foreign_bare_append(site: Site) -> None:
+    """Rows another program appended without the lake's meta columns: check() names them;
+    reads, info() and the SQL views never count them; repair() drops them."""
+    history = _synced(site)
+    latest = site.lake.read(NAME)
+    done = foreign(site, "append-bare")
+    assert done.returncode == 0, done.stderr
+    reader = md.Lake(site.lake.root)
+    pd.testing.assert_frame_equal(reader.read(NAME), latest)
+    pd.testing.assert_frame_equal(reader.read(NAME, history=True), history)
+    assert _counted(reader)[2] == [len(latest), len(history)]
+    problems = _problems(site.lake)
+    assert any(f"{len(latest)} rows without the lake's meta columns" in p for p in problems)
+    lost = _repaired_then_synced(site)
+    assert lost["note"].str.contains("another program: dropped").any()
+
+
 def foreign_refused(site: Site, action: str) -> None:
     """A plain delete or overwrite: the table is append-only, so deltalake refuses it."""
     history = _synced(site)
@@ -381,6 +402,7 @@ SCENARIOS: dict[str, Callable[[Site], None]] = {
     "newest commit and dtype record garbled": newest_commit_garbled,
     "dtype record names an unknown kind": unknown_kind,
     "foreign append": foreign_append,
+    "foreign append without meta columns": foreign_bare_append,
     "foreign delete refused": lambda site: foreign_refused(site, "delete"),
     "foreign overwrite refused": lambda site: foreign_refused(site, "overwrite"),
     "foreign delete forced": lambda site: foreign_forced(site, "delete"),

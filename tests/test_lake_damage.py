@@ -103,3 +103,32 @@ def test_a_vacuum_that_deletes_files_is_no_foreign_write(site: Site) -> None:
     lake.compact(retain_hours=0)
     assert lake.check()["ok"].all(), lake.check()["problems"].tolist()
     assert len(lake.read(NAME, history=True)) >= len(before)
+
+
+def test_no_error_text_carries_a_rust_backtrace(site: Site) -> None:
+    """With RUST_BACKTRACE=1 deltalake's errors carry native frames ("0: <unknown>"); the
+    lake's errors and check() keep its words without them (a process of its own: Rust reads
+    the variable once)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    assert site.lake.sync(NAME, SYMBOLS, progress=False).complete
+    site.write(f"{NAME}/_delta_log/{site.log()[-1]}", b"garbage{{\n")
+    code = (
+        "import sys, mdframes as md\nlake = md.Lake(sys.argv[1])\n"
+        "print(lake.check()['problems'].tolist())\n"
+        "try:\n    lake.read('sentiment')\nexcept md.LakeDamagedError as e:\n    print(e)"
+    )
+    env = dict(os.environ, RUST_BACKTRACE="1", RUST_LIB_BACKTRACE="1")
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(site.lake.root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.count("Json error") == 2, done.stderr  # deltalake's own words stay
+    assert not re.search(r"(^|\\n)\s*\d+: ", done.stdout, re.M), done.stdout
+    assert "<unknown>" not in done.stdout

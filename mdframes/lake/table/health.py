@@ -117,7 +117,7 @@ class Health:
             out.foreign = [c for c in self.log.commits(reviewed, out.latest) if c.foreign]
             out.problems += [(commit_file(folder, c.version), _foreign(c)) for c in out.foreign]
         out.files = self.listed_problems(out.snap)
-        out.problems += list(out.files.items())
+        out.problems += list(out.files.items()) + self._metaless(out.snap)
         if out.snap is not None and not out.manifest_lost:
             out.problems += self._columns()
         return out
@@ -148,6 +148,18 @@ class Health:
             if problem:
                 out[self.place.name(uri)] = problem
         return out
+
+    def _metaless(self, snap: TableVersion | None) -> list[tuple[str, str]]:
+        """Listed files with rows that lack the lake's meta columns (another program's
+        append, by the log's statistics): reads never count them."""
+        stats, column = None if snap is None else snap.stats, "null_count._fetched_at"
+        if snap is None or stats is None or column not in stats.column_names:
+            return []
+        why = "rows without the lake's meta columns (another program's): never read or counted"
+        nulls = stats[column].to_pylist()  # in the order of snap.files (TableLog._version)
+        return [
+            (self.place.name(u), f"{n} {why}") for u, n in zip(snap.files, nulls, strict=True) if n
+        ]
 
     def _columns(self) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
