@@ -132,3 +132,24 @@ def test_no_error_text_carries_a_rust_backtrace(site: Site) -> None:
     assert done.stdout.count("Json error") == 2, done.stderr  # deltalake's own words stay
     assert not re.search(r"(^|\\n)\s*\d+: ", done.stdout, re.M), done.stdout
     assert "<unknown>" not in done.stdout
+
+
+def test_repair_after_a_lost_file_marks_only_the_units_it_held(site: Site) -> None:
+    """MSFT's file lies inside the symbol range of the lost file (AAPL..NVDA) but was
+    fetched later: repair() marks AAPL and NVDA not synced and leaves MSFT synced."""
+    from .lake_damage import _reference
+
+    lake = site.lake
+    assert lake.sync(NAME, ["AAPL", "NVDA"], progress=False).complete
+    (lost_file,) = lake.files(NAME)
+    assert lake.sync(NAME, ["MSFT"], progress=False).complete
+    site.delete(site.relative(lost_file))
+    lost = lake.repair()
+    assert lost["symbols"].tolist() == [["AAPL", "NVDA"]]
+    coverage = md.Lake(lake.root).coverage(NAME).set_index("symbol")["status"]
+    assert coverage.to_dict() == {"AAPL": "pending", "MSFT": "synced", "NVDA": "pending"}
+    assert lake.sync(NAME, SYMBOLS, progress=False).complete
+    got = md.Lake(lake.root).read(NAME).drop(columns=["_fetched_at"])
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(got, _reference(site))

@@ -12,6 +12,8 @@ appended never double a record.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,8 @@ from .sidecar import Sidecar
 
 __all__ = ["Health", "Findings", "mark_not_synced", "commit_file"]
 
+_MS = dt.timedelta(milliseconds=1)
+_time = dt.datetime.fromisoformat
 REPAIR = "run lake.repair() (or `mdframes lake repair`)"
 
 
@@ -251,15 +255,45 @@ class Health:
         """The symbol a unit of the state is about (None: a cross-section)."""
         return self.place.mode.unit_symbol(unit)
 
-    def symbols_of(self, stats: pa.Table | None, i: int, state: dict[str, Any]) -> set[str]:
-        """The symbols a file may hold, from the log's statistics (empty: all)."""
-        if stats is None or "min.symbol" not in stats.column_names:
-            return set()
-        lo, hi = stats["min.symbol"][i].as_py(), stats["max.symbol"][i].as_py()
-        if lo is None or hi is None:
-            return set()
-        known = {self.unit_symbol(u) for u in state["units"]}
-        return {s for s in known if s is not None and lo <= s <= hi} | {lo, hi}
+    def units_of(self, stats: pa.Table | None, i: int, state: dict[str, Any]) -> list[str]:
+        """The synced units whose rows file ``i`` of ``stats`` (the log's add actions) may
+        hold: of a symbol in its symbol range, fetched within its range of fetch times (all
+        units where the log's statistics cannot tell)."""
+        lo, hi = _range(stats, i, "symbol")
+        first, last = _range(stats, i, "_fetched_at")
+        out = []
+        for unit, entry in state["units"].items():
+            symbol = self.unit_symbol(unit)
+            if symbol is not None and lo is not None and not lo <= symbol <= hi:
+                continue
+            since, until = entry.get("first_fetched_at"), entry.get("fetched_at")
+            # Delta keeps times to the millisecond, cut: a millisecond's slack.
+            if (
+                first is not None
+                and since
+                and until
+                and (_time(until) < first or _time(since) > last + _MS)
+            ):
+                continue
+            out.append(unit)
+        return out
+
+    def lose(self, state: dict[str, Any], units: Iterable[str]) -> list[str]:
+        """Mark ``units`` not synced in a dataset's state; their symbols, sorted."""
+        from ..sync.state import mark_not_synced as mark
+
+        units = list(units)
+        mark(state, units)
+        return sorted({s for u in units if (s := self.unit_symbol(u)) is not None})
+
+
+def _range(stats: pa.Table | None, i: int, column: str) -> tuple[Any, Any]:
+    """The least and greatest value of ``column`` in file ``i`` by the log's statistics
+    (None, None: they do not say)."""
+    if stats is None or f"min.{column}" not in stats.column_names:
+        return None, None
+    lo, hi = stats[f"min.{column}"][i].as_py(), stats[f"max.{column}"][i].as_py()
+    return (None, None) if lo is None or hi is None else (lo, hi)
 
 
 def _log_gone(committed: int) -> str:

@@ -224,9 +224,7 @@ class Repair:
         stats = pa.table(old.get_add_actions(flatten=True))
         uris = [self.place.file_uri(p) for p in stats["path"].to_pylist()]
         gone = [i for i, u in enumerate(uris) if self.health.records.probe(u) == "missing"]
-        symbols: set[str] = set()
-        for i in gone:
-            symbols |= self.health.symbols_of(stats, i, state)
+        units = {u for i in gone for u in self.health.units_of(stats, i, state)}
         delta = self.writer.table()
         self.writer.commit(
             lease,
@@ -236,12 +234,12 @@ class Repair:
         )
         note = f"{what} and later commits of other programs undone (version {version} restored)"
         rows: int | None = None
+        symbols = self.health.lose(state, units)
         if gone:
-            mark_not_synced(state, symbols, self.health.unit_symbol)
             counts = stats["num_records"].to_pylist() if "num_records" in stats.column_names else []
             rows = sum(int(counts[i] or 0) for i in gone) if counts else None
             note += f"; {len(gone)} of its files were vacuumed already: {_REFETCH}"
-        self._note(commit_file(self.place.folder, version + 1), sorted(symbols), rows, note)
+        self._note(commit_file(self.place.folder, version + 1), symbols, rows, note)
 
     def _drop_files(self, state: dict[str, Any], lease: Any) -> None:
         """Drop listed files that are missing, unreadable, replaced or another program's
@@ -261,9 +259,8 @@ class Repair:
             if name in self.dropping:
                 self._note(name, [], rows, self.dropping[name])
             else:
-                symbols = self.health.symbols_of(snap.stats, i, state)
-                mark_not_synced(state, symbols, self.health.unit_symbol)
-                self._note(name, sorted(symbols), rows, f"{problem}: dropped; {_REFETCH}")
+                symbols = self.health.lose(state, self.health.units_of(snap.stats, i, state))
+                self._note(name, symbols, rows, f"{problem}: dropped; {_REFETCH}")
             drop.append((uri, problem))
         self.dropping = {}
         if not drop:
