@@ -267,15 +267,10 @@ class Health:
             if symbol is not None and lo is not None and not lo <= symbol <= hi:
                 continue
             since, until = entry.get("first_fetched_at"), entry.get("fetched_at")
+            fetched = (_time(since), _time(until)) if since and until else None
             # Delta keeps times to the millisecond, cut: a millisecond's slack.
-            if (
-                first is not None
-                and since
-                and until
-                and (_time(until) < first or _time(since) > last + _MS)
-            ):
-                continue
-            out.append(unit)
+            if first is None or fetched is None or fetched[1] >= first and fetched[0] <= last + _MS:
+                out.append(unit)
         return out
 
     def lose(self, state: dict[str, Any], units: Iterable[str]) -> list[str]:

@@ -107,23 +107,6 @@ def kind_of(values: pd.Series) -> str:
     return "json"
 
 
-# Every column kind a record may name (its Arrow type: :func:`.frames.arrow_type`).
-KINDS = frozenset(
-    (
-        "string",
-        "category",
-        "json",
-        "Int64",
-        "float64",
-        "boolean",
-        "date",
-        "timestamp",
-        "list",
-        "null",
-    )
-)
-
-
 @dataclass
 class Column:
     name: str
@@ -182,9 +165,6 @@ class DtypeRecord:
             raise ValueError(f"lake format {fmt!r}, expected {accept}")
         body.pop("dtypes", None)
         body["columns"] = [Column(**c) for c in body["columns"]]
-        unknown = [c.kind for c in body["columns"] if c.kind not in KINDS]
-        if unknown:
-            raise ValueError(f"a column of unknown kind {unknown[0]!r}")
         return cls(**body)
 
 
