@@ -124,3 +124,23 @@ def test_one_ctrl_c_is_held_to_the_end_of_a_commit_and_a_second_stops_at_once() 
         steps.append("committed")
     assert steps == ["held"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+
+
+def test_a_held_ctrl_c_waits_for_the_commit_at_most_its_patience(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A commit that runs on past ``PATIENCE`` seconds (10 in the CONTRACT; 0.2 here) is
+    interrupted when the main thread next runs Python."""
+    import os
+    import time
+
+    import mdframes.lake.sync.sync as sync
+
+    monkeypatch.setattr(sync, "PATIENCE", 0.2)
+    steps: list[str] = []
+    with pytest.raises(KeyboardInterrupt), sync.sheltered(lambda: steps.append("held")):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(500):  # a commit far longer than its patience (at most 10 s here)
+            time.sleep(0.02)
+        steps.append("committed")
+    assert steps == ["held"]

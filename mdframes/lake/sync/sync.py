@@ -19,6 +19,7 @@ are kept, no request is started meanwhile, and a second Ctrl-C stops at once.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import contextvars
 import datetime as dt
@@ -67,6 +68,7 @@ __all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "RunContext", "DatasetRun"]
 
 FLUSH_UNITS = 500  # units per batch: one commit each, and the most a crash can cost
 FLUSH_ROWS = 500_000
+PATIENCE = 10.0  # seconds a Ctrl-C waits for the commit under way (CONTRACT §10.2)
 
 
 @dataclass
@@ -295,15 +297,19 @@ class DatasetRun:
 @contextlib.contextmanager
 def sheltered(on_interrupt: Callable[[], None]) -> Iterator[None]:
     """Hold a Ctrl-C (SIGINT) back until the block ends, then raise ``KeyboardInterrupt``;
-    ``on_interrupt`` is called when it arrives. A second Ctrl-C raises at once. Only the main
-    thread receives signals: elsewhere the block runs as it is."""
+    ``on_interrupt`` is called when it arrives. A second Ctrl-C raises at once, and so does
+    the first once it waited ``PATIENCE`` seconds (when the main thread next runs Python).
+    Only the main thread receives signals: elsewhere the block runs as it is."""
     caught: list[int] = []
+    timer = threading.Timer(PATIENCE, _thread.interrupt_main)
+    timer.daemon = True
 
     def hold(signum: int, frame: Any) -> None:
         if caught:
             raise KeyboardInterrupt
         caught.append(signum)
         on_interrupt()
+        timer.start()
 
     main = threading.current_thread() is threading.main_thread()
     main = main and signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, None)
@@ -311,6 +317,7 @@ def sheltered(on_interrupt: Callable[[], None]) -> Iterator[None]:
     try:
         yield
     finally:
+        timer.cancel()
         if main:
             signal.signal(signal.SIGINT, previous)
     if caught:
