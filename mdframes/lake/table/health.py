@@ -28,20 +28,11 @@ from .place import TablePlace
 from .scan import StoredRecords
 from .sidecar import Sidecar
 
-__all__ = ["Health", "Findings", "mark_not_synced", "commit_file"]
+__all__ = ["Health", "Findings", "commit_file"]
 
 _MS = dt.timedelta(milliseconds=1)
 _time = dt.datetime.fromisoformat
 REPAIR = "run lake.repair() (or `mdframes lake repair`)"
-
-
-def mark_not_synced(state: dict[str, Any], symbols: set[str], unit_symbol: Any) -> None:
-    """Mark the synced windows (or snapshots) of ``symbols`` (empty: all) not synced in a
-    dataset's state (:func:`.state.mark_not_synced`): the next sync fetches them again, and
-    coverage calls them pending until then."""
-    from ..sync.state import mark_not_synced as mark
-
-    mark(state, [u for u in state["units"] if not symbols or unit_symbol(u) in symbols])
 
 
 def commit_file(folder: str, version: int) -> str:
@@ -274,7 +265,9 @@ class Health:
         return out
 
     def lose(self, state: dict[str, Any], units: Iterable[str]) -> list[str]:
-        """Mark ``units`` not synced in a dataset's state; their symbols, sorted."""
+        """Mark ``units`` not synced in a dataset's state (:func:`.state.mark_not_synced`):
+        the next sync fetches them again, coverage calls them pending until then. Returns
+        their symbols, sorted."""
         from ..sync.state import mark_not_synced as mark
 
         units = list(units)

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from ...errors import LakeDamagedError
 from .commit import Writer
-from .health import Findings, Health, commit_file, mark_not_synced
+from .health import Findings, Health, commit_file
 from .layout import DELTA_LOG, MANIFEST, STATE
 from .log import TableLog, TableVersion, arrow_schema, deltalake_module
 from .place import TablePlace
@@ -72,8 +72,7 @@ class Repair:
                 "back as before",
             )
         if found.log_lost:
-            symbols = sorted({s for u in state["units"] if (s := self.health.unit_symbol(u))})
-            mark_not_synced(state, set(), self.health.unit_symbol)
+            symbols = self.health.lose(state, state["units"])
             self._note(
                 DELTA_LOG,
                 symbols,
@@ -146,7 +145,8 @@ class Repair:
         commit = self.log.commit(found.latest)
         since = commit.timestamp if commit is not None and commit.timestamp else 0
         symbols, rows = self._orphans(found.snap, since)
-        mark_not_synced(state, symbols, self.health.unit_symbol)
+        of = self.health.unit_symbol
+        self.health.lose(state, [u for u in state["units"] if not symbols or of(u) in symbols])
         which = f"version {first}" if first == last else f"versions {first}..{last}"
         self._note(
             commit_file(self.place.folder, first),
