@@ -12,6 +12,7 @@ import io
 import json
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -346,6 +347,10 @@ def foreign_bare_append(site: Site) -> None:
     assert _counted(reader)[2] == [len(latest), len(history)]
     problems = _problems(site.lake)
     assert any(f"{len(latest)} rows without the lake's meta columns" in p for p in problems)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # their null _n and _version not cast
+        report = site.lake.sync(NAME, SYMBOLS, progress=False)  # not compared with them
+    assert report.complete and report.rows_added == report.versions_added == 0
     lost = _repaired_then_synced(site)
     assert lost["note"].str.contains("another program: dropped").any()
 

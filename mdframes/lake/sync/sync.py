@@ -230,7 +230,9 @@ class DatasetRun:
         snap = self.table.snapshot()
         stored = None
         if snap is not None and snap.files:
-            stored = self.table.scan(snap, filter=self.mode.stored_filter(labels))
+            # Another program's rows (copies, rows without meta columns) are not compared.
+            rows = self.table.scan(snap, filter=self.mode.stored_filter(labels))
+            stored = self.table.without_copies(snap, rows)
         index = self.mode.index(stored, manifest)
         kept, added, revised = self.mode.diff(table, labels, manifest, index)
         self.ctx.report.rows_added += added
