@@ -5,7 +5,8 @@ driver's memory when write_panel writes chunks.
     python benchmarks/bench_features.py [--symbols 500] [--repeat 5] [--quick]
                                         [--lake-symbols 2000] [--row-symbols 200] [--no-lake]
                                         [--only-lake | --only-dask | --only-splits | --only-audit |
-                                         --only-window | --only-memory]
+                                         --only-window | --only-memory |
+                                         --only-known [--against REF]]
 
 The inputs are every dataset the catalog reads, loaded once from the sandbox for 20
 symbols over its two years of history and repeated under new names up to ``--symbols``
@@ -45,6 +46,11 @@ revisions are stored as versions, the lake uncompacted as syncs leave it):
 - training set / panel: ``md.features.training_set`` / the scalar ``known_at`` panel, from
   the lake (``--row-symbols`` x two years).
 
+With ``--only-known`` (alone): the scalar ``known_at`` and ``known_at="row"`` panels of
+``--row-symbols`` symbols from a lake synced three times, whose coverage is as it stood at
+the time (folded from the lake's ledger) / the same panels by the code of ``--against`` (a
+git ref, by default the last commit before the ledger), each round one fresh process of
+each, alternating; the first panel of a process (cold: the ledger read) and the second.
 Then the splitters (``--only-splits`` runs this part alone): ``CombinatorialPurgedCV(10, 2)``
 (45 folds, every fold's positions built) on 2,000 symbols x 500 business days, 6-period
 labels (``lag=1``, ``horizon=5``), a 5-period embargo, against skfolio's
@@ -541,6 +547,56 @@ def dask_part(args: argparse.Namespace) -> None:
     print(f"  {s3_text}")
 
 
+_KNOWN_CHILD = """
+import json, sys, time, warnings
+import mdframes as md
+warnings.simplefilter("ignore")
+root, symbols, start, end, at, features = json.loads(sys.argv[1])
+lake = md.Lake(root)
+out = {}
+for name, known_at in (("scalar", at), ("row", "row")):
+    for when in ("cold", "warm"):  # cold: the first panel of the process (the ledger read)
+        t = time.perf_counter()
+        md.features.panel(symbols, start, end, features, source=lake, known_at=known_at)
+        out[f"{name} {when}"] = time.perf_counter() - t
+print(json.dumps(out))
+"""
+
+
+def known_part(args: argparse.Namespace) -> None:
+    """Panels known at a time, coverage as it stood (the ledger) / the same panels by the code
+    of ``--against`` (coverage judged from the state), each round a fresh process of each on
+    the same lake, alternating."""
+    symbols = [f"L{k:04d}" for k in range(args.row_symbols)]
+    warnings.simplefilter("ignore")
+    root = fresh_folder(args.lake, "lake")
+    build_lake(root, symbols)
+    old = root.parent / "against"
+    old.mkdir()
+    here = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(["git", "-C", str(here), "archive", args.against, "mdframes"],
+                             check=True, capture_output=True).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+    last_sync = dt.datetime.combine(SYNC_DAYS[-1], dt.time(23), tzinfo=dt.timezone.utc)
+    spec = json.dumps([str(root), symbols, START, END, last_sync.isoformat(), LAKE_FEATURES])
+    times: dict[str, list[float]] = {}
+    for r in range(args.repeat):
+        for who, tree in sorted([("now", here), ("then", old)], reverse=bool(r % 2)):
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            done = subprocess.run([sys.executable, "-c", _KNOWN_CHILD, spec], env=env,
+                                  check=True, capture_output=True, text=True)  # fmt: skip
+            for case, seconds in json.loads(done.stdout).items():
+                times.setdefault(f"{who} {case}", []).append(seconds)
+    shutil.rmtree(root.parent, ignore_errors=True)
+    print(
+        f"known_at panels, coverage as it stood / as judged by {args.against} "
+        f"({len(symbols)} symbols x two years, lake synced {len(SYNC_DAYS)} times):"
+    )
+    for case in ("scalar cold", "scalar warm", "row cold", "row warm"):
+        text = ratio_text(times, f"now {case}", f"then {case}", "goal <= 1.1x")
+        print(f"  {case:<22} {text}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -569,6 +625,14 @@ def main() -> None:
         help="only the serial lake panel's peak RSS / its size (--repeat fresh processes)",
     )
     parser.add_argument(
+        "--only-known",
+        action="store_true",
+        help="only known_at panels (coverage as it stood) / the same by the code of --against",
+    )
+    parser.add_argument(
+        "--against", default="8a075ad", help="the commit --only-known compares with (git ref)"
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="small sizes (a few minutes): 100 symbols, a lake of 200 (40 of them row symbols)",
@@ -591,6 +655,9 @@ def main() -> None:
         return
     if args.only_memory:
         memory_part(args)
+        return
+    if args.only_known:
+        known_part(args)
         return
     if not args.only_lake:
         dict_part(args)

@@ -245,6 +245,20 @@ class RateLimitError(ApiError):
     def __init__(self, message: str, *, reset_at: datetime | None = None, **kw: Any):
         self.reset_at = reset_at
         super().__init__(message, **kw)
+        if reset_at is None:
+            when = "The service named no reset time: retry in a minute"
+        else:
+            left = max(0.0, (reset_at - datetime.now(reset_at.tzinfo)).total_seconds())
+            when = (
+                f"The window resets at {reset_at:%Y-%m-%d %H:%M:%S} UTC (in {_span(left)}): "
+                "retry after it, or let the client wait that long (md.Client(max_wait=seconds); "
+                "a sync waits with wait=True)"
+            )
+        self.args = (f"{self.args[0]}. {when}",)
+
+
+def _span(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 class ServerError(ApiError):

@@ -122,10 +122,15 @@ def load(
     frame.attrs.update(_attrs(ds, batches))
     frame.attrs["quality"] = quality
     if quality:
-        checks = ", ".join(sorted({q["check"] for q in quality}))
+        # The details in the text itself: a sync or a training set that loads keeps no frame.
+        checks = "; ".join(
+            f"{q['check']} on {', '.join(q['columns'])}: {q['rows']} row(s)"
+            + (f" of {', '.join(q['symbols'][:5])}" if q.get("symbols") else "")
+            for q in quality
+        )
         warn(
-            f"{ds.name}: data-quality checks failed ({checks}); kept as loaded, "
-            "details in df.attrs['quality']",
+            f"{ds.name}: data-quality checks failed ({checks}); kept as loaded "
+            "(a loader's frame lists them in df.attrs['quality'])",
             DataQualityWarning,
         )
     if failed:

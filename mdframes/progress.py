@@ -10,10 +10,24 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import weakref
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
-__all__ = ["progress_bar", "wanted", "output", "stage"]
+__all__ = ["progress_bar", "wanted", "output", "waiting", "stage"]
+
+_OPEN: weakref.WeakSet[Any] = weakref.WeakSet()  # the bars drawn now
+
+
+def waiting(reset: datetime | None = None, *, over: bool = False) -> None:
+    """Say on every open bar that the work waits for the rate-limit window to reset (at
+    ``reset``, UTC, when known), or with ``over`` that it waits no longer: a bar that stood
+    still through a reset looked hung."""
+    text = "waiting for the rate-limit window to reset"
+    text = "" if over else text + (f" at {reset:%H:%M:%S} UTC" if reset else "")
+    for bar in list(_OPEN):
+        bar.set_postfix_str(text)
 
 
 def _kernel() -> bool:
@@ -79,11 +93,15 @@ def progress_bar(total: int, desc: str, enabled: bool = True) -> Any:
         if _widgets():
             from tqdm.notebook import tqdm as widget_bar
 
-            return widget_bar(**options)
+            bar = widget_bar(**options)
+            _OPEN.add(bar)
+            return bar
         options["file"] = output()
     from tqdm.std import tqdm as text_bar
 
-    return text_bar(**options)
+    bar = text_bar(**options)
+    _OPEN.add(bar)
+    return bar
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ from typing import Any
 
 from .cancel import current as current_scope
 from .errors import MdframesError, RateLimitError
+from .progress import waiting
 
 __all__ = [
     "parse_reset",
@@ -171,4 +172,8 @@ class RateGate:
                 url=url,
             )
         log.info("rate limit window spent; waiting %.1f s for the reset", delay)
-        pause(delay, self.cancel)
+        waiting(reset)
+        try:
+            pause(delay, self.cancel)
+        finally:
+            waiting(over=True)

@@ -49,12 +49,13 @@ class Planted:
     world: Sandbox
     root: Path  # synced on both days
     day1: Path  # the same lake as day 1 left it
+    noon: Path  # the same lake after day 1's first sync, before put_call_ratio's
 
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planted]:
     tmp = tmp_path_factory.mktemp("agents")
-    root, day1 = tmp / "lake", tmp / "day1"
+    root, day1, noon = tmp / "lake", tmp / "day1", tmp / "noon"
     now = [_at(D1, 12)]
     with Sandbox(today=D1) as world:
         client = md.Client(api_key=KEY, base_url=world.url, cache=False, backoff_factor=0.01)
@@ -62,6 +63,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planted]:
             lake = md.Lake(root, client=client, clock=lambda: now[0])
             start = D1 - dt.timedelta(days=30)
             lake.sync(DATASETS, SYMBOLS, start=start, progress=False)
+            shutil.copytree(root, noon)
             # A service a day ahead: a ratio dated D2, fetched at 12:30 on D1.
             world.set_today(D2)
             now[0] = _at(D1, 12, 30)
@@ -69,7 +71,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planted]:
             shutil.copytree(root, day1)
             now[0] = _at(D2, 12)
             lake.sync([*DATASETS, "put_call_ratio"], SYMBOLS, progress=False)
-        yield Planted(world, root, day1)
+        yield Planted(world, root, day1, noon)
 
 
 def _plant_is_real(lake: md.Lake) -> None:
@@ -259,6 +261,14 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("changes", {"dataset": "sentiment", "since": "2026-10-01"}),
 ]
 
+NOON_CALLS = [
+    *CALLS,
+    ("read", {"dataset": "put_call_ratio"}),
+    ("changes", {"dataset": "put_call_ratio"}),
+    ("features", {"symbols": ["AAPL"], "features": ["put_call_ratio_last"]}),
+    ("search", {"text": "put call"}),
+]
+
 
 def _answer(tools: Tools, name: str, args: dict[str, Any]) -> dict[str, Any]:
     try:
@@ -296,6 +306,23 @@ def test_every_tool_answers_as_the_lake_of_day_one(
     assert "error" not in answer, answer
     assert answer == _answer(day1, name, args)
     _no_row_after(answer, CLAMP)
+
+
+@pytest.mark.parametrize(
+    ("name", "args"), NOON_CALLS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(NOON_CALLS)]
+)
+def test_a_dataset_first_synced_after_the_clamp_does_not_exist(
+    planted: Planted, name: str, args: dict[str, Any]
+) -> None:
+    """Clamped between day 1's first sync and put_call_ratio's (12:30), every tool answers,
+    errors included, as the copy of the lake taken then, which never held put_call_ratio."""
+    at = pd.Timestamp(_at(D1, 12, 15))
+    full = _answer(Tools(md.Lake(planted.root), Clock(at)), name, args)
+    assert full == _answer(Tools(md.Lake(planted.noon), Clock(at)), name, args)
+    if name == "datasets":
+        assert "put_call_ratio" not in str(full)
+    if args.get("dataset") == "put_call_ratio":
+        assert full["error"].startswith("the lake holds no put_call_ratio")
 
 
 def test_a_clamp_before_the_first_sync_names_no_later_time(planted: Planted) -> None:
@@ -433,13 +460,14 @@ def test_generated_arguments_never_see_past_the_clamp(
 # --- the server, as a subprocess over stdio ---------------------------------------------------
 
 
-def _server(planted: Planted, *clamp: str) -> Any:
+def _server(planted: Planted, *clamp: str, root: Path | None = None) -> Any:
     from mcp import StdioServerParameters
 
     package = Path(md.__file__).resolve().parents[1]
+    lake = str(planted.root if root is None else root)
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mdframes", "agent-server", "--lake", str(planted.root), *clamp],
+        args=["-m", "mdframes", "agent-server", "--lake", lake, *clamp],
         # A key and a service at hand: the server must use neither.
         env={"MDFRAMES_API_KEY": KEY, "MDFRAMES_BASE_URL": planted.world.url},
         cwd=str(package),
@@ -553,3 +581,90 @@ def test_the_command_refuses_a_missing_lake_and_a_bad_clamp(tmp_path: Path) -> N
     assert main(["agent-server", "--lake", str(tmp_path), "--as-of", "someday"]) == 2
     missing = str(tmp_path / "no-clock.txt")
     assert main(["agent-server", "--lake", str(tmp_path), "--clock-file", missing]) == 2
+
+
+@pytest.fixture(scope="module")
+def untickered(planted: Planted, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lake of sentiment for AAPL and MSFT only: no ticker list, no AMZN."""
+    root = tmp_path_factory.mktemp("untickered") / "lake"
+    with Sandbox(today=D1) as world:
+        client = md.Client(api_key=KEY, base_url=world.url, cache=False, backoff_factor=0.01)
+        with client:
+            lake = md.Lake(root, client=client, clock=lambda: _at(D1, 12))
+            lake.sync(
+                "sentiment", ["AAPL", "MSFT"], start=D1 - dt.timedelta(days=5), progress=False
+            )
+    return root
+
+
+def test_the_server_bounds_arguments_and_clock_files(
+    planted: Planted, untickered: Path, tmp_path: Path
+) -> None:
+    """CONTRACT 15.1: a long argument is refused at once while another call is served; a
+    clock file holding `now`, or a FIFO in its place, is an error for that call alone; search
+    finds a company by the names the records hold; a symbol never synced has a note."""
+    import os
+
+    import anyio
+
+    clock = tmp_path / "clock.txt"
+    clock.write_text("2026-09-01T18:00")
+
+    async def script(session: Any) -> None:
+        answers: dict[str, Any] = {}
+
+        async def ask(key: str, name: str, args: dict[str, Any]) -> None:
+            answers[key] = await session.call_tool(name, args)
+            answers[key + " at"] = anyio.current_time()
+
+        start = anyio.current_time()
+        with anyio.fail_after(60):  # the old server took minutes over this argument
+            async with anyio.create_task_group() as group:
+                group.start_soon(ask, "long", "read", {"dataset": "x" * 200_000})
+                group.start_soon(ask, "other", "datasets", {})
+        assert answers["long"].is_error and "at most 1000" in _text(answers["long"])
+        assert not answers["other"].is_error
+        assert max(answers["long at"], answers["other at"]) - start < 10  # generous: 1 s of CPU
+        result = await session.call_tool("read", {"dataset": "news", "symbols": ["x"] * 1001})
+        assert result.is_error and "list of 1001 items" in _text(result)
+        # At the bounds: a million characters quoted in the error, which is cut.
+        big = [f"x{i:04d}" + "y" * 995 for i in range(1000)]
+        result = await session.call_tool("features", {"symbols": "AAPL", "features": big})
+        assert result.is_error and "unknown feature" in _text(result)
+        assert len(_text(result)) < 5000
+
+        for word in ("now", "today"):  # pandas reads them as the wall clock
+            clock.write_text(word)
+            result = await session.call_tool("datasets", {})
+            assert result.is_error and "not a time" in _text(result)
+        clock.unlink()
+        os.mkfifo(clock)  # no writer ever comes: reading it would block the server
+        with anyio.fail_after(30):
+            result = await session.call_tool("datasets", {})
+        assert result.is_error and "not a regular file" in _text(result)
+        clock.unlink()
+        clock.write_text("2026-09-01T18:00")
+
+        result = await session.call_tool("search", {"text": "apple"})
+        assert result.structured_content["rows"][0]["name"] == "AAPL", _text(result)
+        assert result.structured_content["rows"][0]["about"] == "Apple Inc."
+        result = await session.call_tool("search", {"text": "microsoft corp"})
+        assert [r["name"] for r in result.structured_content["rows"]] == ["MSFT"]
+        args = {"dataset": "sentiment", "symbols": ["AAPL", "AMZN"]}
+        result = await session.call_tool("read", args)
+        notes = result.structured_content["notes"]
+        assert any("never synced sentiment for AMZN" in n for n in notes), notes
+        result = await session.call_tool("read", {"dataset": "sentiment", "symbols": "AAPL"})
+        assert not any("never synced" in n for n in result.structured_content["notes"])
+
+    _session(_server(planted, "--clock-file", str(clock), root=untickered), script)
+
+
+def test_a_long_error_is_cut_only_after_its_credentials_are_cleaned(
+    planted: Planted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MDFRAMES_API_KEY", "sk-" + "k" * 40)
+    tools = Tools(md.Lake(planted.root), Clock(CLAMP))
+    for at in (3990, 4000, 7990):  # across the cut, and across the end of what is cleaned
+        text = tools.clean("a" * at + "sk-" + "k" * 40 + "b" * 20_000)
+        assert "sk-k" not in text and "kkkk" not in text and len(text) <= 4004

@@ -327,3 +327,37 @@ def test_written_plotly_html_draws_in_a_headless_browser(frames, tmp_path: Path)
     # Each record is a marker in the plot and again in the range slider's miniature.
     assert len(re.findall(r'class="point[ "]', dom)) == 2 * drawn
     assert "rangeslider-container" in dom
+
+
+def test_a_page_of_charts_holds_plotly_js_once_or_shares_a_file(frames, tmp_path: Path) -> None:
+    """fig.write_html embeds plotly.js (4.8 MB) in every file: write_html puts it in a page of
+    several charts once, or (the default) in one plotly.min.js beside the pages."""
+    figs = [md.plot.chart(_one(frames[n]), backend="plotly") for n in ("lobbying", "sentiment")]
+    single = tmp_path / "single.html"
+    figs[0].write_html(single)
+    alone = tmp_path / "alone" / "page.html"
+    alone.parent.mkdir()
+    assert md.plot.write_html(figs, alone, include_plotlyjs=True) == str(alone)
+    assert alone.read_text().count("* plotly.js v") == 1
+    assert alone.stat().st_size < 1.1 * single.stat().st_size
+    assert not (alone.parent / "plotly.min.js").exists()
+    shared = [tmp_path / "shared" / f"{i}.html" for i in range(2)]
+    shared[0].parent.mkdir()
+    for page in shared:
+        md.plot.write_html(figs, page)
+        text = page.read_text()
+        assert '<script charset="utf-8" src="plotly.min.js"></script>' in text
+        assert "* plotly.js v" not in text and page.stat().st_size < 200_000
+    assert (shared[0].parent / "plotly.min.js").read_text().count("* plotly.js v") == 1
+    with pytest.raises(md.InvalidParameterError, match="include_plotlyjs"):
+        md.plot.write_html(figs, alone, include_plotlyjs="inline")
+    if _chromium() is not None:  # both charts draw from the shared file
+        dom = subprocess.run(
+            [_chromium(), "--headless", "--no-sandbox", "--disable-gpu"]
+            + ["--virtual-time-budget=5000", "--dump-dom", shared[1].as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+        assert dom.count('class="plot-container plotly"') == 2

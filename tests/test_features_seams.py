@@ -82,9 +82,9 @@ def test_the_lake_says_its_coverage_as_known_then(lake_root: Path) -> None:
     # AAPL's March to May were fetched on day B: not synced on Oct 3.
     assert then.loc["AAPL", "status"] == "synced"
     assert then.loc["AAPL", "first"] == pd.Timestamp("2026-06-01")
-    # A window's advance to the present is one span in the state: counted to Oct 3.
-    assert then.loc["AAPL", "last"] == pd.Timestamp("2026-10-03")
-    assert pd.isna(then.loc["AAPL", "last_fetched_at"])  # the later fetch is not known then
+    # As a copy of the lake taken then: the window reached day A, fetched on day A.
+    assert then.loc["AAPL", "last"] == pd.Timestamp(DAY_A)
+    assert then.loc["AAPL", "last_fetched_at"].date() == DAY_A
 
 
 def test_a_fixed_known_at_judges_coverage_as_known_then(lake_root: Path) -> None:
@@ -121,14 +121,15 @@ def test_known_at_row_judges_each_row_as_known_at_its_end(lake_root: Path) -> No
         ts = md.features.training_set(*args, source=lake, known_at="row")
     finally:
         context.__exit__(None, None, None)
-    assert got.attrs["failed"] == {}  # before its first sync a symbol uses what it fetched
+    assert got.attrs["failed"] == {}  # synced by the panel's last known time
     aapl = got.xs("AAPL", level="symbol")
     # Every row is dated before day B, when March to May were fetched: NA where the
     # window reaches them.
     assert aapl.loc[:"2026-06-05", "news_count_7d"].isna().all()
     assert aapl.loc["2026-06-08":, "news_count_7d"].notna().all()
-    # MSFT's first sync (day B) fetched March on: its rows use it, as for versions.
-    assert got.xs("MSFT", level="symbol").loc["2026-04-01":].notna().all().all()
+    # MSFT was first synced on day B, after the dataset's first sync (day A): every row is
+    # dated before the lake knew anything of it.
+    assert got.xs("MSFT", level="symbol").isna().all().all()
     pd.testing.assert_frame_equal(ts.X, got)
 
 

@@ -389,7 +389,9 @@ def test_a_splitter_refuses_what_it_cannot_split() -> None:
         list(cv.split(np.zeros((3, 1))))
     with pytest.raises(md.InvalidParameterError, match="2 dates have a label: too few"):
         ts.splits("kfold", n_splits=3)
-    with pytest.raises(md.InvalidParameterError, match="fold 1 of 1 .* no training row"):
+    with pytest.raises(
+        md.InvalidParameterError, match=r"fold 0 \(of 1, from 0\).* no training row"
+    ):
         ts.splits("walk_forward", n_splits=1)  # the one training date's label reaches in
     with pytest.raises(md.InvalidParameterError, match="has no parameter 'shuffle'"):
         cv.set_params(shuffle=True)
@@ -416,9 +418,10 @@ def test_a_feature_na_on_every_training_row_of_a_fold_warns_once_naming_folds() 
         warnings.simplefilter("always")
         ts.splits("kfold", n_splits=2, embargo=1)
     found = [w for w in caught if issubclass(w.category, md.DataQualityWarning)]
-    # Fold 2 trains on rows 0-2 only, where `late` has no value; fold 1 trains on 8-9.
+    # Fold 1 trains on rows 0-2 only, where `late` has no value; fold 0 trains on 8-9.
     assert len(found) == 1
-    assert "'late'" in str(found[0].message) and "kfold fold(s) 2 (of 2)" in str(found[0].message)
+    text = str(found[0].message)
+    assert "kfold fold (of 2, numbered from 0): 'late' in fold(s) 1." in text
     assert found[0].filename == __file__  # points at the caller's line
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -981,3 +981,38 @@ def test_prices_looked_up_by_table_and_by_search_agree(monkeypatch: pytest.Monke
     np.testing.assert_array_equal(labels._rows_up_to(*args), searched)
     for got, s in zip(by_table, (None, spans), strict=True):
         np.testing.assert_array_equal(got, labels._price_at(prices, symbols, days, 5, s))
+
+
+# --- features without values in a fold: named, or dropped when asked --------------------------
+
+
+def test_every_feature_empty_in_a_fold_is_named_and_drop_empty_lets_hgb_fit(
+    server: Sandbox,
+) -> None:
+    """The app ratings start on 2026-09-03: the first walk-forward folds train on dates
+    without any of them, and HistGradientBoosting fails on such a column ('window shape
+    cannot be larger than input array shape'). The one warning of the splits names both,
+    with the folds numbered as Python numbers them; drop_empty drops them and the model fits."""
+    pytest.importorskip("sklearn", reason="the ml extra")
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.model_selection import cross_val_score
+
+    features = ["app_ios_score_last", "app_android_score_last", "sentiment_mean_7d"]
+    with _client(server) as client:
+        ts = md.features.training_set(SYMBOLS, "2026-06-01", TODAY, features, client=client)
+    known = ts.labelled()
+    cv = known.cv("walk_forward", n_splits=4, embargo=5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        folds = list(cv.split(known.X, known.y))
+    (text,) = [str(w.message) for w in caught if issubclass(w.category, md.DataQualityWarning)]
+    for name in features[:2]:  # each with the folds (from 0) whose training has none of it
+        empty = [i for i, (train, _) in enumerate(folds) if known.X[name].iloc[train].isna().all()]
+        assert empty and f"'{name}' in fold(s) {', '.join(map(str, empty))}" in text
+    assert "sentiment_mean_7d" not in text
+    usable = known.drop_empty(cv)
+    assert list(usable.X.columns) == ["sentiment_mean_7d"]
+    assert set(usable.X.attrs["dropped"]) == set(features[:2])
+    model = HistGradientBoostingRegressor(max_iter=5)
+    scores = cross_val_score(model, usable.X, usable.y, cv=cv, error_score="raise")
+    assert len(scores) == 4

@@ -136,3 +136,36 @@ def test_v1_loader_warning_points_here() -> None:
     with replay({"/v1/housetrades/S%26P%20500/AAPL": body}) as (client, _):
         caught = _recorded(lambda: md.v1.load_house_trades("S&P 500", "AAPL", client=client))
     _assert_here(caught, md.DataQualityWarning)
+
+
+def test_a_quality_warning_of_a_sync_holds_its_details(tmp_path: Path) -> None:
+    """A sync returns no frame: its warning cannot send the user to df.attrs['quality']."""
+    pytest.importorskip("deltalake", reason="the lake extra")
+    with replay({"/v2/put-call-ratio/TSLA": _put_call_with_a_gap()}) as (client, _):
+        lake = md.Lake(tmp_path / "lake", client=client)
+        caught = _recorded(lambda: lake.sync("put_call_ratio", "TSLA", progress=False))
+    (text,) = [str(w.message) for w in caught if issubclass(w.category, md.DataQualityWarning)]
+    assert "total_volume on total_volume, call_volume, put_volume: 1 row(s) of TSLA" in text
+
+
+def test_a_rate_limit_error_says_when_the_window_resets(sandbox: Sandbox) -> None:
+    sandbox.inject(("429", 3600))
+    client = md.Client(api_key=KEY, base_url=sandbox.url, cache=False, max_wait=5)
+    with client, pytest.raises(md.RateLimitError) as info:
+        md.load_markets(client=client)
+    reset = info.value.reset_at
+    assert reset is not None
+    assert f"resets at {reset:%Y-%m-%d %H:%M:%S} UTC (in 60 min)" in str(info.value)
+    assert "max_wait=" in str(info.value) and "wait=True" in str(info.value)
+
+
+def test_a_sync_bar_says_it_waits_for_the_reset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("deltalake", reason="the lake extra")
+    with Sandbox(rate_limit=2, rate_window=1) as server:
+        with md.Client(api_key=KEY, base_url=server.url, cache=False) as client:
+            lake = md.Lake(tmp_path / "lake", client=client)
+            symbols = ["AAPL", "MSFT", "NVDA", "AMZN", "TSLA"]
+            assert lake.sync("sentiment", symbols, wait=True, progress=True).complete
+    assert "waiting for the rate-limit window to reset at" in capsys.readouterr().err

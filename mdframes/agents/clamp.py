@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
+import stat
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -83,10 +85,13 @@ class Clock:
     def _read_file(self) -> pd.Timestamp:
         assert self._file is not None
         try:
-            text = self._file.read_text(encoding="utf-8").strip()
+            text = _read_regular(self._file).strip()
         except (OSError, UnicodeDecodeError) as exc:
             raise ClockError(f"cannot read the clock file {self._file}: {exc}") from None
         try:
+            # Only an ISO time: pandas reads "now" and "today" too, a clamp at the wall clock.
+            if not _ISO_TIME.fullmatch(text):
+                raise InvalidParameterError("not ISO 8601")
             return parse_clamp(text, "clock file")
         except InvalidParameterError:
             raise ClockError(
@@ -108,6 +113,21 @@ class Clock:
             )
         self._last = at
         return at
+
+
+_ISO_TIME = re.compile(r"\d{4}-\d\d-\d\d(?:[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?)?")
+
+
+def _read_regular(path: Path, most: int = 256) -> str:
+    """The start of a regular file's text. Opened without blocking and checked on the open
+    descriptor: a FIFO put in its place would block the server's loop until a writer came."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file")
+        return os.read(fd, most).decode("utf-8")
+    finally:
+        os.close(fd)
 
 
 def iso(stamp: pd.Timestamp) -> str:
@@ -172,10 +192,14 @@ class ClampedLake:
         market: str | None = None,
         region: str | None = None,
     ) -> pd.DataFrame:
-        """``md.Lake.read`` with ``known_at`` at most the clamp and only public rows."""
+        """``md.Lake.read`` with ``known_at`` at most the clamp and only public rows; a
+        dataset the lake first synced after the clamp is one it never synced."""
+        from ..lake.read import never_synced
         from ..lake.sync.plan import resolve
 
         ds = resolve(dataset)
+        if ds.base not in self.held():
+            raise never_synced(ds.name)
         extra = _anchor_columns(ds.name, columns)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
@@ -198,19 +222,36 @@ class ClampedLake:
         return frame
 
     def present(self) -> list[tuple[Any, list[str], str | None]]:
-        """The datasets whose tables the lake has (some may hold nothing known at the
-        clamp), each with its columns and time column."""
+        """The datasets the lake had synced by the clamp, each with its columns and time
+        column."""
+        held = self.held()
         out = []
         for table in self._lake.tables.present():
             manifest = table.manifest
-            if manifest is not None:
+            if manifest is not None and table.ds.name in held:
                 out.append((table.ds, manifest.names(), manifest.time))
         return out
 
+    def held(self) -> set[str]:
+        """The datasets the lake had fetched something of by the clamp: the others do not
+        exist for an agent (CONTRACT §15.1)."""
+        cov = self._lake.coverage(known_at=self.at)
+        return set(cov.loc[cov["first_fetched_at"].notna(), "dataset"].astype(str))
+
     def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
-        """``md.Lake.coverage`` as it stood at the clamp, as far as the lake's state tells
-        (``Lake.coverage(known_at=)``)."""
-        return self._lake.coverage(datasets=datasets, symbols=symbols, known_at=self.at)
+        """``md.Lake.coverage`` as it stood at the clamp (``Lake.coverage(known_at=)``), its
+        windows cut at the clamp's date: no later day holds a record public by then."""
+        table = self._lake.coverage(datasets=datasets, symbols=symbols, known_at=self.at)
+        day = pd.Timestamp(self.at.date())
+        late = (table["last"] > day).to_numpy()
+        if late.any():
+            table.loc[late, "last"] = day
+            table["gaps"] = pd.Series(
+                [[g for g in gaps if g[0] <= day] for gaps in table["gaps"]],
+                index=table.index,
+                dtype=object,
+            )
+        return table
 
 
 def _public_by_bound(dataset: str, end: Any, at: pd.Timestamp) -> bool:

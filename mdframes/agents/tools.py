@@ -14,6 +14,7 @@ import csv
 import datetime as dt
 import io
 import os
+import reprlib
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ __all__ = ["Answer", "ToolError", "Tools", "TOOL_NAMES", "DEFAULT_LIMIT", "MAX_L
 DEFAULT_LIMIT: Final = 200
 MAX_LIMIT: Final = 5000
 SEARCH_LIMIT: Final = 20  # symbols: the best matches; similar spellings past them are noise
+MAX_ARG: Final = 1000  # characters of a text, items of a list: no question needs more
 TOOL_NAMES: Final = ("datasets", "read", "features", "search", "changes")
 
 
@@ -195,7 +197,7 @@ class Arg:
     default: int = DEFAULT_LIMIT  # of an "int"
 
     def schema(self) -> dict[str, Any]:
-        text = {"type": "string", "description": self.description}
+        text = {"type": "string", "maxLength": MAX_ARG, "description": self.description}
         if self.kind in ("string", "date", "time"):
             return text
         if self.kind == "int":
@@ -206,10 +208,29 @@ class Arg:
                 "default": self.default,
                 "description": self.description,
             }
-        many = {"type": "array", "items": {"type": "string"}}
+        many = {"type": "array", "items": {"type": "string"}, "maxItems": MAX_ARG}
         if self.kind == "list":
             return {**many, "description": self.description}
         return {"anyOf": [{"type": "string"}, many], "description": self.description}
+
+
+def _bounded(name: Any, args: Any) -> None:
+    """A tool name or argument longer than :data:`MAX_ARG` is refused first, in time linear
+    in its length: the messages of later checks quote values, and cleaning those of
+    credentials takes time that grows faster than their length."""
+    pairs: list[tuple[str, Any]] = [("the tool name", name)]
+    if isinstance(args, Mapping):
+        if len(args) > MAX_ARG:
+            raise ToolError(f"{len(args)} arguments; at most {MAX_ARG}")
+        pairs += [("an argument name", k) for k in args]
+        pairs += [(f"argument {k!r}", v) for k, v in args.items()]
+    for what, value in pairs:
+        items = value if isinstance(value, list) else [value]
+        if len(items) > MAX_ARG:
+            raise ToolError(f"{what} is a list of {len(items)} items; at most {MAX_ARG}")
+        for item in items:
+            if isinstance(item, str) and len(item) > MAX_ARG:
+                raise ToolError(f"{what} holds {len(item)} characters; at most {MAX_ARG}")
 
 
 def _check(args: Mapping[str, Any], spec: list[Arg]) -> dict[str, Any]:
@@ -238,12 +259,14 @@ def _check(args: Mapping[str, Any], spec: list[Arg]) -> dict[str, Any]:
         elif a.kind in ("strings", "list"):
             items = [value] if isinstance(value, str) and a.kind == "strings" else value
             if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
-                raise ToolError(f"{a.name} is a string or a list of strings, got {value!r}")
+                raise ToolError(
+                    f"{a.name} is a string or a list of strings, got {reprlib.repr(value)}"
+                )
             if not items:
                 raise ToolError(f"{a.name} is empty; leave it out instead")
             value = items
         elif not isinstance(value, str) or not value.strip():
-            raise ToolError(f"{a.name} is a non-empty string, got {value!r}")
+            raise ToolError(f"{a.name} is a non-empty string, got {reprlib.repr(value)}")
         out[a.name] = value
     return out
 
@@ -403,20 +426,26 @@ class Tools:
         self.clock = clock
         self.specs = tool_specs()
         self._secrets = _secrets(lake)
+        self._known: tuple[pd.Timestamp, pd.DataFrame] | None = None  # _tickers at a clamp
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> Answer:
         """Answer tool ``name``; every bad argument (and a clock moved back) is a
         :class:`ToolError` whose text holds no key or credential."""
         try:
+            _bounded(name, arguments)
             return self._call(name, arguments or {})
         except (ToolError, ClockError, MdframesError) as exc:
             raise ToolError(self.clean(str(exc))) from None
 
-    def clean(self, text: str) -> str:
-        """``text`` without any key or storage credential this process knows."""
+    def clean(self, text: str, most: int = 4000) -> str:
+        """``text`` without any key or storage credential this process knows, cut to
+        ``most`` characters: an error may quote many arguments, and the cleaning takes time
+        that grows faster than the text. Twice that is cleaned, then cut, so no credential
+        is cut in half before it is found."""
         from ..lake.store.location import redact_root
 
-        return redact_root(redact(text, *self._secrets))
+        cleaned = redact_root(redact(text[: 2 * most], *self._secrets))
+        return cleaned if len(text) <= most else cleaned[:most] + " ..."
 
     def _call(self, name: str, arguments: Mapping[str, Any]) -> Answer:
         if name not in self.specs:
@@ -482,6 +511,14 @@ class Tools:
         frame = self._read_frame(lake, ds, args, start, end)
         if frame.empty:
             notes.append("no rows of this question were known at the clamp")
+        if "symbols" in args:
+            cov = lake.coverage([ds.name], _symbols(args["symbols"]))
+            never = cov.loc[cov["status"].astype(str) == "never", "symbol"].astype(str).tolist()
+            if never:
+                notes.append(
+                    f"the lake had never synced {ds.name} for {', '.join(never)} by the "
+                    "clamp: no rows for them here is no evidence about them"
+                )
         return Answer("read", lake.at, frame, limit, notes)
 
     def _read_frame(
@@ -569,12 +606,17 @@ class Tools:
         return Answer("search", lake.at, frame, limit, notes)
 
     def _tickers(self, lake: ClampedLake) -> pd.DataFrame:
-        """The symbols the lake knew at the clamp: its last ticker list by then, and every
-        symbol a per-symbol dataset had synced by then."""
-        present = {ds.name for ds, _, _ in lake.present()}
+        """The symbols the lake knew at the clamp: its last ticker list by then, the company
+        names its records held by then (the latest per symbol), and every symbol a
+        per-symbol dataset had synced by then. Kept for the next search at the same clamp
+        (what the lake held then cannot change)."""
+        if self._known is not None and self._known[0] == lake.at:
+            return self._known[1]
         parts = []
-        if "tickers" in present:
-            parts.append(lake.read("tickers")[["symbol", "name"]])
+        for ds, names, _ in sorted(lake.present(), key=lambda p: p[0].name != "tickers"):
+            if "symbol" in names and "name" in names:
+                part = lake.read(ds.name, columns=["symbol", "name"])[["symbol", "name"]]
+                parts.append(part.dropna().drop_duplicates("symbol", keep="last"))
         cov = lake.coverage()
         cov = cov[cov["symbol"].notna() & (cov["status"].astype(str) != "never")]
         parts.append(pd.DataFrame({"symbol": cov["symbol"].astype(object), "name": None}))
@@ -582,7 +624,9 @@ class Tools:
         if frame.empty:
             return pd.DataFrame({"symbol": [], "name": []}, dtype=object)
         frame = frame.astype(object).where(frame.notna(), None)
-        return frame.drop_duplicates("symbol", keep="first").reset_index(drop=True)
+        frame = frame.drop_duplicates("symbol", keep="first").reset_index(drop=True)
+        self._known = (lake.at, frame)
+        return frame
 
     # -- changes --
     def _changes(self, lake: ClampedLake, args: dict[str, Any]) -> Answer:

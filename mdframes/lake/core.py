@@ -362,11 +362,12 @@ class Lake:
             Default: every symbol recorded; given, one row per symbol (``"never"`` where
             nothing is recorded) and the cross sections' NA rows.
         known_at : str, datetime or Timestamp, optional
-            The coverage as known then (a date alone: the end of that day): what was first
-            fetched later is ``"never"``; days a later sync filled in before a window's end
-            (a backfill, a gap) are gaps; windows end on that date at the latest (a window's
-            advance to the present is recorded as a span, not per sync); fetch times after
-            it are NaT.
+            The coverage as it stood then (a date alone: the end of that day): what a copy
+            of the lake taken at that time would answer, from the lake's ledger of each
+            sync's windows and fetch times; later syncs, compactions, repairs and vacuums
+            do not change it. A lake synced before mdframes 0.5 knows its earlier history
+            from its state only (a unit's windows up to its first fetch, the rest from its
+            latest).
 
         Examples
         --------
@@ -376,12 +377,13 @@ class Lake:
         1  NEWCO   never
         """
         from ..params import to_utc
-        from .coverage import as_known_at, coverage
+        from .coverage import coverage
         from .display import coverage_frame
 
         at = None if known_at is None else to_utc(known_at, "known_at")
-        table = coverage(self.tables, datasets, symbols)
-        return coverage_frame(table if at is None else as_known_at(table, at))
+        if at is None:
+            return coverage_frame(coverage(self.tables, datasets, symbols))
+        return coverage_frame(coverage(self.tables, datasets, symbols, upto=at, ledger=True))
 
     @reaching
     def files(self, dataset: str) -> list[str]:

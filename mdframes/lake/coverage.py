@@ -38,6 +38,7 @@ from .tables import Tables
 
 __all__ = [
     "coverage",
+    "ledger_fills",
     "as_known_at",
     "filled_after",
     "COLUMNS",
@@ -71,10 +72,13 @@ def coverage(
     symbols: str | Iterable[str] | None = None,
     *,
     copy: bool = True,
+    upto: pd.Timestamp | None = None,
+    ledger: bool = False,
 ) -> pd.DataFrame:
     """See :meth:`mdframes.Lake.coverage`; ``copy=False``: the frame kept for the next
     same question itself (the caller must not change it), so that a panel can tell by its
-    identity that nothing changed since its last coverage."""
+    identity that nothing changed since its last coverage. ``ledger``: the coverage as it
+    stood at ``upto`` (None: every sync's windows), folded from the ledger (ledger.py)."""
     wanted = None if datasets is None else resolve_datasets(datasets)
     syms = None if symbols is None else normalise_symbols(symbols)
     storage = tables.storage
@@ -87,8 +91,9 @@ def coverage(
     # The same question of state files holding the same bytes has the same answer: a
     # panel asks before each of its reads (every chunk's coverage comes from it).
     question = (tuple(ds.name for ds in wanted), None if syms is None else tuple(syms),
-                datasets is not None)  # fmt: skip
-    memos = [_memo(ds, tables, runs) for ds in wanted]
+                datasets is not None, ledger, upto)  # fmt: skip
+    memos = [_ledger_memo(ds, tables, upto) if ledger else _memo(ds, tables, runs)
+             for ds in wanted]  # fmt: skip
     kept = tables.coverage_frames.get(question)
     if kept is not None and all(a is b for a, b in zip(kept[0], memos, strict=True)):
         return _copied(kept[1]) if copy else kept[1]
@@ -136,6 +141,7 @@ class _Memo:
     pending: set[str]
     by_symbol: dict[str | None, list[str]]
     rows: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    fills: dict[str | None, tuple[tuple[int, int, int], ...]] = field(default_factory=dict)
 
 
 def _memo(ds: Dataset, tables: Tables, runs: list[OpenRun]) -> _Memo:
@@ -157,6 +163,45 @@ def _memo(ds: Dataset, tables: Tables, runs: list[OpenRun]) -> _Memo:
     memo = _Memo(raw, list(runs), units, failed, pending, by_symbol)
     table.coverage_memo = memo
     return memo
+
+
+def _ledger_memo(ds: Dataset, tables: Tables, upto: pd.Timestamp | None) -> _Memo:
+    """The coverage of ``ds`` as it stood at ``upto``: valid while the state file holds the
+    same bytes (a ledger file is always followed by a save of the state)."""
+    from .ledger import fold, read_ledger
+
+    table = tables.get(ds)
+    raw = table.sidecar.state_bytes() if tables.storage.exists() else None
+    kept: dict[Any, _Memo] = table.ledger_memos
+    memo = kept.get(upto)
+    if memo is not None and memo.raw == raw:
+        return memo
+    state = table.sidecar.parse_state(raw)
+    at = None if upto is None else upto.to_pydatetime()
+    folded = fold(read_ledger(table, state) if raw is not None else [], at)
+    by_symbol: dict[str | None, list[str]] = {}
+    for unit_id in dict.fromkeys([*folded.units, *folded.failed]):
+        by_symbol.setdefault(unit_symbol(unit_id), []).append(unit_id)
+    memo = _Memo(raw, [], folded.units, folded.failed, set(), by_symbol)
+    memo.fills = {s: tuple(f for u in ids for f in folded.fills.get(u, ()))
+                  for s, ids in by_symbol.items()}  # fmt: skip
+    kept = {k: v for k, v in kept.items() if v.raw == raw}
+    kept[upto] = memo
+    table.ledger_memos = dict(list(kept.items())[-KEPT_COVERAGES:])
+    return memo
+
+
+def ledger_fills(
+    tables: Tables, datasets: list[str], upto: pd.Timestamp | None
+) -> dict[tuple[str, str | None], tuple[tuple[int, int, int], ...]]:
+    """Per (dataset, symbol): the day ranges a later sync than the dataset's first covered,
+    each with the day (since 1970) from whose end on it was known: rows dated before that
+    day did not know them (``known_at="row"``)."""
+    out = {}
+    for name in datasets:
+        memo = _ledger_memo(REGISTRY[name], tables, upto)
+        out.update({(name, s): f for s, f in memo.fills.items() if f})
+    return out
 
 
 def _dataset_rows(

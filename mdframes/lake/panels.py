@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -51,6 +51,22 @@ class Panels:
         from .coverage import coverage
 
         return coverage(self.tables, datasets, symbols, copy=False)
+
+    @reaching
+    def coverage_then(
+        self, datasets: list[str], symbols: list[str], known_at: Any, pin: Any = None
+    ) -> tuple[pd.DataFrame, dict[Any, Any], pd.DataFrame]:
+        """The coverage a panel known at ``known_at`` judges by, from the ledger (read only):
+        (the frame as it stood then, the days later syncs covered with the day they became
+        known, the frame of every sync up to ``pin``). ``"row"``: the frame of every sync,
+        each row judged by the fills at its own date."""
+        from .coverage import coverage, ledger_fills
+
+        whole = coverage(self.tables, datasets, symbols, copy=False, upto=pin, ledger=True)
+        if isinstance(known_at, str):  # "row"
+            return whole, ledger_fills(self.tables, datasets, pin), whole
+        at = known_at if pin is None else min(known_at, pin)
+        return coverage(self.tables, datasets, symbols, copy=False, upto=at, ledger=True), {}, whole
 
     def stored_rows(self, dataset: str) -> int | None:
         """Rows the dataset's current version stores (every version of each record), as the

@@ -35,11 +35,16 @@ def opened(table: DatasetTable) -> TableVersion | None:
                 "a lake of format 1 (mdframes 0.2) not converted yet: run `mdframes lake "
                 "upgrade` or lake.upgrade(), or sync",
             )
-        raise InvalidParameterError(
-            f"the lake holds no {table.ds.name} yet: run lake.sync({table.ds.name!r}, ...)",
-            parameter="dataset",
-        )
+        raise never_synced(table.ds.name)
     return table.snapshot()
+
+
+def never_synced(dataset: str) -> InvalidParameterError:
+    """The error of a read of a dataset the lake never synced (an agent's clamp: not by
+    then)."""
+    return InvalidParameterError(
+        f"the lake holds no {dataset} yet: run lake.sync({dataset!r}, ...)", parameter="dataset"
+    )
 
 
 def scope_of(market: str | None, region: str | None) -> str:

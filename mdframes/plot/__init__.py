@@ -15,6 +15,7 @@ here picks a backend: under a headless interpreter matplotlib falls back to Agg,
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pandas as pd
@@ -34,6 +35,7 @@ from .table import CHARTS
 
 __all__ = [
     "chart",
+    "write_html",
     "BACKENDS",
     "forecast_fan",
     "sentiment",
@@ -67,7 +69,8 @@ def chart(
     backend : {"matplotlib", "plotly"}
         ``"matplotlib"`` returns a ``matplotlib.figure.Figure``; ``"plotly"`` an interactive
         ``plotly.graph_objects.Figure`` (hover shows each record's main fields, time axes
-        have a range slider; ``fig.write_html(path)`` saves one self-contained file).
+        have a range slider; ``fig.write_html(path)`` saves one self-contained file,
+        :func:`write_html` several on a page with plotly.js once).
     dataset : str, optional
         The registry name when the frame has no ``attrs["dataset"]`` (e.g. after a merge).
     ax : matplotlib Axes, optional
@@ -113,3 +116,56 @@ def chart(
 
         return plotly_charts.draw(df, spec, top=top, **options)
     return matplotlib_charts.draw(df, spec, ax, top=top, **options)
+
+
+def write_html(
+    figures: Any, path: str | os.PathLike[str], *, include_plotlyjs: bool | str = "directory"
+) -> str:
+    """Several plotly charts in one HTML page, plotly.js in it once or beside it.
+
+    ``fig.write_html`` embeds plotly.js (4.8 MB) in every file; a page of charts, or charts
+    that share a folder, need it once.
+
+    Parameters
+    ----------
+    figures : plotly Figure or list of them
+        Charts of :func:`chart` with ``backend="plotly"``.
+    path : str or Path
+    include_plotlyjs : {"directory", "cdn"} or bool
+        ``"directory"``: the page loads ``plotly.min.js`` from its folder (written once, shared
+        by every page there); ``True``: embedded, one self-contained page; ``"cdn"``: loaded
+        from plotly's CDN. As plotly's ``write_html``.
+
+    Returns
+    -------
+    str
+        The path written.
+
+    Examples
+    --------
+    >>> frames = [md.load_lobbying(["AAPL", "MSFT"]), md.load_sentiment("AAPL")]
+    >>> figs = [md.plot.chart(df, backend="plotly") for df in frames]
+    >>> md.plot.write_html(figs, "charts.html")
+    'charts.html'
+    """
+    from pathlib import Path
+
+    figs = figures if isinstance(figures, (list, tuple)) else [figures]
+    if include_plotlyjs not in (True, False, "directory", "cdn") or not figs:
+        raise InvalidParameterError(
+            "write_html: give one figure or more, and include_plotlyjs True, False, "
+            f"'directory' or 'cdn' (got {include_plotlyjs!r})",
+            parameter="include_plotlyjs",
+        )
+    target = Path(path)
+    parts = [
+        fig.to_html(full_html=False, include_plotlyjs=include_plotlyjs if i == 0 else False)
+        for i, fig in enumerate(figs)
+    ]
+    if include_plotlyjs == "directory" and not (target.parent / "plotly.min.js").exists():
+        from plotly.offline import get_plotlyjs
+
+        (target.parent / "plotly.min.js").write_text(get_plotlyjs(), encoding="utf-8")
+    head = '<!DOCTYPE html>\n<html><head><meta charset="utf-8"></head><body>\n'
+    target.write_text(head + "\n".join(parts) + "\n</body></html>\n", encoding="utf-8")
+    return str(path)

@@ -164,6 +164,10 @@ class LakeAt:
             return self.lake.coverage(datasets, symbols, known_at=self.at)
         return self.lake.coverage(datasets, symbols)
 
+    def coverage_then(self, datasets: list[str], symbols: list[str], known_at: Any) -> Any:
+        """The lake's (``md.Lake.panels.coverage_then``), no later than the pin."""
+        return self.lake.panels.coverage_then(datasets, symbols, known_at, pin=self.at)
+
     def kept_coverage(self, datasets: list[str], symbols: list[str]) -> pd.DataFrame:
         """:meth:`coverage`, read only: the same frame for the same question (a panel's
         Coverage is made once from it, :func:`~.unseen.lake_coverage`); the pinned frame

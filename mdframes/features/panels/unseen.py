@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -56,18 +56,24 @@ def lake_coverage(
     # features from the service or frames run on the core install.
     from ...lake.coverage import KEPT_COVERAGES
 
-    if panels_of(lake) is None:
+    panels = panels_of(lake)
+    if panels is None:
         table = read_coverage(lake, datasets, symbols)
         return None if table is None else Coverage(table, datasets, symbols, known_at)
-    frame = kept_coverage(lake, datasets, symbols)
-    assert frame is not None
+    if known_at is None:
+        frame = kept_coverage(lake, datasets, symbols)
+        assert frame is not None
+        fills: Any = None
+        whole: Any = None
+    else:  # as it stood then: the lake's ledger of every sync's windows
+        frame, fills, whole = panels.coverage_then(list(datasets), list(symbols), known_at)
     question = (tuple(datasets), tuple(symbols), known_at)
     with _LAST_LOCK:
         for i, (ref, asked, made) in enumerate(_LAST):
             if ref() is frame and asked == question:
                 _LAST.append(_LAST.pop(i))  # the most recent last
                 return made
-    made = Coverage(frame, datasets, symbols, known_at)
+    made = Coverage(frame, datasets, symbols, known_at, fills=fills, whole=whole)
     with _LAST_LOCK:
         # Entries whose frame is gone can never answer again.
         _LAST[:] = [e for e in _LAST if e[0]() is not None][-(KEPT_COVERAGES - 1) :]
@@ -158,19 +164,29 @@ class Coverage:
         datasets: list[str],
         symbols: list[str],
         known_at: pd.Timestamp | str | None = None,
+        *,
+        fills: dict[tuple[str, str | None], tuple[tuple[int, int, int], ...]] | None = None,
+        whole: pd.DataFrame | None = None,
     ) -> None:
         self.datasets = list(datasets)
         # known_at="row": days a later sync filled in, per (dataset, symbol): (first day,
         # last day, the day from whose end on they are known). The row for D is judged as
         # known at the end of D (before the symbol's first sync: as that sync left it).
-        self._fills: dict[tuple[str, str | None], list[tuple[int, int, int]]] = {}
+        self._fills: dict[tuple[str, str | None], Sequence[tuple[int, int, int]]] = {}
         later: dict[tuple[str, str | None], str] = {}
-        if isinstance(known_at, pd.Timestamp) and {"first_fetched_at", "last_fetched_at"} <= set(
+        if whole is not None:  # ``table`` as it stood then (md.Lake's ledger): exact
+            self._fills = dict(fills or {})
+            if isinstance(known_at, pd.Timestamp):
+                later = _later(whole, table, known_at)
+        elif isinstance(known_at, pd.Timestamp) and {"first_fetched_at", "last_fetched_at"} <= set(
             table.columns
-        ):  # (a stand-in's frame without fetch times is taken as it is)
-            table, later = _as_known_then(table, known_at)
+        ):  # a stand-in's frame, as near as its fetch times tell (without: as it is)
+            from ...lake.coverage import as_known_at  # as in lake_coverage
+
+            now, table = table, as_known_at(table, known_at)
+            later = _later(now, table, known_at)
         elif known_at == "row":
-            self._fills = _filled_later(table)
+            self._fills = dict(_filled_later(table))
         self.later = bool(later)
         keys = list(
             zip(
@@ -270,11 +286,18 @@ class Coverage:
             at = np.maximum(k, 0)
             out[:, i] = (k >= 0) & (days <= ends[at]) & (days - back >= starts[at])
         if self._fills:
+            # Symbols synced together share their history: each distinct one masked once.
+            groups: dict[tuple[tuple[int, int, int], ...], list[int]] = {}
             for i, symbol in enumerate(symbols):
-                fills = self._fills.get((base, symbol), self._fills.get((base, None), ()))
+                mine = self._fills.get((base, symbol), self._fills.get((base, None), ()))
+                if mine:
+                    groups.setdefault(tuple(mine), []).append(i)
+            for fills, cols in groups.items():
+                unknown = np.zeros(len(days), bool)
                 for lo, hi, known in fills:
-                    # Rows dated before the day it was filled in did not know these days.
-                    out[:, i] &= ~((days < known) & (days >= lo) & (days - back <= hi))
+                    # Rows dated before the day it was synced did not know these days.
+                    unknown |= (days < known) & (days >= lo) & (days - back <= hi)
+                out[:, cols] &= ~unknown[:, None]
         return out
 
     def _bounds(self, base: str, symbols: list[str]) -> _Bounds:
@@ -404,24 +427,26 @@ def _column(table: pd.DataFrame, name: str) -> list[Any]:
     return list(values)
 
 
-def _as_known_then(
-    now: pd.DataFrame, known_at: pd.Timestamp
-) -> tuple[pd.DataFrame, dict[tuple[str, str | None], str]]:
-    """What the lake had synced by ``known_at``, not now: what it first fetched later was
-    not synced then (a failure, as a symbol never synced, said so per (dataset, symbol)),
-    filled days are gaps."""
-    from ...lake.coverage import as_known_at  # as in lake_coverage
-
-    table = as_known_at(now, known_at)
-    went = (table["status"].astype(object) == "never") & (now["status"].astype(object) != "never")
+def _later(
+    now: pd.DataFrame, then: pd.DataFrame, known_at: pd.Timestamp
+) -> dict[tuple[str, str | None], str]:
+    """Per (dataset, symbol) synced since ``known_at`` but not by then (``now`` and ``then``
+    coverage frames): why it is a failure of a panel known at then."""
+    first = {}
+    for dataset, symbol, status, at in zip(_column(now, "dataset"), _column(now, "symbol"),
+                                            _column(now, "status"), _column(now, "first_fetched_at"),
+                                            strict=True):  # fmt: skip
+        if status != "never":
+            first[(str(dataset), None if symbol is None else str(symbol))] = at
     later: dict[tuple[str, str | None], str] = {}
-    for row in np.flatnonzero(went.to_numpy()):
-        symbol = now["symbol"].iloc[row]
-        first_at = now["first_fetched_at"].iloc[row]
-        since = "" if pd.isna(first_at) else f", first synced {first_at:%Y-%m-%d %H:%M} UTC"
-        key = (str(now["dataset"].iloc[row]), None if pd.isna(symbol) else str(symbol))
-        later[key] = f"not synced by known_at={known_at.isoformat()}{since}"
-    return table, later
+    for dataset, symbol, status in zip(_column(then, "dataset"), _column(then, "symbol"),
+                                       _column(then, "status"), strict=True):  # fmt: skip
+        key = (str(dataset), None if symbol is None else str(symbol))
+        if status == "never" and key in first:
+            at = first[key]
+            since = "" if at is None or pd.isna(at) else f", first synced {at:%Y-%m-%d %H:%M} UTC"
+            later[key] = f"not synced by known_at={known_at.isoformat()}{since}"
+    return later
 
 
 def _filled_later(table: pd.DataFrame) -> dict[tuple[str, str | None], list[tuple[int, int, int]]]:

@@ -11,11 +11,10 @@ import numpy as np
 import pandas as pd
 
 from ...registry import REGISTRY
-from ..panels.pinned import read_coverage
 from ..panels.reach import read_columns
 from ..panels.sources import ROW, LakeSource, Source
 from ..panels.spec import Feature
-from ..panels.unseen import Coverage
+from ..panels.unseen import Coverage, lake_coverage
 from .outcome import LISTED, NS_PER_DAY, CheckResult, skip
 from .recompute import AuditInput, Known
 
@@ -94,10 +93,9 @@ class _Sample:
         self.coverage = None
         if isinstance(source, LakeSource):
             bases = list(dict.fromkeys(REGISTRY[d].base for d in datasets))
-            table = read_coverage(source.lake, bases, self.wanted)
-            if table is not None:
-                knowing = ROW if self.row else self.cut_known
-                self.coverage = Coverage(table, bases, self.wanted, knowing)
+            # As the panel judged it: the coverage as it stood at the set's knowledge time.
+            knowing = ROW if self.row else self.cut_known
+            self.coverage = lake_coverage(source.lake, bases, self.wanted, knowing)
         self.stamps = self.dates.asi8  # ns since the epoch (UTC)
         self.row_days = self.stamps // NS_PER_DAY
         place = {s: i for i, s in enumerate(self.wanted)}

@@ -362,7 +362,7 @@ class PurgedSplitter:
             for b in chosen
         )
         raise InvalidParameterError(
-            f"{self.method} fold {i + 1} of {n} (test {span}) has no training row left "
+            f"{self.method} fold {i} (of {n}, from 0) (test {span}) has no training row left "
             f"after purging the labels that overlap the test's and the embargo of "
             f"{self._embargo} periods: use fewer splits, a smaller embargo or more dates",
             parameter="n_splits",
@@ -371,8 +371,8 @@ class PurgedSplitter:
 
 class PurgedWalkForward(PurgedSplitter):
     """Walk-forward folds by date, purged and embargoed: ``n_splits + 1`` blocks of dates;
-    fold ``i`` tests block ``i`` and trains only on dates before it (the ``train_window``
-    dates before it, when given).
+    fold ``i`` (from 0) tests block ``i + 1`` and trains only on dates before it (the
+    ``train_window`` dates before it, when given).
 
     Parameters
     ----------
@@ -638,27 +638,46 @@ def _pair_counts(
     return names, np.stack(counts, axis=1).astype(np.float64)
 
 
+def empty_features(cv: PurgedSplitter, X: pd.DataFrame, y: Any = None) -> dict[str, list[int]]:
+    """The features of ``X`` that are NA on every training row of some fold of ``cv``,
+    each with those folds (numbered from 0, as ``list(cv.split(X, y))`` numbers them)."""
+    folds, names, counts = cv._prepare(X, y)
+    return _empty(cv._folds(folds), names, counts)
+
+
+def _empty(
+    out: list[tuple[np.ndarray, np.ndarray]], names: list[str], counts: np.ndarray | None
+) -> dict[str, list[int]]:
+    if counts is None or not counts.shape[1]:
+        return {}
+    trains = np.stack([train for train, _ in out]).astype(np.float64)  # folds x pairs
+    seen = trains @ counts  # folds x features: rows with a value in each fold's training
+    empty = {name: np.flatnonzero(seen[:, j] == 0).tolist() for j, name in enumerate(names)}
+    return {name: folds for name, folds in empty.items() if folds}
+
+
 def _warn_empty_features(
     cv: PurgedSplitter,
     out: list[tuple[np.ndarray, np.ndarray]],
     names: list[str],
     counts: np.ndarray | None,
 ) -> None:
-    """One DataQualityWarning per feature that is NA on every training row of some fold."""
-    if counts is None or not counts.shape[1]:
-        return
-    trains = np.stack([train for train, _ in out]).astype(np.float64)  # folds x pairs
-    seen = trains @ counts  # folds x features: rows with a value in each fold's training
-    for j, name in enumerate(names):
-        empty = np.flatnonzero(seen[:, j] == 0)
-        if len(empty):
-            shown = ", ".join(str(i + 1) for i in empty[:10]) + (" ..." if len(empty) > 10 else "")
-            warn(
-                f"feature {name!r} is NA on every training row of {cv.method} fold(s) {shown} "
-                f"(of {len(out)}): a model learns nothing from it there (see "
-                "ts.X.attrs['coverage']; drop it or start the set where it has values)",
-                DataQualityWarning,
-            )
+    """One DataQualityWarning naming every feature NA on every training row of some fold:
+    all of them, before a model fails on the first (HistGradientBoosting does)."""
+    empty = _empty(out, names, counts)
+    if empty:
+        listed = "; ".join(
+            f"{name!r} in fold(s) {', '.join(map(str, folds[:10]))}{' ...' * (len(folds) > 10)}"
+            for name, folds in empty.items()
+        )
+        warn(
+            f"features NA on every training row of a {cv.method} fold (of {len(out)}, "
+            f"numbered from 0): {listed}. A model learns nothing from them there and some "
+            "estimators fail on them (HistGradientBoostingRegressor): drop them with "
+            "ts.drop_empty(cv), or start the set where they have values "
+            "(ts.X.attrs['coverage'])",
+            DataQualityWarning,
+        )
 
 
 def splitter(

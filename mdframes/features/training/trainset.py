@@ -26,7 +26,7 @@ from ..panels.sources import LakeLike, Source, resolve_source
 from ..panels.spec import Feature, check_errors, check_offset
 from .labels import PRICE_DATASET, ForwardReturn, long_parts, price_spans, source_prices, warn_jumps
 from .replay import features_from_info, features_of, first_difference, pinned
-from .splits import PurgedSplitter, splitter
+from .splits import PurgedSplitter, empty_features, splitter
 from .trainfile import (
     Hasher,
     content_hash,
@@ -155,6 +155,29 @@ class TrainingSet:
         X = self.X.loc[mask]
         return TrainingSet(X, self.y.loc[mask], self.t1.loc[mask], self.info, self.features)
 
+    def drop_empty(self, cv: PurgedSplitter) -> TrainingSet:
+        """The set without the features NA on every training row of some fold of ``cv``
+        (made by :meth:`cv`): nothing to learn from there, and HistGradientBoosting fails on
+        them. Same ``info`` as this set (as :meth:`labelled`); ``X.attrs["dropped"]`` maps
+        each dropped feature to its folds (numbered from 0).
+
+        Examples
+        --------
+        >>> from sklearn.ensemble import HistGradientBoostingRegressor
+        >>> from sklearn.model_selection import cross_val_score
+        >>> known = ts.labelled()
+        >>> cv = known.cv("walk_forward", n_splits=4)
+        >>> usable = known.drop_empty(cv)
+        >>> model = HistGradientBoostingRegressor(max_iter=10)
+        >>> cross_val_score(model, usable.X, usable.y, cv=cv).shape
+        (4,)
+        """
+        dropped = empty_features(cv, self.X, self.y)
+        X = self.X.drop(columns=list(dropped))
+        X.attrs["dropped"] = dropped
+        kept = [f for f in self.features or [] if f.name not in dropped] or None
+        return TrainingSet(X, self.y, self.t1, self.info, kept)
+
     # -- splits -------------------------------------------------------------------------------
     def cv(
         self,
@@ -214,9 +237,9 @@ class TrainingSet:
         The dates that have a label are cut into consecutive blocks of equal size (the first
         ones one date longer when it does not divide); all symbols of a date are on one side.
 
-        - ``"walk_forward"``: ``n_splits + 1`` blocks; block ``i`` (from 1) is the test of fold
-          ``i``, which trains only on the dates before it (the ``train_window`` dates before
-          it, when given).
+        - ``"walk_forward"``: ``n_splits + 1`` blocks; fold ``i`` (from 0, as everywhere)
+          tests block ``i + 1`` and trains only on the dates before it (the ``train_window``
+          dates before it, when given).
         - ``"kfold"``: ``n_splits`` blocks, each the test once, training on all the others.
         - ``"combinatorial"``: ``n_splits`` blocks; every choice of ``n_test_splits`` of them
           is a test (combinatorial purged cross-validation), in lexicographic order.
@@ -471,8 +494,9 @@ def _warn_mostly_missing(
     if mostly:
         warn(
             f"features NA on more than {_MOSTLY_NA:.0%} of the rows with a label: "
-            f"{', '.join(mostly)}; a model learns little from them, and a fold may have none "
-            "of their values (see ts.X.attrs['coverage'])",
+            f"{', '.join(mostly)}; a model learns little from them. A fold may have none of "
+            "their values, or of others': the splits name each such feature "
+            "(ts.drop_empty(cv) drops them; ts.X.attrs['coverage'] says where they start)",
             DataQualityWarning,
         )
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...client import Client, reset_from_headers
 from ...errors import MdframesError
+from ...progress import waiting
 
 __all__ = ["Pacer", "SyncStopped", "sync_client", "SYNC_MAX_WAIT"]
 
@@ -128,6 +129,7 @@ class Pacer:
 
     # -- around each send -----------------------------------------------------------------------
     def before_send(self) -> None:
+        told = False  # the bars say so while this waits for a reset
         with self._cond:
             self._settle()
             while True:
@@ -152,8 +154,13 @@ class Pacer:
                 if not self.wait and self.in_flight == 0:
                     self._halt("rate-limit window spent (wait=False)")
                     continue
+                if not told:
+                    waiting(self.reset)
+                    told = True
                 # Short waits so that a stop (Ctrl-C) is noticed within a fraction of a second.
                 self._cond.wait(timeout=min(delay, 0.25))
+            if told:
+                waiting(over=True)
             self.in_flight += 1
             work = _WORK.get()
             self._local.attempt = _Attempt(work)

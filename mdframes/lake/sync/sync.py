@@ -45,6 +45,7 @@ from ...errors import (
     warnings_from_threads,
 )
 from ...registry import REGISTRY
+from ..ledger import seed_if_needed, write_batch
 from ..maintenance import auto_compact
 from ..store.storage import Storage, checkpoint
 from ..table.frames import extend_manifest, to_table
@@ -132,6 +133,8 @@ class DatasetRun:
         self.ds = table.ds
         self.mode = table.mode
         self.state = state
+        # The state as this run found it: a lake's first ledger file is made of it.
+        self.before = {"units": dict(state.get("units", {}))}
         self.frames = frames  # unit id -> frame, for a caller that wants the answers
         table.begin_writes(ctx.lease)  # the version this run starts from, vouched for
         if units and ctx.pacer.stopped:  # nothing more may be sent: all of it is pending
@@ -145,6 +148,8 @@ class DatasetRun:
         self.arrived: dict[int, tuple[Unit, pd.DataFrame, Any]] = {}
         self.rows: dict[int, int] = {}
         self.prefix = 0  # ordered[:prefix] have all finished
+        self.batches = 0  # ledger files this run wrote
+        self.failed_since: list[str] = []  # unit ids failed since the last ledger file
 
     def accept(self, unit: Unit, outcome: Any, fetched_at: Any) -> None:
         """One unit's outcome; commits the finished prefix every ``FLUSH_UNITS`` units (or
@@ -256,7 +261,9 @@ class DatasetRun:
             state.setdefault("summaries", {})[ctx.sync_id] = summaries
             keep = list(state["summaries"])[-KEEP_SYNCS:]
             state["summaries"] = {k: state["summaries"][k] for k in keep}
+        done = []
         for unit, frame, fetched_at in arrived:
+            done.append((unit.id, unit.window))
             record_done(
                 state,
                 unit.id,
@@ -272,6 +279,11 @@ class DatasetRun:
             )
             ctx.done(unit)
         if arrived or state.get("failed"):
+            if self.batches == 0:
+                seed_if_needed(self.table, self.before)
+            self.batches += 1
+            write_batch(self.table, ctx.sync_id, self.batches, state, done, self.failed_since)
+            self.failed_since = []
             state["last_sync"] = ctx.sync_id
             self.table.save_state(state)
             checkpoint("state-written")
@@ -294,6 +306,7 @@ class DatasetRun:
         record_failed(
             self.state, unit.id, text, not_found=isinstance(exc, NotFoundError), at=ctx.now
         )
+        self.failed_since.append(unit.id)
 
 
 @contextlib.contextmanager

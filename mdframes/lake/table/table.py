@@ -78,6 +78,9 @@ class DatasetTable:
         # What lake.coverage() made of the state file's bytes last time (coverage.py): a
         # panel asks it before each read, and the state changes only when a sync saves it.
         self.coverage_memo: Any = None
+        # The ledger's parsed files (they never change) and its folds per time (ledger.py).
+        self.ledger_files: dict[str, Any] = {}
+        self.ledger_memos: dict[Any, Any] = {}
 
     def _on_version(self, snap: TableVersion) -> None:
         self.sidecar.forget()  # another writer may have widened the dtype record
