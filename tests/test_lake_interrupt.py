@@ -44,6 +44,11 @@ def counted(self, unit, outcome, fetched_at):  # the bar has just counted it
     accept(self, unit, outcome, fetched_at)
 
 c.checkpoint, s.DatasetRun.accept = slowed, counted
+# One worker and answers 0.3 s apart (the sandbox's slow_paths): units arrive in symbol
+# order, a few during each commit, so every 3 or so make a commit of their own (else all may
+# arrive during the first commit, out of order, and commit at once).
+init = md.Client.__init__
+md.Client.__init__ = lambda self, *a, **k: init(self, *a, **{**k, "max_workers": 1})
 if sys.argv[3] == "cli":  # as `mdframes sync` runs it (no bar: stderr is no terminal)
     from mdframes.cli import main
 
@@ -60,6 +65,7 @@ print("FINISHED", flush=True)
 @pytest.fixture(scope="module")
 def server() -> Iterator[Sandbox]:
     with Sandbox(extra_symbols=SYMBOLS[3:]) as s:
+        s.slow_paths = {"/sentiment/": 0.3}
         yield s
 
 
