@@ -7,13 +7,15 @@ stderr box; elsewhere tqdm's text bar on stderr. ``md.Client(progress=False)`` t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import weakref
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-__all__ = ["progress_bar", "wanted", "output", "waiting"]
+__all__ = ["progress_bar", "wanted", "output", "waiting", "stage"]
 
 _OPEN: weakref.WeakSet[Any] = weakref.WeakSet()  # the bars drawn now
 
@@ -100,3 +102,18 @@ def progress_bar(total: int, desc: str, enabled: bool = True) -> Any:
     bar = text_bar(**options)
     _OPEN.add(bar)
     return bar
+
+
+@contextlib.contextmanager
+def stage(bar: Any, what: str) -> Iterator[None]:
+    """The bar's label says ``what`` for the block (a step its count does not show, such as
+    a commit of the units it counted); ``bar`` None: nothing."""
+    if bar is None:
+        yield
+        return
+    label = bar.desc
+    bar.set_description_str(f"{label.rstrip(': ')}: {what}", refresh=True)
+    try:
+        yield
+    finally:
+        bar.set_description_str(label, refresh=False)

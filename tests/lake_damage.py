@@ -12,6 +12,7 @@ import io
 import json
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,6 +210,61 @@ def file_replaced(site: Site) -> None:
     assert lost["file"].str.contains(name).any() and lost["rows"].iloc[0] > 0
 
 
+def checkpoint_damaged(site: Site, how: str) -> None:
+    """The checkpoint deleted, truncated or garbled, or ``_last_checkpoint`` naming a version
+    with none: every commit file is intact, so repair() reads the log from them (CONTRACT
+    §10.2); before, repair() failed as the read it was advised by did."""
+    from deltalake import DeltaTable
+
+    _synced(site)
+    options = site.lake.storage.delta_options()
+    DeltaTable(site.lake.path(NAME), storage_options=options).create_checkpoint()
+    log = f"{NAME}/_delta_log"
+    (name,) = [n for n in site.names(log) if ".checkpoint." in n]
+    if how == "deleted":
+        site.delete(f"{log}/{name}")
+    elif how == "truncated":
+        site.write(f"{log}/{name}", site.read(f"{log}/{name}")[:100])
+    elif how == "garbled":
+        site.write(f"{log}/{name}", b"garbage " * 64)
+    else:
+        site.write(f"{log}/_last_checkpoint", json.dumps({"version": 99, "size": 9}).encode())
+    with pytest.raises(md.LakeDamagedError, match="repair"):
+        md.Lake(site.lake.root).read(NAME)
+    assert _problems(site.lake)
+    lost = _repaired_then_synced(site)
+    assert lost["note"].str.contains("set aside").all()
+
+
+def newest_commit_garbled(site: Site) -> None:
+    """Garbage in the newest commit file and in the dtype record at once."""
+    _synced(site)
+    newest = site.log()[-1]
+    site.write(f"{NAME}/_delta_log/{newest}", b"\x00garbage{{\n")
+    site.write(f"{NAME}/_mdframes.json", b"{garbled")
+    with pytest.raises(md.LakeDamagedError, match="repair"):
+        md.Lake(site.lake.root).read(NAME)
+    with pytest.raises(md.LakeDamagedError, match="repair"):
+        site.lake.sync(NAME, SYMBOLS, progress=False)
+    lost = _repaired_then_synced(site)
+    assert lost["file"].str.endswith(newest).any() and lost["file"].str.endswith(".json").all()
+    assert any("NVDA" in symbols for symbols in lost["symbols"])  # what it held comes again
+
+
+def unknown_kind(site: Site) -> None:
+    """A dtype record naming a column kind this mdframes does not know: damage, not a
+    KeyError."""
+    _synced(site)
+    record = json.loads(site.read(f"{NAME}/_mdframes.json"))
+    record["columns"][-1]["kind"] = "decimal9"
+    site.write(f"{NAME}/_mdframes.json", json.dumps(record).encode())
+    with pytest.raises(md.LakeDamagedError, match="unknown kind 'decimal9'"):
+        md.Lake(site.lake.root).read(NAME)
+    assert any("decimal9" in p for p in _problems(site.lake))
+    lost = _repaired_then_synced(site)
+    assert lost["note"].str.contains("rebuilt").all()
+
+
 # --- another process writing through the plain deltalake package ----------------------------------
 
 _WRITER = """
@@ -218,7 +274,11 @@ uri, options, action = sys.argv[1], json.loads(sys.argv[2]) or None, sys.argv[3]
 table = DeltaTable(uri, storage_options=options)
 if action.endswith("-forced"):  # a writer that ignores the append-only property
     table.alter.set_table_properties({"delta.appendOnly": "false"})
-if action.startswith("append"):
+if action == "append-bare":  # the data columns only: no _fetched_at, no _sync_id
+    rows = table.to_pyarrow_table()
+    rows = rows.select([n for n in rows.column_names if not n.startswith("_")])
+    write_deltalake(table, rows, mode="append", schema_mode="merge")
+elif action.startswith("append"):
     write_deltalake(table, table.to_pyarrow_table(), mode="append")
 elif action.startswith("overwrite"):
     rows = table.to_pyarrow_table()
@@ -274,6 +334,27 @@ def foreign_append(site: Site) -> None:
     pd.testing.assert_frame_equal(md.Lake(site.lake.root).read(NAME, history=True), history)
 
 
+def foreign_bare_append(site: Site) -> None:
+    """Rows another program appended without the lake's meta columns: check() names them;
+    reads, info() and the SQL views never count them; repair() drops them."""
+    history = _synced(site)
+    latest = site.lake.read(NAME)
+    done = foreign(site, "append-bare")
+    assert done.returncode == 0, done.stderr
+    reader = md.Lake(site.lake.root)
+    pd.testing.assert_frame_equal(reader.read(NAME), latest)
+    pd.testing.assert_frame_equal(reader.read(NAME, history=True), history)
+    assert _counted(reader)[2] == [len(latest), len(history)]
+    problems = _problems(site.lake)
+    assert any(f"{len(latest)} rows without the lake's meta columns" in p for p in problems)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # their null _n and _version not cast
+        report = site.lake.sync(NAME, SYMBOLS, progress=False)  # not compared with them
+    assert report.complete and report.rows_added == report.versions_added == 0
+    lost = _repaired_then_synced(site)
+    assert lost["note"].str.contains("another program: dropped").any()
+
+
 def foreign_refused(site: Site, action: str) -> None:
     """A plain delete or overwrite: the table is append-only, so deltalake refuses it."""
     history = _synced(site)
@@ -319,7 +400,14 @@ SCENARIOS: dict[str, Callable[[Site], None]] = {
     "_mdframes.json deleted": record_deleted,
     "_state.json deleted": state_deleted,
     "listed file replaced": file_replaced,
+    "checkpoint deleted": lambda site: checkpoint_damaged(site, "deleted"),
+    "checkpoint truncated": lambda site: checkpoint_damaged(site, "truncated"),
+    "checkpoint garbled": lambda site: checkpoint_damaged(site, "garbled"),
+    "_last_checkpoint names a missing version": lambda site: checkpoint_damaged(site, "hint"),
+    "newest commit and dtype record garbled": newest_commit_garbled,
+    "dtype record names an unknown kind": unknown_kind,
     "foreign append": foreign_append,
+    "foreign append without meta columns": foreign_bare_append,
     "foreign delete refused": lambda site: foreign_refused(site, "delete"),
     "foreign overwrite refused": lambda site: foreign_refused(site, "overwrite"),
     "foreign delete forced": lambda site: foreign_forced(site, "delete"),

@@ -103,3 +103,53 @@ def test_a_vacuum_that_deletes_files_is_no_foreign_write(site: Site) -> None:
     lake.compact(retain_hours=0)
     assert lake.check()["ok"].all(), lake.check()["problems"].tolist()
     assert len(lake.read(NAME, history=True)) >= len(before)
+
+
+def test_no_error_text_carries_a_rust_backtrace(site: Site) -> None:
+    """With RUST_BACKTRACE=1 deltalake's errors carry native frames ("0: <unknown>"); the
+    lake's errors and check() keep its words without them (a process of its own: Rust reads
+    the variable once)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    assert site.lake.sync(NAME, SYMBOLS, progress=False).complete
+    site.write(f"{NAME}/_delta_log/{site.log()[-1]}", b"garbage{{\n")
+    code = (
+        "import sys, mdframes as md\nlake = md.Lake(sys.argv[1])\n"
+        "print(lake.check()['problems'].tolist())\n"
+        "try:\n    lake.read('sentiment')\nexcept md.LakeDamagedError as e:\n    print(e)"
+    )
+    env = dict(os.environ, RUST_BACKTRACE="1", RUST_LIB_BACKTRACE="1")
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(site.lake.root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.count("Json error") == 2, done.stderr  # deltalake's own words stay
+    assert not re.search(r"(^|\\n)\s*\d+: ", done.stdout, re.M), done.stdout
+    assert "<unknown>" not in done.stdout
+
+
+def test_repair_after_a_lost_file_marks_only_the_units_it_held(site: Site) -> None:
+    """MSFT's file lies inside the symbol range of the lost file (AAPL..NVDA) but was
+    fetched later: repair() marks AAPL and NVDA not synced and leaves MSFT synced."""
+    from .lake_damage import _reference
+
+    lake = site.lake
+    assert lake.sync(NAME, ["AAPL", "NVDA"], progress=False).complete
+    (lost_file,) = lake.files(NAME)
+    assert lake.sync(NAME, ["MSFT"], progress=False).complete
+    site.delete(site.relative(lost_file))
+    lost = lake.repair()
+    assert lost["symbols"].tolist() == [["AAPL", "NVDA"]]
+    coverage = md.Lake(lake.root).coverage(NAME).set_index("symbol")["status"]
+    assert coverage.to_dict() == {"AAPL": "pending", "MSFT": "synced", "NVDA": "pending"}
+    assert lake.sync(NAME, SYMBOLS, progress=False).complete
+    got = md.Lake(lake.root).read(NAME).drop(columns=["_fetched_at"])
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(got, _reference(site))

@@ -93,7 +93,6 @@ def repair(tables: list[DatasetTable], lease: Any) -> pd.DataFrame:
     was done and what is left to do)."""
     lost: list[dict[str, Any]] = []
     for table in tables:
-        table.begin_writes()
         lost += table.repair(lease)
     frame = pd.DataFrame(lost, columns=LOST_COLUMNS)
     return frame.astype({"dataset": "string", "file": "string", "rows": "Int64", "note": "string"})

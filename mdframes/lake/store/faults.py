@@ -29,7 +29,14 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ...errors import ApiError, LakeDamagedError, LakeUnavailableError, MdframesError, NetworkError
 
-__all__ = ["damaged", "write_failed", "unreachable", "reaching", "rust_panics_hidden"]
+__all__ = [
+    "damaged",
+    "write_failed",
+    "unreachable",
+    "reaching",
+    "rust_panics_hidden",
+    "native_free",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -156,10 +163,26 @@ def reaching(method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[A
     return call
 
 
+# The backtrace deltalake's Rust errors carry when RUST_BACKTRACE is set: numbered frames
+# ("   0: <unknown>") and their "at file:line" lines.
+_FRAMES = re.compile(r"(?:\r?\n[ \t]*(?:stack backtrace:|\d+: |at \S+:\d+)[^\n]*)+\n?", re.I)
+
+
+def native_free(text: Any) -> str:
+    r"""``text`` without a native (Rust) backtrace, whatever ``RUST_BACKTRACE`` says.
+
+    Examples
+    --------
+    >>> native_free("Json error: bad value\n   0: <unknown>\n   1: clone3\n      at x.S:81:0\n")
+    'Json error: bad value'
+    """
+    return _FRAMES.sub("", str(text))
+
+
 def damaged(ds: str, file: str, why: Any) -> LakeDamagedError:
     """The error for a lake file that is missing or unreadable."""
     return LakeDamagedError(
-        f"{ds}: {file} is missing or unreadable ({why}); run lake.repair() "
+        f"{ds}: {file} is missing or unreadable ({native_free(why)}); run lake.repair() "
         "(or `mdframes lake repair`) to drop what is lost and sync it again",
         dataset=ds,
         file=file,
@@ -169,7 +192,7 @@ def damaged(ds: str, file: str, why: Any) -> LakeDamagedError:
 def write_failed(ds: str, exc: Any) -> MdframesError:
     """A write that the storage refused (a full disk, a lost connection), in one line;
     nothing of it is visible."""
-    text = " ".join(str(exc).split())
+    text = " ".join(native_free(exc).split())
     if re.search(r"(?i)no space left on device|os error 28\b|errno 28\b", text):
         text = "no space left on device: free some space, then run it again"
     return MdframesError(

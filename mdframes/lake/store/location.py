@@ -152,7 +152,9 @@ class Location:
 
     def scrub(self, text: Any) -> str:
         """``text`` without any of this location's secret values."""
-        return redact_root(redact(str(text), *self.secrets))
+        from .faults import native_free
+
+        return redact_root(redact(native_free(text), *self.secrets))
 
     @property
     def endpoint(self) -> str:

@@ -11,12 +11,20 @@ units it finished again.
 :func:`run_sync` holds the lease and the root state; :class:`Sync` plans and fetches; each
 dataset's :class:`DatasetRun` compares, commits and records what arrived, told what it needs
 of the sync by a :class:`RunContext` (it never calls back into the driver).
+
+A Ctrl-C while a batch commits (a few seconds for 500 units) is held back until the commit
+and the state that counts it are written (:func:`sheltered`): the units the bar counted done
+are kept, no request is started meanwhile, and a second Ctrl-C stops at once.
 """
 
 from __future__ import annotations
 
+import _thread
+import contextlib
 import contextvars
 import datetime as dt
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -61,6 +69,7 @@ __all__ = ["run_sync", "FLUSH_UNITS", "FLUSH_ROWS", "RunContext", "DatasetRun"]
 
 FLUSH_UNITS = 500  # units per batch: one commit each, and the most a crash can cost
 FLUSH_ROWS = 500_000
+PATIENCE = 10.0  # seconds a Ctrl-C waits for the commit under way (CONTRACT §10.2)
 
 
 @dataclass
@@ -76,6 +85,7 @@ class RunContext:
     lease: Any
     redact: Callable[[str], str]
     now: dt.datetime
+    bar: Any = None  # the sync's progress bar (None: none drawn)
 
     def pend(self, unit: Unit) -> None:
         """A unit left for the next run of the request."""
@@ -191,11 +201,18 @@ class DatasetRun:
             self._flush([], last=True)  # failures only: the state records them
 
     def _flush(self, which: list[int], last: bool = False) -> None:
-        batch = [self.arrived.pop(k) for k in sorted(which)]
-        for k in which:
-            self.rows.pop(k, None)
-        if batch or last:
-            self._store(batch)
+        from ...progress import stage
+
+        if not which and not last:
+            return
+        with (
+            sheltered(lambda: self.ctx.pacer.stop("interrupted")),
+            stage(self.ctx.bar, "committing"),
+        ):
+            self._store([self.arrived[k] for k in sorted(which)])
+            for k in which:  # counted in the state: no longer to be kept by an interrupt
+                self.arrived.pop(k)
+                self.rows.pop(k, None)
 
     def _store(self, arrived: list[tuple[Unit, pd.DataFrame, Any]]) -> None:
         """Compare what arrived with the stored latest versions, in one pass, and commit."""
@@ -218,7 +235,9 @@ class DatasetRun:
         snap = self.table.snapshot()
         stored = None
         if snap is not None and snap.files:
-            stored = self.table.scan(snap, filter=self.mode.stored_filter(labels))
+            # Another program's rows (copies, rows without meta columns) are not compared.
+            rows = self.table.scan(snap, filter=self.mode.stored_filter(labels))
+            stored = self.table.without_copies(snap, rows)
         index = self.mode.index(stored, manifest)
         kept, added, revised = self.mode.diff(table, labels, manifest, index)
         self.ctx.report.rows_added += added
@@ -290,6 +309,36 @@ class DatasetRun:
         self.failed_since.append(unit.id)
 
 
+@contextlib.contextmanager
+def sheltered(on_interrupt: Callable[[], None]) -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) back until the block ends, then raise ``KeyboardInterrupt``;
+    ``on_interrupt`` is called when it arrives. A second Ctrl-C raises at once, and so does
+    the first once it waited ``PATIENCE`` seconds (when the main thread next runs Python).
+    Only the main thread receives signals: elsewhere the block runs as it is."""
+    caught: list[int] = []
+    timer = threading.Timer(PATIENCE, _thread.interrupt_main)
+    timer.daemon = True
+
+    def hold(signum: int, frame: Any) -> None:
+        if caught:
+            raise KeyboardInterrupt
+        caught.append(signum)
+        on_interrupt()
+        timer.start()
+
+    main = threading.current_thread() is threading.main_thread()
+    main = main and signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, None)
+    previous = signal.signal(signal.SIGINT, hold) if main else None
+    try:
+        yield
+    finally:
+        timer.cancel()
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def _new_records(kept: pa.Table) -> dict[str, int]:
     """Symbol -> records a batch's kept rows add (their first versions)."""
     if not kept.num_rows or "symbol" not in kept.column_names:
@@ -356,7 +405,7 @@ class Sync:
 
             # A notebook shows stderr as an error box: the plan goes to stdout there.
             print(ctx.report.plan, file=output(), flush=True)
-        bar = self._bar(len(units))
+        bar = ctx.bar = self._bar(len(units))
         try:
             self.run_all(datasets, bar)
         finally:

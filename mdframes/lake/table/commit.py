@@ -124,7 +124,7 @@ class Writer:
                 )
         except (CommitFailedError, DeltaError) as exc:
             if "exists" not in str(exc).lower():
-                raise
+                raise write_failed(self.place.ds.name, self.place.storage.scrub(exc)) from None
             # Another writer created it first: its commits count from its own start.
             return self.begin()
         delta = self.begin()

@@ -47,8 +47,9 @@ _META_TYPES = {
 
 def arrow_type(kind: str) -> pa.DataType:
     """The stored Arrow type of a column kind (``null``: a column no row has set yet; Delta
-    has no null type, so such a column is not stored until it gets a value)."""
-    return {
+    has no null type, so such a column is not stored until it gets a value). ``ValueError``
+    for a kind this mdframes does not know."""
+    types = {
         "string": pa.string(),
         "category": pa.string(),
         "json": pa.string(),
@@ -59,7 +60,10 @@ def arrow_type(kind: str) -> pa.DataType:
         "timestamp": pa.timestamp("us", tz="UTC"),
         "list": pa.list_(pa.string()),
         "null": pa.null(),
-    }[kind]
+    }
+    if kind not in types:
+        raise ValueError(f"a column of unknown kind {kind!r}")
+    return types[kind]
 
 
 def schema_of(manifest: DtypeRecord, meta: Sequence[str], *, stored: bool = False) -> pa.Schema:

@@ -12,6 +12,8 @@ appended never double a record.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,18 +28,11 @@ from .place import TablePlace
 from .scan import StoredRecords
 from .sidecar import Sidecar
 
-__all__ = ["Health", "Findings", "mark_not_synced", "commit_file"]
+__all__ = ["Health", "Findings", "commit_file"]
 
+_MS = dt.timedelta(milliseconds=1)
+_time = dt.datetime.fromisoformat
 REPAIR = "run lake.repair() (or `mdframes lake repair`)"
-
-
-def mark_not_synced(state: dict[str, Any], symbols: set[str], unit_symbol: Any) -> None:
-    """Mark the synced windows (or snapshots) of ``symbols`` (empty: all) not synced in a
-    dataset's state (:func:`.state.mark_not_synced`): the next sync fetches them again, and
-    coverage calls them pending until then."""
-    from ..sync.state import mark_not_synced as mark
-
-    mark(state, [u for u in state["units"] if not symbols or unit_symbol(u) in symbols])
 
 
 def commit_file(folder: str, version: int) -> str:
@@ -76,6 +71,7 @@ class Health:
         place, sidecar, out = self.place, self.sidecar, Findings()
         folder = place.folder
         sidecar.forget()  # as stored now, not as this object last read it
+        self.log.forget()
         try:
             if sidecar.stored_manifest() is None and sidecar.is_format1():
                 why = "a dataset of lake format 1 (mdframes 0.2) not converted: run lake.upgrade()"
@@ -116,7 +112,7 @@ class Health:
             out.foreign = [c for c in self.log.commits(reviewed, out.latest) if c.foreign]
             out.problems += [(commit_file(folder, c.version), _foreign(c)) for c in out.foreign]
         out.files = self.listed_problems(out.snap)
-        out.problems += list(out.files.items())
+        out.problems += list(out.files.items()) + self._metaless(out.snap)
         if out.snap is not None and not out.manifest_lost:
             out.problems += self._columns()
         return out
@@ -147,6 +143,18 @@ class Health:
             if problem:
                 out[self.place.name(uri)] = problem
         return out
+
+    def _metaless(self, snap: TableVersion | None) -> list[tuple[str, str]]:
+        """Listed files with rows that lack the lake's meta columns (another program's
+        append, by the log's statistics): reads never count them."""
+        stats, column = None if snap is None else snap.stats, "null_count._fetched_at"
+        if snap is None or stats is None or column not in stats.column_names:
+            return []
+        why = "rows without the lake's meta columns (another program's): never read or counted"
+        nulls = stats[column].to_pylist()  # in the order of snap.files (TableLog._version)
+        return [
+            (self.place.name(u), f"{n} {why}") for u, n in zip(snap.files, nulls, strict=True) if n
+        ]
 
     def _columns(self) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
@@ -238,15 +246,42 @@ class Health:
         """The symbol a unit of the state is about (None: a cross-section)."""
         return self.place.mode.unit_symbol(unit)
 
-    def symbols_of(self, stats: pa.Table | None, i: int, state: dict[str, Any]) -> set[str]:
-        """The symbols a file may hold, from the log's statistics (empty: all)."""
-        if stats is None or "min.symbol" not in stats.column_names:
-            return set()
-        lo, hi = stats["min.symbol"][i].as_py(), stats["max.symbol"][i].as_py()
-        if lo is None or hi is None:
-            return set()
-        known = {self.unit_symbol(u) for u in state["units"]}
-        return {s for s in known if s is not None and lo <= s <= hi} | {lo, hi}
+    def units_of(self, stats: pa.Table | None, i: int, state: dict[str, Any]) -> list[str]:
+        """The synced units whose rows file ``i`` of ``stats`` (the log's add actions) may
+        hold: of a symbol in its symbol range, fetched within its range of fetch times (all
+        units where the log's statistics cannot tell)."""
+        lo, hi = _range(stats, i, "symbol")
+        first, last = _range(stats, i, "_fetched_at")
+        out = []
+        for unit, entry in state["units"].items():
+            symbol = self.unit_symbol(unit)
+            if symbol is not None and lo is not None and not lo <= symbol <= hi:
+                continue
+            since, until = entry.get("first_fetched_at"), entry.get("fetched_at")
+            fetched = (_time(since), _time(until)) if since and until else None
+            # Delta keeps times to the millisecond, cut: a millisecond's slack.
+            if first is None or fetched is None or fetched[1] >= first and fetched[0] <= last + _MS:
+                out.append(unit)
+        return out
+
+    def lose(self, state: dict[str, Any], units: Iterable[str]) -> list[str]:
+        """Mark ``units`` not synced in a dataset's state (:func:`.state.mark_not_synced`):
+        the next sync fetches them again, coverage calls them pending until then. Returns
+        their symbols, sorted."""
+        from ..sync.state import mark_not_synced as mark
+
+        units = list(units)
+        mark(state, units)
+        return sorted({s for u in units if (s := self.unit_symbol(u)) is not None})
+
+
+def _range(stats: pa.Table | None, i: int, column: str) -> tuple[Any, Any]:
+    """The least and greatest value of ``column`` in file ``i`` by the log's statistics
+    (None, None: they do not say)."""
+    if stats is None or f"min.{column}" not in stats.column_names:
+        return None, None
+    lo, hi = stats[f"min.{column}"][i].as_py(), stats[f"max.{column}"][i].as_py()
+    return (None, None) if lo is None or hi is None else (lo, hi)
 
 
 def _log_gone(committed: int) -> str:

@@ -200,6 +200,12 @@ class TableLog:
         with self.place.lock:
             return int(table.version())
 
+    def forget(self) -> None:
+        """Open the table again when next asked: its checkpoint is read again, as a new
+        reader would (a refresh reads only the commits after the version it holds)."""
+        with self.place.lock:
+            self.table = None
+
     def reopen(self) -> TableVersion | None:
         """The latest version as the log says now, the table opened again when the commit
         file of the version it holds is gone (a refresh never goes back a version)."""

@@ -10,6 +10,9 @@ to a table that syncs and reads, and what could not be restored is said with wha
   dropped (copies of the lake's rows, or rows the lake never fetched).
 - Listed files that are missing, unreadable or replaced by another file are dropped and their
   windows marked not synced.
+- A log that cannot be opened while its commit files can be read: its checkpoints (copies of
+  what the commit files say) and ``_last_checkpoint`` are set aside, and a newest commit file
+  that is not JSON with them (its version is then lost, as above).
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from ...errors import LakeDamagedError
 from .commit import Writer
-from .health import Findings, Health, commit_file, mark_not_synced
+from .health import Findings, Health, commit_file
 from .layout import DELTA_LOG, MANIFEST, STATE
 from .log import TableLog, TableVersion, arrow_schema, deltalake_module
 from .place import TablePlace
@@ -47,11 +51,13 @@ class Repair:
     def run(self, lease: Any) -> list[dict[str, Any]]:
         """Mend what :meth:`Health.examine` finds; returns one row per thing lost or mended:
         ``dataset, file, symbols, rows, note`` (``note``: what was done, what to do)."""
-        found = self.health.examine()
         self.lost = []
+        self._mend_log()
+        self.writer.begin()
+        found = self.health.examine()
         self.dropping: dict[str, str] = {}  # listed file -> why it goes
         if found.format1 or not found.problems:
-            return []
+            return self.lost
         state = found.state if found.state is not None else {"units": {}, "failed": {}}
         if found.manifest_lost and self.log.table is not None:
             self.sidecar.rebuild_manifest(arrow_schema(self.log.table))
@@ -66,8 +72,7 @@ class Repair:
                 "back as before",
             )
         if found.log_lost:
-            symbols = sorted({s for u in state["units"] if (s := self.health.unit_symbol(u))})
-            mark_not_synced(state, set(), self.health.unit_symbol)
+            symbols = self.health.lose(state, state["units"])
             self._note(
                 DELTA_LOG,
                 symbols,
@@ -86,6 +91,39 @@ class Repair:
         self.sidecar.session = {}
         self.sidecar.save_state(state)
         return self.lost
+
+    def _mend_log(self) -> None:
+        """A log that does not open: a newest commit file that is not JSON and, when every
+        commit since the table's creation is left, the checkpoints are set aside (renamed
+        ``_damaged-<name>`` beside the table); ``_last_checkpoint`` always (delta-rs then
+        finds the newest checkpoint itself)."""
+        try:
+            self.log.forget()
+            self.log.reopen()
+            return
+        except LakeDamagedError:
+            pass
+        place, storage = self.place, self.place.storage
+        names = [e.name for e in storage.listdir(place.folder, DELTA_LOG)]
+        commits = sorted(int(n[:20]) for n in names if len(n) == 25 and n.endswith(".json"))
+        while commits and not self._readable(commits[-1]):
+            name = f"{commits.pop():020d}.json"
+            self._set_aside(name, "not a commit (garbled): set aside, its version is lost")
+        whole = commits == list(range(len(commits)))
+        for name in names:
+            if name == "_last_checkpoint" or (whole and ".checkpoint." in name):
+                self._set_aside(name, "set aside: the log is read from its commit files")
+
+    def _readable(self, version: int) -> bool:
+        try:
+            return self.log.commit(version) is not None
+        except LakeDamagedError:
+            return False
+
+    def _set_aside(self, name: str, note: str) -> None:
+        fs, folder = self.place.storage.fs, self.place.storage.path(self.place.folder)
+        fs.move(f"{folder}/{DELTA_LOG}/{name}", f"{folder}/_damaged-{name}")
+        self._note(f"{DELTA_LOG}/{name}", [], None, note)
 
     def _note(self, file: str, symbols: list[str], rows: int | None, note: str) -> None:
         name = file if file.startswith(self.place.folder) else f"{self.place.folder}/{file}"
@@ -107,7 +145,8 @@ class Repair:
         commit = self.log.commit(found.latest)
         since = commit.timestamp if commit is not None and commit.timestamp else 0
         symbols, rows = self._orphans(found.snap, since)
-        mark_not_synced(state, symbols, self.health.unit_symbol)
+        of = self.health.unit_symbol
+        self.health.lose(state, [u for u in state["units"] if not symbols or of(u) in symbols])
         which = f"version {first}" if first == last else f"versions {first}..{last}"
         self._note(
             commit_file(self.place.folder, first),
@@ -185,9 +224,7 @@ class Repair:
         stats = pa.table(old.get_add_actions(flatten=True))
         uris = [self.place.file_uri(p) for p in stats["path"].to_pylist()]
         gone = [i for i, u in enumerate(uris) if self.health.records.probe(u) == "missing"]
-        symbols: set[str] = set()
-        for i in gone:
-            symbols |= self.health.symbols_of(stats, i, state)
+        units = {u for i in gone for u in self.health.units_of(stats, i, state)}
         delta = self.writer.table()
         self.writer.commit(
             lease,
@@ -197,12 +234,12 @@ class Repair:
         )
         note = f"{what} and later commits of other programs undone (version {version} restored)"
         rows: int | None = None
+        symbols = self.health.lose(state, units)
         if gone:
-            mark_not_synced(state, symbols, self.health.unit_symbol)
             counts = stats["num_records"].to_pylist() if "num_records" in stats.column_names else []
             rows = sum(int(counts[i] or 0) for i in gone) if counts else None
             note += f"; {len(gone)} of its files were vacuumed already: {_REFETCH}"
-        self._note(commit_file(self.place.folder, version + 1), sorted(symbols), rows, note)
+        self._note(commit_file(self.place.folder, version + 1), symbols, rows, note)
 
     def _drop_files(self, state: dict[str, Any], lease: Any) -> None:
         """Drop listed files that are missing, unreadable, replaced or another program's
@@ -222,9 +259,8 @@ class Repair:
             if name in self.dropping:
                 self._note(name, [], rows, self.dropping[name])
             else:
-                symbols = self.health.symbols_of(snap.stats, i, state)
-                mark_not_synced(state, symbols, self.health.unit_symbol)
-                self._note(name, sorted(symbols), rows, f"{problem}: dropped; {_REFETCH}")
+                symbols = self.health.lose(state, self.health.units_of(snap.stats, i, state))
+                self._note(name, symbols, rows, f"{problem}: dropped; {_REFETCH}")
             drop.append((uri, problem))
         self.dropping = {}
         if not drop:

@@ -50,7 +50,12 @@ class Sidecar:
             raw = self.read(MANIFEST)
             if raw is not None:
                 try:
-                    self._manifest = DtypeRecord.from_json(raw)
+                    from .frames import arrow_type
+
+                    record = DtypeRecord.from_json(raw)
+                    for c in record.columns:  # a kind this mdframes does not know: damage
+                        arrow_type(c.kind)
+                    self._manifest = record
                 except MdframesError:
                     raise
                 except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:

@@ -139,6 +139,9 @@ class DatasetTable:
         every column (snapshots)."""
         if self.trusted(snap) or self.manifest is None:
             return rows
+        if "_fetched_at" in rows.column_names and rows["_fetched_at"].null_count:
+            # Rows without the lake's meta columns: another program's, never read or counted.
+            rows = rows.filter(rows["_fetched_at"].is_valid())
         return self.mode.one_per_fetch(rows, self.manifest)
 
     def in_stored_order(self, snap: TableVersion | None) -> bool:
