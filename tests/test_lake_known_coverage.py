@@ -30,6 +30,7 @@ DAY_C = DAY_B + dt.timedelta(days=4)
 DATASETS = ["news", "put_call_ratio"]
 FEATURES = ["news_count_7d", "put_call_ratio_last"]
 SYMBOLS = ["AAPL", "MSFT", "GME"]
+SNAPSHOTS = ["screener/put-call-ratio", "screener/insider-trading"]  # cross sections, one a day
 COMPARED = ["dataset", "symbol", "status", "first", "last", "gaps", "first_fetched_at",
             "last_fetched_at", "rows"]  # fmt: skip
 
@@ -47,13 +48,16 @@ def lakes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]
         with client:
             lake = md.Lake(root, client=client)
             lake.sync(DATASETS, ["AAPL", "MSFT"], start="2026-06-01", progress=False)
+            lake.sync(SNAPSHOTS, progress=False)
             shutil.copytree(root, base / "A")
             world.advance(days=(DAY_B - DAY_A).days)
             lake.sync(DATASETS, SYMBOLS, start="2026-06-01", progress=False)
+            lake.sync(SNAPSHOTS[0], progress=False)  # the other snapshot: first synced on C
             shutil.copytree(root, base / "B")
             world.advance(days=(DAY_C - DAY_B).days)
             lake.sync(DATASETS, SYMBOLS, progress=False)
             lake.sync(DATASETS, ["AAPL"], start="2026-03-01", progress=False)
+            lake.sync([*SNAPSHOTS, "tickers"], progress=False)
             ledger = sorted(root.glob("*/_ledger/*.json"))
             lake.compact(retain_hours=0)
             lake.repair()
@@ -82,6 +86,11 @@ def test_coverage_known_at_is_the_copy_taken_then(
         got = lake.coverage(DATASETS, symbols, known_at=_end(day))[COMPARED]
         want = then.coverage(DATASETS, symbols)[COMPARED]
         pd.testing.assert_frame_equal(got, want)
+    # Cross sections, one taken each day (one first taken later), and the whole lake's list.
+    got = lake.coverage(SNAPSHOTS, known_at=_end(day))[COMPARED]
+    pd.testing.assert_frame_equal(got, then.coverage(SNAPSHOTS)[COMPARED])
+    got = lake.coverage(known_at=_end(day))[COMPARED]
+    pd.testing.assert_frame_equal(got, then.coverage()[COMPARED])
     # The lake now reaches further: the answer for then did not move with it.
     now = lake.coverage("news", "AAPL").iloc[0]
     assert now["first"] == pd.Timestamp("2026-03-01") and now["last"] == pd.Timestamp(DAY_C)
