@@ -385,13 +385,15 @@ def test_a_process_pool_gives_the_serial_panel(synced_lake: tuple[md.Lake, list[
             assert parallel.attrs == serial.attrs
 
 
-def test_a_process_pool_refuses_what_it_cannot_send(tmp_path: Path) -> None:
+def test_a_process_pool_refuses_what_it_cannot_send(
+    synced_lake: tuple[md.Lake, list[dt.date]],
+) -> None:
     with (
         ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool,
         pytest.raises(md.InvalidParameterError, match="get_context\\('spawn'\\)"),
     ):
         md.features.panel("AAPL", "2026-04-01", "2026-04-30", "news_count_7d",
-                          source=md.Lake(tmp_path / "lake"), executor=pool)  # fmt: skip
+                          source=synced_lake[0], executor=pool)  # fmt: skip
     lambda_feature = Feature("x", "news", value=lambda df: df["sentiment"], agg="mean")
     with ProcessPoolExecutor(1) as pool, pytest.raises(md.InvalidParameterError, match="'x'"):
         md.features.panel("AAPL", "2026-04-01", "2026-04-30", [lambda_feature],
