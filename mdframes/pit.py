@@ -169,11 +169,6 @@ def public_times(
     return _public(df, anchor, null_anchor, "the frame")[0]
 
 
-def _align_scalar(ts: pd.Timestamp, aware: bool) -> pd.Timestamp:
-    """An aware UTC instant as the anchors hold times: aware UTC, or naive UTC."""
-    return ts if aware else ts.tz_localize(None)
-
-
 def point_in_time(
     df: pd.DataFrame,
     as_of: TimeLike,
@@ -218,15 +213,11 @@ def point_in_time(
     # A date means its first instant here: what was public when that day began.
     ts = to_utc(as_of, "as_of", date_means="start")
     times, imputed = _public(df, anchor, null_anchor, "the frame")
-    cutoff = _align_scalar(ts, _is_aware(times))
+    cutoff = ts if _is_aware(times) else ts.tz_localize(None)  # as the anchors hold times
     keep = (times <= cutoff).fillna(False).to_numpy(dtype=bool)
     out = df.loc[keep].copy()
     out.attrs = {**df.attrs, "imputed_anchors": int((imputed & keep).sum())}
     return out
-
-
-def _finest(*series: pd.Series) -> str:
-    return max((s.dt.unit for s in series), key=_UNITS.index)
 
 
 def _keys(values: pd.Series, unit: str, aware: bool) -> pd.Series:
@@ -296,7 +287,7 @@ def asof_join(
     avail, imputed = _public(right, anchor, null_anchor, "right")
     when = _datetimes(left[on], f"left column {on!r}")
     aware = _is_aware(avail) or _is_aware(when)
-    unit = _finest(when, avail)
+    unit = max((when.dt.unit, avail.dt.unit), key=_UNITS.index)  # the finer of the two
 
     # Slim frames with private names: merge_asof only sees keys and row positions, so the
     # columns of either side keep their dtypes and cannot collide with our helpers.

@@ -312,10 +312,6 @@ _FIELD_RULES: tuple[Callable[[Dataset, Field], Rule | None], ...] = (
 )
 
 
-def _field_rules(ds: Dataset, f: Field) -> list[Rule]:
-    return [rule for make in _FIELD_RULES if (rule := make(ds, f)) is not None]
-
-
 def _duplicate_rule(ds: Dataset) -> Rule | None:
     identity = ds.identity
     if not identity:
@@ -333,7 +329,7 @@ def _duplicate_rule(ds: Dataset) -> Rule | None:
 def rules(name: str) -> tuple[Rule, ...]:
     """Every rule of dataset ``name``, in column order, then the frame-level ones."""
     ds = REGISTRY[name]
-    out = [r for f in ds.all_fields for r in _field_rules(ds, f)]
+    out = [r for f in ds.all_fields for make in _FIELD_RULES if (r := make(ds, f)) is not None]
     for check_name in ds.checks:
         columns, doc, fn = _FRAME_RULES[check_name]
         out.append(Rule(check_name, columns, SEVERITY[check_name], fn, doc))
