@@ -130,8 +130,7 @@ def _rank(
         wanted = limit - len(found)
         rows: list[int] = []
         if " " not in key:
-            close = closest_names(key, by_symbol, n=wanted, cutoff=_SIMILAR)
-            rows += [by_symbol[c] for c in close]
+            rows += [by_symbol[c] for c in closest_names(key, by_symbol, n=wanted, cutoff=_SIMILAR)]
         rows += [by_name[c] for c in closest_names(key, by_name, n=wanted, cutoff=_SIMILAR)]
         for row in rows:
             found.setdefault(row, 4)

@@ -230,8 +230,7 @@ def _keys(values: pd.Series, unit: str, aware: bool) -> pd.Series:
 def _object_keys(values: pd.Series) -> pd.Series:
     # Object dtype on both sides: category vs string keys would make merge_asof refuse them,
     # and pandas would infer ``str`` from an object array of strings unless told otherwise.
-    keys = values.astype(object).where(values.notna(), None).to_numpy()
-    return pd.Series(keys, dtype=object)
+    return pd.Series(values.astype(object).where(values.notna(), None).to_numpy(), dtype=object)
 
 
 def asof_join(

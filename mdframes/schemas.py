@@ -386,8 +386,7 @@ def check(df: pd.DataFrame | Typed, name: str, *, strict: bool = False) -> list[
         rows = rule.fails(view)
         if rows is None:
             continue
-        entry = _entry(rule, view.frame, rows)
-        (hard if rule.severity == "hard" or strict else soft).append(entry)
+        (hard if rule.severity == "hard" or strict else soft).append(_entry(rule, view.frame, rows))
     if hard:
         symbols = list(dict.fromkeys(s for e in hard for s in e["symbols"]))
         raise DataValidationError(

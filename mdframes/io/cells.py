@@ -199,8 +199,7 @@ def _safe_column(s: pd.Series, safe: bool = True) -> list[Any]:
         return [None if pd.isna(v) else _number(float(v), text) for v in s.astype(object)]
     if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
         present = s.notna().to_numpy()
-        values = s.astype(object).tolist()
-        return [v if ok else None for v, ok in zip(values, present, strict=True)]
+        return [v if ok else None for v, ok in zip(s.astype(object).tolist(), present, strict=True)]
     return [spreadsheet_cell(v, safe=safe) for v in s.astype(object)]
 
 

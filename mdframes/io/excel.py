@@ -51,8 +51,7 @@ def _number_format(s: pd.Series, cells: list[Any]) -> str | None:
     if pd.api.types.is_float_dtype(s.dtype):
         return SCORE_FORMAT if _SCORES.search(name) else DECIMAL_FORMAT
     if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
-        times = any(isinstance(v, dt.datetime) for v in cells)
-        return TIMESTAMP_FORMAT if times else DATE_FORMAT
+        return TIMESTAMP_FORMAT if any(isinstance(v, dt.datetime) for v in cells) else DATE_FORMAT
     return None
 
 

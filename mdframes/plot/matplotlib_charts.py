@@ -542,8 +542,7 @@ def _mpl_ranking(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: An
     colours = ["#d73027" if v < 0 else "#4575b4" for v in rows["y"]]
     if data.ranking_dots(rows, spec):
         ax.grid(axis="y", color="#dddddd", linewidth=0.6)
-        dots = ax.scatter(rows["y"], positions, color=colours, s=30, zorder=3)
-        dots.set_gid("data:ranking")
+        ax.scatter(rows["y"], positions, color=colours, s=30, zorder=3).set_gid("data:ranking")
         if rows["y"].min() < 0 < rows["y"].max():
             ax.axvline(0.0, color="black", linewidth=0.5)
     else:

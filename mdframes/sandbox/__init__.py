@@ -75,8 +75,7 @@ def clock_of(server: Sandbox) -> Callable[[], dt.datetime]:
     """
 
     def clock() -> dt.datetime:
-        now = dt.datetime.now(dt.timezone.utc)
-        return dt.datetime.combine(server.today, now.timetz())
+        return dt.datetime.combine(server.today, dt.datetime.now(dt.timezone.utc).timetz())
 
     return clock
 

@@ -135,8 +135,7 @@ def _analyst(symbol: str, today: dt.date) -> dict[str, Any]:
 
 def _news(symbol: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
-    day = _DATE_OF["news"](p.seed, today)
-    return news_entry(rng("screener-news", symbol), p, day, 0)
+    return news_entry(rng("screener-news", symbol), p, _DATE_OF["news"](p.seed, today), 0)
 
 
 def _put_call(symbol: str, today: dt.date) -> dict[str, Any]:

@@ -38,8 +38,7 @@ def window_field(ds: Dataset) -> str | None:
 
 def _bounds(f: Field, width: float) -> tuple[float, float]:
     lo = f.ge if f.ge is not None else (f.le - width if f.le is not None else 0.0)
-    hi = f.le if f.le is not None else lo + width
-    return lo, hi
+    return lo, (f.le if f.le is not None else lo + width)
 
 
 def synth_value(f: Field, r: random.Random, day: dt.date, p: Profile, key: str) -> Any:

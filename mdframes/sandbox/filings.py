@@ -359,8 +359,7 @@ def congress(ctx: Ctx) -> dict[str, Any]:
         raise HttpError(404, f"unknown chamber {chamber!r}; use house or senate")
     count = ctx.count_for(symbol)
     anchor = ctx.anchor if count is not None else EPOCH
-    history = congress_history(chamber, symbol, ctx.today, count, anchor)
-    trades = window(ctx, history)
+    trades = window(ctx, congress_history(chamber, symbol, ctx.today, count, anchor))
     if "congress" in ctx.legacy:
         trades = [
             {

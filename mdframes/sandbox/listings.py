@@ -101,8 +101,7 @@ def _foreign_member(market: str) -> Callable[[int], str]:
 
 def _member_symbols(market: str, n: int) -> list[str]:
     if market == "Foreign Exchange":
-        pairs = [f"{a}{b}=X" for a in _CURRENCIES for b in _CURRENCIES if a != b]
-        return pairs[:n]
+        return [f"{a}{b}=X" for a in _CURRENCIES for b in _CURRENCIES if a != b][:n]
     name = _MEMBER_NAME.get(market) or _foreign_member(market)
     return [name(i) for i in range(n)]
 
@@ -223,8 +222,7 @@ def is_served(symbol: str, today: dt.date) -> bool:
 def served_symbols(today: dt.date) -> frozenset[str]:
     """Every symbol the per-symbol endpoints answer on ``today``: the universe as listed
     then, plus the delisted symbols (their history stays)."""
-    ever = set(_base()) | set(_spans())
-    return frozenset(s for s in ever if is_served(s, today))
+    return frozenset(s for s in set(_base()) | set(_spans()) if is_served(s, today))
 
 
 def _active(symbol: str, today: dt.date) -> bool:
@@ -263,5 +261,4 @@ def universe_symbols(today: DateLike | None = None) -> tuple[str, ...]:
     True
     """
     rows = universe()
-    day = DEFAULT_TODAY if today is None else as_day(today)
-    return tuple(rows[i][0] for i in select(day))
+    return tuple(rows[i][0] for i in select(DEFAULT_TODAY if today is None else as_day(today)))

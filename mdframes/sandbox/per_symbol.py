@@ -507,8 +507,7 @@ def app_views(records: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
         }
         for d, b in by_date.items()
     ]
-    ordered = sorted(apps.values(), key=lambda a: -a["observations"][0]["ratingsCount"])
-    return data, ordered
+    return data, sorted(apps.values(), key=lambda a: -a["observations"][0]["ratingsCount"])
 
 
 def _app_ratings(ctx: Ctx) -> dict[str, Any]:
@@ -520,8 +519,7 @@ def _app_ratings(ctx: Ctx) -> dict[str, Any]:
         start = ctx.today - dt.timedelta(days=6)
     if "app_ratings" in ctx.legacy:
         return _app_ratings_legacy(ctx, p, records, start, end)
-    kept = window(replace(ctx, start=start, end=end), records, "date")
-    data, apps = app_views(kept)
+    data, apps = app_views(window(replace(ctx, start=start, end=end), records, "date"))
     return {**_head(p), "cik": p.cik, "data": data, "apps": apps}
 
 

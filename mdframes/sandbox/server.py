@@ -221,8 +221,7 @@ class Sandbox:
         return f"http://127.0.0.1:{self.port}"
 
     def __repr__(self) -> str:
-        state = "running" if self._server is not None else "stopped"
-        return f"Sandbox(url={self.url!r}, {state})"
+        return f"Sandbox(url={self.url!r}, {'running' if self._server is not None else 'stopped'})"
 
     # -- log and faults ----------------------------------------------------------------------
     def count(self, path_prefix: str | None = None) -> int:
@@ -419,8 +418,7 @@ class Sandbox:
             return self._error(version, 404, f"no endpoint at {unquote(raw_path)}", **rate)
         route, parts = found
         try:
-            ctx = self._ctx(route, parts, query)
-            body = render(route, ctx)
+            body = render(route, self._ctx(route, parts, query))
         except HttpError as exc:
             return self._error(version, exc.status, exc.message, **rate)
         return Outcome(200, body, headers=rate)
