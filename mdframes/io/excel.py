@@ -282,11 +282,9 @@ def write_sheet(
     if n_cols:
         ws.auto_filter.ref = f"A1:{get_column_letter(n_cols)}{n_rows + 1}"
     bold = Font(bold=True)
-    header = []
-    for name in frame.columns:
-        cell = WriteOnlyCell(ws, value=name)
+    header = [WriteOnlyCell(ws, value=name) for name in frame.columns]
+    for cell in header:
         cell.font = bold
-        header.append(cell)
     ws.append(header)
     # One styled cell per formatted column, its value replaced row by row: a write-only sheet
     # writes each row as it is appended, and styling a fresh cell per value costs a third of

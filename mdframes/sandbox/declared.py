@@ -20,7 +20,7 @@ from .context import Ctx
 from .cross import DEFAULT_CROSS_LIMIT
 from .filings import newest_first
 from .listings import select, universe
-from .synth import EPOCH, Profile, events, profile, seed_of
+from .synth import Profile, events, profile, seed_of
 from .world import window
 
 __all__ = ["build", "window_field", "synth_value"]
@@ -124,8 +124,7 @@ def _per_symbol(ctx: Ctx) -> Any:
     ds = ctx.ds
     parts = dict(ctx.parts)
     symbol = parts.get("symbol") or parts["ticker"]
-    count = ctx.count_for(symbol)
-    records = history(ds, symbol, ctx.today, count, ctx.anchor if count is not None else EPOCH)
+    records = history(ds, *ctx.history_args(symbol))
     wf = window_field(ds)
     if wf is not None:
         kept = window(ctx, records, wf)
