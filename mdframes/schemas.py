@@ -91,10 +91,9 @@ class Columns:
 
     def __getitem__(self, column: str) -> pd.Series:
         if column not in self._cache:
-            if self._typed is not None:
-                self._cache[column] = self._typed[column]
-            else:
-                self._cache[column] = self.frame[column]
+            self._cache[column] = (
+                self._typed[column] if self._typed is not None else self.frame[column]
+            )
         return self._cache[column]
 
     def values(self, column: str) -> Any:
@@ -263,9 +262,7 @@ def _vocabulary_rule(ds: Dataset, f: Field) -> Rule | None:
         dtype = df.dtypes[col]
         if isinstance(dtype, pd.CategoricalDtype):
             extra = set(dtype.categories) - allowed
-            if not extra:
-                return None
-            return _mask(df[col].isin(list(extra)))
+            return _mask(df[col].isin(list(extra))) if extra else None
         values = df[col]
         return _mask(values.notna() & ~values.isin(list(allowed)))
 
