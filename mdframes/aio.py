@@ -90,8 +90,7 @@ async def _run(loader: Callable[..., pd.DataFrame], /, *args: Any, **kwargs: Any
             return loader(*args, **kwargs)
 
     loop = asyncio.get_running_loop()
-    context = contextvars.copy_context()
-    future = loop.run_in_executor(None, context.run, work)
+    future = loop.run_in_executor(None, contextvars.copy_context().run, work)
     try:
         frame = await asyncio.shield(future)
     except asyncio.CancelledError:

@@ -93,15 +93,14 @@ def _datetimes(values: pd.Series, what: str) -> pd.Series:
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         return values
     try:
-        parsed = pd.to_datetime(values, format="ISO8601")
+        return pd.to_datetime(values, format="ISO8601")
     except (TypeError, ValueError):
         try:  # mixed offsets: bring them to UTC
-            parsed = pd.to_datetime(values, format="ISO8601", utc=True)
+            return pd.to_datetime(values, format="ISO8601", utc=True)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(
                 f"{what} holds values that are not dates: {exc}", parameter="anchor"
             ) from None
-    return parsed
 
 
 def _is_aware(values: pd.Series) -> bool:
@@ -221,8 +220,7 @@ def point_in_time(
 
 
 def _keys(values: pd.Series, unit: str, aware: bool) -> pd.Series:
-    values = _to_mode(values, aware)
-    return values.astype(
+    return _to_mode(values, aware).astype(
         pandas_dtype(f"datetime64[{unit}, UTC]" if aware else f"datetime64[{unit}]")
     )
 

@@ -476,8 +476,7 @@ def get(name: str) -> pa.DataFrameSchema:
 
 def _passes(rule: Rule, df: pd.DataFrame) -> pd.Series:
     rows = rule.fails(Columns(df))
-    ok = np.ones(len(df), dtype=bool) if rows is None else ~rows
-    return pd.Series(ok, index=df.index)
+    return pd.Series(np.ones(len(df), dtype=bool) if rows is None else ~rows, index=df.index)
 
 
 def describe(name: str) -> list[dict[str, Any]]:
