@@ -72,11 +72,7 @@ def _letters(i: int, width: int, salt: int) -> str:
     # 7919 is coprime to 26, so i -> 7919 * i + salt is a bijection mod 26**width:
     # scattered-looking codes, unique within a market.
     n = (i * 7_919 + salt) % 26**width
-    out = []
-    for _ in range(width):
-        n, d = divmod(n, 26)
-        out.append(_ALPHA[d])
-    return "".join(out)
+    return "".join(_ALPHA[n // 26**k % 26] for k in range(width))  # its base-26 digits
 
 
 # Market -> the name of its i-th synthetic member (each market its own alphabet and suffix).
@@ -187,11 +183,7 @@ def _spans() -> dict[str, tuple[dt.date | None, dt.date | None]]:
     spans: dict[str, tuple[dt.date | None, dt.date | None]] = {}
     for c in _schedule():
         listed, delisted = spans.get(c.symbol, (None, None))
-        if c.event == "listed":
-            listed = c.date
-        else:
-            delisted = c.date
-        spans[c.symbol] = (listed, delisted)
+        spans[c.symbol] = (c.date, delisted) if c.event == "listed" else (listed, c.date)
     return spans
 
 
