@@ -400,12 +400,9 @@ class Sandbox:
         fault = self._faults.take(unquote(raw_path), raw_path) if faults else None
         if fault is not None and fault != "remaining0":
             return self._fault(fault, version, target, key or "", headers)
-        if key is None or key not in self.api_keys + self.forbidden_keys:
+        if key is None or key in self.forbidden_keys or key not in self.api_keys:
             _, rate = self._spend(key or "", consume=False)
-            return self._error(version, 401, **rate)
-        if key in self.forbidden_keys:
-            _, rate = self._spend(key, consume=False)
-            return self._error(version, 403, **rate)
+            return self._error(version, 403 if key in self.forbidden_keys else 401, **rate)
         allowed, rate = self._spend(key, consume=True)
         if not allowed:
             return self._error(version, 429, **rate)
