@@ -50,24 +50,23 @@ def define(name: str) -> str:
         if p.default is not inspect.Parameter.empty:
             text += f" = {_literal(p.default)}"
         params.append(text)
-    head = "".join(f"    {p},\n" for p in params)
+    ret = signature.return_annotation
+    head = f"async def {name}({', '.join(params)}) -> {ret}:\n"
+    if len(head) > 101:  # ruff format's layout past 100 characters: a parameter a line
+        listed = "".join(f"    {p},\n" for p in params)
+        head = f"async def {name}(\n{listed}) -> {ret}:\n"
     if any(p.kind in _STAR for p in signature.parameters.values()):
         call = "".join(f"        {_argument(p)},\n" for p in signature.parameters.values())
         run = f"    return await _run(\n        loaders.{name},\n{call}    )\n"
     else:  # locals() holds exactly the arguments here, as in the loaders' own bodies
         run = f"    return await _run(loaders.{name}, **locals())\n"
-    return (
-        f"async def {name}(\n{head}) -> {signature.return_annotation}:\n"
-        f'    """The coroutine of :func:`mdframes.{name}`: same arguments and result."""\n{run}'
-    )
+    return f'{head}    """The coroutine of :func:`mdframes.{name}`: same arguments and result."""\n{run}'
 
 
 def source() -> str:
     """Everything below :data:`MARKER` in ``aio.py``."""
-    names = loader_names()
-    body = "\n\n".join(define(name) for name in names)
-    listing = "".join(f'    "{name}",\n' for name in names)
-    return f"\n\n{body}\n\n__all__ += [\n{listing}]\n"
+    body = "\n\n".join(define(name) for name in loader_names())
+    return f"\n\n{body}\n\n__all__ += loader_names()\n"
 
 
 def current() -> str:

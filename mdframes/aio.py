@@ -90,8 +90,7 @@ async def _run(loader: Callable[..., pd.DataFrame], /, *args: Any, **kwargs: Any
             return loader(*args, **kwargs)
 
     loop = asyncio.get_running_loop()
-    context = contextvars.copy_context()
-    future = loop.run_in_executor(None, context.run, work)
+    future = loop.run_in_executor(None, contextvars.copy_context().run, work)
     try:
         frame = await asyncio.shield(future)
     except asyncio.CancelledError:
@@ -336,20 +335,12 @@ async def load_tickers(
     return await _run(loaders.load_tickers, **locals())
 
 
-async def load_markets(
-    *,
-    client: Client | None = None,
-    validate: Validate = True,
-) -> pd.DataFrame:
+async def load_markets(*, client: Client | None = None, validate: Validate = True) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_markets`: same arguments and result."""
     return await _run(loaders.load_markets, **locals())
 
 
-async def load_regions(
-    *,
-    client: Client | None = None,
-    validate: Validate = True,
-) -> pd.DataFrame:
+async def load_regions(*, client: Client | None = None, validate: Validate = True) -> pd.DataFrame:
     """The coroutine of :func:`mdframes.load_regions`: same arguments and result."""
     return await _run(loaders.load_regions, **locals())
 
@@ -380,24 +371,4 @@ async def load_recent(
     return await _run(loaders.load_recent, **locals())
 
 
-__all__ += [
-    "load",
-    "load_forecast",
-    "load_sentiment",
-    "load_news",
-    "load_analyst_ratings",
-    "load_put_call_ratio",
-    "load_insider_trading",
-    "load_congress_trades",
-    "load_lobbying",
-    "load_government_contracts",
-    "load_patent_filings",
-    "load_app_ratings",
-    "load_professionalnet",
-    "load_forum_mentions",
-    "load_tickers",
-    "load_markets",
-    "load_regions",
-    "load_screener",
-    "load_recent",
-]
+__all__ += loader_names()

@@ -94,10 +94,6 @@ def salt_path(path: Path) -> Path:
     return path.with_name(path.name + ".salt")
 
 
-def _hint(path: Path) -> str:
-    return f"run `mdframes cache clear` (or delete {path}) to start a fresh cache"
-
-
 # --- the per-key fingerprint ---------------------------------------------------------------------
 
 
@@ -189,7 +185,8 @@ class _Health:
             self.broken = True
         warn(
             f"the cache file {self.path} cannot be used ({_describe(exc)}); loading without "
-            f"the cache. To fix it, {_hint(self.path)}",
+            f"the cache. To fix it, run `mdframes cache clear` (or delete {self.path}) to start a "
+            "fresh cache",
             CacheWarning,
         )
 

@@ -104,8 +104,7 @@ def group_of(ds: Dataset) -> Group:
 
 def page_path(name: str) -> str:
     """Where a dataset's page lives inside ``docs/`` (screeners share one page)."""
-    ds = REGISTRY[name]
-    group = group_of(ds)
+    group = group_of(REGISTRY[name])
     if group.key == "screeners":
         return "datasets/screeners.md"
     tail = name.split("/", 1)[1] if "/" in name else name
@@ -276,10 +275,11 @@ def _window(ds: Dataset) -> str:
 
 def _facts(ds: Dataset) -> list[tuple[str, str]]:
     lo, hi = ds.limit_bounds
-    facts = [("Endpoint", f"`GET {ds.path}`"), ("Registry name", f"`{ds.name}`")]
-    facts.append(
-        ("Point-in-time anchor", f"`{ds.anchor}`" if ds.anchor else "none (forward-looking)")
-    )
+    facts = [
+        ("Endpoint", f"`GET {ds.path}`"),
+        ("Registry name", f"`{ds.name}`"),
+        ("Point-in-time anchor", f"`{ds.anchor}`" if ds.anchor else "none (forward-looking)"),
+    ]
     if ds.param("start") is not None or ds.param("date_from") is not None:
         facts.append(("Window filters on", _window(ds)))
     facts.append(("Record id", _code(ds.record_id) if ds.record_id else "—"))
@@ -325,8 +325,7 @@ def _caveats(ds: Dataset) -> str:
 
 def dataset_page(name: str) -> str:
     """The Markdown page of one dataset."""
-    ds = REGISTRY[name]
-    ex = example(name)
+    ds, ex = REGISTRY[name], example(name)
     parts = [
         f"# {ds.name}\n",
         f"{ds.description}\n",
@@ -354,9 +353,8 @@ def screener_page() -> str:
     ]
     for n in names:
         ds = REGISTRY[n]
-        tail = n.split("/", 1)[1]
         rows.append(
-            f"| `{tail}` | `{ds.path}` | {'required' if ds.needs_market_or_region else 'optional'} "
+            f"| `{n.split('/', 1)[1]}` | `{ds.path}` | {'required' if ds.needs_market_or_region else 'optional'} "
             f"| `{ds.anchor}` | {_lifetime(ds.ttl)} | {_code(ds.columns)} |"
         )
     parts = [
@@ -410,8 +408,7 @@ def index_page() -> str:
         "`string`.\n",
     ]
     for group in GROUPS:
-        parts.append(f"## {group.title}\n")
-        parts.append(f"{group.intro}\n")
+        parts += [f"## {group.title}\n", f"{group.intro}\n"]
         if group.key == "screeners":
             parts.append(
                 f"All {len(_members(group))} screeners: [Screeners](screeners.md), "
@@ -420,11 +417,9 @@ def index_page() -> str:
             continue
         rows = ["| dataset | loader | endpoint | anchor |", "|---|---|---|---|"]
         for n in _members(group):
-            ds = REGISTRY[n]
-            ex = example(n)
-            link = page_path(n).removeprefix("datasets/")
+            ds, link = REGISTRY[n], page_path(n).removeprefix("datasets/")
             rows.append(
-                f"| [`{n}`]({link}) | `{ex.call()}` | `{ds.path}` "
+                f"| [`{n}`]({link}) | `{example(n).call()}` | `{ds.path}` "
                 f"| {f'`{ds.anchor}`' if ds.anchor else '—'} |"
             )
         parts.append("\n".join(rows) + "\n")
@@ -435,12 +430,11 @@ def summary() -> str:
     """The literate-nav file of ``datasets/``: the overview, then each group's pages."""
     lines = ["* [Overview](index.md)"]
     for group in GROUPS:
-        members = _members(group)
         if group.key == "screeners":
             lines.append("* [Screeners](screeners.md)")
             continue
         lines.append(f"* {group.title}")
-        for n in members:
+        for n in _members(group):
             link = page_path(n).removeprefix("datasets/")
             lines.append(f"    * [{n.split('/', 1)[-1]}]({link})")
     return "\n".join(lines) + "\n"
@@ -520,9 +514,6 @@ def fill(page: str, text: str) -> str:
 def pages() -> dict[str, str]:
     """Every generated page: path inside ``docs/`` -> Markdown text."""
     out = {"datasets/index.md": index_page(), "datasets/SUMMARY.md": summary()}
-    for n, ds in REGISTRY.items():
-        if ds.scope == "screener":
-            continue
-        out[page_path(n)] = dataset_page(n)
+    out |= {page_path(n): dataset_page(n) for n, ds in REGISTRY.items() if ds.scope != "screener"}
     out["datasets/screeners.md"] = screener_page()
     return dict(sorted(out.items()))

@@ -244,8 +244,7 @@ def _check_types(values: list[Any], f: Field, ds_name: str) -> None:
     accepted = KINDS[f.kind].accepts
     if accepted is None:
         return
-    present = set(map(type, values))  # C-level: one pass, no per-value Python code
-    wrong = present - accepted
+    wrong = set(map(type, values)) - accepted  # C-level: one pass, no per-value Python code
     if not wrong:
         return
     samples = [v for v in values if type(v) in wrong][:5]

@@ -100,8 +100,7 @@ def _parse_text(value: str) -> Bounds:
             return _checked(int(_dollars(m[1])) + 1, None)
         if m := _UNDER.fullmatch(text):
             # The largest whole-dollar amount strictly below X (ceil(X) - 1).
-            ceiling = _dollars(m[1]).to_integral_value(rounding=ROUND_CEILING)
-            return _checked(0, int(ceiling) - 1)
+            return _checked(0, int(_dollars(m[1]).to_integral_value(rounding=ROUND_CEILING)) - 1)
         if m := _EXACT.fullmatch(text):
             exact = _whole(_dollars(m[1]))
             return _checked(exact, exact)

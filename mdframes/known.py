@@ -46,8 +46,7 @@ def fold(text: str) -> str:
     >>> fold(" Société Générale ")
     'societe generale'
     """
-    decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return " ".join(bare.casefold().split())
 
 

@@ -130,8 +130,7 @@ def _rank(
         wanted = limit - len(found)
         rows: list[int] = []
         if " " not in key:
-            close = closest_names(key, by_symbol, n=wanted, cutoff=_SIMILAR)
-            rows += [by_symbol[c] for c in close]
+            rows += [by_symbol[c] for c in closest_names(key, by_symbol, n=wanted, cutoff=_SIMILAR)]
         rows += [by_name[c] for c in closest_names(key, by_name, n=wanted, cutoff=_SIMILAR)]
         for row in rows:
             found.setdefault(row, 4)
@@ -142,12 +141,9 @@ def _rank(
 def _words_start(name: str, key_words: list[str]) -> bool:
     """True when consecutive words of ``name`` start with the words of the key, the last one
     as a prefix (``"gen mot"`` matches ``General Motors``)."""
-    words = _WORD.findall(name)
-    k = len(key_words)
-    for start in range(len(words) - k + 1):
-        window = words[start : start + k]
-        if all(w == q for w, q in zip(window[:-1], key_words[:-1], strict=True)) and window[
-            -1
-        ].startswith(key_words[-1]):
-            return True
-    return False
+    words, k = _WORD.findall(name), len(key_words)
+    return any(
+        words[start : start + k - 1] == key_words[:-1]
+        and words[start + k - 1].startswith(key_words[-1])
+        for start in range(len(words) - k + 1)
+    )

@@ -93,15 +93,14 @@ def _datetimes(values: pd.Series, what: str) -> pd.Series:
     if pd.api.types.is_datetime64_any_dtype(values.dtype):
         return values
     try:
-        parsed = pd.to_datetime(values, format="ISO8601")
+        return pd.to_datetime(values, format="ISO8601")
     except (TypeError, ValueError):
         try:  # mixed offsets: bring them to UTC
-            parsed = pd.to_datetime(values, format="ISO8601", utc=True)
+            return pd.to_datetime(values, format="ISO8601", utc=True)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError(
                 f"{what} holds values that are not dates: {exc}", parameter="anchor"
             ) from None
-    return parsed
 
 
 def _is_aware(values: pd.Series) -> bool:
@@ -169,11 +168,6 @@ def public_times(
     return _public(df, anchor, null_anchor, "the frame")[0]
 
 
-def _align_scalar(ts: pd.Timestamp, aware: bool) -> pd.Timestamp:
-    """An aware UTC instant as the anchors hold times: aware UTC, or naive UTC."""
-    return ts if aware else ts.tz_localize(None)
-
-
 def point_in_time(
     df: pd.DataFrame,
     as_of: TimeLike,
@@ -218,20 +212,15 @@ def point_in_time(
     # A date means its first instant here: what was public when that day began.
     ts = to_utc(as_of, "as_of", date_means="start")
     times, imputed = _public(df, anchor, null_anchor, "the frame")
-    cutoff = _align_scalar(ts, _is_aware(times))
+    cutoff = ts if _is_aware(times) else ts.tz_localize(None)  # as the anchors hold times
     keep = (times <= cutoff).fillna(False).to_numpy(dtype=bool)
     out = df.loc[keep].copy()
     out.attrs = {**df.attrs, "imputed_anchors": int((imputed & keep).sum())}
     return out
 
 
-def _finest(*series: pd.Series) -> str:
-    return max((s.dt.unit for s in series), key=_UNITS.index)
-
-
 def _keys(values: pd.Series, unit: str, aware: bool) -> pd.Series:
-    values = _to_mode(values, aware)
-    return values.astype(
+    return _to_mode(values, aware).astype(
         pandas_dtype(f"datetime64[{unit}, UTC]" if aware else f"datetime64[{unit}]")
     )
 
@@ -239,8 +228,7 @@ def _keys(values: pd.Series, unit: str, aware: bool) -> pd.Series:
 def _object_keys(values: pd.Series) -> pd.Series:
     # Object dtype on both sides: category vs string keys would make merge_asof refuse them,
     # and pandas would infer ``str`` from an object array of strings unless told otherwise.
-    keys = values.astype(object).where(values.notna(), None).to_numpy()
-    return pd.Series(keys, dtype=object)
+    return pd.Series(values.astype(object).where(values.notna(), None).to_numpy(), dtype=object)
 
 
 def asof_join(
@@ -296,7 +284,7 @@ def asof_join(
     avail, imputed = _public(right, anchor, null_anchor, "right")
     when = _datetimes(left[on], f"left column {on!r}")
     aware = _is_aware(avail) or _is_aware(when)
-    unit = _finest(when, avail)
+    unit = max((when.dt.unit, avail.dt.unit), key=_UNITS.index)  # the finer of the two
 
     # Slim frames with private names: merge_asof only sees keys and row positions, so the
     # columns of either side keep their dtypes and cannot collide with our helpers.

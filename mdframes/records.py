@@ -137,8 +137,7 @@ def _auto(ds: Dataset, data: Any, context: dict[str, Any], url: str | None) -> R
             inner = _find_list(ds, data[k])
             if inner is not None:
                 return Records(_scalars(data) | context, data[k][inner], _summary(data))
-        scalars = _scalars(data)
-        if set(scalars) - {"symbol", "name"} or nested:
+        if set(_scalars(data)) - {"symbol", "name"} or nested:
             # A single snapshot record rather than a list.
             return Records(dict(context), [data], _summary(data))
         raise _fail(ds, f"no records found in payload (keys: {', '.join(data) or 'none'})", url)

@@ -91,10 +91,9 @@ class Columns:
 
     def __getitem__(self, column: str) -> pd.Series:
         if column not in self._cache:
-            if self._typed is not None:
-                self._cache[column] = self._typed[column]
-            else:
-                self._cache[column] = self.frame[column]
+            self._cache[column] = (
+                self._typed[column] if self._typed is not None else self.frame[column]
+            )
         return self._cache[column]
 
     def values(self, column: str) -> Any:
@@ -263,9 +262,7 @@ def _vocabulary_rule(ds: Dataset, f: Field) -> Rule | None:
         dtype = df.dtypes[col]
         if isinstance(dtype, pd.CategoricalDtype):
             extra = set(dtype.categories) - allowed
-            if not extra:
-                return None
-            return _mask(df[col].isin(list(extra)))
+            return _mask(df[col].isin(list(extra))) if extra else None
         values = df[col]
         return _mask(values.notna() & ~values.isin(list(allowed)))
 
@@ -312,10 +309,6 @@ _FIELD_RULES: tuple[Callable[[Dataset, Field], Rule | None], ...] = (
 )
 
 
-def _field_rules(ds: Dataset, f: Field) -> list[Rule]:
-    return [rule for make in _FIELD_RULES if (rule := make(ds, f)) is not None]
-
-
 def _duplicate_rule(ds: Dataset) -> Rule | None:
     identity = ds.identity
     if not identity:
@@ -333,7 +326,7 @@ def _duplicate_rule(ds: Dataset) -> Rule | None:
 def rules(name: str) -> tuple[Rule, ...]:
     """Every rule of dataset ``name``, in column order, then the frame-level ones."""
     ds = REGISTRY[name]
-    out = [r for f in ds.all_fields for r in _field_rules(ds, f)]
+    out = [r for f in ds.all_fields for make in _FIELD_RULES if (r := make(ds, f)) is not None]
     for check_name in ds.checks:
         columns, doc, fn = _FRAME_RULES[check_name]
         out.append(Rule(check_name, columns, SEVERITY[check_name], fn, doc))
@@ -390,8 +383,7 @@ def check(df: pd.DataFrame | Typed, name: str, *, strict: bool = False) -> list[
         rows = rule.fails(view)
         if rows is None:
             continue
-        entry = _entry(rule, view.frame, rows)
-        (hard if rule.severity == "hard" or strict else soft).append(entry)
+        (hard if rule.severity == "hard" or strict else soft).append(_entry(rule, view.frame, rows))
     if hard:
         symbols = list(dict.fromkeys(s for e in hard for s in e["symbols"]))
         raise DataValidationError(
@@ -484,8 +476,7 @@ def get(name: str) -> pa.DataFrameSchema:
 
 def _passes(rule: Rule, df: pd.DataFrame) -> pd.Series:
     rows = rule.fails(Columns(df))
-    ok = np.ones(len(df), dtype=bool) if rows is None else ~rows
-    return pd.Series(ok, index=df.index)
+    return pd.Series(np.ones(len(df), dtype=bool) if rows is None else ~rows, index=df.index)
 
 
 def describe(name: str) -> list[dict[str, Any]]:

@@ -218,12 +218,9 @@ def _run(args: argparse.Namespace) -> int:
         warnings.showwarning = _one_line_warnings
         try:
             return int(args.func(args))
-        except InvalidParameterError as exc:
+        except (MdframesError, MissingExtra) as exc:  # bad input is a usage error (2)
             print(f"{PROG} {args.command}: error: {_clean(str(exc))}", file=sys.stderr)
-            return 2
-        except (MdframesError, MissingExtra) as exc:
-            print(f"{PROG} {args.command}: error: {_clean(str(exc))}", file=sys.stderr)
-            return 1
+            return 2 if isinstance(exc, InvalidParameterError) else 1
         except KeyboardInterrupt:
             print(f"{PROG}: interrupted", file=sys.stderr)
             return 130

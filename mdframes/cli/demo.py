@@ -95,31 +95,41 @@ def _load_all(
         file=sys.stderr,
         disable=None if progress is None else not progress,
     )
+
+    def one(ds: Dataset) -> pd.DataFrame:
+        return load(ds.name, client=client, **_arguments(ds, symbols, frames, client))
+
     for ds in bar:
         bar.set_postfix_str(ds.name)
-        started = time.perf_counter()
-        error = ""
-        try:
-            with warnings.catch_warnings():
-                # Skipped symbols are reported in the summary's error column instead.
-                warnings.simplefilter("ignore")
-                df = load(ds.name, client=client, **_arguments(ds, symbols, frames, client))
+        df = _step(rows, ds.name, one, ds)
+        if df is not None:
             frames[ds.name] = df
-            failed = df.attrs.get("failed")
-            if failed:
-                error = "skipped " + ", ".join(sorted(failed))
-        except MdframesError as exc:
-            df, error = pd.DataFrame(), str(exc)
-        rows.append(
-            {
-                "dataset": ds.name,
-                "rows": len(df),
-                "columns": df.shape[1],
-                "seconds": time.perf_counter() - started,
-                "error": error,
-            }
-        )
+            if df.attrs.get("failed"):
+                rows[-1]["error"] = "skipped " + ", ".join(sorted(df.attrs["failed"]))
     return frames, rows
+
+
+def _step(rows: list[dict[str, Any]], name: str, make: Any, arg: Any) -> pd.DataFrame | None:
+    """``make(arg)``, or None if it fails; its summary row appended to ``rows``."""
+    started = time.perf_counter()
+    out, error = None, ""
+    try:
+        with warnings.catch_warnings():
+            # Skipped symbols and failures are reported in the summary's error column instead.
+            warnings.simplefilter("ignore")
+            out = make(arg)
+    except MdframesError as exc:
+        error = str(exc)
+    rows.append(
+        {
+            "dataset": name,
+            "rows": 0 if out is None else len(out),
+            "columns": 0 if out is None else out.shape[1],
+            "seconds": time.perf_counter() - started,
+            "error": error,
+        }
+    )
+    return out
 
 
 def _apply_helpers(frames: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFrame], list[dict]]:
@@ -131,25 +141,8 @@ def _apply_helpers(frames: dict[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFr
     rows: list[dict[str, Any]] = []
 
     def step(name: str, make: Any, needs: str) -> None:
-        if needs not in frames:
-            return
-        started = time.perf_counter()
-        error = ""
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                derived[name] = out = make(frames[needs])
-        except MdframesError as exc:
-            out, error = pd.DataFrame(), str(exc)
-        rows.append(
-            {
-                "dataset": name,
-                "rows": len(out),
-                "columns": out.shape[1],
-                "seconds": time.perf_counter() - started,
-                "error": error,
-            }
-        )
+        if needs in frames and (out := _step(rows, name, make, frames[needs])) is not None:
+            derived[name] = out
 
     def groups(df: pd.DataFrame) -> pd.DataFrame:
         grouped = insider_groups(df).groupby(["symbol", "group"], observed=True)

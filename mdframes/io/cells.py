@@ -124,10 +124,6 @@ def neutralise(text: str) -> str:
     return text
 
 
-def _as_is(text: str) -> str:
-    return text
-
-
 def _number(value: float, text: Callable[[str], str] = neutralise) -> float | str | None:
     if math.isnan(value):
         return None
@@ -147,7 +143,7 @@ def spreadsheet_cell(value: Any, *, safe: bool = True) -> Any:
     >>> spreadsheet_cell(-0.4)
     -0.4
     """
-    text = neutralise if safe else _as_is
+    text = neutralise if safe else str
     if is_list_like(value):
         # Each item is neutralised (a ';'-splitting CSV reader must not meet "=..." either),
         # then the joined text, whose first item might be a bare number such as -1.
@@ -195,12 +191,11 @@ def _safe_column(s: pd.Series, safe: bool = True) -> list[Any]:
     if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
         return datetime_column(s)
     if pd.api.types.is_float_dtype(s.dtype):
-        text = neutralise if safe else _as_is
+        text = neutralise if safe else str
         return [None if pd.isna(v) else _number(float(v), text) for v in s.astype(object)]
     if pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
         present = s.notna().to_numpy()
-        values = s.astype(object).tolist()
-        return [v if ok else None for v, ok in zip(values, present, strict=True)]
+        return [v if ok else None for v, ok in zip(s.astype(object).tolist(), present, strict=True)]
     return [spreadsheet_cell(v, safe=safe) for v in s.astype(object)]
 
 

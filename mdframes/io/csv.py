@@ -63,8 +63,7 @@ def write_csv(df: pd.DataFrame, stream: IO[str], *, safe: bool = True) -> None:
     'a\\r\\n1\\r\\n2\\r\\n'
     """
     # CRLF rows (RFC 4180) also make the writer quote any field holding a bare CR or LF.
-    frame = spreadsheet_frame(df, safe=safe)
-    frame.to_csv(stream, index=False, lineterminator="\r\n")
+    spreadsheet_frame(df, safe=safe).to_csv(stream, index=False, lineterminator="\r\n")
 
 
 def _json_cell(value: Any) -> Any:

@@ -51,8 +51,7 @@ def _number_format(s: pd.Series, cells: list[Any]) -> str | None:
     if pd.api.types.is_float_dtype(s.dtype):
         return SCORE_FORMAT if _SCORES.search(name) else DECIMAL_FORMAT
     if isinstance(s.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(s.dtype):
-        times = any(isinstance(v, dt.datetime) for v in cells)
-        return TIMESTAMP_FORMAT if times else DATE_FORMAT
+        return TIMESTAMP_FORMAT if any(isinstance(v, dt.datetime) for v in cells) else DATE_FORMAT
     return None
 
 
@@ -283,11 +282,9 @@ def write_sheet(
     if n_cols:
         ws.auto_filter.ref = f"A1:{get_column_letter(n_cols)}{n_rows + 1}"
     bold = Font(bold=True)
-    header = []
-    for name in frame.columns:
-        cell = WriteOnlyCell(ws, value=name)
+    header = [WriteOnlyCell(ws, value=name) for name in frame.columns]
+    for cell in header:
         cell.font = bold
-        header.append(cell)
     ws.append(header)
     # One styled cell per formatted column, its value replaced row by row: a write-only sheet
     # writes each row as it is appended, and styling a fresh cell per value costs a third of

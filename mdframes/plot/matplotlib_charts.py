@@ -512,10 +512,7 @@ def _mpl_metrics(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: An
         raise InvalidParameterError(
             f"chart: {spec.title} draws {len(panels)} panels; leave ax= out", parameter="ax"
         )
-    if ax is None:
-        fig, axes = _stacked(len(panels), 1.5, 2.6)
-    else:
-        fig, axes = ax.figure, [ax]
+    fig, axes = _stacked(len(panels), 1.5, 2.6) if ax is None else (ax.figure, [ax])
     symbols = data.symbols(df)
     for panel, (column, rows) in zip(axes, panels.items(), strict=True):
         _symbol_lines(panel, symbols, rows, marker=".")
@@ -542,13 +539,11 @@ def _mpl_ranking(df: pd.DataFrame, spec: Chart, ax: Any, top: int, **options: An
     colours = ["#d73027" if v < 0 else "#4575b4" for v in rows["y"]]
     if data.ranking_dots(rows, spec):
         ax.grid(axis="y", color="#dddddd", linewidth=0.6)
-        dots = ax.scatter(rows["y"], positions, color=colours, s=30, zorder=3)
-        dots.set_gid("data:ranking")
+        ax.scatter(rows["y"], positions, color=colours, s=30, zorder=3).set_gid("data:ranking")
         if rows["y"].min() < 0 < rows["y"].max():
             ax.axvline(0.0, color="black", linewidth=0.5)
     else:
-        bars = ax.barh(positions, rows["y"], color=colours, height=0.7)
-        for bar in bars:
+        for bar in ax.barh(positions, rows["y"], color=colours, height=0.7):
             bar.set_gid("data:ranking")
         ax.axvline(0.0, color="black", linewidth=0.5)
     ax.set_yticks(positions, labels=list(rows["symbol"]))

@@ -61,8 +61,7 @@ def _text(value: Any) -> str:
     if isinstance(value, pd.Timestamp):
         if value is pd.NaT:
             return "–"
-        has_time = value.hour or value.minute
-        return value.strftime("%Y-%m-%d %H:%M" if has_time else "%Y-%m-%d")
+        return value.strftime("%Y-%m-%d %H:%M" if (value.hour or value.minute) else "%Y-%m-%d")
     if isinstance(value, (float, np.floating)):
         return f"{value:,.2f}"
     if isinstance(value, (int, np.integer)):
@@ -450,8 +449,7 @@ def _events(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
 
 def _metrics(df: pd.DataFrame, spec: Chart, **_: Any) -> Any:
     panels = data.metrics(df, spec)
-    titles = tuple(c.replace("_", " ") for c in panels)
-    fig = _figure(len(panels), titles)
+    fig = _figure(len(panels), tuple(c.replace("_", " ") for c in panels))
     for r, (column, rows) in enumerate(panels.items(), start=1):
         label = column.replace("_", " ")
         _symbol_lines(fig, data.symbols(df), rows, (), label, row=r, showlegend=r == 1)

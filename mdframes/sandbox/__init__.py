@@ -60,12 +60,6 @@ __all__ = [
 SANDBOX_KEY = "sandbox-key"  # the sandbox's own well-known key; not a secret
 
 
-def _client_keywords() -> set[str]:
-    from ..client import Client
-
-    return set(inspect.signature(Client.__init__).parameters) - {"self", "base_url"}
-
-
 def clock_of(server: Sandbox) -> Callable[[], dt.datetime]:
     """A client clock for ``server``: its day at the current UTC time of day, so that what a
     client stamps (the lake's knowledge times) lines up with the simulated world's days.
@@ -75,8 +69,7 @@ def clock_of(server: Sandbox) -> Callable[[], dt.datetime]:
     """
 
     def clock() -> dt.datetime:
-        now = dt.datetime.now(dt.timezone.utc)
-        return dt.datetime.combine(server.today, now.timetz())
+        return dt.datetime.combine(server.today, dt.datetime.now(dt.timezone.utc).timetz())
 
     return clock
 
@@ -86,7 +79,7 @@ def _open(options: dict[str, Any]) -> tuple[Sandbox, Client]:
     ``client.sandbox`` is the server (for moving the day or injecting faults)."""
     from ..client import Client
 
-    client_names = _client_keywords()
+    client_names = set(inspect.signature(Client.__init__).parameters) - {"self", "base_url"}
     client_kw = {k: v for k, v in options.items() if k in client_names}
     server_kw = {k: v for k, v in options.items() if k not in client_names}
     client_kw.setdefault("api_key", SANDBOX_KEY)

@@ -11,6 +11,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
+from .synth import EPOCH
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..registry import Dataset
 
@@ -101,5 +103,8 @@ class Ctx:
     def part(self, name: str) -> str:
         return dict(self.parts)[name]
 
-    def count_for(self, symbol: str) -> int | None:
-        return dict(self.counts).get(symbol)
+    def history_args(self, symbol: str) -> tuple[str, dt.date, int | None, dt.date]:
+        """``symbol``'s (symbol, today, count, anchor): a history function's arguments."""
+        count = dict(self.counts).get(symbol)
+        # The anchor only matters to sized fixtures: one memo entry per day for everything else.
+        return symbol, self.today, count, self.anchor if count is not None else EPOCH

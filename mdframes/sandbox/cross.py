@@ -17,7 +17,7 @@ from ..registry import MARKETS, REGISTRY
 from .context import Ctx
 from .filings import BRACKETS, REGISTRANTS, members
 from .listings import REGIONS, select, universe
-from .per_symbol import INSTITUTIONS, RATING_LADDER, forecast, news_entry
+from .per_symbol import ACTIONS, INSTITUTIONS, RATING_LADDER, forecast, news_entry
 from .synth import person, profile, put_call_on, rng, sentiment_seen, unit
 from .world import materialise
 
@@ -114,9 +114,7 @@ def _analyst(symbol: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
     day = _DATE_OF["analyst-ratings"](p.seed, today)
     r = rng("screener-analyst", symbol, day)
-    action = r.choices(
-        ("Reiterated", "Resumed", "Upgrade", "Downgrade", "Initiated"), (50, 5, 15, 12, 10)
-    )[0]
+    action = r.choices(ACTIONS, (50, 5, 15, 12, 10))[0]
     before, after = r.sample(RATING_LADDER, 2)
     if action in ("Upgrade", "Downgrade"):
         low, high = sorted((before, after), key=RATING_LADDER.index)
@@ -135,8 +133,7 @@ def _analyst(symbol: str, today: dt.date) -> dict[str, Any]:
 
 def _news(symbol: str, today: dt.date) -> dict[str, Any]:
     p = profile(symbol)
-    day = _DATE_OF["news"](p.seed, today)
-    return news_entry(rng("screener-news", symbol), p, day, 0)
+    return news_entry(rng("screener-news", symbol), p, _DATE_OF["news"](p.seed, today), 0)
 
 
 def _put_call(symbol: str, today: dt.date) -> dict[str, Any]:

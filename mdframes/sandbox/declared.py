@@ -20,7 +20,7 @@ from .context import Ctx
 from .cross import DEFAULT_CROSS_LIMIT
 from .filings import newest_first
 from .listings import select, universe
-from .synth import EPOCH, Profile, events, profile, seed_of
+from .synth import Profile, events, profile, seed_of
 from .world import window
 
 __all__ = ["build", "window_field", "synth_value"]
@@ -38,8 +38,7 @@ def window_field(ds: Dataset) -> str | None:
 
 def _bounds(f: Field, width: float) -> tuple[float, float]:
     lo = f.ge if f.ge is not None else (f.le - width if f.le is not None else 0.0)
-    hi = f.le if f.le is not None else lo + width
-    return lo, hi
+    return lo, (f.le if f.le is not None else lo + width)
 
 
 def synth_value(f: Field, r: random.Random, day: dt.date, p: Profile, key: str) -> Any:
@@ -125,8 +124,7 @@ def _per_symbol(ctx: Ctx) -> Any:
     ds = ctx.ds
     parts = dict(ctx.parts)
     symbol = parts.get("symbol") or parts["ticker"]
-    count = ctx.count_for(symbol)
-    records = history(ds, symbol, ctx.today, count, ctx.anchor if count is not None else EPOCH)
+    records = history(ds, *ctx.history_args(symbol))
     wf = window_field(ds)
     if wf is not None:
         kept = window(ctx, records, wf)

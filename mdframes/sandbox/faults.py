@@ -312,8 +312,7 @@ def _send(
     half = body[: max(1, len(body) // 2)]
     json_type = {"Content-Type": "application/json"}
     if kind is None:
-        sock.sendall(_head(status, {**headers, "Content-Length": str(len(body))}) + body)
-        return True
+        return _framed(sock, status, headers, body)
     if kind == "reset_mid":
         sock.sendall(_head(status, {**headers, "Content-Length": str(len(body))}) + half)
         _reset(sock)
@@ -332,33 +331,32 @@ def _send(
         sock.shutdown(socket.SHUT_RDWR)  # the body ends where the connection does
         return False
     if kind == "cut_200":  # well framed, Content-Length met, the JSON cut short
-        sock.sendall(_head(200, {**headers, "Content-Length": str(len(half))}) + half)
-        return True
+        return _framed(sock, 200, headers, half)
     if kind == "wrong_shape":  # complete JSON, not the envelope: the server's answer
-        wrong = json.dumps({"rows": []}).encode()
-        sock.sendall(_head(200, {**headers, "Content-Length": str(len(wrong))}) + wrong)
-        return True
+        return _framed(sock, 200, headers, json.dumps({"rows": []}).encode())
     if kind == "status_503":
-        error = _error(503, "SERVICE_UNAVAILABLE", "injected")
-        fault = {**json_type, "Content-Length": str(len(error))}
-    elif kind == "html_502":
-        error = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
-        fault = {"Content-Type": "text/html", "Content-Length": str(len(error))}
-    elif kind == "status_404":
-        error = _error(404, "NOT_FOUND", f"no such symbol in {target.split('?')[0]}")
-        fault = {**json_type, "Content-Length": str(len(error))}
-    elif kind in ("429", "429_long"):
-        ahead = 0.3 if kind == "429" else 60.0
-        reset = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=ahead)
-        error = _error(429, "RATE_LIMIT_EXCEEDED", "slow down")
-        fault = {
-            **json_type,
-            "Content-Length": str(len(error)),
-            "X-RateLimit-Remaining": "0",
-            "X-RateLimit-Reset": reset.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        }
-    else:
+        return _framed(sock, 503, json_type, _error(503, "SERVICE_UNAVAILABLE", "injected"))
+    if kind == "html_502":
+        html = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+        return _framed(sock, 502, {"Content-Type": "text/html"}, html)
+    if kind == "status_404":
+        message = f"no such symbol in {target.split('?')[0]}"
+        return _framed(sock, 404, json_type, _error(404, "NOT_FOUND", message))
+    if kind not in ("429", "429_long"):
         raise AssertionError(f"unknown fault {kind}")
-    code = {"status_503": 503, "html_502": 502, "status_404": 404}.get(kind, 429)
-    sock.sendall(_head(code, fault) + error)
+    reset = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=0.3 if kind == "429" else 60.0)
+    rate = {
+        "X-RateLimit-Remaining": "0",
+        "X-RateLimit-Reset": reset.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+    }
+    return _framed(sock, 429, json_type, _error(429, "RATE_LIMIT_EXCEEDED", "slow down"), rate)
+
+
+def _framed(
+    sock: socket.socket, status: int, headers: dict, body: bytes, extra: dict | None = None
+) -> bool:
+    """Send ``body`` whole, its Content-Length after ``headers`` (then ``extra``)."""
+    sock.sendall(
+        _head(status, {**headers, "Content-Length": str(len(body)), **(extra or {})}) + body
+    )
     return True

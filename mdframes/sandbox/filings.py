@@ -24,7 +24,6 @@ from ..registry import (
 )
 from .context import Ctx, HttpError
 from .synth import (
-    EPOCH,
     Event,
     business_days_after,
     events,
@@ -357,10 +356,7 @@ def congress(ctx: Ctx) -> dict[str, Any]:
     chamber, symbol = ctx.part("chamber"), ctx.part("symbol")
     if chamber not in CHAMBERS:
         raise HttpError(404, f"unknown chamber {chamber!r}; use house or senate")
-    count = ctx.count_for(symbol)
-    anchor = ctx.anchor if count is not None else EPOCH
-    history = congress_history(chamber, symbol, ctx.today, count, anchor)
-    trades = window(ctx, history)
+    trades = window(ctx, congress_history(chamber, *ctx.history_args(symbol)))
     if "congress" in ctx.legacy:
         trades = [
             {

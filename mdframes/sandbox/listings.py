@@ -72,11 +72,7 @@ def _letters(i: int, width: int, salt: int) -> str:
     # 7919 is coprime to 26, so i -> 7919 * i + salt is a bijection mod 26**width:
     # scattered-looking codes, unique within a market.
     n = (i * 7_919 + salt) % 26**width
-    out = []
-    for _ in range(width):
-        n, d = divmod(n, 26)
-        out.append(_ALPHA[d])
-    return "".join(out)
+    return "".join(_ALPHA[n // 26**k % 26] for k in range(width))  # its base-26 digits
 
 
 # Market -> the name of its i-th synthetic member (each market its own alphabet and suffix).
@@ -101,8 +97,7 @@ def _foreign_member(market: str) -> Callable[[int], str]:
 
 def _member_symbols(market: str, n: int) -> list[str]:
     if market == "Foreign Exchange":
-        pairs = [f"{a}{b}=X" for a in _CURRENCIES for b in _CURRENCIES if a != b]
-        return pairs[:n]
+        return [f"{a}{b}=X" for a in _CURRENCIES for b in _CURRENCIES if a != b][:n]
     name = _MEMBER_NAME.get(market) or _foreign_member(market)
     return [name(i) for i in range(n)]
 
@@ -188,11 +183,7 @@ def _spans() -> dict[str, tuple[dt.date | None, dt.date | None]]:
     spans: dict[str, tuple[dt.date | None, dt.date | None]] = {}
     for c in _schedule():
         listed, delisted = spans.get(c.symbol, (None, None))
-        if c.event == "listed":
-            listed = c.date
-        else:
-            delisted = c.date
-        spans[c.symbol] = (listed, delisted)
+        spans[c.symbol] = (c.date, delisted) if c.event == "listed" else (listed, c.date)
     return spans
 
 
@@ -223,8 +214,7 @@ def is_served(symbol: str, today: dt.date) -> bool:
 def served_symbols(today: dt.date) -> frozenset[str]:
     """Every symbol the per-symbol endpoints answer on ``today``: the universe as listed
     then, plus the delisted symbols (their history stays)."""
-    ever = set(_base()) | set(_spans())
-    return frozenset(s for s in ever if is_served(s, today))
+    return frozenset(s for s in set(_base()) | set(_spans()) if is_served(s, today))
 
 
 def _active(symbol: str, today: dt.date) -> bool:
@@ -263,5 +253,4 @@ def universe_symbols(today: DateLike | None = None) -> tuple[str, ...]:
     True
     """
     rows = universe()
-    day = DEFAULT_TODAY if today is None else as_day(today)
-    return tuple(rows[i][0] for i in select(day))
+    return tuple(rows[i][0] for i in select(DEFAULT_TODAY if today is None else as_day(today)))

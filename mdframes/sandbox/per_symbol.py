@@ -194,18 +194,12 @@ def put_call_history(symbol: str, today: dt.date, count: int | None, anchor: dt.
     return tuple(put_call_on(p, d) for d in _days(today, count, anchor, weekdays=True))
 
 
-def _history_args(ctx: Ctx, symbol: str) -> tuple[str, dt.date, int | None, dt.date]:
-    count = ctx.count_for(symbol)
-    # The anchor only matters to sized fixtures: one memo entry per day for everything else.
-    return symbol, ctx.today, count, ctx.anchor if count is not None else EPOCH
-
-
 def _series(history: History) -> Callable[[Ctx], dict]:
     """A builder: header plus the windowed history under the registry's record key."""
 
     def build(ctx: Ctx) -> dict[str, Any]:
         symbol = ctx.part("symbol")
-        records = history(*_history_args(ctx, symbol))
+        records = history(*ctx.history_args(symbol))
         return {**_head(profile(symbol)), ctx.ds.records or "data": window(ctx, records)}
 
     return build
@@ -507,21 +501,19 @@ def app_views(records: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
         }
         for d, b in by_date.items()
     ]
-    ordered = sorted(apps.values(), key=lambda a: -a["observations"][0]["ratingsCount"])
-    return data, ordered
+    return data, sorted(apps.values(), key=lambda a: -a["observations"][0]["ratingsCount"])
 
 
 def _app_ratings(ctx: Ctx) -> dict[str, Any]:
     symbol = ctx.part("symbol")
     p = profile(symbol)
-    records = app_records(*_history_args(ctx, symbol))
+    records = app_records(*ctx.history_args(symbol))
     start, end = ctx.start, ctx.end
     if start is None and end is None and ctx.limit is None:  # the most recent week
         start = ctx.today - dt.timedelta(days=6)
     if "app_ratings" in ctx.legacy:
         return _app_ratings_legacy(ctx, p, records, start, end)
-    kept = window(replace(ctx, start=start, end=end), records, "date")
-    data, apps = app_views(kept)
+    data, apps = app_views(window(replace(ctx, start=start, end=end), records, "date"))
     return {**_head(p), "cik": p.cik, "data": data, "apps": apps}
 
 

@@ -221,8 +221,7 @@ class Sandbox:
         return f"http://127.0.0.1:{self.port}"
 
     def __repr__(self) -> str:
-        state = "running" if self._server is not None else "stopped"
-        return f"Sandbox(url={self.url!r}, {state})"
+        return f"Sandbox(url={self.url!r}, {'running' if self._server is not None else 'stopped'})"
 
     # -- log and faults ----------------------------------------------------------------------
     def count(self, path_prefix: str | None = None) -> int:
@@ -401,12 +400,9 @@ class Sandbox:
         fault = self._faults.take(unquote(raw_path), raw_path) if faults else None
         if fault is not None and fault != "remaining0":
             return self._fault(fault, version, target, key or "", headers)
-        if key is None or key not in self.api_keys + self.forbidden_keys:
+        if key is None or key in self.forbidden_keys or key not in self.api_keys:
             _, rate = self._spend(key or "", consume=False)
-            return self._error(version, 401, **rate)
-        if key in self.forbidden_keys:
-            _, rate = self._spend(key, consume=False)
-            return self._error(version, 403, **rate)
+            return self._error(version, 403 if key in self.forbidden_keys else 401, **rate)
         allowed, rate = self._spend(key, consume=True)
         if not allowed:
             return self._error(version, 429, **rate)
@@ -419,8 +415,7 @@ class Sandbox:
             return self._error(version, 404, f"no endpoint at {unquote(raw_path)}", **rate)
         route, parts = found
         try:
-            ctx = self._ctx(route, parts, query)
-            body = render(route, ctx)
+            body = render(route, self._ctx(route, parts, query))
         except HttpError as exc:
             return self._error(version, exc.status, exc.message, **rate)
         return Outcome(200, body, headers=rate)

@@ -17,7 +17,7 @@ from .context import Ctx
 from .filings import congress_history, filed_amount, insider_history
 from .listings import select, universe
 from .per_symbol import analyst_history, app_records, app_views, forecast, sentiment_history
-from .synth import EPOCH, profile, sentiment_seen
+from .synth import profile, sentiment_seen
 from .world import window
 
 __all__ = ["V1_BUILDERS"]
@@ -27,11 +27,6 @@ def _between(ctx: Ctx, records: Any) -> list[dict[str, Any]]:
     """The records v2 would send on the same day in ``dateFrom``..``dateTo`` (v1 shows no
     live-service quirks)."""
     return window(replace(ctx, quirks=frozenset()), records, "date")
-
-
-def _args(ctx: Ctx, ticker: str) -> tuple[str, dt.date, int | None, dt.date]:
-    count = ctx.count_for(ticker)
-    return ticker, ctx.today, count, ctx.anchor if count is not None else EPOCH
 
 
 def _who(ctx: Ctx) -> tuple[str, dict[str, str]]:
@@ -101,20 +96,20 @@ def _ticker_forecast(ctx: Ctx) -> Any:
         "prediction": _prediction(ticker, type, ctx.today, with_dates=True),
     }
     if type == "daily":
-        week = _between(ctx, sentiment_history(*_args(ctx, ticker)))[:7]
+        week = _between(ctx, sentiment_history(*ctx.history_args(ticker)))[:7]
         body["sentimentAnalysis"] = {r["date"]: str(r["score"]) for r in week}
     return body
 
 
 def _sentiments(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
-    records = _between(ctx, sentiment_history(*_args(ctx, ticker)))
+    records = _between(ctx, sentiment_history(*ctx.history_args(ticker)))
     return {**head, "sentimentAnalysis": {r["date"]: str(r["score"]) for r in records}}
 
 
 def _app_ratings(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
-    data, _ = app_views(_between(ctx, app_records(*_args(ctx, ticker))))
+    data, _ = app_views(_between(ctx, app_records(*ctx.history_args(ticker))))
     rows = []
     for entry in data:
         ios, android = entry["ios"] or {}, entry["android"] or {}
@@ -134,7 +129,7 @@ def _app_ratings(ctx: Ctx) -> Any:
 def _analyst_ratings(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
     rows = []
-    for i, r in enumerate(_between(ctx, analyst_history(*_args(ctx, ticker)))):
+    for i, r in enumerate(_between(ctx, analyst_history(*ctx.history_args(ticker)))):
         target = r["targetPrice"] or ""
         if target and i % 3 == 0:  # v1 often shows the move between two targets
             old = float(target.lstrip("$").replace(",", "")) * 0.92
@@ -153,7 +148,7 @@ def _analyst_ratings(ctx: Ctx) -> Any:
 
 def _house_trades(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
-    trades = _between(ctx, congress_history("house", *_args(ctx, ticker)))
+    trades = _between(ctx, congress_history("house", *ctx.history_args(ticker)))
     rows = [
         {
             "date": t["date"],
@@ -169,7 +164,7 @@ def _house_trades(ctx: Ctx) -> Any:
 def _insider_transactions(ctx: Ctx) -> Any:
     ticker, head = _who(ctx)
     rows = []
-    for i, t in enumerate(_between(ctx, insider_history(*_args(ctx, ticker)))):
+    for i, t in enumerate(_between(ctx, insider_history(*ctx.history_args(ticker)))):
         day = dt.date.fromisoformat(t["date"])
         rows.append(
             {

@@ -93,11 +93,6 @@ def quirk_set(value: bool | Iterable[str] | None) -> frozenset[str]:
     return names
 
 
-def _bare_list_datasets() -> tuple[str, ...]:
-    # Where the official client's fixtures send ``data`` as a bare list (fidelity issue).
-    return ("markets",) + tuple(n for n, d in REGISTRY.items() if d.scope in ("screener", "recent"))
-
-
 def bare_list_set(value: bool | Iterable[str] | None) -> frozenset[str]:
     """``True``: markets, every screener and recent endpoint; or registry names, or the
     families ``"screener"`` and ``"recent"``.
@@ -108,7 +103,9 @@ def bare_list_set(value: bool | Iterable[str] | None) -> frozenset[str]:
     if value is None or value is False:
         return frozenset()
     if value is True:
-        return frozenset(_bare_list_datasets())
+        # Where the official client's fixtures send ``data`` as a bare list (fidelity issue).
+        crossed = (n for n, d in REGISTRY.items() if d.scope in ("screener", "recent"))
+        return frozenset(("markets", *crossed))
     if isinstance(value, str):
         value = [value]
     names: set[str] = set()

@@ -567,8 +567,7 @@ class Events:
         """Which of ``rows`` (of ``frame``; ``codes``: their symbols' positions) carry a
         value of a ``latest`` feature their symbol lacks (``lacking``: per feature, per
         symbol)."""
-        reads = _reads(frame, latest)
-        part = take_rows(frame, rows, reads)
+        part = take_rows(frame, rows, _reads(frame, latest))
         part.attrs = {**frame.attrs, "dataset": self.dataset}
         keep = np.zeros(len(rows), dtype=bool)
         for feature, missing in zip(latest, lacking, strict=True):

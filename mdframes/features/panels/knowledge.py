@@ -80,8 +80,7 @@ def record_ids(frame: pd.DataFrame, key: list[str]) -> np.ndarray:
 
 def next_fetched(frame: pd.DataFrame, key: list[str]) -> pd.Series:
     """Per row: when its record's next version was fetched (NaT for the latest version)."""
-    fetched = _fetched_ns(frame)
-    following = _following(frame, key, fetched, _batches(frame))
+    following = _following(frame, key, _fetched_ns(frame), _batches(frame))
     following[following == NEVER] = np.iinfo(np.int64).min  # NaT
     return pd.Series(pd.to_datetime(following.view("datetime64[ns]"), utc=True), index=frame.index)
 

@@ -249,8 +249,7 @@ def read_panel(path: str | os.PathLike[str]) -> pd.DataFrame:
     fs, base = filesystem(target)
     folder = _Finished(text, fs, base.rstrip("/"))
     meta = folder.marker()
-    tables = [folder.part(part, meta["parts"]) for part in meta["parts"]]
-    return folder.panel(meta, tables)
+    return folder.panel(meta, [folder.part(part, meta["parts"]) for part in meta["parts"]])
 
 
 _CHANGED: Final = "the folder was changed after write_panel finished; write the panel again"

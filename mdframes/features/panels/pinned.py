@@ -90,8 +90,7 @@ def reads_published(lake: Any) -> bool:
     stand-in reads by its time column)."""
     from ...lake import Lake
 
-    inner = lake.lake if isinstance(lake, LakeAt) else lake
-    return isinstance(inner, Lake)
+    return isinstance(lake.lake if isinstance(lake, LakeAt) else lake, Lake)
 
 
 class LakeAt:

@@ -208,8 +208,7 @@ def write_chunk(target: str, name: str, request: PanelRequest) -> ChunkResult:
     """One chunk of :func:`run_chunk`, written to ``target/name`` (Parquet) where it was
     computed; returns its result without the rows."""
     with sharing(request.share), reused_heap():
-        result = compute(request, request.symbols)
-        return _write(target, name, result)
+        return _write(target, name, compute(request, request.symbols))
 
 
 class _Tasks:
