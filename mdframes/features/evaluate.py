@@ -16,14 +16,14 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from .. import _deps
 from ..errors import DataQualityWarning, InvalidParameterError, warn
 from ..params import whole_number
 from .panels.build import panel
-from .panels.sources import LakeSource
+from .panels.sources import LakeSource, resolve_source
 from .panels.spec import check_offset
-from .proof.audit import _open_source
 from .training.labels import ForwardReturn, price_spans, source_prices
-from .training.replay import features_of
+from .training.replay import features_of, pinned
 from .training.trainset import TrainingSet
 
 __all__ = ["evaluate", "Evaluation", "write_report"]
@@ -35,7 +35,7 @@ SUMMARY_COLUMNS = ["feature", "rows", "coverage", "ic_mean", "ic_std", "ic_ir", 
 MIN_PAIRS, FEW_DATES = 5, 20
 
 
-@dataclass
+@dataclass(repr=False)
 class Evaluation:
     """What :func:`evaluate` found; ``summary.attrs`` accounts for the rows and dates.
 
@@ -67,7 +67,7 @@ class Evaluation:
         """IC over time with its 21-date rolling mean, the quantiles' mean returns and the
         decay of ``feature``: a plotly Figure, or a matplotlib Figure (``backend="matplotlib"``).
 
-        >>> ev.plot("sentiment_mean_7d").write_html("ic.html")
+        >>> md.features.evaluate(ts).plot("insider_net_value_90d").write_html("ic.html")
         """
         if feature not in self.ic.columns or backend not in ("plotly", "matplotlib"):
             raise InvalidParameterError(
@@ -81,6 +81,9 @@ class Evaluation:
         titles = ("rank IC per date", "mean return by quantile (demeaned per date)",
                   "IC mean by label horizon")  # fmt: skip
         return (_plotly if backend == "plotly" else _matplotlib)(feature, titles, *parts)
+
+    def __repr__(self) -> str:
+        return f"<Evaluation of {len(self.summary)} features>\n{self.summary.round(4)}"
 
     def _repr_html_(self) -> str:
         from .. import _html
@@ -106,7 +109,8 @@ def evaluate(
     Rows: the labelled rows (y not NA) where the feature is not NA. Per date, the IC is the
     Spearman correlation across symbols (alphalens' ``factor_information_coefficient``);
     quantiles by ``pandas.qcut`` of the date's values (alphalens' ``quantize_factor``);
-    ``mean_return`` the mean of y demeaned per date. ``ic_t_nw`` uses a Newey-West
+    ``mean_return`` the mean over dates of the quantile's mean y demeaned by the date's mean
+    (alphalens' ``mean_return_by_quantile(demeaned=True)``), ``count`` its rows. ``ic_t_nw`` uses a Newey-West
     (Bartlett) variance of lag ``horizon - 1`` over the dates with an IC; ``turnover`` is the
     mean share of the top and bottom quantiles' symbols that were not in them the date
     before; ``autocorr`` the mean correlation of a date's ranks with the date before's.
@@ -134,13 +138,16 @@ def evaluate(
     Examples
     --------
     >>> ev = md.features.evaluate(ts, source=lake)
-    >>> ev.summary[["feature", "ic_mean", "ic_t_nw"]]  # doctest: +SKIP
+    >>> ev.summary[["feature", "rows", "coverage"]]  # two symbols: too few for a rank IC
+                     feature  rows  coverage
+    0  insider_net_value_90d   254       1.0
+    1   congress_net_buy_90d   254       1.0
     """
     if not isinstance(ts, TrainingSet):
         raise InvalidParameterError("evaluate takes a TrainingSet", parameter="ts")
     q = whole_number(quantiles, "quantiles", least=2)
     wanted = sorted({whole_number(h, "horizons", least=1) for h in horizons})
-    read = _open_source(ts, source)
+    read = _source(ts, source)
     index = cast(pd.MultiIndex, ts.X.index).remove_unused_levels()
     dates, symbols = index.levels[0], list(index.levels[1])
     if not dates.is_monotonic_increasing:
@@ -185,17 +192,24 @@ def evaluate(
     return Evaluation(summary, ic_frame, quantile_returns, decay_frame.astype(float), revisions)
 
 
+def _source(ts: TrainingSet, source: Any) -> Any:
+    """The source given, else the set's lake when ``info`` names a local folder (not the
+    service, frames or a URL); a lake read at the versions the set recorded."""
+    if source is None:
+        root = str(ts.info.get("source") or "")
+        if not root or not Path(root).is_dir():
+            return None
+        from ..lake import Lake
+
+        source = Lake(root)
+    return resolve_source(pinned(source, ts.info), None, None)[0]
+
+
 def _matrix(column: pd.Series, grid: tuple[Any, Any, tuple[int, int]]) -> np.ndarray:
     """A column of the (date, symbol) rows as a date x symbol float array (NaN: NA or no row)."""
     date_codes, symbol_codes, shape = grid
-    try:
-        values = column.to_numpy(dtype="float64", na_value=np.nan)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(
-            f"feature {column.name!r} is not numeric ({column.dtype})", parameter="ts"
-        ) from None
     out = np.full(shape, np.nan)
-    out[date_codes, symbol_codes] = values
+    out[date_codes, symbol_codes] = column.to_numpy(dtype="float64", na_value=np.nan)
     return out
 
 
@@ -238,10 +252,6 @@ def _ic_ranks(f: np.ndarray, y: np.ndarray, ry: Any = None) -> tuple[np.ndarray,
     if ry is None or not np.array_equal(used, ~np.isnan(y)):
         ry = _ranks(np.where(used, y, np.nan))[0]
     return _row_corr(rf, ry), rf, ordered
-
-
-def _ic_mean(f: np.ndarray, y: np.ndarray | None) -> float:
-    return _nanmean(_ic_ranks(f, y)[0]) if y is not None else np.nan
 
 
 def _quantile_of(f: np.ndarray, ordered: np.ndarray, q: int) -> np.ndarray:
@@ -294,16 +304,18 @@ def _one(
 def _ic_stats(x: np.ndarray, lag: int) -> dict[str, float]:
     """Mean, std (ddof 1), IR, t, Newey-West t (Bartlett weights, ``lag``) and hit rate."""
     n = len(x)
-    mean = x.mean() if n else np.nan
+    if not n:
+        return dict.fromkeys(["ic_mean", "ic_std", "ic_ir", "ic_t", "ic_t_nw", "ic_hit"], np.nan)
+    mean = x.mean()
     std = x.std(ddof=1) if n > 1 else np.nan
     d = x - mean
-    var = d @ d / n if n else np.nan
+    var = d @ d / n
     for k in range(1, min(lag, n - 1) + 1):
         var += 2 * (1 - k / (lag + 1)) * (d[k:] @ d[:-k]) / n
     with np.errstate(invalid="ignore", divide="ignore"):
         return {"ic_mean": mean, "ic_std": std, "ic_ir": mean / std,
                 "ic_t": mean / (std / np.sqrt(n)), "ic_t_nw": mean / np.sqrt(var / n),
-                "ic_hit": (x > 0).mean() if n else np.nan}  # fmt: skip
+                "ic_hit": (x > 0).mean()}  # fmt: skip
 
 
 def _turnover(member: np.ndarray) -> float:
@@ -315,6 +327,10 @@ def _turnover(member: np.ndarray) -> float:
 
 def _nanmean(x: np.ndarray) -> float:
     return float(np.nanmean(x)) if (~np.isnan(x)).any() else np.nan
+
+
+def _ic_mean(f: np.ndarray, y: np.ndarray | None) -> float:
+    return _nanmean(_ic_ranks(f, y)[0]) if y is not None else np.nan
 
 
 def _labels(
@@ -356,18 +372,17 @@ def _revisions(
 
 
 def _plotly(feature: str, titles: tuple[str, ...], ic: Any, rolling: Any, q: Any, d: Any) -> Any:
+    go = _deps.require("plotly.graph_objects", "plot", "interactive charts")
     from plotly.subplots import make_subplots
 
-    from ..plot import plotly_charts
-
-    go = plotly_charts._go()
     fig = make_subplots(rows=3, cols=1, subplot_titles=titles, vertical_spacing=0.1)
     fig.add_trace(go.Bar(x=ic.index, y=ic, name="IC", marker_color="#9ecae1"), 1, 1)
     fig.add_trace(go.Scatter(x=rolling.index, y=rolling, name="21-date mean"), 1, 1)
     fig.add_trace(go.Bar(x=q["quantile"], y=q["mean_return"], name="mean return"), 2, 1)
     fig.add_trace(go.Scatter(x=d.index, y=d, mode="lines+markers", name="IC mean"), 3, 1)
     fig.update_xaxes(title_text="horizon (periods)", row=3, col=1)
-    return plotly_charts._finish(fig, f"Is {feature} worth a model?", rows=3, time=False)
+    fig.update_layout(title=f"Is {feature} worth a model?", template="plotly_white", height=900)
+    return fig
 
 
 def _matplotlib(
