@@ -326,8 +326,6 @@ def run_audit(args: argparse.Namespace) -> int:
 def register_evaluate(subcommands: Any) -> None:
     """Add the ``evaluate`` command (CONTRACT §16).
 
-    Examples
-    --------
     >>> from mdframes.cli import build_parser
     >>> build_parser().parse_args(["evaluate", "t.parquet", "--out", "r.html"]).out
     'r.html'
@@ -338,14 +336,10 @@ def register_evaluate(subcommands: Any) -> None:
         subcommands,
         "evaluate",
         help="is a feature worth a model: rank IC, quantile returns, decay, revisions",
-        description=textwrap.fill(
-            "Evaluate the features of a training set written by `mdframes training-set`: "
-            "per-date rank IC against the label and its statistics, quantile mean returns, "
-            "decay over label horizons and, with the set's lake, the IC that revised data "
-            "would have claimed. Prints the summary; --out writes an HTML report.",
-            width=90,
-        ),
-        epilog="examples:\n  mdframes evaluate train.parquet --lake ./lake --out report.html\n",
+        description="Evaluate the features of a training set written by `mdframes "
+        "training-set` (md.features.evaluate): print the summary and, with --out, write an "
+        "HTML report.",
+        epilog="example:\n  mdframes evaluate train.parquet --lake ./lake --out report.html\n",
         run=run_evaluate,
     )
     p.add_argument("file", metavar="TRAINING_SET_FILE", help="the set's Parquet file")
@@ -373,9 +367,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
         source = Lake(args.lake)
     ev = evaluate(read_training_set(args.file), source=source)
-    print(ev.summary.round(4).to_string(index=False))
-    if ev.revisions is not None:
-        print(ev.revisions.round(4).to_string(index=False))
+    for frame in (ev.summary, ev.revisions):
+        if frame is not None:
+            print(frame.round(4).to_string(index=False))
     if args.out is not None:
         print(f"wrote {write_report(ev, args.out, f'Feature evaluation of {args.file}')}")
     return 0

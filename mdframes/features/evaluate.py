@@ -42,17 +42,14 @@ class Evaluation:
     Attributes
     ----------
     summary : DataFrame
-        One row per feature: ``feature, rows, coverage, ic_mean, ic_std, ic_ir, ic_t,
-        ic_t_nw, ic_hit, q_spread, turnover, autocorr``. ``attrs``: ``labelled_rows`` (y not
-        NA), ``na_rows`` (per feature, labelled rows where it is NA), ``ic_dates`` and
-        ``dates_without_ic`` (per feature), ``horizon`` (of the set's label).
+        ``feature, rows, coverage, ic_mean, ic_std, ic_ir, ic_t, ic_t_nw, ic_hit, q_spread,
+        turnover, autocorr``; ``attrs``: ``labelled_rows``, ``na_rows``, ``ic_dates`` and
+        ``dates_without_ic`` (per feature), ``horizon`` (the label's).
     ic : DataFrame
-        Date x feature, the per-date Spearman rank IC (NA: fewer than 5 pairs or a constant side).
-    quantile_returns : DataFrame
-        ``feature, quantile, mean_return, count``.
-    decay : DataFrame
-        Feature x horizon: the IC mean against forward returns of that horizon (NA where the
-        labels could not be rebuilt: no lake or frames to read prices from).
+        Date x feature, the Spearman rank IC (NA: fewer than 5 pairs or a constant side).
+    quantile_returns, decay : DataFrame
+        ``feature, quantile, mean_return, count``; feature x horizon, the IC mean (NA where
+        no lake or frames give the prices to rebuild that horizon's labels).
     revisions : DataFrame or None
         With a lake: ``feature, ic_mean_as_known, ic_mean_latest, ic_inflation``.
     """
@@ -106,14 +103,10 @@ def evaluate(
     """How well each feature of ``ts`` ranks its label, how steadily, how fast that decays,
     and how much of it revised data would add (CONTRACT §16); ``ts`` is not changed.
 
-    Rows: the labelled rows (y not NA) where the feature is not NA. Per date, the IC is the
-    Spearman correlation across symbols (alphalens' ``factor_information_coefficient``);
-    quantiles by ``pandas.qcut`` of the date's values (alphalens' ``quantize_factor``);
-    ``mean_return`` the mean over dates of the quantile's mean y demeaned by the date's mean
-    (alphalens' ``mean_return_by_quantile(demeaned=True)``), ``count`` its rows. ``ic_t_nw`` uses a Newey-West
-    (Bartlett) variance of lag ``horizon - 1`` over the dates with an IC; ``turnover`` is the
-    mean share of the top and bottom quantiles' symbols that were not in them the date
-    before; ``autocorr`` the mean correlation of a date's ranks with the date before's.
+    Rows: the labelled rows (y not NA) where the feature is not NA. The per-date IC, the
+    quantiles (``pandas.qcut`` per date) and ``mean_return`` (the mean over dates of the
+    quantile's mean y demeaned by the date's) are alphalens-reloaded's; ``ic_t_nw`` has a
+    Newey-West (Bartlett) variance of lag ``horizon - 1`` (docs: *Evaluating features*).
 
     Parameters
     ----------
@@ -333,10 +326,8 @@ def _ic_mean(f: np.ndarray, y: np.ndarray | None) -> float:
     return _nanmean(_ic_ranks(f, y)[0]) if y is not None else np.nan
 
 
-def _labels(
-    ts: TrainingSet, read: Any, horizons: list[int], dates: pd.Index, symbols: list[str],
-    label: dict[str, Any],
-) -> dict[int, np.ndarray]:  # fmt: skip
+def _labels(ts: TrainingSet, read: Any, horizons: list[int], dates: pd.Index, symbols: list[str],
+            label: dict[str, Any]) -> dict[int, np.ndarray]:  # fmt: skip
     """Per horizon, the set's label definition at that horizon as a date x symbol array,
     from the prices of ``read`` (none without a source, or for a label of given prices)."""
     if read is None or label.get("prices") == "given" or not len(dates):
@@ -353,10 +344,8 @@ def _labels(
     return out
 
 
-def _revisions(
-    ts: TrainingSet, read: LakeSource, summary: pd.DataFrame, grid: Any, y: np.ndarray,
-    index: pd.Index,
-) -> pd.DataFrame:  # fmt: skip
+def _revisions(ts: TrainingSet, read: LakeSource, summary: pd.DataFrame, grid: Any,
+               y: np.ndarray, index: pd.Index) -> pd.DataFrame:  # fmt: skip
     """The IC mean as known (``ts.X``) against the IC mean of the latest versions' panel of
     the same rows, from the lake at the set's recorded versions."""
     info = ts.info
@@ -385,9 +374,8 @@ def _plotly(feature: str, titles: tuple[str, ...], ic: Any, rolling: Any, q: Any
     return fig
 
 
-def _matplotlib(
-    feature: str, titles: tuple[str, ...], ic: Any, rolling: Any, q: Any, d: Any
-) -> Any:
+def _matplotlib(feature: str, titles: tuple[str, ...], ic: Any, rolling: Any, q: Any,
+                d: Any) -> Any:  # fmt: skip
     from ..plot import matplotlib_kit
 
     fig, axes = matplotlib_kit.pyplot().subplots(3, 1, figsize=(10, 9), layout="constrained")
