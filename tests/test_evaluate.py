@@ -247,3 +247,16 @@ def test_command_writes_a_report(lake: md.Lake, tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert bad.returncode == 2 and "HTML" in bad.stderr
+
+
+def test_bad_arguments_fail_before_any_work() -> None:
+    ts = synthetic()
+    for bad, match in (({"quantiles": 1}, "quantiles"), ({"horizons": (5, 0)}, "horizons"),
+                       ({"horizons": "5d"}, "horizons"), ({"source": 3}, "source")):  # fmt: skip
+        with pytest.raises(md.InvalidParameterError, match=match):
+            md.features.evaluate(ts, **bad)  # type: ignore[arg-type]
+    with pytest.raises(md.InvalidParameterError, match="TrainingSet"):
+        md.features.evaluate(ts.X)  # type: ignore[arg-type]
+    assert list(md.features.evaluate(ts, horizons=5).decay.columns) == [5]
+    with pytest.raises(md.InvalidParameterError, match="backend"):
+        md.features.evaluate(ts).plot("good", backend="bokeh")

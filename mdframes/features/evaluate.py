@@ -139,7 +139,7 @@ def evaluate(
     if not isinstance(ts, TrainingSet):
         raise InvalidParameterError("evaluate takes a TrainingSet", parameter="ts")
     q = whole_number(quantiles, "quantiles", least=2)
-    wanted = sorted({whole_number(h, "horizons", least=1) for h in horizons})
+    wanted = sorted({whole_number(h, "horizons", least=1) for h in np.atleast_1d(horizons)})
     read = _source(ts, source)
     index = cast(pd.MultiIndex, ts.X.index).remove_unused_levels()
     dates, symbols = index.levels[0], list(index.levels[1])
