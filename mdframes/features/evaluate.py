@@ -97,7 +97,7 @@ def evaluate(
     ts: TrainingSet,
     *,
     quantiles: int = 5,
-    horizons: Iterable[int] = (1, 5, 10, 21),
+    horizons: int | Iterable[int] = (1, 5, 10, 21),
     source: Any = None,
 ) -> Evaluation:
     """How well each feature of ``ts`` ranks its label, how steadily, how fast that decays,
@@ -113,7 +113,7 @@ def evaluate(
     ts : TrainingSet
     quantiles : int
         Quantiles per date (>= 2).
-    horizons : iterable of int
+    horizons : int or iterable of int
         Label horizons of ``decay``, rebuilt with the set's label definition and prices.
     source : Lake or dict of frames, optional
         Where the set was made from (default: its lake, when ``info`` names a local one),
@@ -139,7 +139,8 @@ def evaluate(
     if not isinstance(ts, TrainingSet):
         raise InvalidParameterError("evaluate takes a TrainingSet", parameter="ts")
     q = whole_number(quantiles, "quantiles", least=2)
-    wanted = sorted({whole_number(h, "horizons", least=1) for h in np.atleast_1d(horizons)})
+    asked = [horizons] if isinstance(horizons, (int, np.integer, str)) else horizons
+    wanted = sorted({whole_number(h, "horizons", least=1) for h in asked})
     read = _source(ts, source)
     index = cast(pd.MultiIndex, ts.X.index).remove_unused_levels()
     dates, symbols = index.levels[0], list(index.levels[1])
