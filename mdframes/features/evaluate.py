@@ -152,11 +152,11 @@ def evaluate(
     horizon = int(label.get("horizon", 1))
     plain = ts.X.copy(deep=False)
     plain.attrs = {}  # a column taken would deep-copy the panel's attrs
-    columns = {str(c): _matrix(plain[c], grid) for c in plain.columns}
     labels = _labels(ts, read, wanted, dates, symbols, label)
     rows, ic, qr, decay = [], {}, [], {}
     ry = _ranks(y)[0]
-    for name, f in columns.items():
+    for column in plain.columns:  # one feature's arrays at a time
+        name, f = str(column), _matrix(plain[column], grid)
         stats, ic[name], returns = _one(f, y, ry, q, horizon)
         rows.append({"feature": name, **stats})
         qr.append(pd.DataFrame({"feature": name, "quantile": np.arange(1, q + 1), **returns}))
@@ -164,12 +164,12 @@ def evaluate(
         decay[name] = {h: stats["ic_mean"] if h == horizon else _ic_mean(f, labels.get(h))
                        for h in wanted}  # fmt: skip
     summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
-    ic_frame = pd.DataFrame(ic, index=pd.DatetimeIndex(dates, name="date"), columns=list(columns))
+    ic_frame = pd.DataFrame(ic, index=pd.DatetimeIndex(dates, name="date"), columns=list(ic))
     counts = ic_frame.notna().sum()
     labelled = int((~np.isnan(y)).sum())
     summary.attrs = {
         "labelled_rows": labelled,
-        "na_rows": {n: labelled - int(r) for n, r in zip(columns, summary["rows"], strict=True)},
+        "na_rows": {n: labelled - int(r) for n, r in zip(ic, summary["rows"], strict=True)},
         "ic_dates": counts.astype(int).to_dict(),
         "dates_without_ic": (len(dates) - counts).astype(int).to_dict(),
         "horizon": horizon,
