@@ -74,7 +74,8 @@ class Evaluation:
             )
         ic = self.ic[feature]
         q = self.quantile_returns[self.quantile_returns["feature"] == feature]
-        parts = (ic, ic.rolling(21, min_periods=MIN_PAIRS).mean(), q, self.decay.loc[feature])
+        rolling = ic.dropna().rolling(21, min_periods=MIN_PAIRS).mean()  # dates with an IC
+        parts = (ic, rolling, q, self.decay.loc[feature])
         titles = ("rank IC per date", "mean return by quantile (demeaned per date)",
                   "IC mean by label horizon")  # fmt: skip
         return (_plotly if backend == "plotly" else _matplotlib)(feature, titles, *parts)
@@ -384,6 +385,8 @@ def _matplotlib(feature: str, titles: tuple[str, ...], ic: Any, rolling: Any, q:
     axes[0].plot(rolling.index, rolling, color="#08519c", label="21-date mean")
     axes[1].bar(q["quantile"], q["mean_return"], color="#6baed6")
     axes[2].plot(d.index, d, marker="o")
+    axes[0].legend(fontsize=8)
+    axes[2].set(xticks=list(d.index), xlabel="horizon (periods)")
     for ax, title in zip(axes, titles, strict=True):
         ax.set_title(title, fontsize=10)
         ax.axhline(0, color="#888", lw=0.5)
