@@ -290,7 +290,7 @@ def _one(
         "coverage": used.sum() / max(int((~np.isnan(y)).sum()), 1),
         **_ic_stats(x, horizon - 1),
         "q_spread": mean[-1] - mean[0],
-        "turnover": np.nanmean([_turnover(quant == q), _turnover(quant == 1)]),
+        "turnover": _nanmean(np.array([_turnover(quant == q), _turnover(quant == 1)])),
         "autocorr": _nanmean(_row_corr(ranks[1:], ranks[:-1])),
     }
     return stats, ic, {"mean_return": mean, "count": count}
