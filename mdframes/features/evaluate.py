@@ -210,7 +210,7 @@ def _matrix(column: pd.Series, grid: tuple[Any, Any, tuple[int, int]]) -> np.nda
 
 def _ranks(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the average rank (from 1) of each value, NaN kept; and the rows sorted."""
-    order = np.argsort(a, axis=1, kind="stable")  # NaN last
+    order = np.argsort(a, axis=1)  # NaN last; the order within ties does not matter
     ordered = np.take_along_axis(a, order, 1)
     pos = np.broadcast_to(np.arange(a.shape[1]), a.shape)
     new = np.ones(a.shape, dtype=bool)  # where a run of equal values starts
