@@ -240,6 +240,7 @@ def test_command_writes_a_report(lake: md.Lake, tmp_path: Path) -> None:
     assert f"wrote {out}" in done.stdout
     report = out.read_text()
     assert report.count("Plotly.newPlot(") == len(FEATURES)
+    assert "<script src=" not in report  # self-contained: plotly.js inline, once
     one = md.features.evaluate(md.features.read_training_set(path)).plot(FEATURES[0])
     assert report.count("plotly.js v") == one.to_html().count("plotly.js v") >= 1
     bad = subprocess.run(
