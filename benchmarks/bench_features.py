@@ -5,7 +5,7 @@ driver's memory when write_panel writes chunks.
     python benchmarks/bench_features.py [--symbols 500] [--repeat 5] [--quick]
                                         [--lake-symbols 2000] [--row-symbols 200] [--no-lake]
                                         [--only-lake | --only-dask | --only-splits | --only-audit |
-                                         --only-window | --only-memory |
+                                         --only-window | --only-memory | --only-evaluate |
                                          --only-known [--against REF]]
 
 The inputs are every dataset the catalog reads, loaded once from the sandbox for 20
@@ -63,11 +63,18 @@ inputs given as a dict (the audit recomputes 200 rows cell by cell from the fram
 each row's date, checks label copies against the prices, the three splitters' overlap and
 coverage).
 
+Then feature evaluation (``--only-evaluate`` runs this part alone; it needs the reference
+extra): ``md.features.evaluate(ts)`` / alphalens-reloaded computing the same per-date IC and
+demeaned quantile returns (``quantize_factor``, ``factor_information_coefficient``,
+``mean_return_by_quantile``) feature by feature, fed its factor-data frame directly, for 20
+features of 2,000 symbols x 500 dates, alternating round by round.
+
 Goals: panel >= 100x faster than the brute force; panel <= 1x the read time (features add at
 most as much time again as reading the inputs); 3-month / 24-month panel <= 0.3x; row / scalar
 <= 1.5x; serial / Dask >= 1.6x on two cores (local and S3); panel RSS above baseline / panel
 size <= 4x; write_panel / whole panel memory <= 0.5x; training set <= 1.2x the panel;
-splitters / skfolio <= 1x; audit(sample=200) / training set <= 1x. Ratios
+splitters / skfolio <= 1x; audit(sample=200) / training set <= 1x; evaluate / alphalens
+<= 0.1x. Ratios
 are medians of per-round ratios (contenders alternating within each round), the lowest and
 highest round in brackets. This machine is noisy; only ratios mean something.
 """
@@ -617,6 +624,9 @@ def main() -> None:
     )
     parser.add_argument("--only-audit", action="store_true", help="only the audit")
     parser.add_argument(
+        "--only-evaluate", action="store_true", help="only evaluate / alphalens-reloaded"
+    )
+    parser.add_argument(
         "--only-window", action="store_true", help="only 3-month / 24-month from a 500-symbol lake"
     )
     parser.add_argument(
@@ -649,6 +659,9 @@ def main() -> None:
         return
     if args.only_audit:
         audit_part(args)
+        return
+    if args.only_evaluate:
+        evaluate_part(args)
         return
     if args.only_window:
         window_part(args)
@@ -701,6 +714,57 @@ def audit_part(args: argparse.Namespace) -> None:
     print(f"audit / training set       {ratio_text(times, 'audit', 'training', 'goal <= 1x')}")
     print(f"  in CPU time              {ratio_text(cpu, 'audit', 'training')}")
     print(f"  load average             {os.getloadavg()[0]:.1f}")
+
+
+def evaluate_part(args: argparse.Namespace) -> None:
+    """md.features.evaluate / alphalens-reloaded's IC and quantile returns, 20 features of
+    2,000 symbols x 500 dates (a label on all but the last 5 dates)."""
+    import numpy as np
+    from alphalens import performance, utils
+
+    n_symbols, n_dates, n_features = 2000, 500, 20
+    dates = pd.bdate_range("2024-01-01", periods=n_dates)
+    index = pd.MultiIndex.from_product(
+        [dates, [f"S{k:04d}" for k in range(n_symbols)]], names=["date", "symbol"]
+    )
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=len(index)) / 100
+    y[-5 * n_symbols :] = np.nan
+    X = pd.DataFrame(
+        {f"f{j:02d}": j * y + rng.normal(size=len(index)) / 100 for j in range(n_features)},
+        index=index,
+    )
+    X.iloc[::13, 1] = np.nan
+    t1 = pd.Series(index.get_level_values(0), index=index, name="t1")
+    info = {"label": {"horizon": 5, "lag": 1}, "freq": "B", "source": "frames"}
+    ts = md.features.TrainingSet(X, pd.Series(y, index=index, name="fwd_return_5"), t1, info)
+    found: dict[str, Any] = {}
+
+    def ours() -> Any:
+        found["ours"] = md.features.evaluate(ts, horizons=(5,))
+        return found["ours"]
+
+    def alphalens() -> Any:
+        out = {}
+        for name in X.columns:
+            data = pd.DataFrame({"5D": ts.y, "factor": X[name]}).dropna()
+            data.index = data.index.set_names(["date", "asset"])
+            data["factor_quantile"] = utils.quantize_factor(data, quantiles=5)
+            ic = performance.factor_information_coefficient(data)["5D"]
+            mean = performance.mean_return_by_quantile(data, demeaned=True)[0]["5D"]
+            out[name] = (ic, mean)
+        found["alphalens"] = out
+        return out
+
+    times = rounds({"evaluate": ours, "alphalens": alphalens}, args.repeat, warmup=0)
+    for name, (ic, mean) in found["alphalens"].items():  # the same numbers, to 1e-9
+        assert np.allclose(found["ours"].ic[name].dropna(), ic, rtol=0, atol=1e-9), name
+        q = found["ours"].quantile_returns
+        assert np.allclose(q[q["feature"] == name]["mean_return"], mean, rtol=0, atol=1e-9)
+    print(f"evaluate: {n_symbols} symbols x {n_dates} dates x {n_features} features")
+    print(
+        f"evaluate / alphalens       {ratio_text(times, 'evaluate', 'alphalens', 'goal <= 0.1x')}"
+    )
 
 
 def splits_part(args: argparse.Namespace) -> None:

@@ -76,6 +76,7 @@ COMMANDS: list[str | Callable[[Any], None]] = [
     "mdframes.features.cli:register",
     "mdframes.features.cli:register_training_set",
     "mdframes.features.cli:register_audit",
+    "mdframes.features.cli:register_evaluate",
     "mdframes.lake.cli:register",  # mdframes sync, mdframes lake (needs the lake extra to run)
     "mdframes.agents.cli:register",  # mdframes agent-server (needs the agents extra to run)
 ]

@@ -16,12 +16,15 @@
   overlap, coverage and knowledge; :func:`rebuild` and :meth:`TrainingSet.verify`: the set
   made again from the lake at the table versions it recorded; :func:`revision_impact`:
   what the vendor's revisions and backfills changed in a panel.
+- :func:`evaluate` (:class:`Evaluation`): is a feature worth a model? Rank IC, quantile
+  returns, decay over label horizons, and the IC revised data would have claimed.
 - :class:`PurgedWalkForward`, :class:`PurgedKFold`, :class:`CombinatorialPurgedCV`: those
   splits as scikit-learn cross-validators (``ts.cv(...)``).
 """
 
 from __future__ import annotations
 
+from .evaluate import Evaluation, evaluate
 from .panels.build import panel, write_panel
 from .panels.definitions import CATALOG, catalog
 from .panels.panelfile import read_panel
@@ -50,4 +53,6 @@ __all__ = [
     "AuditReport",
     "rebuild",
     "revision_impact",
+    "evaluate",
+    "Evaluation",
 ]

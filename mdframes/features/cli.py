@@ -7,6 +7,9 @@
   :meth:`~mdframes.features.TrainingSet.to_parquet`'s (X, y, t1 and info in one Parquet file),
   read back with :func:`mdframes.features.read_training_set`.
 - ``mdframes audit FILE``: :func:`mdframes.features.audit` of such a file.
+- ``mdframes evaluate FILE [--lake PATH] [--out report.html]``:
+  :func:`mdframes.features.evaluate` of such a file, its summary printed, and a
+  self-contained HTML report.
 
 Their register hooks are listed in :data:`mdframes.cli.COMMANDS`.
 """
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from .panels.sources import Source
 
-__all__ = ["register", "register_audit", "register_training_set"]
+__all__ = ["register", "register_audit", "register_evaluate", "register_training_set"]
 
 _T = TypeVar("_T")
 
@@ -336,3 +339,55 @@ def run_audit(args: argparse.Namespace) -> int:
     report = audit(ts, source=source, sample=args.sample)
     print(report)
     return 0 if report.ok else 1
+
+
+def register_evaluate(subcommands: Any) -> None:
+    """Add the ``evaluate`` command (CONTRACT §16).
+
+    >>> from mdframes.cli import build_parser
+    >>> build_parser().parse_args(["evaluate", "t.parquet", "--out", "r.html"]).out
+    'r.html'
+    """
+    from ..cli.common import add_command
+
+    p = add_command(
+        subcommands,
+        "evaluate",
+        help="is a feature worth a model: rank IC, quantile returns, decay, revisions",
+        description="Evaluate the features of a training set written by `mdframes "
+        "training-set` (md.features.evaluate): print the summary and, with --out, write an "
+        "HTML report.",
+        epilog="example:\n  mdframes evaluate train.parquet --lake ./lake --out report.html\n",
+        run=run_evaluate,
+    )
+    p.add_argument("file", metavar="TRAINING_SET_FILE", help="the set's Parquet file")
+    p.add_argument(
+        "--lake", metavar="PATH", help="the set's lake (default: the one its info names)"
+    )
+    p.add_argument("--out", metavar="FILE", help="write a self-contained HTML report here")
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """Run ``mdframes evaluate``."""
+    from pathlib import Path
+
+    from ..cli.common import UsageError
+    from .evaluate import evaluate, write_report
+    from .training.trainset import read_training_set
+
+    if not Path(args.file).is_file():
+        raise UsageError(f"{args.file}: no such file", parameter="file")
+    if args.out is not None and Path(args.out).suffix.lower() not in (".html", ".htm"):
+        raise UsageError(f"--out {args.out!r}: the report is HTML (.html)", parameter="out")
+    source = None
+    if args.lake is not None:
+        from ..lake import Lake
+
+        source = Lake(args.lake)
+    ev = evaluate(read_training_set(args.file), source=source)
+    for frame in (ev.summary, ev.revisions):
+        if frame is not None:
+            print(frame.round(4).to_string(index=False))
+    if args.out is not None:
+        print(f"wrote {write_report(ev, args.out, f'Feature evaluation of {args.file}')}")
+    return 0
