@@ -23,7 +23,7 @@ from mdframes.sandbox import Sandbox
 
 from .conftest import lake_client
 
-ev_module = importlib.import_module("mdframes.features.evaluate")
+ev_module = importlib.import_module("mdframes.features.proof.evaluate")
 SYMBOLS = ["AAPL", "MSFT", "TSLA", "NVDA", "AMZN", "GOOGL", "META", "JPM", "GME", "KO"]
 DATASETS = ["sentiment", "put_call_ratio"]
 FEATURES = ["sentiment_mean_7d", "sentiment_change_30d", "put_call_ratio_last"]

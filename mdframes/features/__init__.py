@@ -24,12 +24,12 @@
 
 from __future__ import annotations
 
-from .evaluate import Evaluation, evaluate
 from .panels.build import panel, write_panel
 from .panels.definitions import CATALOG, catalog
 from .panels.panelfile import read_panel
 from .panels.spec import Feature
 from .proof.audit import AuditReport, audit
+from .proof.evaluate import Evaluation, evaluate
 from .proof.revisions import revision_impact
 from .training.labels import forward_return
 from .training.splits import CombinatorialPurgedCV, PurgedKFold, PurgedWalkForward

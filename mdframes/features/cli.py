@@ -372,7 +372,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..cli.common import UsageError
-    from .evaluate import evaluate, write_report
+    from .proof.evaluate import evaluate, write_report
     from .training.trainset import read_training_set
 
     if not Path(args.file).is_file():

@@ -16,15 +16,15 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from .. import _deps
-from ..errors import DataQualityWarning, InvalidParameterError, warn
-from ..params import whole_number
-from .panels.build import panel
-from .panels.sources import LakeSource, resolve_source
-from .panels.spec import check_offset
-from .training.labels import ForwardReturn, price_spans, source_prices
-from .training.replay import features_of, pinned
-from .training.trainset import TrainingSet
+from ... import _deps
+from ...errors import DataQualityWarning, InvalidParameterError, warn
+from ...params import whole_number
+from ..panels.build import panel
+from ..panels.sources import LakeSource, resolve_source
+from ..panels.spec import check_offset
+from ..training.labels import ForwardReturn, price_spans, source_prices
+from ..training.replay import features_of, pinned
+from ..training.trainset import TrainingSet
 
 __all__ = ["evaluate", "Evaluation", "write_report"]
 
@@ -84,7 +84,7 @@ class Evaluation:
         return f"<Evaluation of {len(self.summary)} features>\n{self.summary.round(4)}"
 
     def _repr_html_(self) -> str:
-        from .. import _html
+        from ... import _html
 
         attrs = self.summary.attrs
         note = f"{attrs['labelled_rows']:,} labelled rows, label horizon {attrs['horizon']}"
@@ -194,7 +194,7 @@ def _source(ts: TrainingSet, source: Any) -> Any:
         root = str(ts.info.get("source") or "")
         if not root or not Path(root).is_dir():
             return None
-        from ..lake import Lake
+        from ...lake import Lake
 
         source = Lake(root)
     return resolve_source(pinned(source, ts.info), None, None)[0]
@@ -378,7 +378,7 @@ def _plotly(feature: str, titles: tuple[str, ...], ic: Any, rolling: Any, q: Any
 
 def _matplotlib(feature: str, titles: tuple[str, ...], ic: Any, rolling: Any, q: Any,
                 d: Any) -> Any:  # fmt: skip
-    from ..plot import matplotlib_kit
+    from ...plot import matplotlib_kit
 
     fig, axes = matplotlib_kit.pyplot().subplots(3, 1, figsize=(10, 9), layout="constrained")
     axes[0].bar(ic.index, ic.fillna(0), color="#9ecae1", label="IC")
