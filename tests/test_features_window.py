@@ -23,6 +23,7 @@ from .conftest import KEY
 SYMBOLS = ["AAPL", "KO", "GME", "MSFT"]
 DATASETS = ["sentiment", "put_call_ratio", "news", "professionalnet"]
 FIRST, SHORT, END = "2025-10-01", "2026-08-03", "2026-09-30"
+SYNC_DAYS = pd.DatetimeIndex(["2026-09-26", "2026-09-30", "2026-10-04"])  # the lake fixture's
 FEATURES: list[Any] = [
     "sentiment_mean_7d",
     "sentiment_change_30d",
@@ -90,11 +91,14 @@ def _same(short: pd.DataFrame, long: pd.DataFrame) -> None:
 
 def _found_up_to_known_at(panel: pd.DataFrame, name: str, known_at: Any) -> None:
     """``name`` has a value on every row the lake could know of: with a fixed ``known_at``,
-    the rows dated up to its date; later rows are NA (coverage as known then ends there)."""
+    the rows dated up to its date, later rows NA (coverage as it stood then ends there); with
+    ``"row"``, the rows before the first sync day and on the sync days."""
     values = np.isfinite(panel[name].to_numpy(dtype="float64"))
     dates = panel.index.get_level_values("date")
     known = np.ones(len(panel), dtype=bool)
-    if known_at not in (None, "row"):
+    if known_at == "row":  # rows between two syncs reach past what the lake had then looked at
+        known = np.asarray((dates < pd.Timestamp(SYNC_DAYS[0])) | dates.isin(SYNC_DAYS))
+    elif known_at is not None:
         known = np.asarray(dates <= pd.Timestamp(known_at))
         assert (~known).any()  # the panel runs past known_at: those rows are NA
     assert values[known].all() and not values[~known].any()

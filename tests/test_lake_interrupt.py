@@ -112,6 +112,18 @@ def test_ctrl_c_during_a_commit_keeps_every_unit_counted_done(
         assert server.count() <= len(SYMBOLS) - len(set(done))
 
 
+@pytest.fixture
+def interruptible() -> Iterator[None]:
+    """Ctrl-C raising KeyboardInterrupt, as in a terminal: pytest-xdist's workers ignore
+    SIGINT (then a sync has no Ctrl-C to hold)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("interruptible")
 def test_one_ctrl_c_is_held_to_the_end_of_a_commit_and_a_second_stops_at_once() -> None:
     """Real SIGINTs to this process (pytest runs the test in its main thread)."""
     import os
@@ -132,6 +144,7 @@ def test_one_ctrl_c_is_held_to_the_end_of_a_commit_and_a_second_stops_at_once() 
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
 
 
+@pytest.mark.usefixtures("interruptible")
 def test_a_held_ctrl_c_waits_for_the_commit_at_most_its_patience(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -8,6 +8,7 @@ lake-like object is a stand-in, wrapped once (:class:`StandIn`) and read by the 
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -60,14 +61,19 @@ def kept_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.Data
     return panels.kept_coverage(list(datasets), list(symbols))
 
 
-def read_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.DataFrame | None:
-    """``lake.coverage(datasets, symbols)`` as the lake knows it now (:class:`Coverage`
-    judges it as known at a panel's ``known_at``); ``None`` for a lake-like object without
-    it (a stand-in then holds whatever it is asked)."""
+def read_coverage(
+    lake: Any, datasets: list[str], symbols: list[str], known_at: Any = None
+) -> pd.DataFrame | None:
+    """``lake.coverage(datasets, symbols)``, as it stood at ``known_at`` (a time) where the
+    lake's ``coverage`` takes one (a stand-in's frame is its own answer); ``None`` for a
+    lake-like object without it (a stand-in then holds whatever it is asked)."""
     method = getattr(lake, "coverage", None)
     if not callable(method):
         return None
-    return method(datasets=list(datasets), symbols=list(symbols))
+    asked: dict[str, Any] = {"datasets": list(datasets), "symbols": list(symbols)}
+    if isinstance(known_at, pd.Timestamp) and "known_at" in inspect.signature(method).parameters:
+        asked["known_at"] = known_at
+    return method(**asked)
 
 
 class StandIn:

@@ -58,7 +58,7 @@ def lake_coverage(
 
     panels = panels_of(lake)
     if panels is None:
-        table = read_coverage(lake, datasets, symbols)
+        table = read_coverage(lake, datasets, symbols, known_at)
         return None if table is None else Coverage(table, datasets, symbols, known_at)
     if known_at is None:
         frame = kept_coverage(lake, datasets, symbols)
