@@ -238,11 +238,14 @@ class ClampedLake:
         cov = self._lake.coverage(known_at=self.at)
         return set(cov.loc[cov["first_fetched_at"].notna(), "dataset"].astype(str))
 
-    def coverage(self, datasets: Any = None, symbols: Any = None) -> pd.DataFrame:
-        """``md.Lake.coverage`` as it stood at the clamp (``Lake.coverage(known_at=)``), its
-        windows cut at the clamp's date: no later day holds a record public by then."""
-        table = self._lake.coverage(datasets=datasets, symbols=symbols, known_at=self.at)
-        day = pd.Timestamp(self.at.date())
+    def coverage(
+        self, datasets: Any = None, symbols: Any = None, *, known_at: Any = None
+    ) -> pd.DataFrame:
+        """``md.Lake.coverage`` as it stood at the clamp, or at ``known_at`` when earlier,
+        its windows cut at that date: no later day holds a record public by then."""
+        at = _min_time(known_at, self.at)
+        table = self._lake.coverage(datasets=datasets, symbols=symbols, known_at=at)
+        day = pd.Timestamp(at.date())
         late = (table["last"] > day).to_numpy()
         if late.any():
             table.loc[late, "last"] = day

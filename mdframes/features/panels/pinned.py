@@ -8,7 +8,6 @@ lake-like object is a stand-in, wrapped once (:class:`StandIn`) and read by the 
 from __future__ import annotations
 
 import datetime as dt
-import inspect
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -64,16 +63,15 @@ def kept_coverage(lake: Any, datasets: list[str], symbols: list[str]) -> pd.Data
 def read_coverage(
     lake: Any, datasets: list[str], symbols: list[str], known_at: Any = None
 ) -> pd.DataFrame | None:
-    """``lake.coverage(datasets, symbols)``, as it stood at ``known_at`` (a time) where the
-    lake's ``coverage`` takes one (a stand-in's frame is its own answer); ``None`` for a
-    lake-like object without it (a stand-in then holds whatever it is asked)."""
+    """``lake.coverage(datasets, symbols)``, and as it stood at ``known_at`` when that is a
+    time (``md.Lake.coverage``'s ``known_at``; a stand-in's coverage takes it too); ``None``
+    for a lake-like object without it (a stand-in then holds whatever it is asked)."""
     method = getattr(lake, "coverage", None)
     if not callable(method):
         return None
-    asked: dict[str, Any] = {"datasets": list(datasets), "symbols": list(symbols)}
-    if isinstance(known_at, pd.Timestamp) and "known_at" in inspect.signature(method).parameters:
-        asked["known_at"] = known_at
-    return method(**asked)
+    if isinstance(known_at, pd.Timestamp):
+        return method(datasets=list(datasets), symbols=list(symbols), known_at=known_at)
+    return method(datasets=list(datasets), symbols=list(symbols))
 
 
 class StandIn:
